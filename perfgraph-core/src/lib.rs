@@ -1,23 +1,74 @@
-//! perfgraph: timed sections with live progress on stderr. (Documentation in progress.)
+//! perfgraph: timed sections with live progress on stderr, call-graph reports and trace exports.
+//!
+//! Annotate functions with [`timed`] (or open a scope with [`time_section!`]), run the program, and read
+//! what was recorded with [`threads`] and [`merged`]. Settings come from `PERFGRAPH_*` environment variables
+//! (see the user guide in `docs/`), read once at the first recorded section; nothing needs initialising.
+//!
+//! ```
+//! use perfgraph_core::{merged, time_section, timed};
+//!
+//! #[timed(live = "Solving nonlinear system", dots)]
+//! fn solve(n: u64) -> u64 {
+//!     (0..n).map(residual).sum()
+//! }
+//!
+//! fn residual(i: u64) -> u64 {
+//!     time_section!("residual", level = 2);
+//!     i * i
+//! }
+//!
+//! perfgraph_core::set_verbosity(perfgraph_core::Verbosity::Level(2));
+//! assert_eq!(solve(10), 285);
+//! let tree = merged();
+//! let residual = tree.find(&["solve", "residual"]).unwrap();
+//! assert_eq!(residual.calls, 10);
+//! ```
 
+mod clock;
+mod config;
+mod guard;
+mod inspect;
+mod live;
+mod memory;
+mod output;
+mod outputs;
 mod registry;
+mod ring;
+mod runtime;
+mod sync;
+mod thread;
+mod tree;
 
+pub use config::{Config, LiveMode, ReportSelection};
+pub use guard::{Verbosity, set_verbosity, verbosity};
+pub use inspect::{CallNode, CallTree, RunningSection, ThreadSnapshot, merge, merged, threads};
 pub use perfgraph_macros::{time_section, timed};
 pub use registry::{SectionId, SectionInfo};
+
+/// Information about section `id`, if registered.
+pub fn section_info(id: SectionId) -> Option<SectionInfo> {
+    registry::info(id)
+}
+
+/// Every registered section, by id.
+pub fn sections() -> Vec<SectionInfo> {
+    registry::all()
+}
+
+/// The clock in use: `"tsc"` (the invariant timestamp counter) or `"CLOCK_MONOTONIC"`.
+pub fn clock_source() -> &'static str {
+    runtime::ensure_init();
+    clock::source().name()
+}
+
+/// The settings in force, read from the environment at first use.
+pub fn config() -> &'static Config {
+    runtime::config()
+}
 
 /// What the macros expand to. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::guard::{Guard, enter};
     pub use crate::registry::{Name, Section, SectionMeta};
-
-    /// Scope guard: ends the section when dropped.
-    #[must_use = "a section ends when its guard is dropped"]
-    pub struct Guard(());
-
-    /// Starts a section (stub: replaced by the runtime).
-    #[inline(always)]
-    pub fn enter(site: &'static Section, level: u8) -> Guard {
-        let _ = (site.id(), level);
-        Guard(())
-    }
 }

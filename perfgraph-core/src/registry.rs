@@ -154,9 +154,17 @@ impl Section {
             let too_many = id == MAX_SECTIONS;
             let info = SectionInfo {
                 id,
-                name: if too_many { "(too many sections)" } else { name },
+                name: if too_many {
+                    "(too many sections)"
+                } else {
+                    name
+                },
                 level: meta.level.min(3),
-                live: if too_many { "(too many sections)" } else { meta.live.unwrap_or(name) },
+                live: if too_many {
+                    "(too many sections)"
+                } else {
+                    meta.live.unwrap_or(name)
+                },
                 dots: meta.dots && !too_many,
                 file: meta.file,
                 line: meta.line,
@@ -225,7 +233,10 @@ pub fn all() -> Vec<SectionInfo> {
 /// `my_crate::assemble::__perfgraph_here` → `assemble`. Generic arguments are dropped.
 pub(crate) fn function_name(path: &str, module: &str) -> &'static str {
     let path = path.rsplit_once("::").map_or(path, |(head, _)| head);
-    let path = path.strip_prefix(module).and_then(|p| p.strip_prefix("::")).unwrap_or(path);
+    let path = path
+        .strip_prefix(module)
+        .and_then(|p| p.strip_prefix("::"))
+        .unwrap_or(path);
     let mut out = String::with_capacity(path.len());
     let mut rest = path;
     // `<Type as Trait>::method` → `Type::method`
@@ -280,17 +291,35 @@ mod tests {
 
     #[test]
     fn names_from_type_names() {
-        assert_eq!(function_name("demo::assemble::__perfgraph_here", "demo"), "assemble");
-        assert_eq!(function_name("demo::phys::Solver::solve::__perfgraph_here", "demo::phys"), "Solver::solve");
         assert_eq!(
-            function_name("<demo::Solver as demo::Physics>::step::__perfgraph_here", "demo"),
+            function_name("demo::assemble::__perfgraph_here", "demo"),
+            "assemble"
+        );
+        assert_eq!(
+            function_name("demo::phys::Solver::solve::__perfgraph_here", "demo::phys"),
+            "Solver::solve"
+        );
+        assert_eq!(
+            function_name(
+                "<demo::Solver as demo::Physics>::step::__perfgraph_here",
+                "demo"
+            ),
             "Solver::step"
         );
         assert_eq!(
-            function_name("<demo::Grid<f64> as demo::Physics<u8>>::step::__perfgraph_here", "demo"),
+            function_name(
+                "<demo::Grid<f64> as demo::Physics<u8>>::step::__perfgraph_here",
+                "demo"
+            ),
             "Grid::step"
         );
-        assert_eq!(function_name("demo::Grid<T>::refine::__perfgraph_here", "demo"), "Grid::refine");
-        assert_eq!(function_name("demo::main::__perfgraph_here", "demo"), "main");
+        assert_eq!(
+            function_name("demo::Grid<T>::refine::__perfgraph_here", "demo"),
+            "Grid::refine"
+        );
+        assert_eq!(
+            function_name("demo::main::__perfgraph_here", "demo"),
+            "main"
+        );
     }
 }

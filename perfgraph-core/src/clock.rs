@@ -1,0 +1,184 @@
+//! The clock: the CPU's invariant timestamp counter where it can be trusted, `CLOCK_MONOTONIC` otherwise.
+//!
+//! The hot path reads raw ticks ([`now`]): one `rdtsc` (about 7 ns here) or one vDSO `clock_gettime`. Ticks
+//! become nanoseconds only off the hot path ([`to_ns`]), scaled by a ratio measured against `CLOCK_MONOTONIC`
+//! over the whole run so far ([`calibrate`], called by the background thread and the reports), so it gets
+//! more exact the longer the program runs and costs nothing up front.
+//!
+//! The TSC is used when all of these hold: the CPU is x86-64 and says its TSC is invariant (CPUID leaf
+//! 0x8000_0007, EDX bit 8); on Linux, the kernel itself chose `tsc` as its clocksource (it checks that the
+//! counters of all cores agree); and `PERFGRAPH_CLOCK` is not `monotonic`.
+//!
+//! Why not quanta or fastant: both calibrate on first use, synchronously; quanta spends up to 200 ms in
+//! `Clock::new()`, which would land on the first timed section of every program (and on its exit latency).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Which source [`now`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The invariant timestamp counter (`rdtsc`).
+    Tsc,
+    /// `clock_gettime(CLOCK_MONOTONIC)`, in nanoseconds.
+    Monotonic,
+}
+
+impl Source {
+    /// Name used in docs and benchmark records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Tsc => "tsc",
+            Source::Monotonic => "CLOCK_MONOTONIC",
+        }
+    }
+}
+
+/// Set once by [`init`] before any thread records; read Relaxed on the hot path.
+static USE_TSC: AtomicBool = AtomicBool::new(false);
+
+/// Raw ticks now.
+#[inline(always)]
+pub fn now() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if USE_TSC.load(Ordering::Relaxed) {
+        // SAFETY: `rdtsc` is available on every x86-64 CPU and has no preconditions.
+        return unsafe { core::arch::x86_64::_rdtsc() };
+    }
+    monotonic_ns()
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC is always supported on the targets we build.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The base pair: ticks and monotonic nanoseconds at [`init`]. `to_ns` measures from it.
+struct Base {
+    ticks: u64,
+    mono_ns: u64,
+}
+
+static BASE: Mutex<Option<Base>> = Mutex::new(None);
+/// Base ticks (copy of `BASE.ticks`), written once in `init`.
+static BASE_TICKS: AtomicU64 = AtomicU64::new(0);
+/// Nanoseconds per tick as `f64` bits; 1.0 until the first calibration (exact for the monotonic source).
+static NS_PER_TICK: AtomicU64 = AtomicU64::new(0x3FF0_0000_0000_0000);
+
+/// Chooses the source and takes the base pair. Idempotent; called by the runtime's one-time init.
+pub fn init(prefer_monotonic: bool) -> Source {
+    let mut base = BASE.lock().unwrap_or_else(|e| e.into_inner());
+    if base.is_none() {
+        let tsc = !prefer_monotonic && tsc_is_trustworthy();
+        USE_TSC.store(tsc, Ordering::Relaxed);
+        let (ticks, mono_ns) = pair();
+        BASE_TICKS.store(ticks, Ordering::Relaxed);
+        *base = Some(Base { ticks, mono_ns });
+    }
+    source()
+}
+
+/// The source in use.
+pub fn source() -> Source {
+    if USE_TSC.load(Ordering::Relaxed) {
+        Source::Tsc
+    } else {
+        Source::Monotonic
+    }
+}
+
+/// A (ticks, monotonic ns) pair taken as close together as we can.
+fn pair() -> (u64, u64) {
+    let t0 = now();
+    let mono = monotonic_ns();
+    let t1 = now();
+    (t0 / 2 + t1 / 2, mono)
+}
+
+/// Re-measures nanoseconds per tick over the run so far (no-op for the monotonic source). If the run is
+/// younger than 1 ms, first waits until it is 1 ms old so the ratio is sound.
+pub fn calibrate() {
+    if source() == Source::Monotonic {
+        return;
+    }
+    let base = BASE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(base) = base.as_ref() else { return };
+    let (mut ticks, mut mono) = pair();
+    if mono.saturating_sub(base.mono_ns) < 1_000_000 {
+        std::thread::sleep(std::time::Duration::from_nanos(
+            1_000_000 - (mono - base.mono_ns),
+        ));
+        (ticks, mono) = pair();
+    }
+    if ticks > base.ticks {
+        let ratio = (mono - base.mono_ns) as f64 / (ticks - base.ticks) as f64;
+        NS_PER_TICK.store(ratio.to_bits(), Ordering::Relaxed);
+    }
+}
+
+/// Nanoseconds per tick, as last calibrated.
+pub fn ns_per_tick() -> f64 {
+    f64::from_bits(NS_PER_TICK.load(Ordering::Relaxed))
+}
+
+/// Ticks to nanoseconds since the runtime started (saturating at 0 for ticks read before it).
+pub fn to_ns(ticks: u64) -> u64 {
+    (ticks.saturating_sub(BASE_TICKS.load(Ordering::Relaxed)) as f64 * ns_per_tick()) as u64
+}
+
+/// A tick difference in nanoseconds.
+pub fn delta_ns(ticks: u64) -> u64 {
+    (ticks as f64 * ns_per_tick()) as u64
+}
+
+fn tsc_is_trustworthy() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let max_ext = core::arch::x86_64::__cpuid(0x8000_0000).eax;
+        if max_ext < 0x8000_0007 {
+            return false;
+        }
+        let invariant = core::arch::x86_64::__cpuid(0x8000_0007).edx & (1 << 8) != 0;
+        if !invariant {
+            return false;
+        }
+        if cfg!(target_os = "linux") {
+            return std::fs::read_to_string(
+                "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+            )
+            .map(|s| s.trim() == "tsc")
+            .unwrap_or(false);
+        }
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_convert_to_plausible_nanoseconds() {
+        init(false);
+        let t0 = now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let t1 = now();
+        calibrate();
+        let ns = delta_ns(t1 - t0);
+        // Generous: catches a wrong scale (x1000), not scheduling noise.
+        assert!(
+            (15_000_000..2_000_000_000).contains(&ns),
+            "{ns} ns for a 20 ms sleep"
+        );
+        assert!(to_ns(t1) >= to_ns(t0));
+    }
+}

@@ -1,0 +1,281 @@
+//! A single-producer, single-consumer ring of fixed-size records that never blocks its producer.
+//!
+//! The producer (a recording thread) writes record `n` into slot `n % capacity` and then publishes the new
+//! head. When the consumer (the runtime's background thread) falls more than `capacity` records behind, the
+//! producer simply overwrites the oldest slots; the consumer finds out and counts them as dropped. It can never
+//! take a torn or overwritten slot for a valid record, because every slot is a tiny seqlock:
+//!
+//! * [`Slot::write`] stores the stamp `2n+1` ("record n is being written"), then the words, then `2n+2`
+//!   ("record n is complete").
+//! * [`Slot::read`] for record `n` loads the stamp, the words, then the stamp again, and accepts the words only
+//!   if both stamps equal `2n+2`.
+//!
+//! Memory ordering (the protocol `tests/loom_ring.rs` model-checks): the writer's `fence(Release)` after the odd
+//! stamp pairs with the reader's `fence(Acquire)` after it loaded the words, so a reader that saw any word of a
+//! later write also sees (at least) that write's odd stamp on its second stamp load and rejects the slot. The
+//! writer's final `Release` store of the even stamp pairs with the reader's first `Acquire` stamp load, so a
+//! reader that sees `2n+2` sees all words of record `n`. The head's `Release` store in [`Ring::push`] pairs with
+//! the `Acquire` load in [`Ring::drain`]. This is the standard seqlock (Boehm, "Can seqlocks get along with
+//! programming language memory models?", 2012), with the sequence number doubling as the lap detector.
+//!
+//! The producer never reads anything the consumer writes: the consumer's position lives in its own [`Cursor`].
+
+use crate::sync::atomic::{AtomicU64, Ordering, fence};
+
+/// Words per record.
+pub const WORDS: usize = 4;
+
+/// One record's storage, guarded by its stamp.
+///
+/// Invariant: `stamp` is 0 (never written), `2n+1` (record `n` being written) or `2n+2` (record `n`
+/// complete); it only grows, and only the single producer writes it.
+#[derive(Debug)]
+pub struct Slot {
+    stamp: AtomicU64,
+    words: [AtomicU64; WORDS],
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            stamp: AtomicU64::new(0),
+            words: [(); WORDS].map(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+impl Slot {
+    /// Stores record `seq`. Only one thread may ever write a given slot, with increasing `seq`.
+    #[inline(always)]
+    pub fn write(&self, seq: u64, words: [u64; WORDS]) {
+        self.stamp.store(2 * seq + 1, Ordering::Relaxed);
+        // Release fence: pairs with the reader's Acquire fence in `read`, so a reader that observes any of the
+        // words below also observes the odd stamp above on its second stamp load.
+        fence(Ordering::Release);
+        for (cell, word) in self.words.iter().zip(words) {
+            cell.store(word, Ordering::Relaxed);
+        }
+        // Release: pairs with the Acquire stamp load in `read`/`read_latest`; seeing 2*seq+2 means seeing the words.
+        self.stamp.store(2 * seq + 2, Ordering::Release);
+    }
+
+    /// The words this slot holds, for its writer only (who knows they are not being written).
+    #[inline(always)]
+    pub fn peek(&self) -> [u64; WORDS] {
+        let mut words = [0u64; WORDS];
+        for (word, cell) in words.iter_mut().zip(&self.words) {
+            *word = cell.load(Ordering::Relaxed);
+        }
+        words
+    }
+
+    /// Record `seq` if the slot holds it, complete and untouched while we read.
+    #[inline]
+    pub fn read(&self, seq: u64) -> Option<[u64; WORDS]> {
+        match self.read_latest() {
+            Some((s, words)) if s == seq => Some(words),
+            _ => None,
+        }
+    }
+
+    /// The record the slot holds now, with its sequence number, if one is complete and stays so while read.
+    #[inline]
+    pub fn read_latest(&self) -> Option<(u64, [u64; WORDS])> {
+        // Acquire: pairs with the final Release store in `write`.
+        let before = self.stamp.load(Ordering::Acquire);
+        if before == 0 || before % 2 == 1 {
+            return None;
+        }
+        let mut words = [0u64; WORDS];
+        for (word, cell) in words.iter_mut().zip(&self.words) {
+            *word = cell.load(Ordering::Relaxed);
+        }
+        // Acquire fence: pairs with the Release fence in `write` (see the module docs).
+        fence(Ordering::Acquire);
+        let after = self.stamp.load(Ordering::Relaxed);
+        (before == after).then(|| (before / 2 - 1, words))
+    }
+}
+
+/// The shared part of a ring: the slots and the producer's head.
+#[derive(Debug)]
+pub struct Ring {
+    /// `capacity` slots, a power of two.
+    slots: Box<[Slot]>,
+    /// Number of records ever pushed. Written only by the producer (Release), read by the consumer (Acquire).
+    head: AtomicU64,
+}
+
+/// The consumer's position; owned by the consumer, so the producer never touches its cache line.
+#[derive(Debug, Default, Clone)]
+pub struct Cursor {
+    /// Sequence number of the next record to read.
+    pub next: u64,
+    /// Records overwritten or torn before they could be read.
+    pub dropped: u64,
+}
+
+impl Ring {
+    /// A ring of `capacity` records (rounded up to a power of two, at least 2).
+    pub fn new(capacity: usize) -> Ring {
+        let capacity = capacity.max(2).next_power_of_two();
+        Ring {
+            slots: new_slots(capacity),
+            head: AtomicU64::new(0),
+        }
+    }
+
+    /// Appends a record, overwriting the oldest one when the consumer is a full lap behind. Producer only.
+    #[inline(always)]
+    pub fn push(&self, words: [u64; WORDS]) {
+        // Relaxed: only this (the single producer) thread ever stores `head`.
+        let head = self.head.load(Ordering::Relaxed);
+        let index = (head as usize) & (self.slots.len() - 1);
+        debug_assert!(index < self.slots.len());
+        self.slots[index].write(head, words);
+        // Release: pairs with the Acquire load in `drain`; the consumer that sees the new head sees the slot.
+        self.head.store(head + 1, Ordering::Release);
+    }
+
+    /// Number of records ever pushed.
+    pub fn pushed(&self) -> u64 {
+        // Acquire: pairs with the Release store in `push`.
+        self.head.load(Ordering::Acquire)
+    }
+
+    /// Hands every record published since `cursor` to `f`, in order, and counts what was lost. Consumer only.
+    pub fn drain(&self, cursor: &mut Cursor, mut f: impl FnMut([u64; WORDS])) {
+        // Acquire: pairs with the Release store in `push`.
+        let head = self.head.load(Ordering::Acquire);
+        let capacity = self.slots.len() as u64;
+        if head.saturating_sub(cursor.next) > capacity {
+            let lost = head - capacity - cursor.next;
+            cursor.dropped += lost;
+            cursor.next += lost;
+        }
+        while cursor.next < head {
+            let seq = cursor.next;
+            match self.slots[(seq % capacity) as usize].read(seq) {
+                Some(words) => f(words),
+                None => cursor.dropped += 1,
+            }
+            cursor.next += 1;
+        }
+    }
+}
+
+#[cfg(not(loom))]
+fn new_slots(capacity: usize) -> Box<[Slot]> {
+    use std::alloc::{Layout, alloc_zeroed, handle_alloc_error};
+    let layout = Layout::array::<Slot>(capacity).expect("ring capacity overflows");
+    // SAFETY: `layout` has a non-zero size (capacity >= 2, Slot is 40 bytes).
+    let ptr = unsafe { alloc_zeroed(layout) }.cast::<Slot>();
+    if ptr.is_null() {
+        handle_alloc_error(layout);
+    }
+    // SAFETY: `ptr` is a live allocation of `capacity` Slots made with the global allocator and `Layout::array`,
+    // which is what `Box<[Slot]>` frees with; all-zero bytes are a valid `Slot` (atomics of 0). Zeroed pages stay
+    // untouched, so a ring costs resident memory only as it fills.
+    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, capacity)) }
+}
+
+#[cfg(loom)]
+fn new_slots(capacity: usize) -> Box<[Slot]> {
+    (0..capacity).map(|_| Slot::default()).collect()
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn collect(ring: &Ring, cursor: &mut Cursor) -> Vec<u64> {
+        let mut out = Vec::new();
+        ring.drain(cursor, |w| out.push(w[0]));
+        out
+    }
+
+    #[test]
+    fn in_order_and_wraps_around() {
+        let ring = Ring::new(4);
+        let mut cursor = Cursor::default();
+        for round in 0..5u64 {
+            for i in 0..3 {
+                ring.push([round * 10 + i, 1, 2, 3]);
+            }
+            assert_eq!(
+                collect(&ring, &mut cursor),
+                vec![round * 10, round * 10 + 1, round * 10 + 2]
+            );
+        }
+        assert_eq!(cursor.dropped, 0);
+        assert_eq!(ring.pushed(), 15);
+    }
+
+    #[test]
+    fn overflow_keeps_newest_and_counts_the_rest() {
+        let ring = Ring::new(4);
+        let mut cursor = Cursor::default();
+        for i in 0..11 {
+            ring.push([i, 0, 0, 0]);
+        }
+        assert_eq!(collect(&ring, &mut cursor), vec![7, 8, 9, 10]);
+        assert_eq!(cursor.dropped, 7);
+        ring.push([11, 0, 0, 0]);
+        assert_eq!(collect(&ring, &mut cursor), vec![11]);
+        assert_eq!(cursor.dropped, 7);
+    }
+
+    #[test]
+    fn a_slot_rejects_other_laps_and_unwritten_records() {
+        let slot = Slot::default();
+        assert_eq!(slot.read(0), None);
+        slot.write(5, [1, 2, 3, 4]);
+        assert_eq!(slot.read(5), Some([1, 2, 3, 4]));
+        assert_eq!(slot.read(1), None);
+        assert_eq!(slot.read_latest(), Some((5, [1, 2, 3, 4])));
+        slot.write(9, [9, 9, 9, 9]);
+        assert_eq!(slot.read(5), None);
+    }
+
+    #[test]
+    fn capacity_is_a_power_of_two() {
+        assert_eq!(Ring::new(5).slots.len(), 8);
+        assert_eq!(Ring::new(0).slots.len(), 2);
+    }
+
+    #[test]
+    fn concurrent_consumer_sees_only_whole_records() {
+        use std::sync::Arc;
+        let ring = Arc::new(Ring::new(64));
+        let producer = {
+            let ring = Arc::clone(&ring);
+            std::thread::spawn(move || {
+                for i in 0..200_000u64 {
+                    ring.push([i, i * 3, !i, i ^ 0x55]);
+                }
+            })
+        };
+        let mut cursor = Cursor::default();
+        let mut seen = 0u64;
+        let mut last = None;
+        loop {
+            let done = producer.is_finished();
+            ring.drain(&mut cursor, |w| {
+                assert_eq!(
+                    (w[1], w[2], w[3]),
+                    (w[0] * 3, !w[0], w[0] ^ 0x55),
+                    "torn record"
+                );
+                assert!(last.is_none_or(|l| w[0] > l), "out of order");
+                last = Some(w[0]);
+                seen += 1;
+            });
+            if done {
+                break;
+            }
+        }
+        producer.join().unwrap();
+        ring.drain(&mut cursor, |_| seen += 1);
+        assert_eq!(seen + cursor.dropped, 200_000);
+    }
+}

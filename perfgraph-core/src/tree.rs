@@ -1,0 +1,262 @@
+//! A thread's call tree, aggregated by the thread itself as it runs: one [`Node`] per call path.
+//!
+//! Only the owning thread writes a tree (single writer), so its counters are updated with plain
+//! load-and-store, never a read-modify-write instruction; any other thread may read them at any time. Counts
+//! are therefore exact whatever happens to the event ring.
+//!
+//! A node stores its *self* time (its calls' durations minus the time spent in its children during those
+//! calls), not its total: totals are summed bottom-up by readers. So a tree read while the thread runs is
+//! always consistent (`total = self + children`, `children <= total`), whichever counters a reader catches
+//! before or after an update.
+//!
+//! Nodes live in segments that are allocated on demand and never move or shrink while the thread's state
+//! lives: segment `k` holds `64 << k` nodes, so a thread with a handful of call paths costs 3 KiB. A new
+//! node is fully written before it is linked into its parent's child list with a `Release` store, which
+//! readers load with `Acquire`.
+
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+
+use crate::registry::SectionId;
+
+/// "No node".
+pub const NIL: u32 = u32::MAX;
+const FIRST: usize = 64;
+const SEGMENTS: usize = 26;
+
+/// One call path.
+///
+/// Invariants: `section` and `parent` never change once the node is linked; `first_child` and `next_sibling`
+/// only ever go from `NIL` (or an older node) to a newer, fully written node; the counters only grow, except
+/// `self_mem_kb`, a signed sum.
+#[derive(Debug)]
+pub struct Node {
+    /// The section this path ends in (0 for the root).
+    pub section: AtomicU32,
+    /// Parent node, `NIL` for the root.
+    pub parent: AtomicU32,
+    /// Newest child, or `NIL`.
+    pub first_child: AtomicU32,
+    /// Next older sibling, or `NIL`.
+    pub next_sibling: AtomicU32,
+    /// The child found last time; a cache for the owner's lookups only.
+    pub last_hit: AtomicU32,
+    /// Calls started.
+    pub calls: AtomicU64,
+    /// Ticks spent in this node and not in its children, over completed calls.
+    pub self_ticks: AtomicU64,
+    /// Resident-memory change (KiB) over completed calls, minus the children's.
+    pub self_mem_kb: AtomicI64,
+}
+
+impl Node {
+    fn init(&self, section: SectionId, parent: u32) {
+        self.section.store(section, Ordering::Relaxed);
+        self.parent.store(parent, Ordering::Relaxed);
+        self.first_child.store(NIL, Ordering::Relaxed);
+        self.next_sibling.store(NIL, Ordering::Relaxed);
+        self.last_hit.store(NIL, Ordering::Relaxed);
+        self.calls.store(0, Ordering::Relaxed);
+        self.self_ticks.store(0, Ordering::Relaxed);
+        self.self_mem_kb.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The node storage of one thread. Node 0 is the root.
+#[derive(Debug)]
+pub struct Tree {
+    /// Segment `k` (64 << k nodes) or null; written once, freed on drop.
+    segments: [AtomicPtr<Node>; SEGMENTS],
+    /// Nodes in use. Written only by the owner (Release after a node is initialised).
+    len: AtomicU32,
+}
+
+fn locate(index: u32) -> (usize, usize) {
+    let biased = index as usize / FIRST + 1;
+    let segment = (usize::BITS - 1 - biased.leading_zeros()) as usize;
+    let offset = index as usize - ((1usize << segment) - 1) * FIRST;
+    (segment, offset)
+}
+
+impl Tree {
+    /// A tree holding only its root.
+    pub fn new() -> Tree {
+        let tree = Tree {
+            segments: [const { AtomicPtr::new(std::ptr::null_mut()) }; SEGMENTS],
+            len: AtomicU32::new(0),
+        };
+        let root = tree.slot(0);
+        root.init(0, NIL);
+        tree.len.store(1, Ordering::Release);
+        tree
+    }
+
+    /// Ensures the segment for `index` exists and returns the node there (not necessarily initialised).
+    fn slot(&self, index: u32) -> &Node {
+        let (segment, offset) = locate(index);
+        let mut ptr = self.segments[segment].load(Ordering::Acquire);
+        if ptr.is_null() {
+            let nodes: Box<[Node]> = (0..FIRST << segment)
+                .map(|_| Node {
+                    section: AtomicU32::new(0),
+                    parent: AtomicU32::new(NIL),
+                    first_child: AtomicU32::new(NIL),
+                    next_sibling: AtomicU32::new(NIL),
+                    last_hit: AtomicU32::new(NIL),
+                    calls: AtomicU64::new(0),
+                    self_ticks: AtomicU64::new(0),
+                    self_mem_kb: AtomicI64::new(0),
+                })
+                .collect();
+            ptr = Box::into_raw(nodes).cast::<Node>();
+            // Release: pairs with the Acquire loads here and in `get`; readers see initialised memory.
+            self.segments[segment].store(ptr, Ordering::Release);
+        }
+        debug_assert!(offset < FIRST << segment);
+        // SAFETY: `ptr` points at a live segment of `FIRST << segment` nodes (never freed before `self`), and
+        // `offset` is below that length by construction of `locate`.
+        unsafe { &*ptr.add(offset) }
+    }
+
+    /// Node `index`, if it has been published.
+    #[inline]
+    pub fn get(&self, index: u32) -> Option<&Node> {
+        if index >= self.len.load(Ordering::Acquire) {
+            return None;
+        }
+        let (segment, offset) = locate(index);
+        // Acquire: pairs with the Release store in `slot`.
+        let ptr = self.segments[segment].load(Ordering::Acquire);
+        debug_assert!(!ptr.is_null());
+        // SAFETY: `index < len` (Acquire, pairs with the Release in `add_child`), so its segment was published
+        // before and holds `FIRST << segment > offset` nodes that live as long as `self`.
+        Some(unsafe { &*ptr.add(offset) })
+    }
+
+    /// Node `index` for its owner, which knows it exists.
+    #[inline(always)]
+    pub fn node(&self, index: u32) -> &Node {
+        let (segment, offset) = locate(index);
+        let ptr = self.segments[segment].load(Ordering::Relaxed);
+        debug_assert!(!ptr.is_null() && index < self.len.load(Ordering::Relaxed));
+        // SAFETY: only the owner calls this, with indices it created; the segment was allocated by the owner
+        // itself (so Relaxed sees it) and lives as long as `self`.
+        unsafe { &*ptr.add(offset) }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> u32 {
+        self.len.load(Ordering::Acquire)
+    }
+
+    /// The child of `parent` for `section`, created if new. Owner only.
+    #[inline(always)]
+    pub fn child(&self, parent: u32, section: SectionId) -> u32 {
+        let p = self.node(parent);
+        let hit = p.last_hit.load(Ordering::Relaxed);
+        if hit != NIL && self.node(hit).section.load(Ordering::Relaxed) == section {
+            return hit;
+        }
+        self.find_or_add(parent, section)
+    }
+
+    #[inline(never)]
+    fn find_or_add(&self, parent: u32, section: SectionId) -> u32 {
+        let p = self.node(parent);
+        let mut c = p.first_child.load(Ordering::Relaxed);
+        while c != NIL {
+            let n = self.node(c);
+            if n.section.load(Ordering::Relaxed) == section {
+                p.last_hit.store(c, Ordering::Relaxed);
+                return c;
+            }
+            c = n.next_sibling.load(Ordering::Relaxed);
+        }
+        let index = self.add_child(parent, section);
+        p.last_hit.store(index, Ordering::Relaxed);
+        index
+    }
+
+    #[cold]
+    fn add_child(&self, parent: u32, section: SectionId) -> u32 {
+        let index = self.len.load(Ordering::Relaxed);
+        let node = self.slot(index);
+        node.init(section, parent);
+        let p = self.node(parent);
+        node.next_sibling
+            .store(p.first_child.load(Ordering::Relaxed), Ordering::Relaxed);
+        // Release (both): pair with Acquire loads in readers (`get`, child iteration); the node is initialised.
+        self.len.store(index + 1, Ordering::Release);
+        p.first_child.store(index, Ordering::Release);
+        index
+    }
+
+    /// Children of `index`, newest first (reader side).
+    pub fn children(&self, index: u32) -> impl Iterator<Item = u32> + '_ {
+        // Acquire: pairs with the Release store of `first_child`/`next_sibling` in `add_child`.
+        let mut c = self
+            .get(index)
+            .map_or(NIL, |n| n.first_child.load(Ordering::Acquire));
+        std::iter::from_fn(move || {
+            if c == NIL {
+                return None;
+            }
+            let current = c;
+            c = self
+                .get(current)
+                .map_or(NIL, |n| n.next_sibling.load(Ordering::Acquire));
+            Some(current)
+        })
+    }
+}
+
+impl Default for Tree {
+    fn default() -> Self {
+        Tree::new()
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        for (segment, ptr) in self.segments.iter().enumerate() {
+            let ptr = ptr.load(Ordering::Relaxed);
+            if !ptr.is_null() {
+                let len = FIRST << segment;
+                // SAFETY: `ptr` came from `Box::<[Node]>::into_raw` of exactly `len` nodes in `slot`, and
+                // `&mut self` means nobody else uses it any more.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locate_maps_segments() {
+        assert_eq!(locate(0), (0, 0));
+        assert_eq!(locate(63), (0, 63));
+        assert_eq!(locate(64), (1, 0));
+        assert_eq!(locate(191), (1, 127));
+        assert_eq!(locate(192), (2, 0));
+    }
+
+    #[test]
+    fn children_are_found_and_created_once() {
+        let t = Tree::new();
+        let a = t.child(0, 7);
+        let b = t.child(0, 8);
+        assert_eq!(t.child(0, 7), a);
+        assert_eq!(t.child(0, 8), b);
+        let aa = t.child(a, 8);
+        assert_ne!(aa, b);
+        assert_eq!(t.len(), 4);
+        assert_eq!(t.children(0).collect::<Vec<_>>(), vec![b, a]);
+        for i in 0..10_000 {
+            t.child(aa, 100 + i);
+        }
+        assert_eq!(t.len(), 10_004);
+        assert_eq!(t.children(aa).count(), 10_000);
+    }
+}
