@@ -7,3 +7,10 @@ pub(crate) fn warn(line: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{line}");
 }
+
+/// Writes a block of whole lines to stderr from the background thread (reports, interval statistics),
+/// ending any open live-print line first so a live line is never split.
+pub(crate) fn write_block(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+}
