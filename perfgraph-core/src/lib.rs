@@ -34,6 +34,8 @@ mod output;
 mod outputs;
 mod registry;
 mod ring;
+#[cfg(test)]
+mod ring_tests;
 mod runtime;
 mod sync;
 mod thread;

@@ -1,10 +1,9 @@
-//! The atomics the lock-free code uses, swapped for loom's under `cfg(loom)` (crossbeam's seam).
+//! The atomics the lock-free code uses (crossbeam's seam for model checking).
 //!
-//! `ring.rs` depends on nothing but this module, so `tests/loom_ring.rs` includes that very file with
-//! its own `sync` module pointing at loom and model-checks the production code, not a copy of it.
+//! `ring.rs` depends on nothing but this module, so `tests/loom_ring.rs` includes that very file with its own
+//! `sync` module pointing at loom (and `MODEL = true`) and model-checks the production code, not a copy of it.
 
-#[cfg(not(loom))]
 pub(crate) use std::sync::atomic;
 
-#[cfg(loom)]
-pub(crate) use loom::sync::atomic;
+/// True only in the loom model's stand-in for this module.
+pub(crate) const MODEL: bool = false;
