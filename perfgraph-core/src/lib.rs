@@ -73,4 +73,5 @@ pub fn config() -> &'static Config {
 pub mod __private {
     pub use crate::guard::{Guard, enter};
     pub use crate::registry::{Name, Section, SectionMeta};
+    pub use crate::runtime::{passes, pause_draining};
 }
