@@ -204,16 +204,21 @@ fn parse_option(input: ParseStream, ctx: Context, o: &mut Options) -> syn::Resul
         }
         o.krate = Some(path);
     } else {
-        let tokens = value_tokens(input)?;
-        let what = match syn::parse2::<syn::Ident>(tokens.clone()) {
-            Ok(ident) => format!("unknown option `{ident}`"),
-            Err(_) => "expected an option".to_owned(),
+        // Not `lookahead.error()`: its message would not say what the values look like; ours does.
+        let _ = lookahead;
+        let unknown = if input.peek(syn::Ident) {
+            let ident: syn::Ident = input.parse()?;
+            let message = format!(
+                "unknown option `{ident}`; accepted options: {}",
+                ctx.accepted()
+            );
+            Error::new_spanned(ident, message)
+        } else {
+            let tokens = value_tokens(input)?;
+            let message = format!("expected an option; accepted options: {}", ctx.accepted());
+            Error::new_spanned(tokens, message)
         };
-        let _ = lookahead; // the generic lookahead message would not list the values; ours does
-        return Err(Error::new_spanned(
-            tokens,
-            format!("{what}; accepted options: {}", ctx.accepted()),
-        ));
+        return Err(unknown);
     }
     Ok(())
 }
