@@ -88,7 +88,10 @@ pub fn enter(site: &'static Section, level: u8) -> Guard {
     }
 }
 
-#[inline(always)]
+/// Out of line, like [`exit_enabled`], so the code at each call site is just the level check and a call:
+/// the disabled path then costs a load and a branch, without the register saves the whole enabled path
+/// would need in the caller's prologue.
+#[inline(never)]
 fn enter_enabled(site: &'static Section, level: u8) -> Guard {
     let id = site.id();
     let state = thread::current_ptr();
@@ -120,9 +123,14 @@ impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
         if !self.state.is_null() {
-            // SAFETY: `state` is the state of the thread that made this guard (guards are `!Send`), kept alive
-            // for the whole process; only that thread calls `exit` on it.
-            unsafe { (*self.state).exit(self.depth) };
+            exit_enabled(self.state, self.depth);
         }
     }
+}
+
+#[inline(never)]
+fn exit_enabled(state: *const ThreadState, depth: u32) {
+    // SAFETY: `state` is the non-null state of the thread that made the guard (guards are `!Send`), kept alive
+    // for the whole process; only that thread calls `exit` on it.
+    unsafe { (*state).exit(depth) };
 }
