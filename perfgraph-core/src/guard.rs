@@ -99,7 +99,9 @@ fn enter_enabled(site: &'static Section, level: u8) -> Guard {
         return first_section(site, level);
     }
     // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive for the whole process.
-    let depth = unsafe { (*state).enter(id) };
+    let own_state = unsafe { &*state };
+    // SAFETY: it is this thread's own state (the thread-local just read), so we may enter on it.
+    let depth = unsafe { own_state.enter(id) };
     Guard { state, depth }
 }
 
@@ -130,7 +132,8 @@ impl Drop for Guard {
 
 #[inline(never)]
 fn exit_enabled(state: *const ThreadState, depth: u32) {
-    // SAFETY: `state` is the non-null state of the thread that made the guard (guards are `!Send`), kept alive
-    // for the whole process; only that thread calls `exit` on it.
-    unsafe { (*state).exit(depth) };
+    // SAFETY: `state` is the non-null state of the thread that made the guard, kept alive for the whole process.
+    let state = unsafe { &*state };
+    // SAFETY: guards are `!Send`, so this is the thread that owns `state`.
+    unsafe { state.exit(depth) };
 }
