@@ -74,4 +74,5 @@ pub mod __private {
     pub use crate::clock::now as clock_now;
     pub use crate::guard::{Guard, enter};
     pub use crate::registry::{Name, Section, SectionMeta};
+    pub use crate::runtime::{passes, pause_draining};
 }

@@ -138,6 +138,7 @@ impl Ring {
     }
 
     /// Number of slots (a power of two).
+    #[cfg(test)]
     pub fn capacity(&self) -> usize {
         self.slots.len()
     }

@@ -8,7 +8,7 @@
 //! At process exit (return from `main` or `std::process::exit`) an `atexit` handler asks it for a final pass
 //! and waits for it at most [`EXIT_WAIT`], so a stuck output can lose its own lines but never hang the exit.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Once, OnceLock};
 use std::time::Duration;
 
@@ -26,6 +26,22 @@ static INIT: Once = Once::new();
 static CONFIG: OnceLock<Config> = OnceLock::new();
 static BACKGROUND: OnceLock<std::thread::Thread> = OnceLock::new();
 static SHUTDOWN: AtomicBool = AtomicBool::new(false);
+/// Test hook: while set, the background thread does not drain the rings (a deliberately slow consumer).
+static PAUSED: AtomicBool = AtomicBool::new(false);
+
+/// Stops (`true`) or resumes (`false`) draining the rings, so tests can make the consumer fall behind.
+/// Aggregates stay exact either way; only per-record outputs lose what overflows. Not a public API.
+pub fn pause_draining(paused: bool) {
+    PAUSED.store(paused, Ordering::Relaxed);
+    wake();
+}
+
+/// Number of completed passes of the background thread, so tests can wait for one without sleeping blindly.
+pub fn passes() -> u64 {
+    PASSES.load(Ordering::Relaxed)
+}
+
+static PASSES: AtomicU64 = AtomicU64::new(0);
 static FINISHED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
 
 /// Sets the runtime up once: settings, clock, first memory sample, background thread, exit handler.
@@ -136,7 +152,8 @@ impl Collector {
             });
         }
         self.threads = all;
-        for t in self.tracked.iter_mut().filter(|t| !t.finished) {
+        let paused = PAUSED.load(Ordering::Relaxed) && !SHUTDOWN.load(Ordering::Relaxed);
+        for t in self.tracked.iter_mut().filter(|t| !t.finished && !paused) {
             let exited = t.state.exited();
             self.records.clear();
             let records = &mut self.records;
@@ -188,6 +205,7 @@ fn background(config: Config) {
             break;
         }
         let deadline = collector.pass();
+        PASSES.fetch_add(1, Ordering::Relaxed);
         let now = clock::monotonic_ns();
         if deadline > now {
             std::thread::park_timeout(Duration::from_nanos(deadline - now));
