@@ -119,3 +119,8 @@ pub const PERFGRAPH: [Case; 4] = [
     Case::new("perfgraph/live_message", |n| pg_batch(n, pg_live_leaf)).with_setup(verbosity_on),
     Case::new("perfgraph/nested_3_deep", |n| pg_batch(n, pg_nested_1)).with_setup(verbosity_on),
 ];
+
+/// One recorded section (`leaf`, level 1), for measurements outside Criterion (resident memory per thread).
+pub fn one_section() {
+    pg_leaf();
+}
