@@ -99,12 +99,12 @@ impl Config {
                        accepted: &'static str,
                        default: &'static str,
                        ok: &mut dyn FnMut(&str) -> bool| {
-            if let Some(value) = var(name) {
-                if !ok(value.trim()) {
-                    warnings.push(format!(
-                        "perfgraph: warning: {name}={value:?} is not valid (accepted: {accepted}); using the default, {default}"
-                    ));
-                }
+            if let Some(value) = var(name)
+                && !ok(value.trim())
+            {
+                warnings.push(format!(
+                    "perfgraph: warning: {name}={value:?} is not valid (accepted: {accepted}); using the default, {default}"
+                ));
             }
         };
         get(

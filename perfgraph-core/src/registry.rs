@@ -230,7 +230,8 @@ pub fn all() -> Vec<SectionInfo> {
 ///
 /// `my_crate::physics::Solver::solve::__perfgraph_here` with module `my_crate::physics` → `Solver::solve`;
 /// `<my_crate::Solver as my_crate::Physics>::step::__perfgraph_here` → `Solver::step`;
-/// `my_crate::assemble::__perfgraph_here` → `assemble`. Generic arguments are dropped.
+/// `my_crate::assemble::__perfgraph_here` → `assemble`; `my_crate::main::helper::__perfgraph_here` (a function
+/// nested in `main`) → `helper`. Generic arguments are dropped.
 pub(crate) fn function_name(path: &str, module: &str) -> &'static str {
     let path = path.rsplit_once("::").map_or(path, |(head, _)| head);
     let path = path
@@ -264,7 +265,17 @@ pub(crate) fn function_name(path: &str, module: &str) -> &'static str {
     out.push_str(&strip_generics(rest));
     let name = out.trim_start_matches("::");
     let name = if name.is_empty() { path } else { name };
-    Box::leak(name.to_owned().into_boxed_str())
+    // Keep the function and, when the segment before it is a type (CamelCase by Rust convention), the type:
+    // `Solver::solve`, but `solve` for a function nested in `main` or in a closure.
+    let mut segments = name.rsplit("::");
+    let function = segments.next().unwrap_or(name);
+    let name = match segments.next() {
+        Some(owner) if owner.starts_with(|c: char| c.is_uppercase()) => {
+            format!("{owner}::{function}")
+        }
+        _ => function.to_owned(),
+    };
+    Box::leak(name.into_boxed_str())
 }
 
 fn strip_generics(s: &str) -> String {
@@ -320,6 +331,21 @@ mod tests {
         assert_eq!(
             function_name("demo::main::__perfgraph_here", "demo"),
             "main"
+        );
+        assert_eq!(
+            function_name("rust_out::main::solve::__perfgraph_here", "rust_out"),
+            "solve"
+        );
+        assert_eq!(
+            function_name(
+                "demo::Solver::solve::{{closure}}::helper::__perfgraph_here",
+                "demo"
+            ),
+            "helper"
+        );
+        assert_eq!(
+            function_name("demo::phys::Physics::step::__perfgraph_here", "demo"),
+            "Physics::step"
         );
     }
 }

@@ -50,9 +50,16 @@ fn consumer_sees_whole_records_in_order_or_counts_them_dropped() {
         for w in &seen {
             assert_eq!(*w, record(w[0]), "torn record accepted");
         }
-        assert!(seen.windows(2).all(|p| p[0][0] < p[1][0]), "out of order: {seen:?}");
+        assert!(
+            seen.windows(2).all(|p| p[0][0] < p[1][0]),
+            "out of order: {seen:?}"
+        );
         assert_eq!(seen.len() as u64 + cursor.dropped, 3);
-        assert_eq!(seen.last().map(|w| w[0]), Some(2), "the newest record survives");
+        assert_eq!(
+            seen.last().map(|w| w[0]),
+            Some(2),
+            "the newest record survives"
+        );
     });
 }
 

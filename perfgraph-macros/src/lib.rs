@@ -1,8 +1,121 @@
-//! Stub, being written.
+//! The `#[timed]` attribute and `time_section!` macro of perfgraph. Use them through `perfgraph-core`,
+//! which re-exports both and documents them with runnable examples.
+//!
+//! Both expand to a one-time registration of a `static` call site and a scope guard:
+//!
+//! ```text
+//! let __perfgraph_guard = {
+//!     static __PERFGRAPH_SECTION: ::perfgraph_core::__private::Section = /* name, level, live, ... */;
+//!     ::perfgraph_core::__private::enter(&__PERFGRAPH_SECTION, 1u8)
+//! };
+//! ```
+//!
+//! Without the `enabled` feature (perfgraph-core's default feature turns it on), both still check their
+//! arguments and then expand to the user's code unchanged: instrumentation compiled out.
+
+#![forbid(unsafe_code)]
+
 use proc_macro::TokenStream;
-/// `#[timed]`
+
+mod args;
+mod expand;
+
+use args::{SectionArgs, TimedArgs};
+use expand::NameSource;
+
+/// Times every call of the function it is put on: a section that live print shows when it runs long, and that
+/// the reports and exports count.
+///
+/// Options, all optional, in any order:
+///
+/// * `name = "..."`: the section's name; default the function's name, with the type for methods
+///   (`Solver::solve`).
+/// * `level = 0..=3`, default 1: 0 program phases, 1 main steps, 2 detail, 3 fine detail. Sections above
+///   `PERFGRAPH_VERBOSITY` (default 1) are not recorded.
+/// * `live = "..."`: the message live print shows; default the name.
+/// * `dots` (or `dots = true|false`): one `.` per time-limit interval while it runs; default off.
+/// * `crate = "path"`: where `perfgraph_core` is reachable, for crates that re-export it.
+///
+/// The signature, attributes and doc comments stay as written; the body runs unchanged after a guard that
+/// ends the section when the function returns, returns early, or unwinds.
+///
+/// ```
+/// use perfgraph_core::timed;
+///
+/// struct Solver;
+///
+/// impl Solver {
+///     #[timed(live = "Solving nonlinear system", dots)]
+///     fn solve(&self) -> f64 {
+///         self.residual()
+///     }
+///
+///     #[timed(name = "residual", level = 2)]
+///     fn residual(&self) -> f64 {
+///         1e-9
+///     }
+/// }
+///
+/// perfgraph_core::set_verbosity(perfgraph_core::Verbosity::Level(2));
+/// Solver.solve();
+/// let tree = perfgraph_core::merged();
+/// assert_eq!(tree.find(&["Solver::solve", "residual"]).unwrap().calls, 1);
+/// ```
 #[proc_macro_attribute]
-pub fn timed(_a: TokenStream, item: TokenStream) -> TokenStream { item }
-/// `time_section!`
+pub fn timed(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    let args = syn::parse::<TimedArgs>(attr);
+    let function = expand::parse_function(item.clone());
+    let (args, function) = match (args, function) {
+        (Ok(args), Ok(function)) => (args, function),
+        (args, function) => {
+            // Report every problem, and keep the item as written so no follow-on errors pile up.
+            let mut errors = args.err();
+            if let Err(e) = function {
+                match &mut errors {
+                    Some(all) => all.combine(e),
+                    None => errors = Some(e),
+                }
+            }
+            let errors = errors.map(|e| e.to_compile_error());
+            return quote::quote!(#errors #item).into();
+        }
+    };
+    if !cfg!(feature = "enabled") {
+        return item.into();
+    }
+    let mut options = args.options;
+    let name = match options.name.take() {
+        Some(lit) => NameSource::Given(lit),
+        None => NameSource::Function,
+    };
+    expand::timed_function(function, name, &options).into()
+}
+
+/// Times the rest of the enclosing block: `time_section!("name", options...)`.
+///
+/// The name is a string literal; the options are `#[timed]`'s except `name` (`level`, `live`, `dots`,
+/// `crate`). The section ends where the block ends, so several in one block nest in order.
+///
+/// ```
+/// use perfgraph_core::time_section;
+///
+/// fn step() {
+///     time_section!("residual");
+///     {
+///         time_section!("jacobian", live = "Computing Jacobian", dots, level = 1);
+///     } // "jacobian" ends here
+/// } // "residual" ends here
+///
+/// step();
+/// let tree = perfgraph_core::merged();
+/// assert_eq!(tree.find(&["residual", "jacobian"]).unwrap().calls, 1);
+/// ```
 #[proc_macro]
-pub fn time_section(_i: TokenStream) -> TokenStream { TokenStream::new() }
+pub fn time_section(input: TokenStream) -> TokenStream {
+    let args = syn::parse_macro_input!(input as SectionArgs);
+    if !cfg!(feature = "enabled") {
+        return TokenStream::new();
+    }
+    expand::guard_statement(NameSource::Given(args.name), &args.options).into()
+}

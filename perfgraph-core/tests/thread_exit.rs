@@ -1,0 +1,45 @@
+//! A thread that records and exits before the background thread reads its ring hands everything over.
+
+mod common;
+
+use perfgraph_core::timed;
+
+#[timed(name = "exit::job")]
+fn job(n: u64) -> u64 {
+    (0..n).map(step).sum()
+}
+
+#[timed(name = "exit::step")]
+fn step(i: u64) -> u64 {
+    std::hint::black_box(i * 2)
+}
+
+#[test]
+fn exited_thread_keeps_its_tree_and_records() {
+    perfgraph_core::__private::pause_draining(true);
+    std::thread::Builder::new()
+        .name("short-lived".into())
+        .spawn(|| job(100))
+        .unwrap()
+        .join()
+        .unwrap();
+
+    // Before any drain: the exited thread's aggregates are already complete.
+    let t = common::thread_named("short-lived");
+    assert!(t.exited_ns.is_some(), "exit is recorded");
+    assert_eq!(t.tree.find(&["exit::job"]).unwrap().calls, 1);
+    assert_eq!(
+        t.tree.find(&["exit::job", "exit::step"]).unwrap().calls,
+        100
+    );
+    assert_eq!(t.recorded, 101);
+
+    // After the consumer catches up: nothing was lost.
+    common::wait_passes(2);
+    let t = common::thread_named("short-lived");
+    assert_eq!(t.dropped, 0);
+    assert_eq!(
+        t.tree.find(&["exit::job", "exit::step"]).unwrap().calls,
+        100
+    );
+}

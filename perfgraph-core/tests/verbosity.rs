@@ -1,0 +1,120 @@
+//! Verbosity: sections above the level are not recorded; `off` records nothing; a bad
+//! `PERFGRAPH_VERBOSITY` gives one warning line and the default. Environment cases run this test binary
+//! again as a child process, since the environment is read once per process.
+
+mod common;
+
+use std::process::Command;
+
+use perfgraph_core::{Verbosity, set_verbosity, time_section};
+
+fn levels() {
+    time_section!("v::phase", level = 0);
+    time_section!("v::step", level = 1);
+    time_section!("v::detail", level = 2);
+    time_section!("v::fine", level = 3);
+}
+
+fn recorded_names(thread: &str) -> Vec<&'static str> {
+    let t = common::thread_named(thread);
+    let mut names: Vec<_> = t.tree.nodes.iter().skip(1).map(|n| n.name).collect();
+    names.sort();
+    names
+}
+
+fn on_thread(name: &str, f: fn()) {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn levels_above_the_verbosity_are_not_recorded() {
+    if std::env::var_os("VERBOSITY_CHILD").is_some() {
+        return child();
+    }
+    set_verbosity(Verbosity::Level(1));
+    on_thread("level-1", levels);
+    assert_eq!(recorded_names("level-1"), ["v::phase", "v::step"]);
+    set_verbosity(Verbosity::Level(3));
+    on_thread("level-3", levels);
+    assert_eq!(recorded_names("level-3").len(), 4);
+    set_verbosity(Verbosity::Off);
+    on_thread("level-off", || {
+        levels();
+        time_section!("v::another", level = 0);
+    });
+    assert!(
+        perfgraph_core::threads()
+            .iter()
+            .all(|t| t.name != "level-off")
+    );
+    set_verbosity(Verbosity::Level(1));
+}
+
+/// Runs in the child: prints what it recorded on stdout.
+fn child() {
+    on_thread("child", levels);
+    let names = perfgraph_core::threads()
+        .iter()
+        .find(|t| t.name == "child")
+        .map(|t| {
+            t.tree
+                .nodes
+                .iter()
+                .skip(1)
+                .map(|n| n.name)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    println!("RECORDED={names}");
+}
+
+fn run_child(value: &str) -> (String, String) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "levels_above_the_verbosity_are_not_recorded",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("VERBOSITY_CHILD", "1")
+        .env("PERFGRAPH_VERBOSITY", value)
+        .env("PERFGRAPH_LIVE", "off")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let recorded = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RECORDED="))
+        .expect("child ran")
+        .to_string();
+    (recorded, String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn environment_sets_the_level() {
+    assert_eq!(run_child("0").0, "v::phase");
+    assert_eq!(run_child("2").0, "v::phase,v::step,v::detail");
+    assert_eq!(run_child("off").0, "");
+}
+
+#[test]
+fn a_bad_value_warns_once_and_uses_the_default() {
+    let (recorded, stderr) = run_child("loud");
+    assert_eq!(recorded, "v::phase,v::step", "default level 1");
+    let warnings: Vec<_> = stderr
+        .lines()
+        .filter(|l| l.starts_with("perfgraph: warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            r#"perfgraph: warning: PERFGRAPH_VERBOSITY="loud" is not valid (accepted: off, 0, 1, 2, 3); using the default, 1"#
+        ]
+    );
+}

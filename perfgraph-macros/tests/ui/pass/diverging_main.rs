@@ -1,0 +1,6 @@
+use perfgraph_core::timed;
+
+#[timed]
+fn main() -> ! {
+    std::process::exit(0)
+}
