@@ -3,31 +3,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use perfgraph_core::__private::{Name, Section, SectionMeta, enter};
-use perfgraph_core::{Verbosity, set_verbosity};
+use perfgraph_core::{Verbosity, set_verbosity, time_section, timed};
 
 use crate::{Case, body, repeat};
-
-/// Opens a section the way `#[timed]` expands (hand-written until the macros are on main).
-macro_rules! section {
-    ($name:literal) => {
-        section!($name, None, false)
-    };
-    ($name:literal, $live:expr, $dots:expr) => {
-        let _perfgraph_guard = {
-            static SITE: Section = Section::new(SectionMeta {
-                name: Name::Given($name),
-                level: 1,
-                live: $live,
-                dots: $dots,
-                file: file!(),
-                line: line!(),
-                module_path: module_path!(),
-            });
-            enter(&SITE, 1)
-        };
-    };
-}
 
 // ---- floors ----
 
@@ -67,38 +45,38 @@ pub const FLOORS: [Case; 3] = [
 
 // ---- perfgraph ----
 
+#[timed(name = "leaf")]
 #[inline(never)]
 fn pg_leaf() {
-    section!("leaf");
     body();
 }
 
+#[timed(name = "live_leaf", live = "Solving nonlinear system", dots)]
 #[inline(never)]
 fn pg_live_leaf() {
-    section!("live_leaf", Some("Solving nonlinear system"), true);
     body();
 }
 
+#[timed(name = "nested_1")]
 #[inline(never)]
 fn pg_nested_1() {
-    section!("nested_1");
     pg_nested_2();
 }
 
+#[timed(name = "nested_2")]
 #[inline(never)]
 fn pg_nested_2() {
-    section!("nested_2");
     pg_nested_3();
 }
 
+#[timed(name = "nested_3")]
 #[inline(never)]
 fn pg_nested_3() {
-    section!("nested_3");
     body();
 }
 
 fn pg_batch(n: u64, leaf: fn()) {
-    section!("batch");
+    time_section!("batch");
     repeat(n, leaf);
 }
 
@@ -110,7 +88,7 @@ fn verbosity_off() {
     set_verbosity(Verbosity::Off);
 }
 
-/// perfgraph: recording; off by verbosity; a section with a live message and dots; three nested sections
+/// perfgraph (`#[timed]` leaves): recording; off by verbosity; a live message and dots; three nested sections
 /// per call (its figure is per call, i.e. three sections). Leaves run inside an outer `batch` section.
 pub const PERFGRAPH: [Case; 4] = [
     Case::new("perfgraph/enabled", |n| pg_batch(n, pg_leaf)).with_setup(verbosity_on),
