@@ -88,7 +88,10 @@ pub fn enter(site: &'static Section, level: u8) -> Guard {
     }
 }
 
-#[inline(always)]
+/// Out of line, like [`exit_enabled`], so the code at each call site is just the level check and a call:
+/// the disabled path then costs a load and a branch, without the register saves the whole enabled path
+/// would need in the caller's prologue.
+#[inline(never)]
 fn enter_enabled(site: &'static Section, level: u8) -> Guard {
     let id = site.id();
     let state = thread::current_ptr();
@@ -96,7 +99,9 @@ fn enter_enabled(site: &'static Section, level: u8) -> Guard {
         return first_section(site, level);
     }
     // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive for the whole process.
-    let depth = unsafe { (*state).enter(id) };
+    let own_state = unsafe { &*state };
+    // SAFETY: it is this thread's own state (the thread-local just read), so we may enter on it.
+    let depth = unsafe { own_state.enter(id) };
     Guard { state, depth }
 }
 
@@ -120,9 +125,15 @@ impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
         if !self.state.is_null() {
-            // SAFETY: `state` is the state of the thread that made this guard (guards are `!Send`), kept alive
-            // for the whole process; only that thread calls `exit` on it.
-            unsafe { (*self.state).exit(self.depth) };
+            exit_enabled(self.state, self.depth);
         }
     }
+}
+
+#[inline(never)]
+fn exit_enabled(state: *const ThreadState, depth: u32) {
+    // SAFETY: `state` is the non-null state of the thread that made the guard, kept alive for the whole process.
+    let state = unsafe { &*state };
+    // SAFETY: guards are `!Send`, so this is the thread that owns `state`.
+    unsafe { state.exit(depth) };
 }

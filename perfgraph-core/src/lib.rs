@@ -84,6 +84,7 @@ pub fn config() -> &'static Config {
 /// What the macros expand to. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::clock::now as clock_now;
     pub use crate::guard::{Guard, enter};
     pub use crate::registry::{Name, Section, SectionMeta};
     pub use crate::runtime::{passes, pause_draining};

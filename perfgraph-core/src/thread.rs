@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::registry::SectionId;
 use crate::ring::{Ring, Slot};
-use crate::tree::{NIL, Tree};
+use crate::tree::{Node, Tree};
 use crate::{clock, memory, runtime};
 
 /// Open frames visible to other threads per thread; deeper ones are timed and aggregated all the same.
@@ -31,8 +31,8 @@ pub const RING_CAPACITY: usize = 8192;
 
 /// One open section in the public frame table.
 ///
-/// Invariant: `slot` holds `[section, start ticks, node | mem_start_kb << 32, 0]` with the thread's enter
-/// sequence number; `child_ticks`/`child_mem_kb` are the time and memory change of this call's completed
+/// Invariant: `slot` holds `[section, start ticks, node | mem_start_kb << 32, node address]` with the thread's
+/// enter sequence number (the address is for the owner, which reads it back when the section ends); `child_ticks`/`child_mem_kb` are the time and memory change of this call's completed
 /// children so far. Only the owning thread writes any of it.
 #[derive(Debug, Default)]
 pub struct Frame {
@@ -46,7 +46,7 @@ pub struct Frame {
 struct DeepFrame {
     section: SectionId,
     start: u64,
-    node: u32,
+    node: *const Node,
     mem_start_kb: u32,
     child_ticks: u64,
     child_mem_kb: i64,
@@ -57,8 +57,8 @@ struct DeepFrame {
 struct Own {
     /// Open sections (public and deep).
     depth: u32,
-    /// Call-tree node of the innermost open section (0, the root, when none).
-    current: u32,
+    /// Call-tree node of the innermost open section (the root when none): a node of `tree`.
+    current: *const Node,
     /// Sections entered so far: the sequence number of the next public frame write.
     enters: u64,
     deep: Vec<DeepFrame>,
@@ -159,6 +159,9 @@ pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
 impl ThreadState {
     fn new(index: u32, name: String, is_main: bool) -> ThreadState {
+        let tree = Tree::new();
+        // Nodes live in heap segments that never move, so the root's address survives moving `tree`.
+        let root: *const Node = tree.root();
         ThreadState {
             index,
             name,
@@ -168,12 +171,12 @@ impl ThreadState {
             ring: Ring::new(RING_CAPACITY),
             frames: (0..PUBLIC_DEPTH).map(|_| Frame::default()).collect(),
             depth: Padded(AtomicU32::new(0)),
-            tree: Tree::new(),
+            tree,
             watch: Padded(AtomicU32::new(0)),
             dropped: AtomicU64::new(0),
             own: UnsafeCell::new(Own {
                 depth: 0,
-                current: 0,
+                current: root,
                 enters: 0,
                 deep: Vec::with_capacity(64),
             }),
@@ -200,10 +203,12 @@ impl ThreadState {
         // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
         let own = unsafe { self.own() };
         let depth = own.depth;
-        let node = self.tree.child(own.current, section);
-        let n = self.tree.node(node);
+        // SAFETY: `own.current` is always a node of `self.tree` (the root or a node `child_of` returned),
+        // and nodes live as long as the tree.
+        let n = self.tree.child_of(unsafe { &*own.current }, section);
         n.calls
             .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        let index = n.index.load(Ordering::Relaxed);
         let mem = memory::current_kb();
         let start = clock::now();
         if let Some(frame) = self.frames.get(depth as usize) {
@@ -211,20 +216,25 @@ impl ThreadState {
             frame.child_mem_kb.store(0, Ordering::Relaxed);
             frame.slot.write(
                 own.enters,
-                [section as u64, start, node as u64 | (mem as u64) << 32, 0],
+                [
+                    section as u64,
+                    start,
+                    index as u64 | (mem as u64) << 32,
+                    n as *const Node as u64,
+                ],
             );
         } else {
             own.deep.push(DeepFrame {
                 section,
                 start,
-                node,
+                node: n,
                 mem_start_kb: mem,
                 child_ticks: 0,
                 child_mem_kb: 0,
             });
         }
         own.enters += 1;
-        own.current = node;
+        own.current = n;
         own.depth = depth + 1;
         // Release: pairs with the Acquire load in `open_frames`; a reader that sees the depth sees the frame.
         self.depth.0.store(depth + 1, Ordering::Release);
@@ -260,7 +270,7 @@ impl ThreadState {
                 DeepFrame {
                     section: w[0] as u32,
                     start: w[1],
-                    node: w[2] as u32,
+                    node: w[3] as *const Node,
                     mem_start_kb: (w[2] >> 32) as u32,
                     child_ticks: frame.child_ticks.load(Ordering::Relaxed),
                     child_mem_kb: frame.child_mem_kb.load(Ordering::Relaxed),
@@ -276,7 +286,9 @@ impl ThreadState {
             }),
         };
         let elapsed = end.saturating_sub(f.start);
-        let n = self.tree.node(f.node);
+        // SAFETY: `f.node` is the node `enter` stored for this frame (or `own.current`), a node of
+        // `self.tree`, which lives as long as `self`.
+        let n = unsafe { &*f.node };
         let own_ticks = elapsed.saturating_sub(f.child_ticks);
         n.self_ticks.store(
             n.self_ticks.load(Ordering::Relaxed) + own_ticks,
@@ -308,8 +320,8 @@ impl ThreadState {
                 }
             }
         }
-        let parent = n.parent.load(Ordering::Relaxed);
-        own.current = if parent == NIL { 0 } else { parent };
+        // The root is never closed, so `n` has a parent.
+        own.current = n.parent_node().map_or(own.current, |p| p as *const Node);
         own.depth = d;
         // Release: pairs with the Acquire load in `open_frames`.
         self.depth.0.store(d, Ordering::Release);

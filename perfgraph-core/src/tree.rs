@@ -10,7 +10,7 @@
 //! before or after an update.
 //!
 //! Nodes live in segments that are allocated on demand and never move or shrink while the thread's state
-//! lives: segment `k` holds `64 << k` nodes, so a thread with a handful of call paths costs 3 KiB. A new
+//! lives: segment `k` holds `64 << k` nodes, so a thread with a handful of call paths costs 4 KiB. A new
 //! node is fully written before it is linked into its parent's child list with a `Release` store, which
 //! readers load with `Acquire`.
 
@@ -23,12 +23,13 @@ pub const NIL: u32 = u32::MAX;
 const FIRST: usize = 64;
 const SEGMENTS: usize = 26;
 
-/// One call path.
+/// One call path. 64 bytes, so a node never shares a cache line with another thread's data.
 ///
-/// Invariants: `section` and `parent` never change once the node is linked; `first_child` and `next_sibling`
-/// only ever go from `NIL` (or an older node) to a newer, fully written node; the counters only grow, except
-/// `self_mem_kb`, a signed sum.
+/// Invariants: `section`, `parent`, `index` and `parent_node` never change once the node is linked;
+/// `first_child` and `next_sibling` only ever go from `NIL` (or an older node) to a newer, fully written node;
+/// the counters only grow, except `self_mem_kb`, a signed sum.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Node {
     /// The section this path ends in (0 for the root).
     pub section: AtomicU32,
@@ -38,8 +39,13 @@ pub struct Node {
     pub first_child: AtomicU32,
     /// Next older sibling, or `NIL`.
     pub next_sibling: AtomicU32,
-    /// The child found last time; a cache for the owner's lookups only.
-    pub last_hit: AtomicU32,
+    /// This node's own index.
+    pub index: AtomicU32,
+    /// The child found last time, or null; a cache for the owner's lookups only. A pointer, not an index,
+    /// so the hot path's lookup is two dependent loads instead of two index-to-segment translations.
+    last_hit: AtomicPtr<Node>,
+    /// The parent node (null for the root): where the owner's cursor goes back to when a call ends.
+    parent_node: AtomicPtr<Node>,
     /// Calls started.
     pub calls: AtomicU64,
     /// Ticks spent in this node and not in its children, over completed calls.
@@ -49,15 +55,25 @@ pub struct Node {
 }
 
 impl Node {
-    fn init(&self, section: SectionId, parent: u32) {
+    fn init(&self, section: SectionId, parent: u32, index: u32, parent_node: *mut Node) {
         self.section.store(section, Ordering::Relaxed);
         self.parent.store(parent, Ordering::Relaxed);
         self.first_child.store(NIL, Ordering::Relaxed);
         self.next_sibling.store(NIL, Ordering::Relaxed);
-        self.last_hit.store(NIL, Ordering::Relaxed);
+        self.index.store(index, Ordering::Relaxed);
+        self.last_hit.store(std::ptr::null_mut(), Ordering::Relaxed);
+        self.parent_node.store(parent_node, Ordering::Relaxed);
         self.calls.store(0, Ordering::Relaxed);
         self.self_ticks.store(0, Ordering::Relaxed);
         self.self_mem_kb.store(0, Ordering::Relaxed);
+    }
+
+    /// The parent node, for the owner; `None` for the root.
+    #[inline(always)]
+    pub fn parent_node(&self) -> Option<&Node> {
+        // SAFETY: a non-null `parent_node` points into a segment of the same tree, which lives as long as
+        // the tree (and so as long as `self`); it was set before the node was linked.
+        unsafe { self.parent_node.load(Ordering::Relaxed).as_ref() }
     }
 }
 
@@ -85,7 +101,7 @@ impl Tree {
             len: AtomicU32::new(0),
         };
         let root = tree.slot(0);
-        root.init(0, NIL);
+        root.init(0, NIL, 0, std::ptr::null_mut());
         tree.len.store(1, Ordering::Release);
         tree
     }
@@ -101,7 +117,9 @@ impl Tree {
                     parent: AtomicU32::new(NIL),
                     first_child: AtomicU32::new(NIL),
                     next_sibling: AtomicU32::new(NIL),
-                    last_hit: AtomicU32::new(NIL),
+                    index: AtomicU32::new(NIL),
+                    last_hit: AtomicPtr::new(std::ptr::null_mut()),
+                    parent_node: AtomicPtr::new(std::ptr::null_mut()),
                     calls: AtomicU64::new(0),
                     self_ticks: AtomicU64::new(0),
                     self_mem_kb: AtomicI64::new(0),
@@ -148,46 +166,62 @@ impl Tree {
         self.len.load(Ordering::Acquire)
     }
 
+    /// The root node.
+    pub fn root(&self) -> &Node {
+        self.node(0)
+    }
+
     /// The child of `parent` for `section`, created if new. Owner only.
-    #[inline(always)]
+    #[cfg(test)]
     pub fn child(&self, parent: u32, section: SectionId) -> u32 {
-        let p = self.node(parent);
-        let hit = p.last_hit.load(Ordering::Relaxed);
-        if hit != NIL && self.node(hit).section.load(Ordering::Relaxed) == section {
+        let child = self.child_of(self.node(parent), section);
+        child.index.load(Ordering::Relaxed)
+    }
+
+    /// The child of `parent` (a node of this tree) for `section`, created if new. Owner only: the hot path.
+    #[inline(always)]
+    pub fn child_of(&self, parent: &Node, section: SectionId) -> &Node {
+        let hit = parent.last_hit.load(Ordering::Relaxed);
+        // SAFETY: a non-null `last_hit` was stored by `find_or_add` from `self.node`, a node of this tree,
+        // whose segment lives as long as the tree.
+        if let Some(hit) = unsafe { hit.as_ref() }
+            && hit.section.load(Ordering::Relaxed) == section
+        {
             return hit;
         }
         self.find_or_add(parent, section)
     }
 
     #[inline(never)]
-    fn find_or_add(&self, parent: u32, section: SectionId) -> u32 {
-        let p = self.node(parent);
+    fn find_or_add(&self, p: &Node, section: SectionId) -> &Node {
         let mut c = p.first_child.load(Ordering::Relaxed);
         while c != NIL {
             let n = self.node(c);
             if n.section.load(Ordering::Relaxed) == section {
-                p.last_hit.store(c, Ordering::Relaxed);
-                return c;
+                p.last_hit
+                    .store(n as *const Node as *mut Node, Ordering::Relaxed);
+                return n;
             }
             c = n.next_sibling.load(Ordering::Relaxed);
         }
-        let index = self.add_child(parent, section);
-        p.last_hit.store(index, Ordering::Relaxed);
-        index
+        let n = self.add_child(p, section);
+        p.last_hit
+            .store(n as *const Node as *mut Node, Ordering::Relaxed);
+        n
     }
 
     #[cold]
-    fn add_child(&self, parent: u32, section: SectionId) -> u32 {
+    fn add_child(&self, p: &Node, section: SectionId) -> &Node {
         let index = self.len.load(Ordering::Relaxed);
+        let parent = p.index.load(Ordering::Relaxed);
         let node = self.slot(index);
-        node.init(section, parent);
-        let p = self.node(parent);
+        node.init(section, parent, index, p as *const Node as *mut Node);
         node.next_sibling
             .store(p.first_child.load(Ordering::Relaxed), Ordering::Relaxed);
         // Release (both): pair with Acquire loads in readers (`get`, child iteration); the node is initialised.
         self.len.store(index + 1, Ordering::Release);
         p.first_child.store(index, Ordering::Release);
-        index
+        node
     }
 
     /// Children of `index`, newest first (reader side).

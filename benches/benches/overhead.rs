@@ -1,0 +1,16 @@
+//! Enter + exit of one section: perfgraph next to the floors, on one thread and on two at once.
+//! `cargo bench -p perfgraph-benches --bench overhead`. The full side-by-side with the peers is
+//! `benches/peers/` (run by `benches/run.sh`).
+
+use perfgraph_benches::{bench_cases, cases, criterion};
+
+fn main() {
+    let mut c = criterion();
+    let all: Vec<_> = cases::FLOORS
+        .iter()
+        .chain(&cases::PERFGRAPH)
+        .copied()
+        .collect();
+    bench_cases(&mut c, &all);
+    c.final_summary();
+}

@@ -1,0 +1,190 @@
+//! One section enter + exit: perfgraph, the floors and the peers, side by side in one process, on one thread
+//! and on two threads at once. Run by `benches/run.sh`; by hand: `cd benches/peers && cargo bench`.
+//!
+//! Each peer is set up as its own documentation recommends, and the set-up is written next to its leaf below.
+//! Every leaf is an `#[inline(never)]` function holding one section around the same empty body, called in
+//! batches of 1,000 inside an outer scope (or the root span / frame the peer needs).
+//!
+//! tracing's subscriber is process-global (`set_global_default`, as its docs recommend for applications;
+//! a scoped `with_default` would add thread-local lookups to every span). So this binary installs the
+//! `Registry` by default, and `PEERS_TRACING=chrome` makes it install `Registry` + tracing-chrome instead and
+//! run only that case (with the floors): `run.sh` runs it twice.
+
+use std::hint::black_box;
+use std::sync::Once;
+
+use perfgraph_benches::{Case, bench_cases, body, cases, criterion, repeat};
+
+// ---- puffin 0.20: `set_scopes_on(true)`, `profile_scope!`, `GlobalProfiler::lock().new_frame()` once per
+// frame (here: per batch). No sink is attached, so frames are built and dropped (the cheapest set-up; a
+// viewer would add a sink). ----
+
+#[inline(never)]
+fn puffin_leaf() {
+    puffin::profile_scope!("leaf");
+    body();
+}
+
+fn puffin_batch(n: u64) {
+    {
+        puffin::profile_scope!("batch");
+        repeat(n, puffin_leaf);
+    }
+    puffin::GlobalProfiler::lock().new_frame();
+}
+
+// ---- fastrace 0.7 with `enable`: a reporter set once (`set_reporter`, here one that drops every span),
+// `#[fastrace::trace]` on the leaf, a root span per batch made the local parent. ----
+
+struct NoopReporter;
+
+impl fastrace::collector::Reporter for NoopReporter {
+    fn report(&mut self, spans: Vec<fastrace::prelude::SpanRecord>) {
+        black_box(spans);
+    }
+}
+
+fn fastrace_setup() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        fastrace::set_reporter(NoopReporter, fastrace::collector::Config::default());
+    });
+}
+
+#[fastrace::trace]
+#[inline(never)]
+fn fastrace_leaf() {
+    body();
+}
+
+fn fastrace_batch(n: u64) {
+    let root = fastrace::Span::root("batch", fastrace::collector::SpanContext::random());
+    let _guard = root.set_local_parent();
+    repeat(n, fastrace_leaf);
+}
+
+fn fastrace_no_root_batch(n: u64) {
+    repeat(n, fastrace_leaf);
+}
+
+// ---- tracing 0.1 + tracing-subscriber 0.3: `#[instrument(skip_all)]` on the leaf, an `info_span!` per
+// batch, and a global `Registry` with one layer: a no-op layer (the cost every layer stack shares), or
+// tracing-chrome writing to `io::sink()`. A `Registry` with no layer at all never frees closed spans
+// (tokio-rs/tracing#900, open): here it grew to 3 GB in 6 s and spent its time in page faults. ----
+
+/// A layer that does nothing: it makes the `Registry` free closed spans (see above) and adds no work.
+struct NoopLayer;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoopLayer {}
+
+#[tracing::instrument(skip_all)]
+#[inline(never)]
+fn tracing_leaf() {
+    body();
+}
+
+fn tracing_batch(n: u64) {
+    let _span = tracing::info_span!("batch").entered();
+    repeat(n, tracing_leaf);
+}
+
+fn install_tracing(chrome: bool) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let registry = tracing_subscriber::registry();
+    if chrome {
+        let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new()
+            .writer(std::io::sink())
+            .build();
+        // The guard flushes on drop; keep the writer for the whole process.
+        std::mem::forget(guard);
+        tracing::subscriber::set_global_default(registry.with(layer))
+    } else {
+        tracing::subscriber::set_global_default(registry.with(NoopLayer))
+    }
+    .expect("no other global subscriber");
+}
+
+// ---- time-graph 0.3: `enable_data_collection(true)`, `#[time_graph::instrument]`, `spanned!` per batch. ----
+
+#[time_graph::instrument]
+#[inline(never)]
+fn time_graph_leaf() {
+    body();
+}
+
+fn time_graph_batch(n: u64) {
+    time_graph::spanned!("batch", {
+        repeat(n, time_graph_leaf);
+    })
+}
+
+fn time_graph_on() {
+    time_graph::enable_data_collection(true);
+}
+
+fn time_graph_off() {
+    time_graph::enable_data_collection(false);
+}
+
+// ---- hotpath 0.30 with the `hotpath` feature: a `HotpathGuard` alive for the run (what `#[hotpath::main]`
+// makes; built here with `HotpathGuardBuilder`), `#[hotpath::measure]` on the leaf, `measure_block!` per
+// batch. The guard is never dropped, so no report is printed. ----
+
+fn hotpath_setup() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| std::mem::forget(hotpath::HotpathGuardBuilder::new("bench").build()));
+}
+
+#[hotpath::measure]
+#[inline(never)]
+fn hotpath_leaf() {
+    body();
+}
+
+fn hotpath_batch(n: u64) {
+    hotpath::measure_block!("batch", {
+        repeat(n, hotpath_leaf);
+    })
+}
+
+// ---- coarse-prof 0.2: `profile!` in the leaf and around the batch; nothing to set up. ----
+
+#[inline(never)]
+fn coarse_prof_leaf() {
+    coarse_prof::profile!("leaf");
+    body();
+}
+
+fn coarse_prof_batch(n: u64) {
+    coarse_prof::profile!("batch");
+    repeat(n, coarse_prof_leaf);
+}
+
+const PEERS: [Case; 9] = [
+    Case::new("puffin/on", puffin_batch).with_setup(|| puffin::set_scopes_on(true)),
+    Case::new("puffin/off", puffin_batch).with_setup(|| puffin::set_scopes_on(false)),
+    Case::new("fastrace/root_span", fastrace_batch).with_setup(fastrace_setup),
+    Case::new("fastrace/no_root", fastrace_no_root_batch).with_setup(fastrace_setup),
+    Case::new("tracing/registry_noop_layer", tracing_batch),
+    Case::new("time_graph/on", time_graph_batch).with_setup(time_graph_on),
+    Case::new("time_graph/off", time_graph_batch).with_setup(time_graph_off),
+    Case::new("hotpath/on", hotpath_batch).with_setup(hotpath_setup),
+    Case::new("coarse_prof/on", coarse_prof_batch),
+];
+
+const TRACING_CHROME: Case = Case::new("tracing/registry_chrome", tracing_batch);
+
+fn main() {
+    let chrome = std::env::var("PEERS_TRACING").is_ok_and(|v| v == "chrome");
+    install_tracing(chrome);
+    let mut all: Vec<Case> = cases::FLOORS.to_vec();
+    if chrome {
+        all.push(TRACING_CHROME);
+    } else {
+        all.extend(cases::PERFGRAPH);
+        all.extend(PEERS);
+    }
+    let mut c = criterion();
+    bench_cases(&mut c, &all);
+    c.final_summary();
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every benchmark and measurement and writes docs/performance.md (about 10 minutes on 2 cores, plus
+# the first build of the peers). Nothing in that file is edited by hand: change the code, run this again.
+#
+#   benches/run.sh            # from the repository root (or anywhere: it cds there)
+#
+# Steps: build the demo instrumented and compiled out; run the peer comparison (benches/peers, one process;
+# then again with PEERS_TRACING=chrome, because tracing's subscriber is process-global); run the
+# compiled-out bench (benches/compiled-out, its own build so perfgraph-core really lacks `enabled`); then
+# `record` measures the demo and the memory per thread and writes the file. PERFGRAPH_* variables are
+# cleared so every run uses the defaults.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=$root/target/perf-record
+rm -rf "$out"
+mkdir -p "$out/criterion"
+for v in $(env | sed -n 's/^\(PERFGRAPH_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+
+# Other work on the same 2 cores moves every figure (the two-thread ones most). Before each phase, wait
+# (at most 5 minutes) for 3 seconds in which the machine is at least 90% idle.
+wait_quiet() {
+    local deadline=$((SECONDS + 300)) a b idle total
+    while ((SECONDS < deadline)); do
+        read -ra a < /proc/stat
+        sleep 3
+        read -ra b < /proc/stat
+        idle=$(( (b[4] + b[5]) - (a[4] + a[5]) ))
+        total=0
+        for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
+        if ((total > 0 && idle * 100 >= total * 90)); then return; fi
+        echo "   (machine busy: $((100 - idle * 100 / total))% CPU used; waiting)"
+    done
+    echo "   (still busy after 5 minutes; measuring anyway)"
+}
+
+echo "== building the demo (instrumented and compiled out) and the benches"
+cargo build --release -p perfgraph-demo
+cp target/release/perfgraph-demo "$out/demo-on"
+cargo build --release -p perfgraph-demo --no-default-features
+cp target/release/perfgraph-demo "$out/demo-off"
+cargo build --release -p perfgraph-benches --bin record
+(cd benches/peers && cargo bench --bench peers --no-run)
+(cd benches/compiled-out && cargo bench --bench compiled_out --no-run)
+
+echo "== peers, floors and perfgraph (one process)"
+wait_quiet
+(cd benches/peers && CRITERION_HOME="$out/criterion/main" cargo bench --bench peers)
+echo "== tracing + Registry + tracing-chrome (its own process)"
+wait_quiet
+(cd benches/peers && PEERS_TRACING=chrome CRITERION_HOME="$out/criterion/chrome" cargo bench --bench peers)
+echo "== perfgraph compiled out (its own build)"
+wait_quiet
+(cd benches/compiled-out && CRITERION_HOME="$out/criterion/compiled-out" cargo bench --bench compiled_out)
+
+echo "== demo and memory measurements; writing docs/performance.md"
+wait_quiet
+target/release/record --criterion "$out/criterion" --demo-on "$out/demo-on" --demo-off "$out/demo-off" \
+    --out docs/performance.md --command "benches/run.sh"

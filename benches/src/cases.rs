@@ -1,0 +1,104 @@
+//! The floors and the perfgraph cases. The peers live in `benches/peers/`.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use perfgraph_core::{Verbosity, set_verbosity, time_section, timed};
+
+use crate::{Case, body, repeat};
+
+// ---- floors ----
+
+#[inline(never)]
+fn empty_call() {
+    body();
+}
+
+#[inline(never)]
+fn instant_pair() {
+    let start = Instant::now();
+    body();
+    black_box(Instant::now());
+    black_box(start);
+}
+
+#[inline(never)]
+fn raw_clock_pair() {
+    let start = perfgraph_core::__private::clock_now();
+    body();
+    black_box(perfgraph_core::__private::clock_now());
+    black_box(start);
+}
+
+/// Makes sure perfgraph's clock is initialised (it picks the TSC at its first use).
+fn init_clock() {
+    black_box(perfgraph_core::clock_source());
+}
+
+/// The floors: an empty `#[inline(never)]` call, a pair of `Instant::now()`, a pair of perfgraph's raw clock
+/// reads (`rdtsc` when the TSC is invariant, else `clock_gettime(CLOCK_MONOTONIC)`).
+pub const FLOORS: [Case; 3] = [
+    Case::new("floor/empty_call", |n| repeat(n, empty_call)),
+    Case::new("floor/instant_pair", |n| repeat(n, instant_pair)),
+    Case::new("floor/raw_clock_pair", |n| repeat(n, raw_clock_pair)).with_setup(init_clock),
+];
+
+// ---- perfgraph ----
+
+#[timed(name = "leaf")]
+#[inline(never)]
+fn pg_leaf() {
+    body();
+}
+
+#[timed(name = "live_leaf", live = "Solving nonlinear system", dots)]
+#[inline(never)]
+fn pg_live_leaf() {
+    body();
+}
+
+#[timed(name = "nested_1")]
+#[inline(never)]
+fn pg_nested_1() {
+    pg_nested_2();
+}
+
+#[timed(name = "nested_2")]
+#[inline(never)]
+fn pg_nested_2() {
+    pg_nested_3();
+}
+
+#[timed(name = "nested_3")]
+#[inline(never)]
+fn pg_nested_3() {
+    body();
+}
+
+fn pg_batch(n: u64, leaf: fn()) {
+    time_section!("batch");
+    repeat(n, leaf);
+}
+
+fn verbosity_on() {
+    set_verbosity(Verbosity::Level(1));
+}
+
+fn verbosity_off() {
+    set_verbosity(Verbosity::Off);
+}
+
+/// perfgraph (`#[timed]` leaves): recording; off by verbosity; a live message and dots; three nested sections
+/// per call (its figure is per call, i.e. three sections). Leaves run inside an outer `batch` section.
+pub const PERFGRAPH: [Case; 4] = [
+    Case::new("perfgraph/enabled", |n| pg_batch(n, pg_leaf)).with_setup(verbosity_on),
+    Case::new("perfgraph/disabled_by_verbosity", |n| pg_batch(n, pg_leaf))
+        .with_setup(verbosity_off),
+    Case::new("perfgraph/live_message", |n| pg_batch(n, pg_live_leaf)).with_setup(verbosity_on),
+    Case::new("perfgraph/nested_3_deep", |n| pg_batch(n, pg_nested_1)).with_setup(verbosity_on),
+];
+
+/// One recorded section (`leaf`, level 1), for measurements outside Criterion (resident memory per thread).
+pub fn one_section() {
+    pg_leaf();
+}
