@@ -21,6 +21,7 @@ use printer::{Call, Ended, Printer, Settings};
 pub(crate) struct Live {
     printer: Printer,
     time_limit_ns: u64,
+    mem_limit_kb: u64,
     /// Text decided but not yet handed to the screen.
     out: String,
     /// `screen::OTHER_OUTPUT` as last seen.
@@ -47,6 +48,7 @@ impl Live {
                 color,
             }),
             time_limit_ns: config.time_limit_ns,
+            mem_limit_kb: config.mem_limit_bytes / 1024,
             out: String::new(),
             other_output: 0,
             dropped: Vec::new(),
@@ -73,7 +75,19 @@ impl Live {
         self.sync_other_output();
         let t = thread.index as usize;
         self.printer.thread(t, &thread.name, thread.is_main);
+        let printed_depth = self.printer.printed_depth(t);
+        let limit = (self.time_limit_ns as f64 / clock::ns_per_tick()) as u64;
+        let all = self.printer.all();
         for r in records {
+            // Most records are short sections nobody shows: skip them before any lookup.
+            let grown = r.mem_end_kb as i64 - r.mem_start_kb as i64;
+            if !all
+                && r.depth >= printed_depth
+                && r.end.saturating_sub(r.start) <= limit
+                && grown <= self.mem_limit_kb as i64
+            {
+                continue;
+            }
             let Some(info) = registry::info(r.section) else {
                 continue;
             };
