@@ -82,6 +82,15 @@ fn wait(mut process: std::process::Child, limit: Duration) -> (bool, Duration) {
     }
 }
 
+/// Starts `cmd` and reads its stdout to the end (stderr is left as `cmd` set it: closed, or an unread pipe).
+fn spawn_reading_stdout(cmd: &mut Command) -> (std::process::Child, String) {
+    let mut process = cmd.stdout(Stdio::piped()).spawn().unwrap();
+    let mut stdout = String::new();
+    let mut pipe = process.stdout.take().unwrap();
+    pipe.read_to_string(&mut stdout).unwrap();
+    (process, stdout)
+}
+
 #[test]
 fn nested_sections_print_like_moose() {
     let out = child("nested").output().unwrap();
@@ -139,7 +148,6 @@ fn nested_sections_print_like_moose() {
 #[test]
 fn stderr_closed_never_hurts_the_program() {
     let mut cmd = child("nested");
-    cmd.stdout(Stdio::piped());
     // SAFETY: `close` is async-signal-safe, and runs in the forked child before exec.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
@@ -147,14 +155,7 @@ fn stderr_closed_never_hurts_the_program() {
             Ok(())
         });
     }
-    let mut process = cmd.spawn().unwrap();
-    let mut stdout = String::new();
-    process
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
+    let (process, stdout) = spawn_reading_stdout(&mut cmd);
     let (ok, _) = wait(process, Duration::from_secs(30));
     assert!(ok);
     assert!(stdout.contains("child done"));
@@ -163,17 +164,8 @@ fn stderr_closed_never_hurts_the_program() {
 #[test]
 fn stderr_pipe_nobody_reads_never_stalls_exit() {
     let mut cmd = child("flood");
-    cmd.env("PERFGRAPH_LIVE", "all")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut process = cmd.spawn().unwrap();
-    let mut stdout = String::new();
-    process
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
+    cmd.env("PERFGRAPH_LIVE", "all").stderr(Stdio::piped());
+    let (mut process, stdout) = spawn_reading_stdout(&mut cmd);
     // stderr is never read while the child runs: its pipe fills up.
     let _stderr = process.stderr.take();
     let (ok, took) = wait(process, Duration::from_secs(30));
