@@ -226,126 +226,194 @@ pub fn all() -> Vec<SectionInfo> {
     (1..=count).filter_map(|id| lookup(id).copied()).collect()
 }
 
-/// Turns `type_name` of an item nested in a function into the name users expect.
+/// Turns `type_name_of_val` of the `__perfgraph_here` item a `#[timed]` body declares into the name users
+/// expect: the function's name, qualified by the type it is a method of (or the trait, for a default method).
 ///
-/// `my_crate::physics::Solver::solve::__perfgraph_here` with module `my_crate::physics` → `Solver::solve`;
-/// `<my_crate::Solver as my_crate::Physics>::step::__perfgraph_here` → `Solver::step`;
-/// `my_crate::assemble::__perfgraph_here` → `assemble`; `my_crate::main::helper::__perfgraph_here` (a function
-/// nested in `main`) → `helper`. Generic arguments are dropped.
+/// With module `demo`: `demo::assemble::__perfgraph_here` → `assemble`; `demo::Solver::solve::…` →
+/// `Solver::solve`; `<demo::Grid<f64> as demo::Physics>::step::…` → `Grid::step`; `demo::Physics::step::…`
+/// (a default method) → `Physics::step`; `demo::outer::{{closure}}::inner::…` (a nested fn) → `inner`.
+/// Only the segment just before the function's name can qualify it, and only if it is a type or trait:
+/// qualified (`<T as Trait>`) or, by Rust's naming convention, capitalised. Generic arguments and module
+/// paths inside types are dropped.
 pub(crate) fn function_name(path: &str, module: &str) -> &'static str {
-    let path = path.rsplit_once("::").map_or(path, |(head, _)| head);
+    let path = path.strip_suffix("::__perfgraph_here").unwrap_or(path);
     let path = path
         .strip_prefix(module)
         .and_then(|p| p.strip_prefix("::"))
         .unwrap_or(path);
-    let mut out = String::with_capacity(path.len());
-    let mut rest = path;
-    // `<Type as Trait>::method` → `Type::method`
-    if let Some(inner) = rest.strip_prefix('<') {
-        let mut depth = 1usize;
-        let mut end = inner.len();
-        for (i, ch) in inner.char_indices() {
-            match ch {
-                '<' => depth += 1,
-                '>' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = i;
-                        break;
-                    }
-                }
-                _ => {}
-            }
+    let segments = split_path(path);
+    let name = match segments.as_slice() {
+        [.., owner, function]
+            if owner.starts_with('<') || owner.starts_with(char::is_uppercase) =>
+        {
+            format!("{}::{function}", short_type(qualified_self(owner)))
         }
-        let qualified = &inner[..end];
-        let ty = qualified.split(" as ").next().unwrap_or(qualified);
-        out.push_str(last_segment(&strip_generics(ty)));
-        rest = inner.get(end + 1..).unwrap_or("");
-    }
-    out.push_str(&strip_generics(rest));
-    let name = out.trim_start_matches("::");
-    let name = if name.is_empty() { path } else { name };
-    // Keep the function and, when the segment before it is a type (CamelCase by Rust convention), the type:
-    // `Solver::solve`, but `solve` for a function nested in `main` or in a closure.
-    let mut segments = name.rsplit("::");
-    let function = segments.next().unwrap_or(name);
-    let name = match segments.next() {
-        Some(owner) if owner.starts_with(|c: char| c.is_uppercase()) => {
-            format!("{owner}::{function}")
-        }
-        _ => function.to_owned(),
+        [.., function] => (*function).to_owned(),
+        [] => path.to_owned(),
     };
     Box::leak(name.into_boxed_str())
 }
 
-fn strip_generics(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut depth = 0usize;
-    for ch in s.chars() {
-        match ch {
-            '<' => depth += 1,
-            '>' => depth = depth.saturating_sub(1),
-            _ if depth == 0 => out.push(ch),
+/// Splits a path at the `::` that are outside `<>`, `()` and `[]`.
+fn split_path(path: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start, mut prev) = (0usize, 0usize, ' ');
+    for (i, c) in path.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' if prev != '-' => depth = depth.saturating_sub(1),
+            ')' | ']' => depth = depth.saturating_sub(1),
+            ':' if depth == 0 && prev == ':' && i > start => {
+                out.push(&path[start..i - 1]);
+                start = i + 1;
+            }
             _ => {}
         }
+        // A `::` consumed above must not pair its second `:` with a following one.
+        prev = if i + 1 == start { ' ' } else { c };
     }
+    out.push(&path[start..]);
+    out.retain(|s| !s.is_empty());
     out
 }
 
-fn last_segment(s: &str) -> &str {
-    s.rsplit("::").next().unwrap_or(s)
+/// `<T as Trait>` → `T`; anything else unchanged.
+fn qualified_self(segment: &str) -> &str {
+    let Some(inner) = segment.strip_prefix('<').and_then(|s| s.strip_suffix('>')) else {
+        return segment;
+    };
+    let mut depth = 0usize;
+    let mut prev = ' ';
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' if prev != '-' => depth = depth.saturating_sub(1),
+            ')' | ']' => depth = depth.saturating_sub(1),
+            _ if depth == 0 && inner[i..].starts_with(" as ") => return &inner[..i],
+            _ => {}
+        }
+        prev = c;
+    }
+    inner
+}
+
+/// Drops generic arguments and module paths: `demo::Grid<f64>` → `Grid`, `(u8, demo::A)` → `(u8, A)`.
+fn short_type(ty: &str) -> String {
+    let mut out = String::with_capacity(ty.len());
+    let (mut depth, mut prev) = (0usize, ' ');
+    for c in ty.chars() {
+        match c {
+            '>' if prev == '-' => {
+                if depth == 0 {
+                    out.push(c);
+                }
+            }
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth > 0 => {}
+            ':' if prev == ':' => {
+                out.pop();
+                let kept = out.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_');
+                out.truncate(kept.len());
+            }
+            _ => out.push(c),
+        }
+        prev = c;
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::function_name;
 
+    #[track_caller]
+    fn check(type_name: &str, expected: &str) {
+        let full = format!("{type_name}::__perfgraph_here");
+        assert_eq!(function_name(&full, "demo::phys"), expected, "{full}");
+    }
+
     #[test]
-    fn names_from_type_names() {
-        assert_eq!(
-            function_name("demo::assemble::__perfgraph_here", "demo"),
-            "assemble"
+    fn free_functions() {
+        check("demo::phys::assemble", "assemble");
+        check("demo::phys::main", "main");
+        check("demo::phys::generic", "generic");
+        check("demo::phys::r#match", "r#match");
+    }
+
+    #[test]
+    fn methods_are_qualified_by_their_type() {
+        check("demo::phys::Solver::solve", "Solver::solve");
+        check("demo::phys::Grid<_>::refine", "Grid::refine");
+        check(
+            "demo::phys::Grid<alloc::vec::Vec<u8>>::refine",
+            "Grid::refine",
         );
-        assert_eq!(
-            function_name("demo::phys::Solver::solve::__perfgraph_here", "demo::phys"),
-            "Solver::solve"
+        check(
+            "<demo::phys::Solver as demo::phys::Physics>::step",
+            "Solver::step",
         );
-        assert_eq!(
-            function_name(
-                "<demo::Solver as demo::Physics>::step::__perfgraph_here",
-                "demo"
-            ),
-            "Solver::step"
+        check(
+            "<demo::phys::Grid<f64> as demo::phys::Physics<u8>>::step",
+            "Grid::step",
         );
-        assert_eq!(
-            function_name(
-                "<demo::Grid<f64> as demo::Physics<u8>>::step::__perfgraph_here",
-                "demo"
-            ),
-            "Grid::step"
+        check("<u32 as demo::phys::Physics>::step", "u32::step");
+        check("<alloc::vec::Vec<T> as demo::Gen<T>>::g", "Vec::g");
+    }
+
+    #[test]
+    fn unusual_self_types_keep_their_shape() {
+        check(
+            "<(u8, demo::phys::Solver) as demo::phys::Physics>::step",
+            "(u8, Solver)::step",
         );
-        assert_eq!(
-            function_name("demo::Grid<T>::refine::__perfgraph_here", "demo"),
-            "Grid::refine"
+        check(
+            "<[demo::phys::Solver] as demo::phys::Physics>::step",
+            "[Solver]::step",
         );
-        assert_eq!(
-            function_name("demo::main::__perfgraph_here", "demo"),
-            "main"
+        check(
+            "<&demo::phys::Solver as demo::phys::Physics>::step",
+            "&Solver::step",
         );
+        check(
+            "<dyn core::ops::function::Fn() -> u8 as demo::phys::Physics>::step",
+            "dyn Fn() -> u8::step",
+        );
+        check(
+            "<fn(demo::A) -> demo::B as demo::phys::Physics>::step",
+            "fn(A) -> B::step",
+        );
+    }
+
+    #[test]
+    fn default_trait_methods_are_qualified_by_their_trait() {
+        check("demo::phys::Physics::step", "Physics::step");
+    }
+
+    #[test]
+    fn nested_functions_are_named_alone() {
+        check("demo::phys::outer::inner", "inner");
+        check("demo::phys::outer::{{closure}}::in_closure", "in_closure");
+        check("demo::phys::Solver::solve::helper", "helper");
+        check("demo::phys::outer::Local::method", "Local::method");
+        check("demo::phys::Solver::solve::{{closure}}::helper", "helper");
+        // A doctest's functions live inside its generated `main`.
         assert_eq!(
             function_name("rust_out::main::solve::__perfgraph_here", "rust_out"),
             "solve"
         );
+    }
+
+    #[test]
+    fn a_path_outside_the_module_still_names_the_function() {
         assert_eq!(
-            function_name(
-                "demo::Solver::solve::{{closure}}::helper::__perfgraph_here",
-                "demo"
-            ),
-            "helper"
+            function_name("other::place::free::__perfgraph_here", "demo"),
+            "free"
         );
         assert_eq!(
-            function_name("demo::phys::Physics::step::__perfgraph_here", "demo"),
-            "Physics::step"
+            function_name("other::Solver::solve::__perfgraph_here", "demo"),
+            "Solver::solve"
         );
+        assert_eq!(function_name("", "demo"), "");
     }
 }
