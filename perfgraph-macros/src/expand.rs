@@ -1,8 +1,9 @@
 //! Code generation: the `static` call site and the scope guard.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{ToTokens, quote};
-use syn::{Error, Ident, Item, ItemFn, LitStr, Path, TraitItemFn};
+use syn::parse::{ParseStream, Parser};
+use syn::{Attribute, Error, Ident, Item, LitStr, Path, Signature, Token, Visibility};
 
 use crate::args::Options;
 
@@ -64,70 +65,139 @@ fn krate(options: &Options) -> TokenStream {
     }
 }
 
-/// Checks that `item` is a function `#[timed]` can instrument.
-pub fn parse_function(item: TokenStream) -> syn::Result<ItemFn> {
-    let function = match syn::parse2::<ItemFn>(item.clone()) {
-        Ok(function) => function,
-        Err(fn_error) => return Err(not_a_function(item, fn_error)),
-    };
-    let sig = &function.sig;
-    if let Some(token) = &sig.constness {
-        return Err(Error::new_spanned(
-            token,
-            "#[timed] cannot time a `const fn`: it reads the clock at run time; remove `const` or the attribute",
-        ));
-    }
-    if let Some(token) = &sig.asyncness {
-        return Err(Error::new_spanned(
-            token,
-            "#[timed] does not support `async fn` yet: a guard held across `.await` would time the wait and \
-             could move threads; time the synchronous parts with `time_section!` instead",
-        ));
-    }
-    Ok(function)
+/// A function `#[timed]` can instrument, read as tracing-attributes' `MaybeItemFn` does: attributes,
+/// visibility and signature parsed, the body kept as raw tokens. The body is never re-parsed or re-printed,
+/// so every token keeps its span (a type error stays on the user's code), a body syn cannot parse still
+/// expands, and big bodies cost the macro nothing.
+pub struct TimedFn {
+    /// Outer attributes and doc comments, as written.
+    attrs: Vec<Attribute>,
+    vis: Visibility,
+    sig: Signature,
+    /// The body's braces, for their span.
+    brace: Group,
+    /// `#![...]` at the top of the body: they must stay first.
+    inner_attrs: Vec<Attribute>,
+    /// The rest of the body, untouched.
+    body: TokenStream,
 }
 
-fn not_a_function(item: TokenStream, fn_error: Error) -> Error {
-    if let Ok(decl) = syn::parse2::<TraitItemFn>(item.clone())
-        && decl.default.is_none()
-    {
-        return Error::new_spanned(
-            &decl.sig,
-            "#[timed] needs a function body: put it on the trait method's implementations, or give the method \
-             a default body",
-        );
-    }
-    match syn::parse2::<Item>(item) {
-        Ok(other) => {
-            let kind = match &other {
-                Item::Struct(_) => "a struct",
-                Item::Enum(_) => "an enum",
-                Item::Union(_) => "a union",
-                Item::Impl(_) => "an impl block (put it on the methods inside)",
-                Item::Trait(_) => "a trait (put it on the methods' bodies)",
-                Item::Mod(_) => "a module",
-                Item::Const(_) => "a const",
-                Item::Static(_) => "a static",
-                Item::Type(_) => "a type alias",
-                Item::Use(_) => "a use declaration",
-                Item::Macro(_) => "a macro invocation",
-                Item::ExternCrate(_) => "an extern crate",
-                Item::ForeignMod(_) => "an extern block",
-                _ => "this item",
-            };
-            Error::new_spanned(
-                other,
-                format!("#[timed] applies to functions and methods with a body, not to {kind}"),
-            )
+/// Checks that `item` is a function `#[timed]` can instrument. Reports every problem of the signature at
+/// once (`const`, `async`, no body), each at its own tokens.
+pub fn parse_function(item: TokenStream) -> syn::Result<TimedFn> {
+    let parser = |input: ParseStream| {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        if let Err(e) = input.fork().parse::<Signature>() {
+            return Err(not_a_function(input).unwrap_or(e));
         }
-        Err(_) => fn_error,
-    }
+        let sig: Signature = input.parse()?;
+        let mut errors: Option<Error> = None;
+        let mut push = |e: Error| match &mut errors {
+            Some(all) => all.combine(e),
+            None => errors = Some(e),
+        };
+        if let Some(token) = &sig.constness {
+            push(Error::new_spanned(
+                token,
+                "#[timed] cannot time a `const fn`: it reads the clock at run time; remove `const` or the \
+                 attribute",
+            ));
+        }
+        if let Some(token) = &sig.asyncness {
+            push(Error::new_spanned(
+                token,
+                "#[timed] does not support `async fn` yet: a guard held across `.await` would time the wait \
+                 and could move threads; time the synchronous parts with `time_section!` instead",
+            ));
+        }
+        if input.peek(Token![;]) {
+            let semi: Token![;] = input.parse()?;
+            push(Error::new_spanned(
+                quote!(#sig #semi),
+                "#[timed] needs a function body: put it on the trait method's implementations, or give the \
+                 method a default body",
+            ));
+        }
+        if let Some(errors) = errors {
+            return Err(errors);
+        }
+        let brace: Group = input.parse()?;
+        if brace.delimiter() != Delimiter::Brace {
+            return Err(Error::new_spanned(
+                brace,
+                "expected the function body `{ ... }`",
+            ));
+        }
+        let (inner_attrs, body) = (|body: ParseStream| {
+            Ok((
+                body.call(Attribute::parse_inner)?,
+                body.parse::<TokenStream>()?,
+            ))
+        })
+        .parse2(brace.stream())?;
+        Ok(TimedFn {
+            attrs,
+            vis,
+            sig,
+            brace,
+            inner_attrs,
+            body,
+        })
+    };
+    parser.parse2(item)
 }
 
-/// The function with the guard as its first statement; signature, attributes and body tokens untouched.
-pub fn timed_function(mut function: ItemFn, name: NameSource, options: &Options) -> TokenStream {
+/// The error for `#[timed]` on an item that is not a function, under the item's keyword and name (not the
+/// whole item). `None` when it is no well-formed item either: the signature's own syntax error is better.
+fn not_a_function(input: ParseStream) -> Option<Error> {
+    let rest: TokenStream = input.fork().parse().ok()?;
+    let item = syn::parse2::<Item>(rest.clone()).ok()?;
+    let (kind, tokens) = match &item {
+        Item::Struct(i) => ("a struct", pair(&i.struct_token, &i.ident)),
+        Item::Enum(i) => ("an enum", pair(&i.enum_token, &i.ident)),
+        Item::Union(i) => ("a union", pair(&i.union_token, &i.ident)),
+        Item::Impl(i) => (
+            "an impl block (put it on the methods inside)",
+            pair(&i.impl_token, &i.self_ty),
+        ),
+        Item::Trait(i) => (
+            "a trait (put it on the methods' bodies)",
+            pair(&i.trait_token, &i.ident),
+        ),
+        Item::Mod(i) => ("a module", pair(&i.mod_token, &i.ident)),
+        Item::Const(i) => ("a const", pair(&i.const_token, &i.ident)),
+        Item::Static(i) => ("a static", pair(&i.static_token, &i.ident)),
+        Item::Type(i) => ("a type alias", pair(&i.type_token, &i.ident)),
+        Item::Use(i) => ("a use declaration", i.to_token_stream()),
+        Item::Macro(i) => ("a macro invocation", i.mac.path.to_token_stream()),
+        Item::ExternCrate(i) => ("an extern crate", pair(&i.extern_token, &i.ident)),
+        Item::ForeignMod(i) => ("an extern block", i.abi.to_token_stream()),
+        _ => ("this item", rest),
+    };
+    Some(Error::new_spanned(
+        tokens,
+        format!("#[timed] applies to functions and methods with a body, not to {kind}"),
+    ))
+}
+
+fn pair(a: &impl ToTokens, b: &impl ToTokens) -> TokenStream {
+    quote!(#a #b)
+}
+
+/// The function with the guard as its first statement (after the body's inner attributes); attributes,
+/// visibility, signature and body tokens untouched.
+pub fn timed_function(function: TimedFn, name: NameSource, options: &Options) -> TokenStream {
+    let TimedFn {
+        attrs,
+        vis,
+        sig,
+        brace,
+        inner_attrs,
+        body,
+    } = function;
     let guard = guard_statement(name, options);
-    let guard: syn::Stmt = syn::parse_quote!(#guard);
-    function.block.stmts.insert(0, guard);
-    function.into_token_stream()
+    let mut block = Group::new(Delimiter::Brace, quote!(#(#inner_attrs)* #guard #body));
+    block.set_span(brace.span());
+    quote!(#(#attrs)* #vis #sig #block)
 }
