@@ -2,6 +2,7 @@
 //! for every mistake.
 
 use proc_macro2::Span;
+use quote::ToTokens;
 use syn::parse::{Parse, ParseStream};
 use syn::{Error, LitBool, LitInt, LitStr, Path, Token};
 
@@ -81,7 +82,10 @@ impl Parse for SectionArgs {
                  `time_section!(\"residual\", level = 2)`",
             ));
         };
-        non_empty(&name, "section name")?;
+        non_empty(
+            &name,
+            "the section name must not be empty: say what the section does, e.g. `time_section!(\"residual\")`",
+        )?;
         let options = if input.is_empty() {
             Options::default()
         } else {
@@ -92,12 +96,10 @@ impl Parse for SectionArgs {
     }
 }
 
-fn non_empty(lit: &LitStr, what: &str) -> syn::Result<()> {
+/// Rejects an empty or all-blank literal with `message`.
+fn non_empty(lit: &LitStr, message: &str) -> syn::Result<()> {
     if lit.value().trim().is_empty() {
-        Err(Error::new_spanned(
-            lit,
-            format!("the {what} must not be empty"),
-        ))
+        Err(Error::new_spanned(lit, message))
     } else {
         Ok(())
     }
@@ -130,6 +132,19 @@ fn parse_options(input: ParseStream, ctx: Context) -> syn::Result<Options> {
     }
 }
 
+/// The `=` after an option that needs a value; without one, an error under the option naming its form.
+fn equals(input: ParseStream, key: Span, form: &str) -> syn::Result<()> {
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        Ok(())
+    } else {
+        Err(Error::new(
+            key,
+            format!("this option needs a value: {form}"),
+        ))
+    }
+}
+
 fn duplicate(span: Span, option: &str) -> Error {
     Error::new(span, format!("duplicate option `{option}`: give it once"))
 }
@@ -145,16 +160,19 @@ fn parse_option(input: ParseStream, ctx: Context, o: &mut Options) -> syn::Resul
                  `time_section!(\"residual\", level = 2)`",
             ));
         }
-        input.parse::<Token![=]>()?;
+        equals(input, key.span, "`name = \"mesh::refine\"`")?;
         let value = string_value(input, "name", "`name = \"mesh::refine\"`")?;
-        non_empty(&value, "section name")?;
+        non_empty(
+            &value,
+            "the section name must not be empty; leave `name` out to use the function's name",
+        )?;
         if o.name.is_some() {
             return Err(duplicate(key.span, "name"));
         }
         o.name = Some(value);
     } else if lookahead.peek(kw::level) {
         let key: kw::level = input.parse()?;
-        input.parse::<Token![=]>()?;
+        equals(input, key.span, "`level = 0..=3`")?;
         let level = level_value(input)?;
         if o.level.is_some() {
             return Err(duplicate(key.span, "level"));
@@ -162,9 +180,12 @@ fn parse_option(input: ParseStream, ctx: Context, o: &mut Options) -> syn::Resul
         o.level = Some(level);
     } else if lookahead.peek(kw::live) {
         let key: kw::live = input.parse()?;
-        input.parse::<Token![=]>()?;
+        equals(input, key.span, "`live = \"Solving nonlinear system\"`")?;
         let value = string_value(input, "live", "`live = \"Solving nonlinear system\"`")?;
-        non_empty(&value, "live message")?;
+        non_empty(
+            &value,
+            "the live message must not be empty; leave `live` out to show the section's name",
+        )?;
         if o.live.is_some() {
             return Err(duplicate(key.span, "live"));
         }
@@ -191,7 +212,7 @@ fn parse_option(input: ParseStream, ctx: Context, o: &mut Options) -> syn::Resul
         o.dots = Some(value);
     } else if lookahead.peek(Token![crate]) {
         let key: Token![crate] = input.parse()?;
-        input.parse::<Token![=]>()?;
+        equals(input, key.span, "`crate = \"my_crate::perfgraph\"`")?;
         let value = string_value(input, "crate", "`crate = \"my_crate::perfgraph\"`")?;
         let path: Path = value.parse().map_err(|_| {
             Error::new_spanned(
@@ -206,7 +227,15 @@ fn parse_option(input: ParseStream, ctx: Context, o: &mut Options) -> syn::Resul
     } else {
         // Not `lookahead.error()`: its message would not say what the values look like; ours does.
         let _ = lookahead;
-        let unknown = if input.peek(syn::Ident) {
+        let unknown = if ctx == Context::Timed && input.peek(LitStr) {
+            let lit: LitStr = input.parse()?;
+            let message = format!(
+                "to name the section write `name = {}`; accepted options: {}",
+                lit.to_token_stream(),
+                ctx.accepted()
+            );
+            Error::new_spanned(lit, message)
+        } else if input.peek(syn::Ident) {
             let ident: syn::Ident = input.parse()?;
             let message = format!(
                 "unknown option `{ident}`; accepted options: {}",

@@ -1,0 +1,8 @@
+use perfgraph_core::timed;
+
+#[timed(name = solve)]
+fn solve() {}
+
+fn main() {
+    solve();
+}

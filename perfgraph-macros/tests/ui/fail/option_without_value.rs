@@ -1,0 +1,8 @@
+use perfgraph_core::timed;
+
+#[timed(level, live)]
+fn solve() {}
+
+fn main() {
+    solve();
+}

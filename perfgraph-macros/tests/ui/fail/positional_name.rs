@@ -1,0 +1,8 @@
+use perfgraph_core::timed;
+
+#[timed("solve")]
+fn solve() {}
+
+fn main() {
+    solve();
+}
