@@ -204,3 +204,170 @@ fn every_shape_compiles_and_is_timed_under_its_name() {
     assert_eq!(calls(&["two_sections", "first", "second"]), Some(1));
     assert!(me.running.is_empty());
 }
+
+struct Grid<T>(T);
+
+impl<T: Copy + Into<u64>> Grid<T> {
+    #[timed]
+    fn refine(&self) -> u64 {
+        self.0.into()
+    }
+
+    #[timed]
+    fn generic_method<U: Display>(&self, label: U) -> String {
+        format!("{label}{}", self.0.into())
+    }
+}
+
+impl<T> Physics for Grid<T> {
+    #[timed]
+    fn step(&mut self) -> u32 {
+        3
+    }
+}
+
+impl Physics for (u8, u8) {
+    #[timed]
+    fn step(&mut self) -> u32 {
+        u32::from(self.0 + self.1)
+    }
+}
+
+fn with_nested_function() -> u32 {
+    #[timed]
+    fn nested() -> u32 {
+        4
+    }
+    let in_closure = || {
+        #[timed]
+        fn nested_in_closure() -> u32 {
+            5
+        }
+        nested_in_closure()
+    };
+    nested() + in_closure()
+}
+
+#[timed]
+fn inner_attributes_stay_first() -> u32 {
+    #![allow(clippy::let_and_return)]
+    let x = 6;
+    x
+}
+
+#[timed(name = "hygiene")]
+fn user_local_named_like_the_guard() -> u32 {
+    // The macro's guard is a `mixed_site` local: this one neither clashes with it nor ends it early.
+    let __perfgraph_guard = 8;
+    time_section!("hygiene_inner");
+    __perfgraph_guard
+}
+
+#[timed(name = "configured", level = 2, live = "Configuring", dots)]
+fn configured() {}
+
+mod reexport {
+    pub use perfgraph_core as pg;
+}
+
+fn section_through_reexport() {
+    time_section!("via_reexport", crate = "reexport::pg", level = 0);
+}
+
+#[test]
+fn generic_nested_and_configured_shapes_are_named_and_described() {
+    perfgraph_core::set_verbosity(perfgraph_core::Verbosity::Level(3));
+    let me = on_own_thread("shapes-2", || {
+        let mut grid = Grid(2u8);
+        assert_eq!(grid.refine(), 2);
+        assert_eq!(grid.generic_method("g"), "g2");
+        assert_eq!(grid.step(), 3);
+        assert_eq!((1u8, 2u8).step(), 3);
+        assert_eq!(with_nested_function(), 9);
+        assert_eq!(inner_attributes_stay_first(), 6);
+        assert_eq!(user_local_named_like_the_guard(), 8);
+        configured();
+        section_through_reexport();
+    });
+    let calls = |path: &[&str]| me.tree.find(path).map(|n| n.calls);
+    for name in [
+        "Grid::refine",
+        "Grid::generic_method",
+        "Grid::step",
+        "(u8, u8)::step",
+        "nested",
+        "nested_in_closure",
+        "inner_attributes_stay_first",
+        "configured",
+        "via_reexport",
+    ] {
+        assert_eq!(calls(&[name]), Some(1), "{name}");
+    }
+    assert_eq!(calls(&["hygiene", "hygiene_inner"]), Some(1));
+
+    let node = me.tree.find(&["configured"]).unwrap();
+    let info = perfgraph_core::section_info(node.section).unwrap();
+    assert_eq!(
+        (info.name, info.level, info.live, info.dots),
+        ("configured", 2, "Configuring", true)
+    );
+    assert!(info.file.ends_with("shapes.rs"), "{}", info.file);
+    assert_eq!(info.module_path, "shapes");
+    assert!(info.line > 0);
+    let refine = me.tree.find(&["Grid::refine"]).unwrap();
+    let info = perfgraph_core::section_info(refine.section).unwrap();
+    assert_eq!(
+        (info.level, info.live, info.dots),
+        (1, "Grid::refine", false)
+    );
+}
+
+#[timed]
+fn panics_inside() {
+    time_section!("before_panic");
+    panic!("boom");
+}
+
+#[timed]
+fn survives_a_panic() {
+    assert!(std::panic::catch_unwind(panics_inside).is_err());
+    after_panic();
+}
+
+#[timed]
+fn after_panic() {}
+
+#[test]
+fn a_panic_unwinds_through_the_guards_and_the_next_section_nests_where_it_should() {
+    let me = on_own_thread("shapes-panic", || {
+        survives_a_panic();
+        after_panic();
+    });
+    let calls = |path: &[&str]| me.tree.find(path).map(|n| n.calls);
+    assert_eq!(
+        calls(&["survives_a_panic", "panics_inside", "before_panic"]),
+        Some(1)
+    );
+    // Both guards of the panicking call ended while unwinding: the next section is a sibling, not a child.
+    assert_eq!(calls(&["survives_a_panic", "after_panic"]), Some(1));
+    assert_eq!(
+        calls(&["survives_a_panic", "panics_inside", "after_panic"]),
+        None
+    );
+    assert_eq!(calls(&["after_panic"]), Some(1));
+    assert!(me.running.is_empty());
+}
+
+/// Runs `f` on a fresh named thread and returns what that thread recorded (tests share the recorder).
+fn on_own_thread(name: &str, f: impl FnOnce() + Send + 'static) -> perfgraph_core::ThreadSnapshot {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+    perfgraph_core::threads()
+        .into_iter()
+        .find(|t| t.name == name)
+        .unwrap()
+}
