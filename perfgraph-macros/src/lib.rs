@@ -10,6 +10,9 @@
 //! };
 //! ```
 //!
+//! `#[timed]` parses only the function's attributes, visibility and signature; the body's tokens are passed
+//! through untouched after the guard (inner attributes first), so errors in the body keep their spans.
+//!
 //! Without the `enabled` feature (perfgraph-core's default feature turns it on), both still check their
 //! arguments and then expand to the user's code unchanged: instrumentation compiled out.
 
