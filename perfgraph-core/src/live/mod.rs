@@ -31,7 +31,7 @@ pub(crate) struct Live {
     drain_always: bool,
     /// Text decided but not yet handed to the screen.
     out: String,
-    /// `screen::OTHER_OUTPUT` as last seen.
+    /// `screen::OTHER_OUTPUT_AT` as last seen.
     other_output: u64,
 }
 
@@ -70,10 +70,10 @@ impl Live {
     }
 
     fn sync_other_output(&mut self) {
-        let seen = screen::OTHER_OUTPUT.load(Ordering::Relaxed);
-        if seen != self.other_output {
-            self.other_output = seen;
-            self.printer.other_output();
+        let at = screen::OTHER_OUTPUT_AT.load(Ordering::Relaxed);
+        if at != self.other_output {
+            self.other_output = at;
+            self.printer.other_output(at);
         }
     }
 
@@ -160,7 +160,7 @@ impl Live {
         let shown = screen::lock().write_live(&self.out);
         self.out.clear();
         if !shown {
-            self.printer.other_output();
+            self.printer.other_output(clock::now());
         }
     }
 

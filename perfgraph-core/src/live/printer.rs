@@ -125,6 +125,8 @@ pub struct Printer {
     limbo: Vec<Limbo>,
     /// The line left open (no newline yet), if any.
     line: Option<OpenLine>,
+    /// When other output last reached the terminal (ticks).
+    output_at: Option<u64>,
 }
 
 impl Printer {
@@ -135,6 +137,7 @@ impl Printer {
             threads: Vec::new(),
             limbo: Vec::new(),
             line: None,
+            output_at: None,
         }
     }
 
@@ -247,7 +250,7 @@ impl Printer {
             view.stack.push(Open {
                 call: *call,
                 shown: Shown::No,
-                currently: false,
+                currently: self.output_at.is_some_and(|at| call.start <= at),
                 next_dot: call.start.saturating_add(limit),
             });
         }
@@ -273,15 +276,17 @@ impl Printer {
             .any(|l| l.thread == thread && key_of(&l.open.call) == key)
     }
 
-    /// Something else was written to the terminal (the program's own output through `suspend`, a report).
-    /// The open line was ended by whoever wrote; printed calls say `Still` when they print again, calls not
-    /// printed yet say `Currently`.
-    pub fn other_output(&mut self) {
+    /// Something else was written to the terminal at `at` (ticks): the program's own output through
+    /// `suspend`, a report. The open line was ended by whoever wrote; printed calls say `Still` when they
+    /// print again, calls that were running then but not printed yet say `Currently` (including those the
+    /// next snapshot shows for the first time).
+    pub fn other_output(&mut self, at: u64) {
         self.line = None;
+        self.output_at = Some(self.output_at.map_or(at, |t| t.max(at)));
         for view in &mut self.threads {
             for open in &mut view.stack {
                 match open.shown {
-                    Shown::No => open.currently = true,
+                    Shown::No => open.currently |= open.call.start <= at,
                     Shown::Yes | Shown::Interrupted => open.shown = Shown::Interrupted,
                 }
             }

@@ -63,8 +63,15 @@ static SCREEN: Mutex<Screen> = Mutex::new(Screen {
     broken: false,
 });
 
-/// Times other output went through [`suspend`] or a report; the printer compares it between passes.
-pub static OTHER_OUTPUT: AtomicU64 = AtomicU64::new(0);
+/// When other output (through [`suspend`], [`stderr`](crate::stderr) or a report) last reached the terminal,
+/// in clock ticks (0: never); the printer compares it between passes.
+pub static OTHER_OUTPUT_AT: AtomicU64 = AtomicU64::new(0);
+
+/// Notes that other output has just reached the terminal.
+fn other_output() {
+    // Relaxed: the printer reads it on its next pass; the screen lock orders the output itself.
+    OTHER_OUTPUT_AT.fetch_max(crate::clock::now().max(1), Ordering::Relaxed);
+}
 
 /// Live-print bytes dropped because stderr had no room or failed.
 pub static DROPPED_BYTES: AtomicU64 = AtomicU64::new(0);
@@ -243,7 +250,7 @@ fn with_screen<R>(f: impl FnOnce(&mut Screen) -> R) -> R {
     let inside = Inside;
     let result = f(&mut screen);
     drop(inside);
-    OTHER_OUTPUT.fetch_add(1, Ordering::Relaxed);
+    other_output();
     drop(screen);
     result
 }
@@ -290,7 +297,7 @@ pub fn write_block(text: &str) {
         return;
     }
     lock().write_block(text);
-    OTHER_OUTPUT.fetch_add(1, Ordering::Relaxed);
+    other_output();
 }
 
 /// An `io::Write` to stderr that cooperates with live print (see [`stderr`](crate::stderr)).

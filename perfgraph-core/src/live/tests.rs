@@ -212,7 +212,7 @@ impl Sim {
                             self.emit(now, "\n");
                         }
                         self.emit(now, text);
-                        self.printer.other_output();
+                        self.printer.other_output(now);
                     }
                 }
                 i += 1;
@@ -348,6 +348,28 @@ fn currently_after_other_output() {
         .end(2_800_000, 0)
         .end(3_000_000, 0);
     insta::assert_snapshot!(sim.run(10 * SECOND));
+}
+
+#[test]
+fn currently_when_the_output_came_before_the_first_snapshot() {
+    // The program wrote right after its first section started, before the background thread ever looked
+    // (MOOSE's `Timed section just started, printing something though`): still `Currently`.
+    let mut sim = Sim::new(settings(), &[("main", true)]);
+    sim.start(0, 0, "Executing", false)
+        .at(
+            0,
+            Step::Output("Timed section just started, printing something though\n"),
+        )
+        .end(1_400_000, 0);
+    insta::assert_snapshot!(sim.run(10 * SECOND), @r#"
+    Timed section just started, printing something though
+    Currently Executing                                                                      [  1.40 s] [   97 MB]
+
+    ---- written at (µs)
+    +        0 "Timed section just started, printing something though\n"
+    +  1000000 "Currently Executing"
+    +  1400000 "                                                                      [  1.40 s] [   97 MB]\n"
+    "#);
 }
 
 #[test]
