@@ -129,6 +129,10 @@ impl Live {
         let mut calls: Vec<Call> = Vec::new();
         for state in threads {
             let t = state.index as usize;
+            // An exited thread runs nothing: once the printer is done with it, it costs nothing per pass.
+            if state.exited() && !self.printer.busy(t) {
+                continue;
+            }
             self.printer.thread(t, &state.name, state.is_main);
             calls.clear();
             calls.extend(state.open_frames().iter().map_while(|f| {
@@ -166,7 +170,7 @@ impl Live {
 
     /// Every thread wakes the background thread when a section it shows ends (or, in live-all, any section).
     fn set_watch(&self, threads: &[Arc<ThreadState>]) {
-        for state in threads {
+        for state in threads.iter().filter(|t| !t.exited()) {
             let watch = if self.printer.all() {
                 u32::MAX
             } else {

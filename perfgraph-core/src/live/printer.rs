@@ -304,6 +304,14 @@ impl Printer {
         self.settings.all
     }
 
+    /// Whether the printer knows of running calls on `thread` (or ended ones it waits for).
+    pub fn busy(&self, thread: usize) -> bool {
+        self.threads
+            .get(thread)
+            .is_some_and(|v| !v.stack.is_empty() || v.last_ended.is_some() || v.wants_drain)
+            || self.limbo.iter().any(|l| l.thread == thread)
+    }
+
     /// One more than the depth of `thread`'s innermost call on screen (0: none): ends of calls above it are
     /// what the printer must see at once.
     pub fn printed_depth(&self, thread: usize) -> u32 {

@@ -500,6 +500,29 @@ fn unprinted_sections_that_end_need_no_drain_unless_they_may_have_run_too_long()
 }
 
 #[test]
+fn colour_wraps_the_figures_only_and_keeps_the_column() {
+    // Only on a terminal with NO_COLOR unset (decided by the caller): yellow around number and unit, the
+    // padding computed without the escape codes.
+    let mut sim = Sim::new(
+        Settings {
+            color: true,
+            ..settings()
+        },
+        &[("main", true)],
+    );
+    sim.start(0, 0, "Solving", true).end(1_500_000, 0);
+    let out = sim.run(10 * SECOND);
+    let line = out.lines().next().unwrap();
+    assert_eq!(
+        line,
+        format!(
+            "Solving{}[\x1b[33m  1.50 s\x1b[39m] [\x1b[33m   97 MB\x1b[39m]",
+            " ".repeat(89 - "Solving".len())
+        )
+    );
+}
+
+#[test]
 fn lines_too_long_for_the_column_keep_one_space() {
     let mut sim = Sim::new(settings(), &[("main", true)]);
     sim.start(
