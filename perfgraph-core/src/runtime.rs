@@ -45,6 +45,12 @@ pub fn pause_draining(paused: bool) {
     wake();
 }
 
+/// Whether the runtime is set up (a section was recorded, or settings were read): the clock's ticks mean
+/// something only from then on.
+pub(crate) fn started() -> bool {
+    INIT.is_completed()
+}
+
 /// Whether process exit has begun (the background thread is doing its final pass).
 pub(crate) fn shutting_down() -> bool {
     SHUTDOWN.load(Ordering::Relaxed)

@@ -149,9 +149,13 @@ impl Live {
         let next = self.printer.tick(now, &mut self.out);
         self.show();
         self.set_watch(threads);
-        let wait = next.map_or(SNAPSHOT_PERIOD_NS, |due| {
+        let mut wait = next.map_or(SNAPSHOT_PERIOD_NS, |due| {
             clock::delta_ns(due.saturating_sub(clock::now())).max(1_000_000)
         });
+        if self.printer.wants_drain() {
+            // A section ended without waking us (it was printed just as it ended): its record is in the ring.
+            wait = wait.min(1_000_000);
+        }
         Some(wait.min(SNAPSHOT_PERIOD_NS))
     }
 

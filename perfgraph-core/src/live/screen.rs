@@ -69,8 +69,11 @@ pub static OTHER_OUTPUT_AT: AtomicU64 = AtomicU64::new(0);
 
 /// Notes that other output has just reached the terminal.
 fn other_output() {
-    // Relaxed: the printer reads it on its next pass; the screen lock orders the output itself.
-    OTHER_OUTPUT_AT.fetch_max(crate::clock::now().max(1), Ordering::Relaxed);
+    // Before the first section there is no clock yet, and nothing for live print to say `Currently` about.
+    if crate::runtime::started() {
+        // Relaxed: the printer reads it on its next pass; the screen lock orders the output itself.
+        OTHER_OUTPUT_AT.fetch_max(crate::clock::now().max(1), Ordering::Relaxed);
+    }
 }
 
 /// Live-print bytes dropped because stderr had no room or failed.
