@@ -49,12 +49,27 @@ pub use perfgraph_macros::{time_section, timed};
 pub use registry::{SectionId, SectionInfo};
 
 /// An `io::Write` to stderr that cooperates with live print: each write ends an open dots line first (as
-/// [`suspend`] does). Use it for the program's own logging, e.g. as a `tracing-subscriber` writer
-/// (`fmt().with_writer(perfgraph_core::stderr)`) or `env_logger`'s `Target::Pipe(Box::new(perfgraph_core::stderr()))`.
+/// [`suspend`] does), and live print then says `Still` / `Currently` / `Finished` as MOOSE does after other
+/// output. Use it for the program's own logging: as a `tracing-subscriber` writer
+/// (`tracing_subscriber::fmt().with_writer(perfgraph_core::stderr)`: any `Fn() -> impl io::Write` is a
+/// `MakeWriter`), or with `env_logger` (`.target(env_logger::Target::Pipe(Box::new(perfgraph_core::stderr())))`).
+/// Each `write` call goes out whole, so a logger that writes one record per call never has a live line cut
+/// into it.
 ///
 /// ```
 /// use std::io::Write;
-/// writeln!(perfgraph_core::stderr(), "step 3 converged").unwrap();
+/// use perfgraph_core::timed;
+///
+/// // What `with_writer` and `Target::Pipe` take.
+/// let make_writer: fn() -> perfgraph_core::LiveStderr = perfgraph_core::stderr;
+/// let mut pipe: Box<dyn Write + Send> = Box::new(make_writer());
+///
+/// #[timed(live = "Solving", dots)]
+/// fn solve(log: &mut dyn Write) {
+///     writeln!(log, "INFO step 3 converged").unwrap();
+/// }
+///
+/// solve(&mut pipe);
 /// ```
 pub fn stderr() -> LiveStderr {
     LiveStderr

@@ -5,6 +5,12 @@
 //! `park_timeout` until its next deadline; recording threads `unpark` it only when something needs it at
 //! once (a watched section ended, a memory alert, a thread exited).
 //!
+//! Draining is the expensive part of a pass when threads record millions of sections a second, so a pass
+//! drains only when someone needs the records: always when an output keeps every record (the trace,
+//! interval statistics), else when a recording thread woke it (what woke it is in the ring), when live print
+//! asks, and every [`DRAIN_PERIOD`] (so a moderately busy program loses nothing to overflow). The other
+//! passes only sample memory and let live print look at what runs.
+//!
 //! At process exit (return from `main` or `std::process::exit`) an `atexit` handler asks it for a final pass
 //! and waits for it at most [`EXIT_WAIT`], so a stuck output can lose its own lines but never hang the exit.
 
@@ -22,6 +28,9 @@ use crate::{clock, guard, memory};
 /// Longest the exit handler waits for the background thread's final pass.
 pub const EXIT_WAIT: Duration = Duration::from_secs(2);
 
+/// Longest the background thread goes without draining the rings when no output needs every record.
+pub const DRAIN_PERIOD: Duration = Duration::from_millis(250);
+
 static INIT: Once = Once::new();
 static CONFIG: OnceLock<Config> = OnceLock::new();
 static BACKGROUND: OnceLock<std::thread::Thread> = OnceLock::new();
@@ -36,17 +45,30 @@ pub fn pause_draining(paused: bool) {
     wake();
 }
 
+/// Whether the runtime is set up (a section was recorded, or settings were read): the clock's ticks mean
+/// something only from then on.
+pub(crate) fn started() -> bool {
+    INIT.is_completed()
+}
+
 /// Whether process exit has begun (the background thread is doing its final pass).
 pub(crate) fn shutting_down() -> bool {
     SHUTDOWN.load(Ordering::Relaxed)
 }
 
 /// Number of completed passes of the background thread, so tests can wait for one without sleeping blindly.
+/// A pass after a wake-up (a thread exit, [`pause_draining`]) drains every ring.
 pub fn passes() -> u64 {
     PASSES.load(Ordering::Relaxed)
 }
 
 static PASSES: AtomicU64 = AtomicU64::new(0);
+/// Wake-up requests so far ([`wake`]): rare by design (a watched section ended, a memory alert, a thread
+/// exited, a test hook), so a counter costs nothing on the hot path.
+static WAKES: AtomicU64 = AtomicU64::new(0);
+/// The value of [`WAKES`] that the last completed pass read before it drained: every wake-up up to it has
+/// been acted on (its records drained, live print's lines handed to the terminal).
+static HANDLED: AtomicU64 = AtomicU64::new(0);
 static FINISHED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
 
 /// Sets the runtime up once: settings, clock, first memory sample, background thread, exit handler.
@@ -83,10 +105,34 @@ fn init() {
     }
 }
 
-/// Wakes the background thread now (cheap when it is already awake).
+/// Wakes the background thread now for a pass that drains the rings (cheap when it is already awake).
 pub(crate) fn wake() {
+    // Release: pairs with the Acquire load in `Collector::pass`; the pass that sees this count sees the
+    // records pushed before it.
+    WAKES.fetch_add(1, Ordering::Release);
     if let Some(thread) = BACKGROUND.get() {
         thread.unpark();
+    }
+}
+
+/// Waits (at most `max`) until the background thread has acted on every wake-up requested so far, so what
+/// woke it (a shown section's end) is printed before the caller's output. Returns at once when nothing is
+/// pending, which is nearly always.
+pub(crate) fn catch_up(max: Duration) {
+    // Acquire: pairs with the Release store of `HANDLED` (a caught-up pass's output is on the screen) and
+    // the Release increments of `WAKES`.
+    let target = WAKES.load(Ordering::Acquire);
+    if HANDLED.load(Ordering::Acquire) >= target || shutting_down() {
+        return;
+    }
+    let Some(thread) = BACKGROUND.get() else {
+        return;
+    };
+    thread.unpark();
+    let deadline = std::time::Instant::now() + max;
+    // Acquire: as above.
+    while HANDLED.load(Ordering::Acquire) < target && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_micros(50));
     }
 }
 
@@ -120,6 +166,12 @@ pub(crate) struct Collector {
     /// Every thread that recorded, in order (a copy of the global list, refreshed each pass).
     threads: Vec<Arc<ThreadState>>,
     next_memory: u64,
+    /// `WAKES` as the last pass read it.
+    seen_wakes: u64,
+    /// Monotonic ns by which the next drain is due regardless of need.
+    next_drain: u64,
+    /// An output keeps every record: drain at every pass.
+    every_record: bool,
     records: Vec<Record>,
     live: Option<Live>,
     outputs: Outputs,
@@ -130,6 +182,11 @@ impl Collector {
         Collector {
             live: Live::new(&config),
             outputs: Outputs::new(&config),
+            // The trace and the interval statistics (`outputs`) use every record; the rest of `outputs`
+            // reads the call trees.
+            every_record: config.trace.is_some() || config.interval_ns.is_some(),
+            seen_wakes: 0,
+            next_drain: 0,
             config,
             tracked: Vec::new(),
             threads: Vec::new(),
@@ -138,9 +195,9 @@ impl Collector {
         }
     }
 
-    /// One pass: sample memory if due, drain every ring, let the outputs act. Returns the next deadline
-    /// (monotonic ns).
-    fn pass(&mut self) -> u64 {
+    /// One pass: sample memory if due, drain the rings if anyone needs it, let the outputs act. Returns the
+    /// next deadline (monotonic ns).
+    fn pass(&mut self, force_drain: bool) -> u64 {
         // Keep the ticks-to-ns ratio fresh: live print converts its time limit and printed times with it.
         clock::calibrate();
         let mono = clock::monotonic_ns();
@@ -150,35 +207,22 @@ impl Collector {
             }
             self.next_memory = mono + self.config.mem_interval_ns;
         }
-        let all = thread::all();
-        for state in all.iter().skip(self.tracked.len()) {
-            self.tracked.push(Tracked {
-                state: Arc::clone(state),
-                cursor: Cursor::default(),
-                finished: false,
-            });
-        }
-        self.threads = all;
-        let paused = PAUSED.load(Ordering::Relaxed) && !SHUTDOWN.load(Ordering::Relaxed);
-        for t in self.tracked.iter_mut().filter(|t| !t.finished && !paused) {
-            let exited = t.state.exited();
-            self.records.clear();
-            let records = &mut self.records;
-            t.state
-                .ring
-                .drain(&mut t.cursor, |w| records.push(Record::from_words(w)));
-            // Relaxed: this thread is the only writer; readers only want a recent figure.
-            t.state.dropped.store(t.cursor.dropped, Ordering::Relaxed);
-            t.finished = exited;
-            if !self.records.is_empty() {
-                if let Some(live) = &mut self.live {
-                    live.on_records(&t.state, &self.records);
-                }
-                self.outputs.on_records(&t.state, &self.records);
-            }
+        // Acquire: pairs with the Release increment in `wake`; the records of what woke us are visible.
+        let wakes = WAKES.load(Ordering::Acquire);
+        let drain = force_drain
+            || wakes != self.seen_wakes
+            || self.every_record
+            || mono >= self.next_drain
+            || self.live.as_ref().is_some_and(Live::wants_drain);
+        self.seen_wakes = wakes;
+        if drain {
+            self.drain();
+            self.next_drain = mono + DRAIN_PERIOD.as_nanos() as u64;
+        } else {
+            self.refresh_threads();
         }
         let now = clock::now();
-        let mut deadline = self.next_memory;
+        let mut deadline = self.next_memory.min(self.next_drain);
         if let Some(wait) = self
             .live
             .as_mut()
@@ -189,15 +233,58 @@ impl Collector {
         if let Some(wait) = self.outputs.tick(now) {
             deadline = deadline.min(mono + wait);
         }
+        // Release: pairs with the Acquire loads in `catch_up`; what this pass printed is on the screen.
+        HANDLED.store(wakes, Ordering::Release);
         deadline
+    }
+
+    /// Picks up threads that recorded their first section since the last pass.
+    fn refresh_threads(&mut self) {
+        if thread::count() != self.threads.len() {
+            self.threads = thread::all();
+        }
+    }
+
+    /// Drains every ring (unless a test holds draining back) and hands the records to the outputs.
+    fn drain(&mut self) {
+        self.refresh_threads();
+        for state in self.threads.iter().skip(self.tracked.len()) {
+            self.tracked.push(Tracked {
+                state: Arc::clone(state),
+                cursor: Cursor::default(),
+                finished: false,
+            });
+        }
+        if PAUSED.load(Ordering::Relaxed) && !SHUTDOWN.load(Ordering::Relaxed) {
+            return;
+        }
+        for t in self.tracked.iter_mut().filter(|t| !t.finished) {
+            let exited = t.state.exited();
+            self.records.clear();
+            let records = &mut self.records;
+            t.state
+                .ring
+                .drain(&mut t.cursor, |w| records.push(Record::from_words(w)));
+            // Relaxed: this thread is the only writer; readers only want a recent figure.
+            t.state.dropped.store(t.cursor.dropped, Ordering::Relaxed);
+            t.finished = exited;
+            if let Some(live) = &mut self.live {
+                live.on_records(&t.state, &self.records);
+            }
+            if !self.records.is_empty() {
+                self.outputs.on_records(&t.state, &self.records);
+            }
+        }
     }
 
     /// The final pass at process exit.
     fn finish(&mut self) {
-        self.pass();
+        self.pass(true);
+        // Once more: sections that left the last pass's snapshot have their end records in the rings now.
+        self.drain();
         clock::calibrate();
         if let Some(live) = &mut self.live {
-            live.finish(&self.threads, clock::now());
+            live.finish(clock::now());
         }
         self.outputs.finish();
     }
@@ -211,7 +298,7 @@ fn background(config: Config) {
             collector.finish();
             break;
         }
-        let deadline = collector.pass();
+        let deadline = collector.pass(false);
         PASSES.fetch_add(1, Ordering::Relaxed);
         let now = clock::monotonic_ns();
         if deadline > now {

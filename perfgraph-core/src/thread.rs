@@ -323,14 +323,17 @@ impl ThreadState {
         // The root is never closed, so `n` has a parent.
         own.current = n.parent_node().map_or(own.current, |p| p as *const Node);
         own.depth = d;
-        // Release: pairs with the Acquire load in `open_frames`.
-        self.depth.0.store(d, Ordering::Release);
+        // The record goes out before the lower depth: a reader whose snapshot no longer shows this section
+        // knows its end record is already in the ring (live print relies on it to tell a late record from a
+        // lost one).
         self.ring.push([
             f.start,
             end,
             f.section as u64 | (d as u64) << 32,
             f.mem_start_kb as u64 | (mem_end as u64) << 32,
         ]);
+        // Release: pairs with the Acquire loads in `open_frames`; it also publishes the ring push above.
+        self.depth.0.store(d, Ordering::Release);
         if d < self.watch.0.load(Ordering::Relaxed) || grown > MEM_ALERT_KB.load(Ordering::Relaxed)
         {
             runtime::wake();
@@ -380,6 +383,11 @@ static THREADS: Mutex<Vec<Arc<ThreadState>>> = Mutex::new(Vec::new());
 /// All threads that ever recorded.
 pub fn all() -> Vec<Arc<ThreadState>> {
     THREADS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// How many threads ever recorded (what [`all`] would return, without copying it).
+pub fn count() -> usize {
+    THREADS.lock().unwrap_or_else(|e| e.into_inner()).len()
 }
 
 thread_local! {

@@ -17,17 +17,22 @@ use crate::thread::{Record, ThreadState};
 use crate::{clock, memory, registry};
 use printer::{Call, Ended, Printer, Settings};
 
+/// Longest live print lets pass without looking at what runs, so a section crossing the time limit prints
+/// within this much of the crossing even when nothing else wakes the background thread.
+const SNAPSHOT_PERIOD_NS: u64 = 50_000_000;
+
 /// The live printer's state, owned by the background thread.
 pub(crate) struct Live {
     printer: Printer,
     time_limit_ns: u64,
     mem_limit_kb: u64,
+    /// Every drain matters: live-all, or a time limit so short that a section can run past it between two
+    /// snapshots (then only its end record tells).
+    drain_always: bool,
     /// Text decided but not yet handed to the screen.
     out: String,
-    /// `screen::OTHER_OUTPUT` as last seen.
+    /// `screen::OTHER_OUTPUT_AT` as last seen.
     other_output: u64,
-    /// Per thread: the dropped count as last seen (a change means end records were lost).
-    dropped: Vec<u64>,
 }
 
 impl Live {
@@ -39,6 +44,9 @@ impl Live {
         let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             // SAFETY: isatty has no preconditions; fd 2 may be closed, which it reports as "not a tty".
             && unsafe { libc::isatty(2) } == 1;
+        // Passes come at least every memory interval and every snapshot period; a section longer than two of
+        // those is in some snapshot, so its crossing is seen without its record.
+        let pass_interval = config.mem_interval_ns.min(SNAPSHOT_PERIOD_NS);
         Some(Live {
             printer: Printer::new(Settings {
                 time_limit: config.time_limit_ns,
@@ -49,9 +57,9 @@ impl Live {
             }),
             time_limit_ns: config.time_limit_ns,
             mem_limit_kb: config.mem_limit_bytes / 1024,
+            drain_always: config.live == LiveMode::All || config.time_limit_ns < 2 * pass_interval,
             out: String::new(),
             other_output: 0,
-            dropped: Vec::new(),
         })
     }
 
@@ -62,29 +70,35 @@ impl Live {
     }
 
     fn sync_other_output(&mut self) {
-        let seen = screen::OTHER_OUTPUT.load(Ordering::Relaxed);
-        if seen != self.other_output {
-            self.other_output = seen;
-            self.printer.other_output();
+        let at = screen::OTHER_OUTPUT_AT.load(Ordering::Relaxed);
+        if at != self.other_output {
+            self.other_output = at;
+            self.printer.other_output(at);
         }
     }
 
-    /// Records `thread` completed since the last pass, in completion order.
+    /// Whether the next pass must drain the rings for live print (otherwise only a wake-up, which a section
+    /// live print shows sends when it ends, or another consumer makes it drain).
+    pub(crate) fn wants_drain(&self) -> bool {
+        self.drain_always || self.printer.wants_drain()
+    }
+
+    /// One drain of `thread`'s ring is complete: `records` are what it delivered (maybe none), in
+    /// completion order.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
         self.rescale();
         self.sync_other_output();
         let t = thread.index as usize;
         self.printer.thread(t, &thread.name, thread.is_main);
-        let printed_depth = self.printer.printed_depth(t);
         let limit = (self.time_limit_ns as f64 / clock::ns_per_tick()) as u64;
         let all = self.printer.all();
         for r in records {
             // Most records are short sections nobody shows: skip them before any lookup.
             let grown = r.mem_end_kb as i64 - r.mem_start_kb as i64;
             if !all
-                && r.depth >= printed_depth
                 && r.end.saturating_sub(r.start) <= limit
                 && grown <= self.mem_limit_kb as i64
+                && !self.printer.expects(t, r.depth, r.start)
             {
                 continue;
             }
@@ -104,60 +118,63 @@ impl Live {
             };
             self.printer.ended(t, ended, &mut self.out);
         }
+        let last = records.last().map(|r| (r.depth, r.start));
+        self.printer.drained(t, last, &mut self.out);
     }
 
     /// Decides what to print now. Returns how long (ns) it may sleep before it needs another pass.
     pub(crate) fn tick(&mut self, threads: &[Arc<ThreadState>], now: u64) -> Option<u64> {
         self.rescale();
         self.sync_other_output();
-        if self.dropped.len() < threads.len() {
-            self.dropped.resize(threads.len(), 0);
-        }
+        let mut calls: Vec<Call> = Vec::new();
         for state in threads {
             let t = state.index as usize;
+            // An exited thread runs nothing: once the printer is done with it, it costs nothing per pass.
+            if state.exited() && !self.printer.busy(t) {
+                continue;
+            }
             self.printer.thread(t, &state.name, state.is_main);
-            let calls: Vec<Call> = state
-                .open_frames()
-                .iter()
-                .filter_map(|f| {
-                    let info = registry::info(f.section)?;
-                    Some(Call {
-                        depth: f.depth,
-                        start: f.start,
-                        message: info.live,
-                        dots: info.dots,
-                    })
+            calls.clear();
+            calls.extend(state.open_frames().iter().map_while(|f| {
+                let info = registry::info(f.section)?;
+                Some(Call {
+                    depth: f.depth,
+                    start: f.start,
+                    message: info.live,
+                    dots: info.dots,
                 })
-                .collect();
-            let dropped = state.dropped.load(Ordering::Relaxed);
-            let lost = dropped != self.dropped[t];
-            self.dropped[t] = dropped;
-            self.printer.running(t, &calls, lost, &mut self.out);
+            }));
+            self.printer.running(t, &calls, now);
         }
         let next = self.printer.tick(now, &mut self.out);
         self.show();
-        let showing = threads
-            .iter()
-            .any(|t| self.printer.printed_depth(t.index as usize) > 0);
-        // Relaxed: read by `suspend` as a hint (see `screen::catch_up`).
-        screen::SHOWING.store(showing, Ordering::Relaxed);
         self.set_watch(threads);
-        next.map(|due| clock::delta_ns(due.saturating_sub(clock::now())).max(1_000_000))
+        let mut wait = next.map_or(SNAPSHOT_PERIOD_NS, |due| {
+            clock::delta_ns(due.saturating_sub(clock::now())).max(1_000_000)
+        });
+        if self.printer.wants_drain() {
+            // A section ended without waking us (it was printed just as it ended): its record is in the ring.
+            wait = wait.min(1_000_000);
+        }
+        Some(wait.min(SNAPSHOT_PERIOD_NS))
     }
 
-    /// Hands the decided text to the screen.
+    /// Hands the decided text to the screen. If the screen had to drop it (stderr full for long), what is on
+    /// the terminal is no longer what the printer believes: it starts over as after other output.
     fn show(&mut self) {
         if self.out.is_empty() {
             return;
         }
-        let mut screen = screen::lock();
-        screen.write(&self.out);
+        let shown = screen::lock().write_live(&self.out);
         self.out.clear();
+        if !shown {
+            self.printer.other_output(clock::now());
+        }
     }
 
     /// Every thread wakes the background thread when a section it shows ends (or, in live-all, any section).
     fn set_watch(&self, threads: &[Arc<ThreadState>]) {
-        for state in threads {
+        for state in threads.iter().filter(|t| !t.exited()) {
             let watch = if self.printer.all() {
                 u32::MAX
             } else {
@@ -168,14 +185,15 @@ impl Live {
         }
     }
 
-    /// Process exit: print the final lines of sections still on screen.
-    pub(crate) fn finish(&mut self, threads: &[Arc<ThreadState>], now: u64) {
-        self.tick(threads, now);
+    /// Process exit, after the final drain: the final lines of sections still on screen, timed up to `now`.
+    pub(crate) fn finish(&mut self, now: u64) {
+        self.rescale();
+        self.sync_other_output();
         self.printer
             .finish(now, memory::current_kb(), &mut self.out);
         let mut screen = screen::lock();
-        screen.write(&self.out);
+        screen.write_live(&self.out);
         self.out.clear();
-        screen.flush(std::time::Duration::from_millis(100));
+        screen.flush(screen::EXIT_FLUSH);
     }
 }

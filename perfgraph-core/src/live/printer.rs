@@ -1,10 +1,18 @@
 //! What live print shows, decided as a pure function of (events, now, settings): no clock, no I/O, no
 //! globals, so every rule is tested with a fake clock and golden transcripts (`live/tests.rs`).
 //!
-//! Input, per pass of the background thread: for each thread, the sections it completed since the last pass
-//! ([`Printer::ended`], in completion order) and what it is running now ([`Printer::running`]); other output
-//! that reached the terminal ([`Printer::other_output`]); then [`Printer::tick`] with the time. Output: text
-//! to append to stderr, and the next time something is due.
+//! Input, per pass of the background thread: for each thread whose ring was drained, the sections it
+//! completed ([`Printer::ended`], in completion order) and the end of the drain ([`Printer::drained`]); then
+//! what each thread is running now ([`Printer::running`]); other output that reached the terminal
+//! ([`Printer::other_output`]); then [`Printer::tick`] with the time. Output: text to append to stderr, and
+//! the next time something is due.
+//!
+//! How a call's end is known: recording threads push a section's end record *before* they publish the lower
+//! depth, so a call missing from a snapshot has its record in the ring already. The next drain of that thread
+//! therefore either delivers it or has lost it to overflow: a printed call still unmatched after that drain
+//! gets a `Finished ... [end not recorded: events lost]` line, never invented figures and never a wait on
+//! luck. Conversely a drain may deliver the record of a call the snapshot taken just after still shows (the
+//! depth is published a moment after the push): the snapshot is cut at the last call the drain ended.
 //!
 //! The line grammar is MOOSE's PerfGraphLivePrint (see `docs/live-print.md`): indent two spaces per printed
 //! level, the message without a newline, dots on the same line, `Still`/`Currently`/`Finished` lines, stats
@@ -76,21 +84,28 @@ struct Open {
     next_dot: u64,
 }
 
-/// A call that left the running snapshot before its end record arrived; waits a few passes for it.
+/// A printed call that left the running snapshot before its end record arrived: the thread's next drain
+/// delivers the record or proves it lost.
 #[derive(Debug, Clone)]
 struct Limbo {
     thread: usize,
     open: Open,
-    passes: u32,
 }
 
 #[derive(Debug, Default)]
 struct ThreadView {
     /// `"<name>: "` for threads other than the main thread, else empty.
     prefix: String,
+    /// The calls running at the last snapshot, outermost first (`stack[d].call.depth == d`).
     stack: Vec<Open>,
     /// When this thread last printed a line (ticks): a `Still` line only comes at a dot due after it.
     last_line_at: u64,
+    /// The call whose end record came last in the latest drain, until the next snapshot: that snapshot may
+    /// still show it.
+    last_ended: Option<(u32, u64)>,
+    /// A call that left the snapshot unprinted but may have run past the time limit: its record decides
+    /// whether it prints, so the printer wants this thread drained.
+    wants_drain: bool,
 }
 
 /// The open line on the screen: whose message it holds and how long it is.
@@ -110,6 +125,8 @@ pub struct Printer {
     limbo: Vec<Limbo>,
     /// The line left open (no newline yet), if any.
     line: Option<OpenLine>,
+    /// When other output last reached the terminal (ticks).
+    output_at: Option<u64>,
 }
 
 impl Printer {
@@ -120,6 +137,7 @@ impl Printer {
             threads: Vec::new(),
             limbo: Vec::new(),
             line: None,
+            output_at: None,
         }
     }
 
@@ -180,59 +198,95 @@ impl Printer {
             || grown > self.settings.mem_limit_kb as i64
     }
 
-    /// What `thread` runs now, outermost first (up to the depth that is visible). Calls no longer there ended;
-    /// their end records may still be on their way (or lost to overflow, if `records_lost`).
-    pub fn running(&mut self, thread: usize, calls: &[Call], records_lost: bool, out: &mut String) {
+    /// The drain of `thread`'s ring that delivered the last [`ended`](Printer::ended) calls is complete;
+    /// `last` is the (depth, start) of the last record it read. Printed calls that left an earlier snapshot
+    /// and are still unmatched lost their end record to overflow: their lines say so.
+    pub fn drained(&mut self, thread: usize, last: Option<(u32, u64)>, out: &mut String) {
         self.view(thread, "", true);
-        let common = self.threads[thread]
+        let mut i = 0;
+        while i < self.limbo.len() {
+            if self.limbo[i].thread == thread {
+                let l = self.limbo.remove(i);
+                self.print_lost_end(thread, &l.open, out);
+            } else {
+                i += 1;
+            }
+        }
+        let view = &mut self.threads[thread];
+        view.wants_drain = false;
+        if last.is_some() {
+            view.last_ended = last;
+        }
+    }
+
+    /// What `thread` runs at `now`, outermost first (as far as the snapshot could see). Calls no longer there
+    /// have ended; their end records are in the ring, for the next drain.
+    pub fn running(&mut self, thread: usize, calls: &[Call], now: u64) {
+        self.view(thread, "", true);
+        let limit = self.settings.time_limit;
+        let view = &mut self.threads[thread];
+        // The snapshot may still show the call the last drain ended (and, inside it, nothing).
+        let calls = match view.last_ended.take() {
+            Some(key) => match calls.iter().position(|c| key_of(c) == key) {
+                Some(cut) => &calls[..cut],
+                None => calls,
+            },
+            None => calls,
+        };
+        let common = view
             .stack
             .iter()
             .zip(calls)
             .take_while(|(o, c)| key_of(&o.call) == key_of(c))
             .count();
-        let gone: Vec<Open> = self.threads[thread].stack.drain(common..).collect();
-        for open in gone {
-            self.limbo.push(Limbo {
-                thread,
-                open,
-                passes: 0,
-            });
+        for open in view.stack.drain(common..) {
+            if open.shown != Shown::No {
+                self.limbo.push(Limbo { thread, open });
+            } else if now.saturating_sub(open.call.start) > limit || self.settings.all {
+                view.wants_drain = true;
+            }
         }
         for call in &calls[common..] {
-            self.threads[thread].stack.push(Open {
+            view.stack.push(Open {
                 call: *call,
                 shown: Shown::No,
-                currently: false,
-                next_dot: call.start.saturating_add(self.settings.time_limit),
+                currently: self.output_at.is_some_and(|at| call.start <= at),
+                next_dot: call.start.saturating_add(limit),
             });
-        }
-        // Calls whose end never came: after two more passes, or at once when records were lost.
-        let mut i = 0;
-        while i < self.limbo.len() {
-            let l = &mut self.limbo[i];
-            if l.thread == thread {
-                l.passes += 1;
-                if records_lost || l.passes > 2 {
-                    let l = self.limbo.remove(i);
-                    if l.open.shown != Shown::No {
-                        self.print_lost_end(thread, &l.open, out);
-                    }
-                    continue;
-                }
-            }
-            i += 1;
         }
     }
 
-    /// Something else was written to the terminal (the program's own output through `suspend`, a report).
-    /// The open line was ended by whoever wrote; printed calls say `Still` when they print again, calls not
-    /// printed yet say `Currently`.
-    pub fn other_output(&mut self) {
+    /// Whether the printer needs the rings drained at the next pass: a printed call ended without its record
+    /// yet, or a call that may have run past the limit ended unprinted.
+    pub fn wants_drain(&self) -> bool {
+        !self.limbo.is_empty() || self.threads.iter().any(|v| v.wants_drain)
+    }
+
+    /// Whether the end record of the call `(depth, start)` on `thread` concerns the printer even when the
+    /// call was short and grew no memory: it is a call the printer has on its stack or waits for.
+    pub fn expects(&self, thread: usize, depth: u32, start: u64) -> bool {
+        let key = (depth, start);
+        self.threads.get(thread).is_some_and(|v| {
+            v.stack
+                .get(depth as usize)
+                .is_some_and(|o| key_of(&o.call) == key)
+        }) || self
+            .limbo
+            .iter()
+            .any(|l| l.thread == thread && key_of(&l.open.call) == key)
+    }
+
+    /// Something else was written to the terminal at `at` (ticks): the program's own output through
+    /// `suspend`, a report. The open line was ended by whoever wrote; printed calls say `Still` when they
+    /// print again, calls that were running then but not printed yet say `Currently` (including those the
+    /// next snapshot shows for the first time).
+    pub fn other_output(&mut self, at: u64) {
         self.line = None;
+        self.output_at = Some(self.output_at.map_or(at, |t| t.max(at)));
         for view in &mut self.threads {
             for open in &mut view.stack {
                 match open.shown {
-                    Shown::No => open.currently = true,
+                    Shown::No => open.currently |= open.call.start <= at,
                     Shown::Yes | Shown::Interrupted => open.shown = Shown::Interrupted,
                 }
             }
@@ -248,6 +302,14 @@ impl Printer {
     /// Whether live-all is on (every section prints).
     pub fn all(&self) -> bool {
         self.settings.all
+    }
+
+    /// Whether the printer knows of running calls on `thread` (or ended ones it waits for).
+    pub fn busy(&self, thread: usize) -> bool {
+        self.threads
+            .get(thread)
+            .is_some_and(|v| !v.stack.is_empty() || v.last_ended.is_some() || v.wants_drain)
+            || self.limbo.iter().any(|l| l.thread == thread)
     }
 
     /// One more than the depth of `thread`'s innermost call on screen (0: none): ends of calls above it are

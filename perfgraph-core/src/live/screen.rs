@@ -3,49 +3,87 @@
 //!
 //! Only the background thread writes live lines. It never blocks on stderr: before each `write` it polls
 //! the descriptor for room (a pipe nobody reads reports none), writes at most [`CHUNK`] bytes (a pipe
-//! takes up to `PIPE_BUF` bytes at once when it reports room), and keeps the rest for the next pass, up to
-//! [`MAX_PENDING`] bytes; beyond that whole lines are dropped and counted. A closed stderr or one that
-//! returns errors (EPIPE) stops live output for good; nothing else notices.
+//! that reports room takes up to `PIPE_BUF` bytes at once), and keeps the rest for the next pass, up to
+//! [`MAX_PENDING`] bytes; beyond that a pass's text is dropped whole and counted, and live print starts
+//! over on a fresh line as after other output. A closed stderr or one that returns errors (EPIPE) stops
+//! live output for good; nothing else notices.
+//!
+//! Why not a writer thread behind a channel: `poll` + writes of at most `PIPE_BUF` already never block on a
+//! pipe, a file never blocks, and a terminal stopped with Ctrl-S reports no room; a thread would add a
+//! second place that owns the terminal's state (is a live line open?) and a hand-off that `suspend` would
+//! have to wait for anyway.
 
+use std::cell::Cell;
 use std::io::Write;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Largest single write: `PIPE_BUF` on Linux, which a pipe with room takes without blocking.
 const CHUNK: usize = 4096;
-/// Live text kept while stderr has no room; past this, new lines are dropped (and counted).
+/// Live text kept while stderr has no room; past this, new text is dropped (and counted).
 const MAX_PENDING: usize = 64 * 1024;
+/// Longest a block of other output (a report) or a warning waits for stderr to take more of it: the wait
+/// starts over whenever stderr takes something, so a slow reader gets everything and a dead one costs this
+/// once.
+const STALL: Duration = Duration::from_millis(100);
+/// Longest the final live lines wait for stderr at process exit.
+pub const EXIT_FLUSH: Duration = Duration::from_millis(100);
+/// Longest [`suspend`] waits for live print to catch up before the program's output goes out.
+const CATCH_UP: Duration = Duration::from_millis(50);
 
 /// Shared state of the terminal.
-#[derive(Debug, Default)]
+///
+/// Invariant: `pending` holds bytes accepted but not yet written, in order; `last_queued` is the last byte
+/// accepted (written or pending), `last_written` the last byte stderr took.
+#[derive(Debug)]
 pub struct Screen {
-    /// Bytes the background thread wrote into its buffer but stderr has not taken yet.
     pending: Vec<u8>,
-    /// A live line is open (no newline yet): whoever writes next must end it first.
-    pub line_open: bool,
+    /// Live print's line is open (its last byte is not a newline): other output must end it first.
+    line_open: bool,
+    /// Live text was dropped; the terminal may hold part of a line: the next text starts on a new line.
+    torn: bool,
+    /// The program's own output (through [`stderr`](crate::stderr)) ended without a newline: live print's
+    /// next text starts on a new line.
+    foreign_open: bool,
+    last_queued: u8,
+    last_written: u8,
     /// stderr failed (closed, EPIPE): live output stops.
     broken: bool,
 }
 
 /// The one lock around the terminal.
-pub static SCREEN: Mutex<Screen> = Mutex::new(Screen {
+static SCREEN: Mutex<Screen> = Mutex::new(Screen {
     pending: Vec::new(),
     line_open: false,
+    torn: false,
+    foreign_open: false,
+    last_queued: b'\n',
+    last_written: b'\n',
     broken: false,
 });
 
-/// Times other output went through [`suspend`] or a report; the printer compares it between passes.
-pub static OTHER_OUTPUT: AtomicU64 = AtomicU64::new(0);
+/// When other output (through [`suspend`], [`stderr`](crate::stderr) or a report) last reached the terminal,
+/// in clock ticks (0: never); the printer compares it between passes.
+pub static OTHER_OUTPUT_AT: AtomicU64 = AtomicU64::new(0);
 
-/// Live print has something on screen whose end the program's output must not overtake.
-pub static SHOWING: AtomicBool = AtomicBool::new(false);
+/// Notes that other output has just reached the terminal.
+fn other_output() {
+    // Before the first section there is no clock yet, and nothing for live print to say `Currently` about.
+    if crate::runtime::started() {
+        // Relaxed: the printer reads it on its next pass; the screen lock orders the output itself.
+        OTHER_OUTPUT_AT.fetch_max(crate::clock::now().max(1), Ordering::Relaxed);
+    }
+}
 
-/// Longest [`suspend`] waits for live print to catch up before the program's output goes out.
-const CATCH_UP: Duration = Duration::from_millis(50);
-
-/// Live-print bytes dropped because stderr had no room.
+/// Live-print bytes dropped because stderr had no room or failed.
 pub static DROPPED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// This thread is inside [`suspend`] (holds the screen): a nested `suspend` or [`stderr`](crate::stderr)
+    /// write just runs.
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+}
 
 /// Locks the terminal (a panic elsewhere never makes it unusable).
 pub fn lock() -> std::sync::MutexGuard<'static, Screen> {
@@ -53,40 +91,73 @@ pub fn lock() -> std::sync::MutexGuard<'static, Screen> {
 }
 
 impl Screen {
-    /// Queues `text` and writes what stderr takes now without blocking.
-    pub fn write(&mut self, text: &str) {
+    fn queue(&mut self, bytes: &[u8]) {
+        if let Some(&last) = bytes.last() {
+            self.pending.extend_from_slice(bytes);
+            self.last_queued = last;
+        }
+    }
+
+    /// Starts a new line unless the terminal is at the start of one.
+    fn newline(&mut self) {
+        if self.last_queued != b'\n' {
+            self.queue(b"\n");
+        }
+    }
+
+    /// Queues live print's `text` and writes what stderr takes now, without blocking. Returns false when the
+    /// text was dropped (stderr has taken nothing for a while), so the terminal no longer shows what live
+    /// print decided.
+    pub fn write_live(&mut self, text: &str) -> bool {
         if text.is_empty() || self.broken {
-            return;
+            return true;
         }
-        if self.pending.len() + text.len() > MAX_PENDING {
+        if self.pending.len() + text.len() + 1 > MAX_PENDING {
             DROPPED_BYTES.fetch_add(text.len() as u64, Ordering::Relaxed);
-        } else {
-            self.pending.extend_from_slice(text.as_bytes());
+            self.torn = true;
+            self.line_open = false;
+            return false;
         }
-        if let Some(&last) = text.as_bytes().last() {
-            self.line_open = last != b'\n';
+        if self.torn || self.foreign_open {
+            self.newline();
+            self.torn = false;
+            self.foreign_open = false;
         }
+        self.queue(text.as_bytes());
+        self.line_open = self.last_queued != b'\n';
         self.flush(Duration::ZERO);
+        true
     }
 
     /// Writes pending bytes, waiting for room at most `budget` in total. Returns whether all went out.
     pub fn flush(&mut self, budget: Duration) -> bool {
-        let deadline = Instant::now() + budget;
+        self.write_out(budget, false)
+    }
+
+    /// Writes pending bytes; waits for room at most `wait`, in total (`stall == false`) or since stderr
+    /// last took something (`stall == true`). Returns whether all went out.
+    fn write_out(&mut self, wait: Duration, stall: bool) -> bool {
+        let mut deadline = Instant::now() + wait;
         while !self.pending.is_empty() && !self.broken {
-            let wait = deadline.saturating_duration_since(Instant::now());
-            match writable(wait) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match writable(left) {
                 Room::Yes => {}
                 Room::No => return false,
-                Room::Broken => self.broken = true,
-            }
-            if self.broken {
-                break;
+                Room::Broken => {
+                    self.broken = true;
+                    break;
+                }
             }
             let n = self.pending.len().min(CHUNK);
             // SAFETY: the pointer and length describe the first `n` initialised bytes of `pending`.
             let written = unsafe { libc::write(2, self.pending.as_ptr().cast(), n) };
             if written > 0 {
-                self.pending.drain(..written as usize);
+                let written = written as usize;
+                self.last_written = self.pending[written - 1];
+                self.pending.drain(..written);
+                if stall {
+                    deadline = Instant::now() + wait;
+                }
             } else if written < 0 {
                 let err = std::io::Error::last_os_error();
                 if !matches!(
@@ -98,24 +169,46 @@ impl Screen {
             }
         }
         if self.broken {
-            DROPPED_BYTES.fetch_add(self.pending.len() as u64, Ordering::Relaxed);
-            self.pending.clear();
+            self.discard();
         }
         self.pending.is_empty()
     }
 
+    /// Drops what stderr did not take (counted); the terminal may now end in part of a line.
+    fn discard(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        DROPPED_BYTES.fetch_add(self.pending.len() as u64, Ordering::Relaxed);
+        self.pending.clear();
+        self.last_queued = self.last_written;
+        self.torn = self.last_written != b'\n';
+        self.line_open = false;
+    }
+
     /// Before other output: end an open live line and get pending live text out (waiting briefly for room; if
     /// stderr stays full, drop it rather than let it land after the newer output).
-    pub fn make_way(&mut self) {
-        if self.line_open {
+    fn make_way(&mut self) {
+        if self.line_open || self.torn {
+            self.newline();
             self.line_open = false;
-            if !self.broken {
-                self.pending.push(b'\n');
-            }
+            self.torn = false;
         }
-        if !self.flush(Duration::from_millis(100)) {
-            DROPPED_BYTES.fetch_add(self.pending.len() as u64, Ordering::Relaxed);
-            self.pending.clear();
+        if !self.write_out(STALL, true) {
+            self.discard();
+        }
+    }
+
+    /// Writes `text` (whole lines) as other output, without ever blocking for long: what stderr does not
+    /// take within [`STALL`] of its last progress is dropped.
+    fn write_block(&mut self, text: &str) {
+        self.make_way();
+        if self.broken {
+            return;
+        }
+        self.queue(text.as_bytes());
+        if !self.write_out(STALL, true) {
+            self.discard();
         }
     }
 }
@@ -136,11 +229,8 @@ fn writable(wait: Duration) -> Room {
     let ms = wait.as_millis().min(i32::MAX as u128) as libc::c_int;
     // SAFETY: `fd` is one valid pollfd and we pass a count of 1.
     let n = unsafe { libc::poll(&mut fd, 1, ms) };
-    if n < 0 {
-        return Room::No; // EINTR or similar: try again next pass
-    }
-    if n == 0 {
-        return Room::No;
+    if n <= 0 {
+        return Room::No; // timeout, or EINTR and the like: try again later
     }
     if fd.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
         return Room::Broken;
@@ -148,47 +238,69 @@ fn writable(wait: Duration) -> Room {
     Room::Yes
 }
 
-/// Runs `f`, which prints to the terminal, without breaking live print's lines: an open dots line is ended
-/// first, and live print then follows MOOSE's rules (`Still` / `Currently` / `Finished`) for what it prints
-/// next. Live print waits while `f` runs.
-///
-/// ```
-/// perfgraph_core::suspend(|| eprintln!("iteration 3: residual 1.2e-9"));
-/// ```
-pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
-    catch_up();
+/// Runs `f` holding the terminal, after ending an open live line; then live print knows other output came.
+fn with_screen<R>(f: impl FnOnce(&mut Screen) -> R) -> R {
+    struct Inside;
+    impl Drop for Inside {
+        fn drop(&mut self) {
+            INSIDE.with(|i| i.set(false));
+        }
+    }
+    crate::runtime::catch_up(CATCH_UP);
     let mut screen = lock();
     screen.make_way();
-    let result = f();
-    let _ = std::io::stderr().flush();
-    OTHER_OUTPUT.fetch_add(1, Ordering::Relaxed);
+    INSIDE.with(|i| i.set(true));
+    let inside = Inside;
+    let result = f(&mut screen);
+    drop(inside);
+    other_output();
     drop(screen);
     result
 }
 
-/// When live print shows something, lets it finish a pass first, so a section that ended before this output
-/// gets its stats printed before it, as the order of events says. Bounded by [`CATCH_UP`].
-fn catch_up() {
-    // Relaxed: a stale value only costs one unneeded (bounded) wait, or one line printed a pass late.
-    if !SHOWING.load(Ordering::Relaxed) || crate::runtime::shutting_down() {
-        return;
-    }
-    // A full pass that starts after this point: the one running now may have drained before our caller's
-    // last section ended.
-    let target = crate::runtime::passes() + 2;
-    crate::runtime::wake();
-    let deadline = Instant::now() + CATCH_UP;
-    while crate::runtime::passes() < target && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_micros(50));
-    }
+fn inside() -> bool {
+    INSIDE.try_with(Cell::get).unwrap_or(false)
 }
 
-/// Writes `text` (whole lines) as other output: reports and interval statistics from the background thread.
-pub fn write_other(text: &str) {
-    let mut screen = lock();
-    screen.make_way();
-    let _ = std::io::stderr().write_all(text.as_bytes());
-    OTHER_OUTPUT.fetch_add(1, Ordering::Relaxed);
+/// Runs `f`, which prints to the terminal, without breaking live print's lines: an open dots line is ended
+/// first, and live print then follows MOOSE's rules (`Still` / `Currently` / `Finished`) for what it prints
+/// next. Live print waits while `f` runs. If a section live print shows has just ended, its stats are
+/// printed first (waiting for the background thread at most 50 ms). Nested calls (and
+/// [`stderr`](crate::stderr) writes inside `f`) just run.
+///
+/// ```
+/// use perfgraph_core::{suspend, timed};
+///
+/// #[timed(live = "Solving", dots)]
+/// fn solve(iteration: u32) -> f64 {
+///     let residual = 1e-3 / f64::from(iteration);
+///     suspend(|| eprintln!("iteration {iteration}: residual {residual:.1e}"));
+///     residual
+/// }
+///
+/// assert!(solve(3) < 1e-3);
+/// ```
+pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
+    if inside() {
+        return f();
+    }
+    with_screen(|_| {
+        let result = f();
+        let _ = std::io::stderr().flush();
+        result
+    })
+}
+
+/// Writes `text` (whole lines) as other output: reports and interval statistics from the background thread,
+/// warnings. Never blocks for long (see [`STALL`]).
+pub fn write_block(text: &str) {
+    if inside() {
+        // Our own thread holds the screen (a warning raised inside `suspend`): the line just goes out.
+        let _ = std::io::stderr().write_all(text.as_bytes());
+        return;
+    }
+    lock().write_block(text);
+    other_output();
 }
 
 /// An `io::Write` to stderr that cooperates with live print (see [`stderr`](crate::stderr)).
@@ -197,7 +309,22 @@ pub struct LiveStderr;
 
 impl Write for LiveStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        suspend(|| std::io::stderr().write_all(buf)).map(|()| buf.len())
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if inside() {
+            return std::io::stderr().write(buf);
+        }
+        with_screen(|screen| {
+            let result = std::io::stderr().write_all(buf);
+            if result.is_ok() {
+                screen.foreign_open = buf.last() != Some(&b'\n');
+                screen.last_queued = buf[buf.len() - 1];
+                screen.last_written = screen.last_queued;
+            }
+            result
+        })
+        .map(|()| buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
