@@ -377,6 +377,17 @@ fn targets_and_demo(doc: &mut String, r: &Results, demo_on: &Path, demo_off: &Pa
         fmt_ratio(ratio),
         check(ratio.map(|x| x <= 0.5))
     );
+    let cpu_pg = r.added("main", "cpu_one_thread", "perfgraph/enabled");
+    let cpu_instant = r.added("main", "cpu_one_thread", "floor/instant_pair");
+    let cpu_ratio = cpu_pg.zip(cpu_instant).map(|(p, i)| p / i);
+    let _ = writeln!(
+        doc,
+        "| the same, both timed again in thread CPU time | {} ns vs {} ns: {} | {} |",
+        fmt_ns(cpu_pg),
+        fmt_ns(cpu_instant),
+        fmt_ratio(cpu_ratio),
+        check(cpu_ratio.map(|x| x <= 0.5))
+    );
     let _ = writeln!(
         doc,
         "| enabled below every peer (recording) | {} ns; cheapest peer: {} | {} |",
