@@ -44,8 +44,21 @@ mod tree;
 pub use config::{Config, LiveMode, ReportSelection};
 pub use guard::{Verbosity, set_verbosity, verbosity};
 pub use inspect::{CallNode, CallTree, RunningSection, ThreadSnapshot, merge, merged, threads};
+pub use live::screen::{LiveStderr, suspend};
 pub use perfgraph_macros::{time_section, timed};
 pub use registry::{SectionId, SectionInfo};
+
+/// An `io::Write` to stderr that cooperates with live print: each write ends an open dots line first (as
+/// [`suspend`] does). Use it for the program's own logging, e.g. as a `tracing-subscriber` writer
+/// (`fmt().with_writer(perfgraph_core::stderr)`) or `env_logger`'s `Target::Pipe(Box::new(perfgraph_core::stderr()))`.
+///
+/// ```
+/// use std::io::Write;
+/// writeln!(perfgraph_core::stderr(), "step 3 converged").unwrap();
+/// ```
+pub fn stderr() -> LiveStderr {
+    LiveStderr
+}
 
 /// Information about section `id`, if registered.
 pub fn section_info(id: SectionId) -> Option<SectionInfo> {

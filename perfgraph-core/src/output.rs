@@ -9,9 +9,9 @@ pub(crate) fn warn(line: &str) {
 }
 
 /// Writes a block of whole lines to stderr from the background thread (reports, interval statistics),
-/// ending any open live-print line first so a live line is never split.
+/// ending any open live-print line first so a live line is never split; live print then says `Still` for
+/// sections it prints again.
 #[allow(dead_code)] // reason: the reports (issue 4) are its first caller.
 pub(crate) fn write_block(text: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(text.as_bytes());
+    crate::live::screen::write_other(text);
 }

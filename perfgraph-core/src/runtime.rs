@@ -36,6 +36,11 @@ pub fn pause_draining(paused: bool) {
     wake();
 }
 
+/// Whether process exit has begun (the background thread is doing its final pass).
+pub(crate) fn shutting_down() -> bool {
+    SHUTDOWN.load(Ordering::Relaxed)
+}
+
 /// Number of completed passes of the background thread, so tests can wait for one without sleeping blindly.
 pub fn passes() -> u64 {
     PASSES.load(Ordering::Relaxed)
@@ -136,6 +141,8 @@ impl Collector {
     /// One pass: sample memory if due, drain every ring, let the outputs act. Returns the next deadline
     /// (monotonic ns).
     fn pass(&mut self) -> u64 {
+        // Keep the ticks-to-ns ratio fresh: live print converts its time limit and printed times with it.
+        clock::calibrate();
         let mono = clock::monotonic_ns();
         if mono >= self.next_memory {
             if let Some(bytes) = memory::sample() {

@@ -1,0 +1,520 @@
+//! What live print shows, decided as a pure function of (events, now, settings): no clock, no I/O, no
+//! globals, so every rule is tested with a fake clock and golden transcripts (`live/tests.rs`).
+//!
+//! Input, per pass of the background thread: for each thread, the sections it completed since the last pass
+//! ([`Printer::ended`], in completion order) and what it is running now ([`Printer::running`]); other output
+//! that reached the terminal ([`Printer::other_output`]); then [`Printer::tick`] with the time. Output: text
+//! to append to stderr, and the next time something is due.
+//!
+//! The line grammar is MOOSE's PerfGraphLivePrint (see `docs/live-print.md`): indent two spaces per printed
+//! level, the message without a newline, dots on the same line, `Still`/`Currently`/`Finished` lines, stats
+//! `[%6.2f s] [%5d MB]` with `[` at column 89.
+
+/// Column (0-based) of the stats' `[` when the text before it fits.
+pub const STATS_COLUMN: usize = 89;
+
+/// The settings the decisions depend on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// `PERFGRAPH_TIME_LIMIT` in clock ticks: a section running this long prints; dots come at this interval.
+    pub time_limit: u64,
+    /// Nanoseconds per clock tick, for the times printed.
+    pub ns_per_tick: f64,
+    /// `PERFGRAPH_MEM_LIMIT`, KiB: a section whose resident memory grew more than this prints when it ends.
+    pub mem_limit_kb: u64,
+    /// `PERFGRAPH_LIVE=all`: print every section's start and end.
+    pub all: bool,
+    /// Colour the stats (stderr is a terminal and `NO_COLOR` is unset).
+    pub color: bool,
+}
+
+/// A section as the printer sees it. `(depth, start)` identifies a call on its thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Call {
+    /// Nesting depth on its thread, 0 outermost.
+    pub depth: u32,
+    /// Start, in clock ticks (also the call's identity with `depth`, so never rescaled).
+    pub start: u64,
+    /// Live message (the section's name when it has none).
+    pub message: &'static str,
+    /// Whether it shows dots.
+    pub dots: bool,
+}
+
+/// A completed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// The call.
+    pub call: Call,
+    /// End, in clock ticks.
+    pub end: u64,
+    /// Resident memory at start and end, KiB.
+    pub mem_start_kb: u32,
+    /// Resident memory at the end, KiB.
+    pub mem_end_kb: u32,
+}
+
+/// How a printed call's line began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    /// Not printed yet.
+    No,
+    /// Printed; nothing since needs a `Still`.
+    Yes,
+    /// Printed, then other lines or output came after it: its next line starts with `Still`.
+    Interrupted,
+}
+
+/// A call the printer knows to be running.
+#[derive(Debug, Clone)]
+struct Open {
+    call: Call,
+    shown: Shown,
+    /// Started before other output that came while it was not printed yet: first line says `Currently`.
+    currently: bool,
+    /// When its next dot (or `Still` line) is due, ticks.
+    next_dot: u64,
+}
+
+/// A call that left the running snapshot before its end record arrived; waits a few passes for it.
+#[derive(Debug, Clone)]
+struct Limbo {
+    thread: usize,
+    open: Open,
+    passes: u32,
+}
+
+#[derive(Debug, Default)]
+struct ThreadView {
+    /// `"<name>: "` for threads other than the main thread, else empty.
+    prefix: String,
+    stack: Vec<Open>,
+    /// When this thread last printed a line (ticks): a `Still` line only comes at a dot due after it.
+    last_line_at: u64,
+}
+
+/// The open line on the screen: whose message it holds and how long it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OpenLine {
+    thread: usize,
+    call: (u32, u64),
+    /// Characters on the line so far (prefix, indent, words, message, dots), for the stats' padding.
+    width: usize,
+}
+
+/// The live printer's state.
+#[derive(Debug)]
+pub struct Printer {
+    settings: Settings,
+    threads: Vec<ThreadView>,
+    limbo: Vec<Limbo>,
+    /// The line left open (no newline yet), if any.
+    line: Option<OpenLine>,
+}
+
+impl Printer {
+    /// A printer with nothing on screen.
+    pub fn new(settings: Settings) -> Printer {
+        Printer {
+            settings,
+            threads: Vec::new(),
+            limbo: Vec::new(),
+            line: None,
+        }
+    }
+
+    fn view(&mut self, thread: usize, name: &str, is_main: bool) -> &mut ThreadView {
+        if self.threads.len() <= thread {
+            self.threads.resize_with(thread + 1, ThreadView::default);
+        }
+        let view = &mut self.threads[thread];
+        if !is_main && view.prefix.is_empty() {
+            view.prefix = format!("{name}: ");
+        }
+        view
+    }
+
+    /// Declares thread `thread` (its name prefixes its lines unless it is the main thread).
+    pub fn thread(&mut self, thread: usize, name: &str, is_main: bool) {
+        self.view(thread, name, is_main);
+    }
+
+    /// A call of `thread` completed. Prints its stats if it is on screen, or a `Finished` line when it ran past
+    /// the time limit or grew memory past the memory limit.
+    pub fn ended(&mut self, thread: usize, ended: Ended, out: &mut String) {
+        self.view(thread, "", true);
+        let before = out.len();
+        let key = (ended.call.depth, ended.call.start);
+        let d = ended.call.depth as usize;
+        let stack = &self.threads[thread].stack;
+        let open = if stack.get(d).is_some_and(|o| key_of(&o.call) == key) {
+            // Anything deeper ended before it; their records were lost (or are in limbo).
+            self.retire_from(thread, d + 1, out);
+            self.threads[thread].stack.pop()
+        } else if let Some(i) = self
+            .limbo
+            .iter()
+            .position(|l| l.thread == thread && key_of(&l.open.call) == key)
+        {
+            Some(self.limbo.remove(i).open)
+        } else {
+            None
+        };
+        match open {
+            Some(open) if open.shown != Shown::No => self.print_end(thread, &open, &ended, out),
+            _ => {
+                if self.must_print(&ended) {
+                    self.print_unseen_end(thread, ended, out);
+                }
+            }
+        }
+        if out.len() != before {
+            self.threads[thread].last_line_at = ended.end;
+        }
+    }
+
+    fn must_print(&self, e: &Ended) -> bool {
+        let grown = e.mem_end_kb as i64 - e.mem_start_kb as i64;
+        self.settings.all
+            || e.end.saturating_sub(e.call.start) > self.settings.time_limit
+            || grown > self.settings.mem_limit_kb as i64
+    }
+
+    /// What `thread` runs now, outermost first (up to the depth that is visible). Calls no longer there ended;
+    /// their end records may still be on their way (or lost to overflow, if `records_lost`).
+    pub fn running(&mut self, thread: usize, calls: &[Call], records_lost: bool, out: &mut String) {
+        self.view(thread, "", true);
+        let common = self.threads[thread]
+            .stack
+            .iter()
+            .zip(calls)
+            .take_while(|(o, c)| key_of(&o.call) == key_of(c))
+            .count();
+        let gone: Vec<Open> = self.threads[thread].stack.drain(common..).collect();
+        for open in gone {
+            self.limbo.push(Limbo {
+                thread,
+                open,
+                passes: 0,
+            });
+        }
+        for call in &calls[common..] {
+            self.threads[thread].stack.push(Open {
+                call: *call,
+                shown: Shown::No,
+                currently: false,
+                next_dot: call.start.saturating_add(self.settings.time_limit),
+            });
+        }
+        // Calls whose end never came: after two more passes, or at once when records were lost.
+        let mut i = 0;
+        while i < self.limbo.len() {
+            let l = &mut self.limbo[i];
+            if l.thread == thread {
+                l.passes += 1;
+                if records_lost || l.passes > 2 {
+                    let l = self.limbo.remove(i);
+                    if l.open.shown != Shown::No {
+                        self.print_lost_end(thread, &l.open, out);
+                    }
+                    continue;
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// Something else was written to the terminal (the program's own output through `suspend`, a report).
+    /// The open line was ended by whoever wrote; printed calls say `Still` when they print again, calls not
+    /// printed yet say `Currently`.
+    pub fn other_output(&mut self) {
+        self.line = None;
+        for view in &mut self.threads {
+            for open in &mut view.stack {
+                match open.shown {
+                    Shown::No => open.currently = true,
+                    Shown::Yes | Shown::Interrupted => open.shown = Shown::Interrupted,
+                }
+            }
+        }
+    }
+
+    /// Re-reads the clock's scale (it is calibrated over the run): ns per tick and the time limit in ticks.
+    pub fn set_clock(&mut self, ns_per_tick: f64, time_limit: u64) {
+        self.settings.ns_per_tick = ns_per_tick;
+        self.settings.time_limit = time_limit.max(1);
+    }
+
+    /// Whether live-all is on (every section prints).
+    pub fn all(&self) -> bool {
+        self.settings.all
+    }
+
+    /// One more than the depth of `thread`'s innermost call on screen (0: none): ends of calls above it are
+    /// what the printer must see at once.
+    pub fn printed_depth(&self, thread: usize) -> u32 {
+        self.threads.get(thread).map_or(0, |view| {
+            view.stack
+                .iter()
+                .rposition(|o| o.shown != Shown::No)
+                .map_or(0, |d| d as u32 + 1)
+        })
+    }
+
+    /// Prints what is due at `now`: messages of calls crossing the time limit (with their ancestors), dots,
+    /// `Still` lines. Returns when the next thing is due, in ticks (`None`: nothing is pending).
+    pub fn tick(&mut self, now: u64, out: &mut String) -> Option<u64> {
+        let limit = self.settings.time_limit;
+        for t in 0..self.threads.len() {
+            for d in 0..self.threads[t].stack.len() {
+                let open = &self.threads[t].stack[d];
+                let due = open.call.start.saturating_add(limit) <= now || self.settings.all;
+                if open.shown == Shown::No && due {
+                    self.print_start(t, d, out);
+                    self.threads[t].last_line_at = now;
+                    let open = &mut self.threads[t].stack[d];
+                    open.next_dot = open.call.start.saturating_add(2 * limit).max(now + 1);
+                }
+            }
+            // Dots (or a `Still` line) for the innermost printed call of this thread.
+            let Some(d) = self.threads[t]
+                .stack
+                .iter()
+                .rposition(|o| o.shown != Shown::No)
+            else {
+                continue;
+            };
+            let open = &self.threads[t].stack[d];
+            if !open.call.dots || open.next_dot > now {
+                continue;
+            }
+            let is_last = self
+                .line
+                .is_some_and(|l| l.thread == t && l.call == key_of(&open.call));
+            let intervals = (now - open.next_dot) / limit.max(1) + 1;
+            if is_last {
+                out.push('.');
+                if let Some(line) = &mut self.line {
+                    line.width += 1;
+                }
+            } else if open.next_dot > self.threads[t].last_line_at {
+                // Printed again after something else (deeper calls here are all unprinted, by the choice of
+                // `d`): a `Still` line at its first dot due after that, then dots continue on it.
+                self.threads[t].stack[d].shown = Shown::Interrupted;
+                self.print_line(t, d, out);
+                self.threads[t].last_line_at = now;
+            }
+            let open = &mut self.threads[t].stack[d];
+            open.next_dot += intervals * limit.max(1);
+        }
+        self.next_due()
+    }
+
+    /// When the next thing is due.
+    fn next_due(&self) -> Option<u64> {
+        let limit = self.settings.time_limit;
+        let mut next: Option<u64> = None;
+        let mut at = |t: u64| next = Some(next.map_or(t, |n| n.min(t)));
+        for view in &self.threads {
+            // Unprinted calls are due when they cross the limit; only the innermost printed call gets dots.
+            let innermost = view.stack.iter().rposition(|o| o.shown != Shown::No);
+            for (d, open) in view.stack.iter().enumerate() {
+                match open.shown {
+                    Shown::No => at(open.call.start.saturating_add(limit)),
+                    _ if open.call.dots && Some(d) == innermost => at(open.next_dot),
+                    _ => {}
+                }
+            }
+        }
+        next
+    }
+
+    /// Process exit: the final lines of calls still on screen (innermost first), timed up to `now` (ticks).
+    pub fn finish(&mut self, now: u64, mem_kb: u32, out: &mut String) {
+        for t in 0..self.threads.len() {
+            while let Some(open) = self.threads[t].stack.pop() {
+                if open.shown == Shown::No {
+                    continue;
+                }
+                let ended = Ended {
+                    call: open.call,
+                    end: now.max(open.call.start),
+                    mem_start_kb: mem_kb,
+                    mem_end_kb: mem_kb,
+                };
+                self.print_end(t, &open, &ended, out);
+            }
+        }
+        for l in std::mem::take(&mut self.limbo) {
+            if l.open.shown != Shown::No {
+                self.print_lost_end(l.thread, &l.open, out);
+            }
+        }
+        self.end_line(out);
+    }
+
+    /// Calls on `thread` from depth `from` down, which ended without their records: out of the stack.
+    fn retire_from(&mut self, thread: usize, from: usize, out: &mut String) {
+        while self.threads[thread].stack.len() > from {
+            let open = self.threads[thread].stack.pop().expect("len > from");
+            if open.shown != Shown::No {
+                self.print_lost_end(thread, &open, out);
+            }
+        }
+    }
+
+    fn end_line(&mut self, out: &mut String) {
+        if self.line.take().is_some() {
+            out.push('\n');
+        }
+    }
+
+    /// Prints the not-yet-printed ancestors of `thread`'s call at `d`, then the call itself (line left open).
+    fn print_start(&mut self, t: usize, d: usize, out: &mut String) {
+        for a in 0..d {
+            if self.threads[t].stack[a].shown == Shown::No {
+                self.print_line(t, a, out);
+            }
+        }
+        self.print_line(t, d, out);
+    }
+
+    /// Prints the line of `thread`'s open call at `d`, leaving it open: `[Still |Currently ]message`.
+    fn print_line(&mut self, t: usize, d: usize, out: &mut String) {
+        self.end_line(out);
+        // Every ancestor of a printed call is printed, so its printed level is its depth.
+        let level = d;
+        let open = &mut self.threads[t].stack[d];
+        let word = match (open.shown, open.currently) {
+            (Shown::Interrupted, _) => "Still ",
+            (Shown::No, true) => "Currently ",
+            _ => "",
+        };
+        open.shown = Shown::Yes;
+        open.currently = false;
+        let call = open.call;
+        let start = out.len();
+        out.push_str(&self.threads[t].prefix);
+        push_indent(out, level);
+        out.push_str(word);
+        out.push_str(call.message);
+        // Every ancestor on this thread is on screen; lines after this one interrupt them.
+        for a in &mut self.threads[t].stack[..d] {
+            a.shown = Shown::Interrupted;
+        }
+        self.line = Some(OpenLine {
+            thread: t,
+            call: key_of(&call),
+            width: out[start..].chars().count(),
+        });
+    }
+
+    /// A printed call ended: stats on its own line if that line is still the last thing on screen, else a
+    /// `Finished` line.
+    fn print_end(&mut self, t: usize, open: &Open, e: &Ended, out: &mut String) {
+        let key = key_of(&open.call);
+        match self.line {
+            Some(line) if line.thread == t && line.call == key => {
+                self.line = None;
+                self.push_stats(line.width, e, out);
+            }
+            _ => {
+                let width =
+                    self.print_finished_head(t, open.call.depth as usize, open.call.message, out);
+                self.push_stats(width, e, out);
+            }
+        }
+        self.after_own_line(t);
+    }
+
+    /// A call that was never on screen but must print at its end: its ancestors for context, then `Finished`.
+    fn print_unseen_end(&mut self, t: usize, e: Ended, out: &mut String) {
+        let d = (e.call.depth as usize).min(self.threads[t].stack.len());
+        for a in 0..d {
+            if self.threads[t].stack[a].shown == Shown::No {
+                self.print_line(t, a, out);
+            }
+        }
+        if self.settings.all && e.end.saturating_sub(e.call.start) <= self.settings.time_limit {
+            // live-all: a short call that started and ended between two passes; message and stats, one line.
+            self.end_line(out);
+            let start = out.len();
+            out.push_str(&self.threads[t].prefix);
+            push_indent(out, d);
+            out.push_str(e.call.message);
+            let width = out[start..].chars().count();
+            self.push_stats(width, &e, out);
+        } else {
+            let width = self.print_finished_head(t, d, e.call.message, out);
+            self.push_stats(width, &e, out);
+        }
+        self.after_own_line(t);
+    }
+
+    /// A printed call whose end record was lost to ring overflow: say so instead of inventing figures.
+    fn print_lost_end(&mut self, t: usize, open: &Open, out: &mut String) {
+        let width = self.print_finished_head(t, open.call.depth as usize, open.call.message, out);
+        push_padding(out, width);
+        out.push_str("[end not recorded: events lost]\n");
+        self.after_own_line(t);
+    }
+
+    /// `prefix + indent + "Finished " + message` on a new line; returns its width.
+    fn print_finished_head(
+        &mut self,
+        t: usize,
+        level: usize,
+        message: &str,
+        out: &mut String,
+    ) -> usize {
+        self.end_line(out);
+        let start = out.len();
+        out.push_str(&self.threads[t].prefix);
+        push_indent(out, level);
+        out.push_str("Finished ");
+        out.push_str(message);
+        out[start..].chars().count()
+    }
+
+    /// Once a line of `thread` was printed, its open ancestors print `Still` next time.
+    fn after_own_line(&mut self, t: usize) {
+        for a in &mut self.threads[t].stack {
+            if a.shown == Shown::Yes {
+                a.shown = Shown::Interrupted;
+            }
+        }
+    }
+
+    /// Pads from `width` to the stats column, then `[  4.00 s] [   97 MB]` and the newline.
+    fn push_stats(&self, width: usize, e: &Ended, out: &mut String) {
+        push_padding(out, width);
+        let seconds = e.end.saturating_sub(e.call.start) as f64 * self.settings.ns_per_tick / 1e9;
+        let mb = e.mem_end_kb as u64 * 1024 / 1_000_000;
+        let (on, off) = if self.settings.color {
+            ("\x1b[33m", "\x1b[39m")
+        } else {
+            ("", "")
+        };
+        out.push_str(&format!(
+            "[{on}{seconds:6.2} s{off}] [{on}{mb:5} MB{off}]\n"
+        ));
+    }
+}
+
+fn key_of(call: &Call) -> (u32, u64) {
+    (call.depth, call.start)
+}
+
+fn push_indent(out: &mut String, level: usize) {
+    for _ in 0..level {
+        out.push_str("  ");
+    }
+}
+
+/// Spaces so the `[` lands at [`STATS_COLUMN`], with at least one space before it.
+fn push_padding(out: &mut String, width: usize) {
+    let pad = STATS_COLUMN.saturating_sub(width).max(1);
+    for _ in 0..pad {
+        out.push(' ');
+    }
+}
