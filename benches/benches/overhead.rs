@@ -2,7 +2,7 @@
 //! `cargo bench -p perfgraph-benches --bench overhead`. The full side-by-side with the peers is
 //! `benches/peers/` (run by `benches/run.sh`).
 
-use perfgraph_benches::{bench_cases, cases, criterion};
+use perfgraph_benches::{bench_cases, bench_cases_cpu, cases, criterion};
 
 fn main() {
     let mut c = criterion();
@@ -12,5 +12,6 @@ fn main() {
         .copied()
         .collect();
     bench_cases(&mut c, &all);
+    bench_cases_cpu(&mut c, &all);
     c.final_summary();
 }

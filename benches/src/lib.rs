@@ -10,7 +10,8 @@
 //!
 //! Each [`Case`] is measured on one thread (the Criterion thread) and on two threads at once ([`Pair`]: two
 //! worker threads released together by a barrier, each timing its own loop; the figure is their mean, i.e.
-//! the per-thread cost while both record).
+//! the per-thread cost while both record), in wall time, and for perfgraph and the floors also in each
+//! thread's CPU time ([`bench_cases_cpu`]), which other processes on the machine do not inflate.
 
 use std::hint::black_box;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -79,6 +80,35 @@ impl Case {
         self.run(iters);
         start.elapsed()
     }
+
+    /// The CPU time this thread spends on `iters` leaf calls: unlike wall time, it does not count the time
+    /// other processes hold the core, so it stays valid on a busy machine.
+    pub fn cpu_time(&self, iters: u64) -> Duration {
+        (self.setup)();
+        let start = thread_cpu_time();
+        self.run(iters);
+        thread_cpu_time() - start
+    }
+}
+
+/// Which clock a measurement reads.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Clock {
+    /// Elapsed time (`Instant`).
+    Wall,
+    /// The measuring thread's own CPU time (`CLOCK_THREAD_CPUTIME_ID`).
+    ThreadCpu,
+}
+
+/// CPU time of the calling thread.
+pub fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID is supported on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 fn nothing() {}
@@ -101,8 +131,8 @@ pub struct Pair {
 }
 
 impl Pair {
-    /// Starts the two workers for `case`.
-    pub fn new(case: Case) -> Pair {
+    /// Starts the two workers for `case`, each timing its runs with `clock`.
+    pub fn new(case: Case, clock: Clock) -> Pair {
         let barrier = Arc::new(Barrier::new(2));
         let (result_tx, results) = channel();
         let mut commands = Vec::new();
@@ -118,9 +148,19 @@ impl Pair {
                     (case.thread_setup)();
                     while let Ok(iters) = rx.recv() {
                         barrier.wait();
-                        let start = Instant::now();
-                        case.run(iters);
-                        if result_tx.send(start.elapsed()).is_err() {
+                        let took = match clock {
+                            Clock::Wall => {
+                                let start = Instant::now();
+                                case.run(iters);
+                                start.elapsed()
+                            }
+                            Clock::ThreadCpu => {
+                                let start = thread_cpu_time();
+                                case.run(iters);
+                                thread_cpu_time() - start
+                            }
+                        };
+                        if result_tx.send(took).is_err() {
                             break;
                         }
                     }
@@ -166,18 +206,39 @@ pub fn criterion() -> Criterion {
         .configure_from_args()
 }
 
-/// Registers every case in group `one_thread` and again in group `two_threads`.
+/// Registers every case in group `one_thread` and again in group `two_threads` (wall time).
 pub fn bench_cases(c: &mut Criterion, cases: &[Case]) {
+    bench_group(c, "one_thread", "two_threads", Clock::Wall, cases);
+}
+
+/// Registers the cases in groups `cpu_one_thread` and `cpu_two_threads`, timed with each thread's CPU
+/// time: the per-thread cost while two threads record, even when other processes share the cores.
+pub fn bench_cases_cpu(c: &mut Criterion, cases: &[Case]) {
+    bench_group(
+        c,
+        "cpu_one_thread",
+        "cpu_two_threads",
+        Clock::ThreadCpu,
+        cases,
+    );
+}
+
+fn bench_group(c: &mut Criterion, one: &str, two: &str, clock: Clock, cases: &[Case]) {
     {
-        let mut group = c.benchmark_group("one_thread");
+        let mut group = c.benchmark_group(one);
         for case in cases {
-            group.bench_function(case.name, |b| b.iter_custom(|iters| case.time(iters)));
+            group.bench_function(case.name, |b| {
+                b.iter_custom(|iters| match clock {
+                    Clock::Wall => case.time(iters),
+                    Clock::ThreadCpu => case.cpu_time(iters),
+                })
+            });
         }
         group.finish();
     }
-    let mut group = c.benchmark_group("two_threads");
+    let mut group = c.benchmark_group(two);
     for case in cases {
-        let pair = Pair::new(*case);
+        let pair = Pair::new(*case, clock);
         group.bench_function(case.name, |b| b.iter_custom(|iters| pair.time(case, iters)));
     }
     group.finish();

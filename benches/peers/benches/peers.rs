@@ -13,7 +13,7 @@
 use std::hint::black_box;
 use std::sync::Once;
 
-use perfgraph_benches::{Case, bench_cases, body, cases, criterion, repeat};
+use perfgraph_benches::{Case, bench_cases, bench_cases_cpu, body, cases, criterion, repeat};
 
 // ---- puffin 0.20: `set_scopes_on(true)`, `profile_scope!`, `GlobalProfiler::lock().new_frame()` once per
 // frame (here: per batch). No sink is attached, so frames are built and dropped (the cheapest set-up; a
@@ -186,5 +186,13 @@ fn main() {
     }
     let mut c = criterion();
     bench_cases(&mut c, &all);
+    if !chrome {
+        let mine: Vec<Case> = cases::FLOORS
+            .iter()
+            .chain(&cases::PERFGRAPH)
+            .copied()
+            .collect();
+        bench_cases_cpu(&mut c, &mine);
+    }
     c.final_summary();
 }
