@@ -8,6 +8,7 @@
 //! * `sections[=N]`: `Heaviest Sections:`, self time summed per section name;
 //! * `threads`: `Threads:`, per thread its time alive, time inside top-level sections and calls.
 
+pub(crate) mod interval;
 pub(crate) mod table;
 
 use std::fmt;
