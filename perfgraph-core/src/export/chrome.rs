@@ -162,10 +162,13 @@ pub(crate) fn write(
         .map(|e| (e.thread, e.start, e.section))
         .collect();
     buffer.events.extend_from_slice(&meta.unfinished);
-    // Outer calls first at equal starts, so viewers nest them the right way round.
+    // Outer calls first at equal starts, so viewers nest them the right way round. On a full tie (a coarse
+    // clock) the parent must still come first: calls are stored as they ended, children before parents, so
+    // reversing and then sorting stably puts the parent first.
+    buffer.events.reverse();
     buffer
         .events
-        .sort_unstable_by_key(|e| (e.thread, e.start, std::cmp::Reverse(e.end)));
+        .sort_by_key(|e| (e.thread, e.start, std::cmp::Reverse(e.end)));
     // Each name escaped once; the event lines then only copy bytes and print integers.
     let mut names: HashMap<SectionId, String> = HashMap::new();
     for e in &buffer.events {

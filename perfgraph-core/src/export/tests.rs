@@ -97,6 +97,17 @@ fn chrome_trace_golden() {
 }
 
 #[test]
+fn a_parent_comes_before_its_child_even_when_their_times_are_equal() {
+    let mut b = TraceBuffer::new(10);
+    // A coarse clock: child and parent have the same start and end; the child ended (was stored) first.
+    b.on_records(0, &[rec(5_000, 9_000, 2, 1), rec(5_000, 9_000, 1, 0)]);
+    let text = render(&mut b, Vec::new(), Vec::new());
+    let solve = text.find("\"name\":\"solve\"").unwrap();
+    let residual = text.find("\"name\":\"residual\"").unwrap();
+    assert!(solve < residual, "{text}");
+}
+
+#[test]
 fn past_the_limit_calls_are_counted_and_stated() {
     let mut b = recording(1);
     assert_eq!((b.events.len(), b.samples.len()), (1, 1));
@@ -130,4 +141,26 @@ fn unwritable_path_is_one_line_naming_it_and_the_os_error() {
         err,
         "perfgraph: error: cannot write PERFGRAPH_JSON file \"/nonexistent-dir/x.json\": No such file or directory (os error 2)"
     );
+}
+
+#[test]
+fn a_failed_write_leaves_neither_a_truncated_file_nor_a_temporary_one() {
+    let dir = std::env::temp_dir().join(format!("perfgraph-write-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.json");
+    std::fs::write(&path, "old").unwrap();
+    let err = super::write_file("PERFGRAPH_TRACE", &path, |w| {
+        w.write_all(b"{\"traceEvents\":[")?;
+        Err(std::io::Error::other("cut short"))
+    })
+    .unwrap_err();
+    assert!(err.ends_with(": cut short"), "{err}");
+    // The old file is untouched and nothing else is left behind.
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    super::write_file("PERFGRAPH_TRACE", &path, |w| w.write_all(b"new")).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
 }
