@@ -149,6 +149,7 @@ mod tests {
         let names = |t: u32| ["main", "worker-1"][t as usize].to_owned();
         let sections = |s: SectionId| ["?", "dlmalloc", "solve", "inner"][s as usize].to_owned();
         let mut iv = Intervals::new(0);
+        let mut transcript = String::new();
         // worker-1: 6481 short calls, 7 ms in all; a nested call does not count.
         let calls: Vec<Record> = (0..6481u64)
             .map(|i| rec(i * 100, i * 100 + if i < 7 { 1000 } else { 0 }, 1, 0))
@@ -156,20 +157,24 @@ mod tests {
             .collect();
         iv.on_records(1, &calls);
         // main: `solve` runs from 0.4 s and is still running at the boundary.
-        let first = iv.close(1_001_000, &[(0, 2, 400_000)]);
-        let text = format(&first, 1000.0, names, sections);
-        assert_eq!(
-            text,
-            "main \"solve\": 601/1001 ms 60.0% 0x\nworker-1 \"dlmalloc\": 7/1001 ms 0.7% 6481x\n"
+        let first = format(
+            &iv.close(1_001_000, &[(0, 2, 400_000)]),
+            1000.0,
+            names,
+            sections,
         );
+        // The example line, exactly.
+        assert!(
+            first.contains("worker-1 \"dlmalloc\": 7/1001 ms 0.7% 6481x\n"),
+            "{first}"
+        );
+        transcript.push_str(&first);
         // It ends at 1.5 s: only the part after the boundary counts now, and the call counts here.
         iv.on_records(0, &[rec(400_000, 1_500_000, 2, 0)]);
-        let second = iv.close(2_001_000, &[]);
-        assert_eq!(
-            format(&second, 1000.0, names, sections),
-            "main \"solve\": 499/1000 ms 49.9% 1x\n"
-        );
+        transcript.push_str("--\n");
+        transcript.push_str(&format(&iv.close(2_001_000, &[]), 1000.0, names, sections));
         // Nothing ran: no lines.
         assert_eq!(iv.close(3_001_000, &[]).lines, vec![]);
+        insta::assert_snapshot!("interval_lines", transcript);
     }
 }
