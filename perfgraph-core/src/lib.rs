@@ -26,6 +26,7 @@
 
 mod clock;
 mod config;
+mod export;
 mod guard;
 mod inspect;
 mod live;
@@ -33,6 +34,7 @@ mod memory;
 mod output;
 mod outputs;
 mod registry;
+mod report;
 mod ring;
 #[cfg(test)]
 mod ring_tests;
@@ -47,6 +49,7 @@ pub use inspect::{CallNode, CallTree, RunningSection, ThreadSnapshot, merge, mer
 pub use live::screen::{LiveStderr, suspend};
 pub use perfgraph_macros::{time_section, timed};
 pub use registry::{SectionId, SectionInfo};
+pub use report::{Report, SectionTotal, TABLE_DEPTH, ThreadSummary, report};
 
 /// An `io::Write` to stderr that cooperates with live print: each write ends an open dots line first (as
 /// [`suspend`] does), and live print then says `Still` / `Currently` / `Finished` as MOOSE does after other

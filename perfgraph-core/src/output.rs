@@ -14,7 +14,6 @@ pub(crate) fn warn(line: &str) {
 /// ending any open live-print line first so a live line is never split; live print then says `Still` for
 /// sections it prints again. Never blocks for long: what stderr does not take within 100 ms of its last
 /// progress is dropped.
-#[allow(dead_code)] // reason: the reports (issue 4) are its first caller.
 pub(crate) fn write_block(text: &str) {
     crate::live::screen::write_block(text);
 }

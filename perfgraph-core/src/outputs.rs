@@ -1,28 +1,201 @@
-//! End-of-run outputs (reports, trace, folded stacks, JSON) and interval statistics. Stub: the hooks the
-//! background thread calls.
+//! End-of-run outputs (reports, trace, folded stacks, JSON) and interval statistics: the glue between the
+//! background thread's hooks and the pure renderers in [`report`](crate::report) and
+//! [`export`](crate::export).
+//!
+//! Everything here runs on the background thread. At exit ([`Outputs::finish`], after live print has
+//! finished) it writes the files, then prints the last partial interval, the selected reports and any file
+//! error in one block; a file that cannot be written costs one error line and nothing else.
 
-use crate::config::Config;
-use crate::thread::{Record, ThreadState};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::config::{Config, ReportSelection};
+use crate::export;
+use crate::export::chrome::{self, Event, TraceBuffer, TraceMeta};
+use crate::report;
+use crate::report::interval::{self, Interval, Intervals};
+use crate::thread::{self, Record, ThreadState};
+use crate::{clock, output, registry};
 
 /// State of the at-exit outputs, owned by the background thread.
-pub(crate) struct Outputs {}
+pub(crate) struct Outputs {
+    report: ReportSelection,
+    /// `PERFGRAPH_INTERVAL` (ns) and the interval being accumulated.
+    interval: Option<(u64, Intervals)>,
+    /// `PERFGRAPH_TRACE` and the events gathered for it.
+    trace: Option<(PathBuf, TraceBuffer)>,
+    folded: Option<PathBuf>,
+    json: Option<PathBuf>,
+}
 
 impl Outputs {
-    pub(crate) fn new(_config: &Config) -> Outputs {
-        Outputs {}
+    pub(crate) fn new(config: &Config) -> Outputs {
+        Outputs {
+            report: config.report,
+            interval: config
+                .interval_ns
+                .map(|ns| (ns, Intervals::new(clock::now()))),
+            trace: config
+                .trace
+                .clone()
+                .map(|path| (path, TraceBuffer::new(config.trace_limit))),
+            folded: config.folded.clone(),
+            json: config.json.clone(),
+        }
     }
 
     /// Records `thread` completed since the last pass, in completion order.
-    pub(crate) fn on_records(&mut self, _thread: &ThreadState, _records: &[Record]) {}
-
-    /// A resident-memory sample taken at `ticks`.
-    pub(crate) fn on_memory(&mut self, _ticks: u64, _bytes: u64) {}
-
-    /// Periodic work (interval statistics). Returns how long (ns) it may sleep before it needs another pass.
-    pub(crate) fn tick(&mut self, _now: u64) -> Option<u64> {
-        None
+    pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
+        if let Some((_, intervals)) = &mut self.interval {
+            intervals.on_records(thread.index, records);
+        }
+        if let Some((_, trace)) = &mut self.trace {
+            trace.on_records(thread.index, records);
+        }
     }
 
-    /// Process exit, after live print finished: print the reports and write the files.
-    pub(crate) fn finish(&mut self) {}
+    /// A resident-memory sample taken at `ticks`.
+    pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
+        if let Some((_, trace)) = &mut self.trace {
+            trace.on_memory(ticks, bytes);
+        }
+    }
+
+    /// Periodic work (interval statistics). Returns how long (ns) it may sleep before it needs another pass.
+    pub(crate) fn tick(&mut self, now: u64) -> Option<u64> {
+        let (interval_ns, intervals) = self.interval.as_mut()?;
+        let ns_per_tick = clock::ns_per_tick();
+        // Recomputed each pass: the tick length is re-calibrated as the run goes on.
+        let due = intervals.start() + (*interval_ns as f64 / ns_per_tick) as u64;
+        if now < due {
+            return Some((((due - now) as f64) * ns_per_tick) as u64 + 1);
+        }
+        let closed = intervals.close(now, &running_top_level(&thread::all()));
+        let text = format_interval(&closed);
+        if !text.is_empty() {
+            output::write_block(&text);
+        }
+        Some(*interval_ns)
+    }
+
+    /// Process exit, after live print finished: write the files, then print the last partial interval, the
+    /// reports and one line per file that could not be written, in one block. Files come first: they do
+    /// not depend on stderr, which may be a pipe nobody reads.
+    pub(crate) fn finish(&mut self) {
+        let threads = thread::all();
+        let mut block = String::new();
+        if let Some((_, intervals)) = &mut self.interval {
+            let closed = intervals.close(clock::now(), &running_top_level(&threads));
+            block.push_str(&format_interval(&closed));
+        }
+        let need_report = !self.report.is_empty() || self.folded.is_some() || self.json.is_some();
+        let report = need_report.then(report::report);
+        let mut notes = String::new();
+        let mut results = Vec::new();
+        if let Some((path, buffer)) = &mut self.trace {
+            let written = write_trace(path, buffer, &threads);
+            if written.is_ok() && buffer.over_limit > 0 {
+                notes.push_str(&format!(
+                    "perfgraph: trace: {} section calls written to {:?}, {} more past \
+                     PERFGRAPH_TRACE_LIMIT={} counted but not written (the file says so too)\n",
+                    buffer.events.len(),
+                    path.display().to_string(),
+                    buffer.over_limit,
+                    buffer.limit
+                ));
+            }
+            results.push(written);
+        }
+        if let (Some(path), Some(r)) = (&self.folded, &report) {
+            results.push(export::write_file("PERFGRAPH_FOLDED", path, |w| {
+                w.write_all(r.folded().as_bytes())
+            }));
+        }
+        if let (Some(path), Some(r)) = (&self.json, &report) {
+            results.push(export::write_file("PERFGRAPH_JSON", path, |w| {
+                w.write_all(r.json().as_bytes())
+            }));
+        }
+        for line in results.into_iter().filter_map(Result::err) {
+            notes.push_str(&line);
+            notes.push('\n');
+        }
+        if let Some(r) = &report {
+            block.push_str(&r.render(&self.report));
+        }
+        block.push_str(&notes);
+        if !block.is_empty() {
+            output::write_block(&block);
+        }
+    }
+}
+
+/// Top-level sections running now: `(thread, section, start ticks)`.
+fn running_top_level(threads: &[Arc<ThreadState>]) -> Vec<(u32, u32, u64)> {
+    threads
+        .iter()
+        .filter_map(|t| {
+            let frame = t.open_frames().into_iter().next()?;
+            Some((t.index, frame.section, frame.start))
+        })
+        .collect()
+}
+
+fn format_interval(closed: &Interval) -> String {
+    let threads = thread::all();
+    interval::format(
+        closed,
+        clock::ns_per_tick(),
+        |t| {
+            threads
+                .get(t as usize)
+                .map_or_else(|| format!("thread-{t}"), |s| s.name.clone())
+        },
+        section_name,
+    )
+}
+
+fn section_name(section: u32) -> String {
+    registry::info(section).map_or_else(|| format!("section-{section}"), |i| i.name.to_owned())
+}
+
+fn write_trace(
+    path: &std::path::Path,
+    buffer: &mut TraceBuffer,
+    threads: &[Arc<ThreadState>],
+) -> Result<(), String> {
+    let end = clock::now();
+    let unfinished = threads
+        .iter()
+        .flat_map(|t| {
+            t.open_frames().into_iter().map(move |f| Event {
+                start: f.start,
+                end,
+                section: f.section,
+                thread: t.index,
+            })
+        })
+        .collect();
+    let to_ns = clock::to_ns;
+    let meta = TraceMeta {
+        pid: std::process::id(),
+        program: report::program_name(),
+        clock: clock::source().name(),
+        threads: threads.iter().map(|t| (t.index, t.name.clone())).collect(),
+        ring_dropped: threads
+            .iter()
+            .map(|t| {
+                // Relaxed: written by this (the background) thread only.
+                let dropped = t.dropped.load(std::sync::atomic::Ordering::Relaxed);
+                (t.name.clone(), dropped)
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect(),
+        unfinished,
+        end,
+        to_ns: &to_ns,
+    };
+    export::write_file("PERFGRAPH_TRACE", path, |w| {
+        chrome::write(w, buffer, &meta, &section_name)
+    })
 }

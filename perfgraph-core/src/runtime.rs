@@ -14,7 +14,7 @@
 //! At process exit (return from `main` or `std::process::exit`) an `atexit` handler asks it for a final pass
 //! and waits for it at most [`EXIT_WAIT`], so a stuck output can lose its own lines but never hang the exit.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Once, OnceLock};
 use std::time::Duration;
 
@@ -69,6 +69,13 @@ static WAKES: AtomicU64 = AtomicU64::new(0);
 /// The value of [`WAKES`] that the last completed pass read before it drained: every wake-up up to it has
 /// been acted on (its records drained, live print's lines handed to the terminal).
 static HANDLED: AtomicU64 = AtomicU64::new(0);
+/// Resident memory at start-up, KiB: the baseline of the report's root row (its memory is the change since).
+static START_RSS_KB: AtomicU32 = AtomicU32::new(0);
+
+/// Resident memory sampled at start-up, KiB (0 if it could not be read).
+pub(crate) fn start_rss_kb() -> u32 {
+    START_RSS_KB.load(Ordering::Relaxed)
+}
 static FINISHED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
 
 /// Sets the runtime up once: settings, clock, first memory sample, background thread, exit handler.
@@ -89,7 +96,9 @@ fn init() {
         crate::output::warn(warning);
     }
     clock::init(config.clock_monotonic);
-    memory::sample();
+    if memory::sample().is_some() {
+        START_RSS_KB.store(memory::current_kb(), Ordering::Relaxed);
+    }
     guard::init_threshold(config.verbosity);
     if config.live != LiveMode::Off {
         MEM_ALERT_KB.store((config.mem_limit_bytes / 1024) as i64, Ordering::Relaxed);

@@ -1,0 +1,258 @@
+//! Chrome Trace Event JSON (`PERFGRAPH_TRACE`), which Perfetto UI (ui.perfetto.dev) and chrome://tracing
+//! open: one complete event (`"ph":"X"`) per section call on its thread's track, nested by time; thread and
+//! process names as metadata events; the sampled resident memory as a counter track; and what is missing
+//! (records lost to ring overflow, calls past `PERFGRAPH_TRACE_LIMIT`) both in `otherData` and as a global
+//! instant event at the end of the timeline, so it is seen in the UI too.
+//!
+//! The events are collected by the background thread from the records it drains anyway, never on the
+//! recording threads. The buffer keeps the first [`TraceBuffer::limit`] calls in the order they ended and
+//! counts the rest. Calls end children first, so a kept call's children are kept too (unless the ring lost
+//! them); a child may outlive its parent's place in the buffer, and then shows without that parent.
+//!
+//! Section names are escaped by serde_json (once per section); numbers are written directly. One event per
+//! line, so the file is also easy to grep.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use serde_json::json;
+
+use crate::registry::SectionId;
+use crate::thread::Record;
+
+/// One section call, in clock ticks. 24 bytes, so a million events cost 24 MB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Event {
+    /// Start, ticks.
+    pub start: u64,
+    /// End, ticks.
+    pub end: u64,
+    /// The section.
+    pub section: SectionId,
+    /// Thread index.
+    pub thread: u32,
+}
+
+/// The events and memory samples gathered for the trace, bounded.
+///
+/// Invariant: `events.len() <= limit` and `samples.len() <= limit`; everything offered past that is counted
+/// in `over_limit` (calls) and `samples_over_limit` (memory samples), never stored.
+#[derive(Debug)]
+pub(crate) struct TraceBuffer {
+    /// Most calls kept (`PERFGRAPH_TRACE_LIMIT`); memory samples are capped at the same number.
+    pub limit: usize,
+    /// Completed calls, in the order the background thread drained them.
+    pub events: Vec<Event>,
+    /// Calls not kept because the buffer was full.
+    pub over_limit: u64,
+    /// Resident-memory samples `(ticks, bytes)`, only those that differ from the previous one.
+    pub samples: Vec<(u64, u64)>,
+    /// Memory samples not kept because the buffer was full.
+    pub samples_over_limit: u64,
+    /// The latest sample `(ticks, bytes)`, kept or not: the counter's value at the end of the trace.
+    pub last_sample: Option<(u64, u64)>,
+}
+
+impl TraceBuffer {
+    /// An empty buffer holding at most `limit` calls and `limit` memory samples.
+    pub(crate) fn new(limit: usize) -> TraceBuffer {
+        TraceBuffer {
+            limit,
+            events: Vec::new(),
+            over_limit: 0,
+            samples: Vec::new(),
+            samples_over_limit: 0,
+            last_sample: None,
+        }
+    }
+
+    /// Adds `thread`'s completed calls.
+    pub(crate) fn on_records(&mut self, thread: u32, records: &[Record]) {
+        for r in records {
+            if self.events.len() >= self.limit {
+                self.over_limit += 1;
+                continue;
+            }
+            self.events.push(Event {
+                start: r.start,
+                end: r.end,
+                section: r.section,
+                thread,
+            });
+        }
+    }
+
+    /// Adds a resident-memory sample if it differs from the last one kept.
+    pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
+        self.last_sample = Some((ticks, bytes));
+        if self.samples.last().is_some_and(|&(_, b)| b == bytes) {
+            return;
+        }
+        if self.samples.len() >= self.limit {
+            self.samples_over_limit += 1;
+            return;
+        }
+        self.samples.push((ticks, bytes));
+    }
+}
+
+/// Everything the trace file says besides the buffer's contents.
+pub(crate) struct TraceMeta<'a> {
+    /// Process id.
+    pub pid: u32,
+    /// The program's name (the process track's name).
+    pub program: &'a str,
+    /// The clock source name.
+    pub clock: &'a str,
+    /// Threads `(index, name)`.
+    pub threads: Vec<(u32, String)>,
+    /// Records lost to ring overflow per thread `(name, count)`, threads with none left out.
+    pub ring_dropped: Vec<(String, u64)>,
+    /// Sections still running at the end, as events ending at `end` (marked unfinished).
+    pub unfinished: Vec<Event>,
+    /// Time of the end of the trace, ticks (the last memory value is held until then).
+    pub end: u64,
+    /// Ticks to nanoseconds since the runtime's start (the trace's time zero); non-decreasing.
+    pub to_ns: &'a dyn Fn(u64) -> u64,
+}
+
+/// Nanoseconds as microseconds with all nanosecond digits (`12.345`), a plain JSON number.
+fn micros(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+/// Writes the trace. `buffer`'s events are sorted in place (by thread, then start, outer calls first).
+/// `section_name` names a section id.
+pub(crate) fn write(
+    out: &mut dyn Write,
+    buffer: &mut TraceBuffer,
+    meta: &TraceMeta,
+    section_name: &dyn Fn(SectionId) -> String,
+) -> io::Result<()> {
+    let pid = meta.pid;
+    let tid = |thread: u32| thread as u64 + 1; // tid 0 is the process's own row in some viewers
+    let mut lines: Vec<String> = Vec::new();
+    lines.push(
+        json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+               "args": {"name": meta.program}})
+        .to_string(),
+    );
+    for (index, name) in &meta.threads {
+        lines.push(
+            json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid(*index),
+                   "args": {"name": name}})
+            .to_string(),
+        );
+        lines.push(
+            json!({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid(*index),
+                   "args": {"sort_index": index}})
+            .to_string(),
+        );
+    }
+    out.write_all(b"{\"traceEvents\":[\n")?;
+    for l in &lines {
+        out.write_all(l.as_bytes())?;
+        out.write_all(b",\n")?;
+    }
+    // Sections still running join the others (they are few), marked by their identity.
+    let kept = buffer.events.len();
+    let unfinished: std::collections::HashSet<(u32, u64, SectionId)> = meta
+        .unfinished
+        .iter()
+        .map(|e| (e.thread, e.start, e.section))
+        .collect();
+    buffer.events.extend_from_slice(&meta.unfinished);
+    // Outer calls first at equal starts, so viewers nest them the right way round. On a full tie (a coarse
+    // clock) the parent must still come first: calls are stored as they ended, children before parents, so
+    // reversing and then sorting stably puts the parent first.
+    buffer.events.reverse();
+    buffer
+        .events
+        .sort_by_key(|e| (e.thread, e.start, std::cmp::Reverse(e.end)));
+    // Each name escaped once; the event lines then only copy bytes and print integers.
+    let mut names: HashMap<SectionId, String> = HashMap::new();
+    for e in &buffer.events {
+        names
+            .entry(e.section)
+            .or_insert_with(|| json!(section_name(e.section)).to_string());
+    }
+    for e in &buffer.events {
+        let (start, end) = ((meta.to_ns)(e.start), (meta.to_ns)(e.end));
+        let dur = end.saturating_sub(start);
+        write!(
+            out,
+            "{{\"name\":{},\"ph\":\"X\",\"ts\":{}.{:03},\"dur\":{}.{:03},\"pid\":{pid},\"tid\":{}",
+            names[&e.section],
+            start / 1000,
+            start % 1000,
+            dur / 1000,
+            dur % 1000,
+            tid(e.thread)
+        )?;
+        if !unfinished.is_empty() && unfinished.contains(&(e.thread, e.start, e.section)) {
+            out.write_all(b",\"args\":{\"unfinished\":true}")?;
+        }
+        out.write_all(b"},\n")?;
+    }
+    // The latest value again at the end, so the counter track spans the whole trace.
+    let last = buffer
+        .last_sample
+        .filter(|s| s.0 < meta.end)
+        .map(|s| (meta.end, s.1));
+    for (ticks, bytes) in buffer.samples.iter().chain(&last) {
+        writeln!(
+            out,
+            "{{\"name\":\"Resident memory\",\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"MB\":{}.{:06}}}}},",
+            micros((meta.to_ns)(*ticks)),
+            bytes / 1_000_000,
+            bytes % 1_000_000
+        )?;
+    }
+    let ring_dropped: u64 = meta.ring_dropped.iter().map(|(_, n)| n).sum();
+    let missing = ring_dropped + buffer.over_limit;
+    if missing > 0 {
+        let text = format!(
+            "perfgraph: {missing} section calls are not in this trace ({ring_dropped} lost to ring \
+             overflow, {} past PERFGRAPH_TRACE_LIMIT={})",
+            buffer.over_limit, buffer.limit
+        );
+        writeln!(
+            out,
+            "{{\"name\":{},\"ph\":\"i\",\"s\":\"g\",\"ts\":{},\"pid\":{pid},\"tid\":0}},",
+            json!(text),
+            micros((meta.to_ns)(meta.end))
+        )?;
+    }
+    // The last element carries no event of its own: it closes the list without a trailing comma.
+    let per_thread: Vec<serde_json::Value> = meta
+        .ring_dropped
+        .iter()
+        .map(|(name, n)| json!({"thread": name, "dropped": n}))
+        .collect();
+    let other = json!({
+        "tool": "perfgraph",
+        "program": meta.program,
+        "clock": meta.clock,
+        "events": buffer.events.len(),
+        "unfinished": meta.unfinished.len(),
+        "trace_limit": buffer.limit,
+        "dropped_past_trace_limit": buffer.over_limit,
+        "memory_samples_past_trace_limit": buffer.samples_over_limit,
+        "dropped_ring_overflow": ring_dropped,
+        "dropped_ring_overflow_per_thread": per_thread,
+    });
+    writeln!(
+        out,
+        "{}\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{}\n}}",
+        json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": 0}}),
+        other
+    )?;
+    // Back to the buffer's own contents (a second write gives the same file).
+    if !unfinished.is_empty() {
+        buffer
+            .events
+            .retain(|e| !unfinished.contains(&(e.thread, e.start, e.section)));
+    }
+    debug_assert_eq!(buffer.events.len(), kept);
+    Ok(())
+}

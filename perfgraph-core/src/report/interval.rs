@@ -1,0 +1,180 @@
+//! Interval statistics (`PERFGRAPH_INTERVAL`), after Preshing's API profiler: every interval, one line per
+//! thread and top-level section that ran in it, with the time inside it, the interval's length, the share
+//! and the calls:
+//!
+//! ```text
+//! worker-1 "dlmalloc": 7/1001 ms 0.7% 6481x
+//! ```
+//!
+//! Pure bookkeeping in clock ticks, fed by the background thread: completed top-level calls from the drained
+//! records, and at each interval's end the top-level sections still running. A call's time goes to the
+//! interval it ran in (a call spanning a boundary is split at it); the call itself counts in the interval
+//! where it ends, as Preshing's does.
+
+use std::collections::BTreeMap;
+
+use crate::registry::SectionId;
+use crate::thread::Record;
+
+/// One line of an interval's statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Line {
+    /// Thread index.
+    pub thread: u32,
+    /// Top-level section.
+    pub section: SectionId,
+    /// Ticks inside the section during the interval.
+    pub inside: u64,
+    /// Calls that ended in the interval.
+    pub calls: u64,
+}
+
+/// A closed interval: its length and its lines, in order of thread, then section id.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Interval {
+    /// Length in ticks.
+    pub length: u64,
+    /// Lines (only threads and sections that ran).
+    pub lines: Vec<Line>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Acc {
+    inside: u64,
+    calls: u64,
+}
+
+/// The interval being accumulated.
+///
+/// Invariant: `acc` holds only time at or after `start` (ticks); time of a call before `start` was counted
+/// in earlier intervals, from the running-sections snapshot taken when they closed.
+#[derive(Debug)]
+pub(crate) struct Intervals {
+    start: u64,
+    acc: BTreeMap<(u32, SectionId), Acc>,
+}
+
+impl Intervals {
+    /// Starts the first interval at `start` (ticks).
+    pub(crate) fn new(start: u64) -> Intervals {
+        Intervals {
+            start,
+            acc: BTreeMap::new(),
+        }
+    }
+
+    /// Start of the current interval, ticks.
+    pub(crate) fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// Adds `thread`'s completed calls; only top-level ones (depth 0) count.
+    pub(crate) fn on_records(&mut self, thread: u32, records: &[Record]) {
+        for r in records.iter().filter(|r| r.depth == 0) {
+            let a = self.acc.entry((thread, r.section)).or_default();
+            a.inside += r.end.saturating_sub(r.start.max(self.start));
+            a.calls += 1;
+        }
+    }
+
+    /// Closes the interval at `now`: adds the time so far of top-level sections still running (`running`:
+    /// thread, section, start ticks), returns the interval, and starts the next one at `now`.
+    pub(crate) fn close(&mut self, now: u64, running: &[(u32, SectionId, u64)]) -> Interval {
+        for &(thread, section, start) in running {
+            let a = self.acc.entry((thread, section)).or_default();
+            a.inside += now.saturating_sub(start.max(self.start));
+        }
+        let lines = std::mem::take(&mut self.acc)
+            .into_iter()
+            .filter(|(_, a)| a.inside > 0 || a.calls > 0)
+            .map(|((thread, section), a)| Line {
+                thread,
+                section,
+                inside: a.inside,
+                calls: a.calls,
+            })
+            .collect();
+        let length = now.saturating_sub(self.start);
+        self.start = now;
+        Interval { length, lines }
+    }
+}
+
+/// Formats an interval, one line each: `<thread> "<section>": <inside>/<interval> ms <share>% <calls>x`
+/// (Preshing's format, with the thread's name for his thread id). `names` gives a thread's and a section's
+/// name; `ns_per_tick` converts.
+pub(crate) fn format(
+    interval: &Interval,
+    ns_per_tick: f64,
+    thread_name: impl Fn(u32) -> String,
+    section_name: impl Fn(SectionId) -> String,
+) -> String {
+    let length_ms = interval.length as f64 * ns_per_tick / 1e6;
+    let mut out = String::new();
+    for l in &interval.lines {
+        let inside_ms = l.inside as f64 * ns_per_tick / 1e6;
+        let share = if length_ms > 0.0 {
+            100.0 * inside_ms / length_ms
+        } else {
+            0.0
+        };
+        out.push_str(&format!(
+            "{} \"{}\": {inside_ms:.0}/{length_ms:.0} ms {share:.1}% {}x\n",
+            thread_name(l.thread),
+            section_name(l.section),
+            l.calls
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(start: u64, end: u64, section: SectionId, depth: u32) -> Record {
+        Record {
+            start,
+            end,
+            section,
+            depth,
+            mem_start_kb: 0,
+            mem_end_kb: 0,
+        }
+    }
+
+    /// Ticks of 1 µs; intervals of one second.
+    #[test]
+    fn preshing_lines_split_calls_at_interval_boundaries() {
+        let names = |t: u32| ["main", "worker-1"][t as usize].to_owned();
+        let sections = |s: SectionId| ["?", "dlmalloc", "solve", "inner"][s as usize].to_owned();
+        let mut iv = Intervals::new(0);
+        let mut transcript = String::new();
+        // worker-1: 6481 short calls, 7 ms in all; a nested call does not count.
+        let calls: Vec<Record> = (0..6481u64)
+            .map(|i| rec(i * 100, i * 100 + if i < 7 { 1000 } else { 0 }, 1, 0))
+            .chain([rec(10, 20, 3, 1)])
+            .collect();
+        iv.on_records(1, &calls);
+        // main: `solve` runs from 0.4 s and is still running at the boundary.
+        let first = format(
+            &iv.close(1_001_000, &[(0, 2, 400_000)]),
+            1000.0,
+            names,
+            sections,
+        );
+        // The issue's example line, exactly.
+        assert!(
+            first.contains("worker-1 \"dlmalloc\": 7/1001 ms 0.7% 6481x\n"),
+            "{first}"
+        );
+        transcript.push_str(&first);
+        // It ends at 1.5 s: only the part after the boundary counts now, and the call counts here.
+        iv.on_records(0, &[rec(400_000, 1_500_000, 2, 0)]);
+        transcript.push_str("--\n");
+        transcript.push_str(&format(&iv.close(2_001_000, &[]), 1000.0, names, sections));
+        // Nothing ran: no lines.
+        assert_eq!(iv.close(3_001_000, &[]).lines, vec![]);
+        insta::assert_snapshot!("interval_lines", transcript);
+    }
+}

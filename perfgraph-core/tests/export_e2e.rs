@@ -1,0 +1,346 @@
+//! Reports and exports end to end: this test binary runs the `workload` example's code in a child process
+//! (itself, with `EXPORT_CHILD` set) with `PERFGRAPH_REPORT=all`, `PERFGRAPH_INTERVAL` and the three file
+//! exports, then checks the child's stderr and reads every file back. Also: an unwritable path costs one
+//! error line and nothing else, and `PERFGRAPH_TRACE_LIMIT` cuts the trace with the rest counted.
+
+#[path = "../examples/workload.rs"]
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use workload::{CHUNKS, ITERATIONS, RESIDUALS, TOTAL_CALLS};
+
+#[test]
+fn child_entry() {
+    if std::env::var_os("EXPORT_CHILD").is_some() {
+        workload::run();
+    }
+}
+
+struct Run {
+    stderr: String,
+    dir: PathBuf,
+    program: String,
+}
+
+/// Runs the workload in a child with `env`; files go to a fresh directory named after `tag`.
+fn run_child(tag: &str, env: &[(&str, String)]) -> Run {
+    let dir = std::env::temp_dir().join(format!("perfgraph-e2e-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = Command::new(&exe);
+    cmd.args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
+        .env("EXPORT_CHILD", "1")
+        .env("PERFGRAPH_LIVE", "off")
+        .env("PERFGRAPH_VERBOSITY", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for var in [
+        "PERFGRAPH_REPORT",
+        "PERFGRAPH_INTERVAL",
+        "PERFGRAPH_TRACE",
+        "PERFGRAPH_TRACE_LIMIT",
+    ] {
+        cmd.env_remove(var);
+    }
+    for var in ["PERFGRAPH_FOLDED", "PERFGRAPH_JSON"] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v.replace("{dir}", dir.to_str().unwrap()));
+    }
+    let child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    // Generous: catches a hang at exit, not slowness.
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "child took {:?}",
+        start.elapsed()
+    );
+    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
+    assert!(out.status.success(), "child failed: {stderr}");
+    Run {
+        stderr,
+        dir,
+        program: exe.file_name().unwrap().to_string_lossy().into_owned(),
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The cells of the table row whose first cell (trimmed) is `name`, after `heading`.
+fn row<'a>(stderr: &'a str, heading: &str, name: &str) -> Vec<&'a str> {
+    let table = &stderr[stderr
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading}"))..];
+    let line = table
+        .lines()
+        .find(|l| l.split('|').nth(1).is_some_and(|c| c.trim() == name))
+        .unwrap_or_else(|| panic!("no row {name} under {heading}:\n{table}"));
+    line.split('|')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+#[test]
+fn all_reports_and_every_export() {
+    let run = run_child(
+        "all",
+        &[
+            ("PERFGRAPH_REPORT", "all".into()),
+            ("PERFGRAPH_INTERVAL", "0.05".into()),
+            ("PERFGRAPH_TRACE", "{dir}/trace.json".into()),
+            ("PERFGRAPH_FOLDED", "{dir}/stacks.folded".into()),
+            ("PERFGRAPH_JSON", "{dir}/tree.json".into()),
+        ],
+    );
+    let err = &run.stderr;
+
+    // Reports: MOOSE's headings in MOOSE's order, then ours; the exact header; exact counts.
+    let at = |h: &str| err.find(h).unwrap_or_else(|| panic!("no {h:?} in:\n{err}"));
+    assert!(at("\n\nPerformance Graph:\n") < at("\nHeaviest Branch:\n"));
+    assert!(at("\nHeaviest Branch:\n") < at("\nHeaviest Sections:\n"));
+    assert!(at("\nHeaviest Sections:\n") < at("\nThreads:\n"));
+    let header = err
+        .lines()
+        .nth(err[..at("Performance Graph:")].lines().count() + 2)
+        .unwrap();
+    assert!(
+        header.ends_with(
+            "| Calls |   Self(s)  |   Avg(s)   |    %   | Mem(MB) |  Total(s)  |   Avg(s)   |    %   | Mem(MB) |"
+        ),
+        "{header}"
+    );
+    let root = row(err, "Performance Graph:", &run.program);
+    assert_eq!(root[1], "1");
+    assert_eq!(
+        root[8], "100.00",
+        "the root's total is the run's wall time: {root:?}"
+    );
+    assert_eq!(
+        row(err, "Performance Graph:", "residual")[1],
+        (ITERATIONS * RESIDUALS).to_string()
+    );
+    assert_eq!(
+        row(err, "Performance Graph:", "assemble")[1],
+        ITERATIONS.to_string()
+    );
+    assert_eq!(
+        row(err, "Performance Graph:", "write_chunk")[1],
+        CHUNKS.to_string()
+    );
+    assert_eq!(
+        row(err, "Heaviest Sections:", "residual")[1],
+        (ITERATIONS * RESIDUALS).to_string()
+    );
+    let worker = row(err, "Threads:", "io-worker");
+    assert_eq!(worker[4], (1 + CHUNKS).to_string());
+    // The default verbosity (1) hides levels 2 and 3: the footer says so.
+    assert!(
+        err.contains("Not recorded: sections above level 1"),
+        "{err}"
+    );
+
+    // Interval statistics: Preshing's lines for the top-level sections.
+    let interval: Vec<&str> = err
+        .lines()
+        .filter(|l| {
+            l.starts_with("child_entry \"run\": ") || l.starts_with("io-worker \"write_output\": ")
+        })
+        .collect();
+    assert!(!interval.is_empty(), "{err}");
+    for line in &interval {
+        let stats = line.split("\": ").nth(1).unwrap();
+        let parts: Vec<&str> = stats.split(' ').collect();
+        assert_eq!(parts.len(), 4, "{line}");
+        let (inside, length) = parts[0].split_once('/').unwrap();
+        assert!(
+            inside.parse::<u64>().unwrap() <= length.parse::<u64>().unwrap() + 1,
+            "{line}"
+        );
+        assert_eq!(parts[1], "ms");
+        assert!(parts[2].ends_with('%') && parts[3].ends_with('x'), "{line}");
+    }
+    // Nothing else went to stderr but reports, footers and interval lines: no error lines.
+    assert!(!err.contains("perfgraph: error"), "{err}");
+
+    // Trace: one complete event per call, named threads, nesting by time, the memory counter.
+    let trace = read_json(&run.dir.join("trace.json"));
+    let events = trace["traceEvents"].as_array().unwrap();
+    let complete: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert_eq!(complete.len() as u64, TOTAL_CALLS);
+    let count = |name: &str| complete.iter().filter(|e| e["name"] == name).count() as u64;
+    assert_eq!(count("residual"), ITERATIONS * RESIDUALS);
+    assert_eq!(count("write_chunk"), CHUNKS);
+    let thread_names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(thread_names, ["child_entry", "io-worker"]);
+    let tid_of = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["name"] == "thread_name" && e["args"]["name"] == name)
+            .unwrap()["tid"]
+            .clone()
+    };
+    let span = |e: &Value| {
+        let ts = e["ts"].as_f64().unwrap();
+        (ts, ts + e["dur"].as_f64().unwrap())
+    };
+    let solve = span(complete.iter().find(|e| e["name"] == "solve").unwrap());
+    for e in complete.iter().filter(|e| e["name"] == "residual") {
+        let (s, t) = span(e);
+        assert!(
+            s >= solve.0 && t <= solve.1 + 0.001,
+            "residual outside solve"
+        );
+        assert_eq!(e["tid"], tid_of("child_entry"));
+        assert!(e["pid"].is_u64());
+    }
+    for e in complete.iter().filter(|e| e["name"] == "write_chunk") {
+        assert_eq!(e["tid"], tid_of("io-worker"));
+    }
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "C" && e["args"]["MB"].as_f64().unwrap() > 1.0)
+    );
+    assert_eq!(trace["otherData"]["dropped_ring_overflow"], 0);
+    assert_eq!(trace["otherData"]["dropped_past_trace_limit"], 0);
+
+    // Folded stacks: every line `path count`, the kernels under their path.
+    let folded = std::fs::read_to_string(run.dir.join("stacks.folded")).unwrap();
+    for line in folded.lines() {
+        let (path, ns) = line.rsplit_once(' ').unwrap();
+        assert!(!path.is_empty() && ns.parse::<u64>().unwrap() > 0, "{line}");
+    }
+    assert!(
+        folded.lines().any(|l| l.starts_with("run;solve;residual ")),
+        "{folded}"
+    );
+    assert!(
+        folded
+            .lines()
+            .any(|l| l.starts_with("write_output;write_chunk ")),
+        "{folded}"
+    );
+
+    // Call-tree JSON: the merged tree, exact counts, the root is the program.
+    let tree = read_json(&run.dir.join("tree.json"));
+    assert_eq!(tree["format"], "perfgraph-call-tree");
+    let nodes = tree["tree"].as_array().unwrap();
+    assert_eq!(nodes[0]["name"], run.program.as_str());
+    assert_eq!(nodes[0]["total_ns"], tree["wall_ns"]);
+    let residual = nodes.iter().find(|n| n["name"] == "residual").unwrap();
+    assert_eq!(residual["calls"], ITERATIONS * RESIDUALS);
+    let parent = &nodes[residual["parent"].as_u64().unwrap() as usize];
+    assert_eq!(parent["name"], "solve");
+    assert_eq!(tree["threads"].as_array().unwrap().len(), 2);
+
+    let _ = std::fs::remove_dir_all(&run.dir);
+}
+
+#[test]
+fn an_unwritable_path_is_one_error_line_and_the_rest_still_happens() {
+    let run = run_child(
+        "unwritable",
+        &[
+            ("PERFGRAPH_REPORT", "graph".into()),
+            (
+                "PERFGRAPH_TRACE",
+                "/nonexistent-perfgraph-dir/trace.json".into(),
+            ),
+            // A directory cannot be written as a file.
+            ("PERFGRAPH_JSON", "{dir}".into()),
+            ("PERFGRAPH_FOLDED", "{dir}/stacks.folded".into()),
+        ],
+    );
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("perfgraph: error"))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "perfgraph: error: cannot write PERFGRAPH_TRACE file \"/nonexistent-perfgraph-dir/trace.json\": \
+             No such file or directory (os error 2)"
+                .to_owned(),
+            format!(
+                "perfgraph: error: cannot write PERFGRAPH_JSON file {:?}: Is a directory (os error 21)",
+                run.dir.display().to_string()
+            ),
+        ]
+    );
+    assert!(run.stderr.contains("\nPerformance Graph:\n"));
+    let folded = std::fs::read_to_string(run.dir.join("stacks.folded")).unwrap();
+    assert!(folded.contains("run;solve;residual "));
+    let _ = std::fs::remove_dir_all(&run.dir);
+}
+
+#[test]
+fn the_trace_limit_cuts_the_trace_and_counts_the_rest() {
+    let run = run_child(
+        "limit",
+        &[
+            ("PERFGRAPH_TRACE", "{dir}/trace.json".into()),
+            ("PERFGRAPH_TRACE_LIMIT", "100".into()),
+        ],
+    );
+    let trace = read_json(&run.dir.join("trace.json"));
+    let events = trace["traceEvents"].as_array().unwrap();
+    assert_eq!(events.iter().filter(|e| e["ph"] == "X").count(), 100);
+    assert_eq!(
+        trace["otherData"]["dropped_past_trace_limit"],
+        TOTAL_CALLS - 100
+    );
+    let note = format!("{} section calls are not in this trace", TOTAL_CALLS - 100);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "i" && e["name"].as_str().unwrap().contains(&note))
+    );
+    let line = format!(
+        "perfgraph: trace: 100 section calls written to {:?}, {} more past PERFGRAPH_TRACE_LIMIT=100 counted \
+         but not written (the file says so too)",
+        run.dir.join("trace.json").display().to_string(),
+        TOTAL_CALLS - 100
+    );
+    assert!(run.stderr.lines().any(|l| l == line), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(&run.dir);
+}
+
+#[test]
+fn interval_lines_never_split_a_live_line() {
+    let run = run_child(
+        "live",
+        &[
+            ("PERFGRAPH_LIVE", "on".into()),
+            ("PERFGRAPH_TIME_LIMIT", "0.05".into()),
+            ("PERFGRAPH_INTERVAL", "0.02".into()),
+        ],
+    );
+    let err = &run.stderr;
+    // Live print showed the solve while interval lines came in between.
+    assert!(err.contains("Solving"), "{err}");
+    let interval = |l: &str| l.contains("\"run\": ") || l.contains("\"write_output\": ");
+    assert!(err.lines().filter(|l| interval(l)).count() >= 2, "{err}");
+    for line in err.lines().filter(|l| interval(l)) {
+        assert!(
+            line.starts_with("child_entry \"run\": ")
+                || line.starts_with("io-worker \"write_output\": "),
+            "an interval line glued to other text: {line:?}\n{err}"
+        );
+    }
+}

@@ -1,0 +1,147 @@
+//! A deterministic fake recording for the report and export goldens: thread snapshots built by hand, with
+//! round times, as the runtime would have produced them for a small solver run on two threads.
+#![allow(dead_code)] // reason: each test binary uses a different subset.
+
+use perfgraph_core::{CallNode, CallTree, Report, ThreadSnapshot, Verbosity};
+
+/// One call path: depth (1 = top level), name, calls, self time (ms), self memory (MB, decimal).
+pub type Path = (u32, &'static str, u64, u64, i64);
+
+/// Builds a thread's call tree from paths in depth-first order; totals are summed bottom-up.
+pub fn tree(paths: &[Path]) -> CallTree {
+    let mut nodes = vec![node(0, "(root)", 0, 0, 0, None, 0)];
+    let mut open: Vec<usize> = vec![0];
+    for &(depth, name, calls, self_ms, self_mb) in paths {
+        open.truncate(depth as usize);
+        let parent = *open.last().expect("a path deeper than its parent + 1");
+        let section = section_id(name);
+        let i = nodes.len();
+        nodes.push(node(
+            section,
+            name,
+            depth,
+            calls,
+            self_ms,
+            Some(parent),
+            self_mb,
+        ));
+        nodes[parent].children.push(i);
+        open.push(i);
+    }
+    for i in (0..nodes.len()).rev() {
+        let (t, m) = nodes[i].children.iter().fold((0, 0), |(t, m), &c| {
+            (t + nodes[c].total_ns, m + nodes[c].total_mem_bytes)
+        });
+        nodes[i].total_ns = nodes[i].self_ns + t;
+        nodes[i].total_mem_bytes = nodes[i].self_mem_bytes + m;
+    }
+    CallTree { nodes }
+}
+
+/// Section ids as a registry would hand them out: one per name, for the whole process.
+const SECTIONS: [&str; 11] = [
+    "Simulation::setup",
+    "mesh::refine",
+    "time_steps",
+    "Simulation::time_step",
+    "Simulation::solve",
+    "jacobian",
+    "residual",
+    "output_step",
+    "write_checkpoint",
+    "checkpoint::compress",
+    "recurse",
+];
+
+/// The id of section `name` (ids start at 1).
+pub fn section_id(name: &str) -> u32 {
+    SECTIONS
+        .iter()
+        .position(|n| *n == name)
+        .unwrap_or_else(|| panic!("add {name:?} to SECTIONS")) as u32
+        + 1
+}
+
+fn node(
+    section: u32,
+    name: &'static str,
+    depth: u32,
+    calls: u64,
+    self_ms: u64,
+    parent: Option<usize>,
+    self_mb: i64,
+) -> CallNode {
+    CallNode {
+        section,
+        name,
+        level: if depth <= 1 { 0 } else { 1 },
+        depth,
+        parent,
+        children: Vec::new(),
+        calls,
+        running: 0,
+        self_ns: self_ms * 1_000_000,
+        total_ns: 0,
+        self_mem_bytes: self_mb * 1_000_000,
+        total_mem_bytes: 0,
+    }
+}
+
+/// A thread snapshot with `tree`, alive from `started_ms` to `exited_ms` (None: still running).
+pub fn thread(
+    index: u32,
+    name: &str,
+    started_ms: u64,
+    exited_ms: Option<u64>,
+    dropped: u64,
+    tree: CallTree,
+) -> ThreadSnapshot {
+    ThreadSnapshot {
+        index,
+        name: name.to_owned(),
+        is_main: index == 0,
+        started_ns: started_ms * 1_000_000,
+        exited_ns: exited_ms.map(|ms| ms * 1_000_000),
+        recorded: tree.nodes.iter().map(|n| n.calls).sum(),
+        dropped,
+        tree,
+        running: Vec::new(),
+    }
+}
+
+/// The solver run: the main thread sets up, refines a mesh (+160 MB) and takes three time steps whose solves
+/// call two small kernels thousands of times; a checkpoint thread compresses in twelve pieces. 10.35 s wall.
+pub fn solver_threads(worker_dropped: u64) -> Vec<ThreadSnapshot> {
+    let main = tree(&[
+        (1, "Simulation::setup", 1, 120, 2),
+        (2, "mesh::refine", 1, 130, 160),
+        (1, "time_steps", 1, 10, 0),
+        (2, "Simulation::time_step", 3, 12, 0),
+        (3, "Simulation::solve", 3, 90, 0),
+        (4, "jacobian", 2970, 3950, 1),
+        (4, "residual", 2970, 5450, 0),
+        (3, "output_step", 2, 500, 0),
+    ]);
+    let worker = tree(&[
+        (1, "write_checkpoint", 1, 4, 3),
+        (2, "checkpoint::compress", 12, 1203, 0),
+        // The same section under another parent is another call path.
+        (1, "residual", 1, 40, 0),
+    ]);
+    vec![
+        thread(0, "main", 0, None, 0, main),
+        thread(1, "checkpointer", 1500, Some(2800), worker_dropped, worker),
+    ]
+}
+
+/// The report of [`solver_threads`] at 10.35 s, with memory up 166 MB since the start.
+pub fn solver_report(verbosity: Verbosity, worker_dropped: u64) -> Report {
+    Report::build(
+        "demo",
+        "tsc",
+        10_350_000_000,
+        166_000_000,
+        &solver_threads(worker_dropped),
+        verbosity,
+    )
+}

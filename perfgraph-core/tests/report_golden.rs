@@ -1,0 +1,96 @@
+//! Golden outputs of every report and of the folded and JSON exports, from a deterministic fake recording
+//! (thread snapshots built by hand, see `report_fake`): the renderers are pure, so the text is exact.
+
+mod report_fake;
+
+use perfgraph_core::{ReportSelection, Verbosity};
+use report_fake::{solver_report, thread, tree};
+
+const ALL: ReportSelection = ReportSelection {
+    graph: true,
+    branch: true,
+    sections: Some(10),
+    threads: true,
+};
+
+#[test]
+fn all_reports() {
+    let r = solver_report(Verbosity::Level(3), 0);
+    insta::assert_snapshot!("all_reports", r.render(&ALL));
+}
+
+#[test]
+fn display_is_the_graph_with_its_footer() {
+    let r = solver_report(Verbosity::Level(3), 0);
+    let shown = r.to_string();
+    assert!(shown.starts_with("Performance Graph:\n"));
+    assert_eq!(shown, format!("Performance Graph:\n{}", r.graph_table()));
+}
+
+#[test]
+fn footer_states_dropped_records_and_skipped_levels() {
+    let r = solver_report(Verbosity::Level(1), 4096);
+    let only_graph = ReportSelection {
+        graph: true,
+        ..Default::default()
+    };
+    insta::assert_snapshot!("graph_with_footer", r.render(&only_graph));
+}
+
+#[test]
+fn sections_n_limits_the_rows() {
+    let r = solver_report(Verbosity::Level(3), 0);
+    let text = r.sections_table(3);
+    // Rule, header, rule, 3 rows, rule.
+    assert_eq!(text.lines().count(), 7, "{text}");
+    assert!(text.lines().nth(3).unwrap().starts_with("| residual "));
+}
+
+#[test]
+fn nothing_selected_prints_nothing() {
+    let r = solver_report(Verbosity::Level(3), 0);
+    assert_eq!(r.render(&ReportSelection::default()), "");
+}
+
+#[test]
+fn folded_stacks() {
+    let r = solver_report(Verbosity::Level(3), 0);
+    insta::assert_snapshot!("folded", r.folded());
+}
+
+#[test]
+fn call_tree_json() {
+    let r = solver_report(Verbosity::Level(3), 0);
+    let text = r.json();
+    let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(v["tree"][0]["total_ns"], 10_350_000_000u64);
+    insta::assert_snapshot!("json", text);
+}
+
+#[test]
+fn a_deep_recursion_stays_small_and_parseable() {
+    let paths: Vec<report_fake::Path> = (1..=5000).map(|d| (d, "recurse", 1, 1, 0)).collect();
+    let t = tree(&paths);
+    let r = perfgraph_core::Report::build(
+        "deep",
+        "tsc",
+        1_000_000_000,
+        0,
+        &[thread(0, "main", 0, None, 0, t)],
+        Verbosity::Level(3),
+    );
+    let graph = r.render(&ALL);
+    assert!(graph.len() < 200_000, "{} bytes", graph.len());
+    assert!(graph.contains("Not shown: 4900 call paths deeper than 100 levels"));
+    let folded = r.folded();
+    assert!(folded.len() < 2_000_000, "{} bytes", folded.len());
+    let last = folded.lines().last().unwrap();
+    assert!(last.ends_with(";(deeper) 4744000000"), "{last}");
+    let total: u64 = folded
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, 5000 * 1_000_000);
+    let v: serde_json::Value = serde_json::from_str(&r.json()).expect("parseable at any depth");
+    assert_eq!(v["tree"].as_array().unwrap().len(), 5001);
+}

@@ -1,0 +1,148 @@
+//! `report()` against the real runtime: exact counts under a two-thread load (with the ring overflowing),
+//! the tree invariants on every node, and a report taken while threads are inside sections.
+
+mod common;
+
+use std::sync::mpsc;
+
+use perfgraph_core::{Report, time_section};
+
+/// Every section node: `total = self + children` exactly, so `children <= total`; the root is the run.
+fn check_invariants(r: &Report) {
+    for (i, n) in r.tree.nodes.iter().enumerate().skip(1) {
+        let children: u64 = n.children.iter().map(|&c| r.tree.nodes[c].total_ns).sum();
+        assert!(
+            children <= n.total_ns,
+            "node {i} {}: children {children} > total {}",
+            n.name,
+            n.total_ns
+        );
+        assert_eq!(n.self_ns, n.total_ns - children, "node {i} {}", n.name);
+        let mem: i64 = n
+            .children
+            .iter()
+            .map(|&c| r.tree.nodes[c].total_mem_bytes)
+            .sum();
+        assert_eq!(
+            n.self_mem_bytes,
+            n.total_mem_bytes - mem,
+            "node {i} {}",
+            n.name
+        );
+        assert!(n.calls >= 1, "node {i} {}", n.name);
+    }
+    let root = r.tree.root();
+    assert_eq!((root.calls, root.total_ns), (1, r.wall_ns));
+    assert!(root.self_ns <= root.total_ns);
+    for t in &r.threads {
+        assert!(
+            t.busy_ns <= t.alive_ns + 1_000,
+            "{}: busy {} > alive {}",
+            t.name,
+            t.busy_ns,
+            t.alive_ns
+        );
+        assert_eq!(t.busy_ns, t.tree.root().total_ns);
+    }
+}
+
+fn load(outer: u64, inner: u64) {
+    for _ in 0..outer {
+        time_section!("rt::outer");
+        for _ in 0..inner {
+            time_section!("rt::inner");
+            std::hint::black_box(0);
+        }
+    }
+}
+
+#[test]
+fn counts_are_exact_under_two_threads_even_when_the_ring_overflows() {
+    const OUTER: u64 = 50;
+    const INNER: u64 = 1_000; // 50,050 records per thread: the 8192-record rings overflow
+    perfgraph_core::__private::pause_draining(true);
+    let workers: Vec<_> = ["rt-a", "rt-b"]
+        .into_iter()
+        .map(|name| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(|| load(OUTER, INNER))
+                .unwrap()
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    common::wait_passes(2);
+    let r = perfgraph_core::report();
+    check_invariants(&r);
+    let outer = r.tree.find(&["rt::outer"]).unwrap();
+    let inner = r.tree.find(&["rt::outer", "rt::inner"]).unwrap();
+    assert_eq!(outer.calls, 2 * OUTER);
+    assert_eq!(inner.calls, 2 * OUTER * INNER);
+    assert!(outer.total_ns >= inner.total_ns);
+    for name in ["rt-a", "rt-b"] {
+        let t = r.threads.iter().find(|t| t.name == name).unwrap();
+        assert_eq!(t.calls, OUTER + OUTER * INNER);
+        assert_eq!(t.dropped, OUTER + OUTER * INNER - 8192, "{name}");
+        assert!(t.exited);
+    }
+    // The overflow is stated under the table, never hidden.
+    assert!(r.dropped >= 2 * (OUTER + OUTER * INNER - 8192));
+    let shown = r.to_string();
+    assert!(shown.contains("Dropped: "), "{shown}");
+    assert!(
+        shown.contains("rt-a 41858") && shown.contains("rt-b 41858"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_report_while_threads_are_inside_sections() {
+    let (entered_tx, entered_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let worker = std::thread::Builder::new()
+        .name("rt-busy".into())
+        .spawn(move || {
+            time_section!("rt::waiting");
+            {
+                time_section!("rt::done");
+            }
+            time_section!("rt::blocked");
+            entered_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+        })
+        .unwrap();
+    entered_rx.recv().unwrap();
+    let first = perfgraph_core::report();
+    check_invariants(&first);
+    let waiting = first.tree.find(&["rt::waiting"]).unwrap();
+    let blocked = first.tree.find(&["rt::waiting", "rt::blocked"]).unwrap();
+    assert_eq!((waiting.calls, waiting.running), (1, 1));
+    assert_eq!((blocked.calls, blocked.running), (1, 1));
+    assert_eq!(
+        first
+            .tree
+            .find(&["rt::waiting", "rt::done"])
+            .unwrap()
+            .running,
+        0
+    );
+    let t = first.threads.iter().find(|t| t.name == "rt-busy").unwrap();
+    assert!(!t.exited);
+    let table = first.to_string();
+    assert!(table.contains("|   rt::waiting "), "{table}");
+    assert!(table.contains("Running: "), "{table}");
+    // Later, the same running call has more time: the report reads time so far.
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let second = perfgraph_core::report();
+    check_invariants(&second);
+    let later = second.tree.find(&["rt::waiting", "rt::blocked"]).unwrap();
+    assert!(later.total_ns > blocked.total_ns);
+    assert!(second.wall_ns > first.wall_ns);
+    release_tx.send(()).unwrap();
+    worker.join().unwrap();
+    let done = perfgraph_core::report();
+    check_invariants(&done);
+    assert_eq!(done.tree.find(&["rt::waiting"]).unwrap().running, 0);
+}
