@@ -65,6 +65,11 @@ pub struct Report {
     /// Section records lost to ring overflow, all threads. Counts and times are exact regardless; only the
     /// outputs that need every call (trace, interval statistics) lack them.
     pub dropped: u64,
+    /// Whether an output that needs every call (the trace, interval statistics) is on, so records lost to
+    /// overflow are a loss worth a footer line. Without one, the background thread drains the rings only
+    /// now and then and lets a busy thread's ring wrap: nothing needed those records. `true` from
+    /// [`Report::build`]; [`report`] sets it from the settings.
+    pub every_record_needed: bool,
     /// The verbosity in force: sections above it are not recorded.
     pub verbosity: Verbosity,
 }
@@ -113,14 +118,17 @@ pub fn report() -> Report {
     // After the snapshot, so the wall time covers every time in it.
     let wall_ns = clock::to_ns(clock::now());
     let rss_kb = memory::current_kb() as i64 - runtime::start_rss_kb() as i64;
-    Report::build(
+    let mut report = Report::build(
         program_name(),
         clock::source().name(),
         wall_ns,
         rss_kb * 1024,
         &threads,
         guard::verbosity(),
-    )
+    );
+    let config = runtime::config();
+    report.every_record_needed = config.trace.is_some() || config.interval_ns.is_some();
+    report
 }
 
 /// The program's name: the file name of `argv[0]`, read once.
@@ -192,6 +200,7 @@ impl Report {
             tree,
             threads: summaries,
             dropped: threads.iter().map(|t| t.dropped).sum(),
+            every_record_needed: true,
             verbosity,
         }
     }
@@ -341,7 +350,8 @@ impl Report {
     }
 
     /// Lines stating what the tables do not show: sections skipped by the verbosity, records lost to ring
-    /// overflow, calls still running. Empty when there is nothing to say.
+    /// overflow (when an output needed them: [`Report::every_record_needed`]), calls still running. Empty
+    /// when there is nothing to say.
     pub fn footer(&self) -> String {
         let mut out = String::new();
         match self.verbosity {
@@ -354,7 +364,7 @@ impl Report {
                 "Not recorded: every section started while the verbosity was off is absent here.\n",
             ),
         }
-        if self.dropped > 0 {
+        if self.dropped > 0 && self.every_record_needed {
             let per_thread: Vec<String> = self
                 .threads
                 .iter()
