@@ -7,7 +7,8 @@
 # Steps: build the demo instrumented and compiled out; run the peer comparison (benches/peers, one process;
 # then again with PEERS_TRACING=chrome, because tracing's subscriber is process-global); run the
 # compiled-out bench (benches/compiled-out, its own build so perfgraph-core really lacks `enabled`); then
-# `record` measures the demo and the memory per thread and writes the file. PERFGRAPH_* variables are
+# `record` measures the demo, the memory per thread and the off-by-verbosity cost in a dozen short peers-bench
+# processes (it moves with the address-space layout), and writes the file. PERFGRAPH_* variables are
 # cleared so every run uses the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +41,9 @@ cp target/release/perfgraph-demo "$out/demo-on"
 cargo build --release -p perfgraph-demo --no-default-features
 cp target/release/perfgraph-demo "$out/demo-off"
 cargo build --release -p perfgraph-benches --bin record
-(cd benches/peers && cargo bench --bench peers --no-run)
+peers_bench=$(cd benches/peers && cargo bench --bench peers --no-run 2>&1 | tee /dev/stderr |
+    sed -n 's/.*Executable .*(\(.*\))$/\1/p')
+peers_bench=$root/benches/peers/$peers_bench
 (cd benches/compiled-out && cargo bench --bench compiled_out --no-run)
 
 echo "== peers, floors and perfgraph (one process)"
@@ -56,4 +59,4 @@ wait_quiet
 echo "== demo and memory measurements; writing docs/performance.md"
 wait_quiet
 target/release/record --criterion "$out/criterion" --demo-on "$out/demo-on" --demo-off "$out/demo-off" \
-    --out docs/performance.md --command "benches/run.sh"
+    --peers-bench "$peers_bench" --out docs/performance.md --command "benches/run.sh"
