@@ -412,7 +412,7 @@ fn targets_and_demo(
     let layout_median = layouts.median(&layouts.aslr);
     let _ = writeln!(
         doc,
-        "| the same, median over {} processes (each its own address-space layout) | {} ns over an empty call | {} |",
+        "| the same, median over {} short processes (it moves between processes, see below) | {} ns over an empty call | {} |",
         layouts.aslr.len(),
         fmt_ns(layout_median),
         check(layout_median.map(|x| x <= 1.0))
@@ -800,7 +800,7 @@ impl Demo {
 // ---------------------------------------------------------------- disabled cost per process layout
 
 /// The off-by-verbosity cost measured again in many short processes of the peers bench, because it moves
-/// with the process's address-space layout (ASLR): one process's figure can sit a nanosecond above another's.
+/// from process to process (a nanosecond between the best and the worst): one process cannot speak for all.
 struct Layouts {
     /// Added ns (disabled − empty call), one per process, ASLR as the system has it.
     aslr: Vec<f64>,
@@ -808,7 +808,7 @@ struct Layouts {
     fixed: Vec<f64>,
 }
 
-/// Processes per set: enough to see how often a layout is slow, few enough to take about a minute.
+/// Processes per set: enough to see how often a process is slow, few enough to take about a minute.
 const LAYOUT_RUNS: usize = 12;
 const FIXED_RUNS: usize = 4;
 
@@ -904,11 +904,12 @@ impl Layouts {
              A section off by verbosity costs a load of the threshold and a branch. In the benchmark's empty leaf it\n\
              also gives the leaf a stack frame (a push and a pop around the check, for the call the enabled path\n\
              makes), and the threshold is read through the GOT, as rustc reaches another crate's statics. The figure\n\
-             moves with the process's address-space layout: the same binary, started {runs} times with ASLR\n\
+             moves from one process to the next: the same binary, started {runs} times\n\
              (`--bench '^one_thread/(floor/empty_call|perfgraph/disabled_by_verbosity)$'`, 1 s each), added per\n\
              process (ns, sorted): {aslr}; {over} of {runs} above 1 ns. With ASLR off (`setarch -R`, {fixed_runs}\n\
-             processes): {fixed}. The micro-architectural cause (which accesses collide in which layouts) is not\n\
-             pinned down; the per-call work is the same in every layout.\n",
+             processes, the same virtual layout each time): {fixed}. The cause (which accesses collide, and whether\n\
+             the virtual layout, the physical pages or the machine's other work decides it) is not pinned down; the\n\
+             instructions run are the same in every process.\n",
             runs = self.aslr.len(),
             aslr = list(&self.aslr),
             fixed_runs = self.fixed.len(),
