@@ -898,18 +898,30 @@ impl Layouts {
                 .join(", ")
         };
         let over = self.aslr.iter().filter(|&&x| x > 1.0).count();
+        let spread = |v: &[f64]| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            hi - lo
+        };
+        let moved = spread(&self.aslr) > 0.3;
+        let verdict = if moved {
+            "The figure moved from one process to the next in this run."
+        } else {
+            "In this run the processes agreed; in earlier records (see this file's history) single processes of\n\
+             the same code measured up to about a nanosecond more, which is why the record measures a dozen."
+        };
         let _ = writeln!(
             doc,
             "### What limits the disabled cost\n\n\
              A section off by verbosity costs a load of the threshold and a branch. In the benchmark's empty leaf it\n\
              also gives the leaf a stack frame (a push and a pop around the check, for the call the enabled path\n\
-             makes), and the threshold is read through the GOT, as rustc reaches another crate's statics. The figure\n\
-             moves from one process to the next: the same binary, started {runs} times\n\
-             (`--bench '^one_thread/(floor/empty_call|perfgraph/disabled_by_verbosity)$'`, 1 s each), added per\n\
-             process (ns, sorted): {aslr}; {over} of {runs} above 1 ns. With ASLR off (`setarch -R`, {fixed_runs}\n\
-             processes, the same virtual layout each time): {fixed}. The cause (which accesses collide, and whether\n\
-             the virtual layout, the physical pages or the machine's other work decides it) is not pinned down; the\n\
-             instructions run are the same in every process.\n",
+             makes), and the threshold is read through the GOT, as rustc reaches another crate's statics. The same\n\
+             binary, started {runs} times (`--bench '^one_thread/(floor/empty_call|perfgraph/disabled_by_verbosity)$'`,\n\
+             1 s each), added per process (ns, sorted): {aslr}; {over} of {runs} above 1 ns. With ASLR off\n\
+             (`setarch -R`, {fixed_runs} processes, the same virtual layout each time): {fixed}. {verdict} What\n\
+             makes one process slower (which accesses collide, and whether the virtual layout, the physical pages or\n\
+             the machine's other work decides it) is not pinned down; the instructions run are the same in every\n\
+             process.\n",
             runs = self.aslr.len(),
             aslr = list(&self.aslr),
             fixed_runs = self.fixed.len(),
