@@ -139,6 +139,21 @@ pub struct Record {
     pub mem_end_kb: u32,
 }
 
+#[cfg(test)]
+impl Record {
+    /// A record without memory figures, for the renderers' tests.
+    pub(crate) fn timed(start: u64, end: u64, section: SectionId, depth: u32) -> Record {
+        Record {
+            start,
+            end,
+            section,
+            depth,
+            mem_start_kb: 0,
+            mem_end_kb: 0,
+        }
+    }
+}
+
 impl Record {
     /// Decodes ring words.
     pub fn from_words(w: [u64; 4]) -> Record {

@@ -5,14 +5,7 @@ use super::chrome::{Event, TraceBuffer, TraceMeta, write};
 use crate::thread::Record;
 
 fn rec(start: u64, end: u64, section: u32, depth: u32) -> Record {
-    Record {
-        start,
-        end,
-        section,
-        depth,
-        mem_start_kb: 0,
-        mem_end_kb: 0,
-    }
+    Record::timed(start, end, section, depth)
 }
 
 fn name(section: u32) -> String {

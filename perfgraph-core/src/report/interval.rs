@@ -133,14 +133,7 @@ mod tests {
     use super::*;
 
     fn rec(start: u64, end: u64, section: SectionId, depth: u32) -> Record {
-        Record {
-            start,
-            end,
-            section,
-            depth,
-            mem_start_kb: 0,
-            mem_end_kb: 0,
-        }
+        Record::timed(start, end, section, depth)
     }
 
     /// Ticks of 1 µs; intervals of one second.
