@@ -8,8 +8,8 @@
 # then again with PEERS_TRACING=chrome, because tracing's subscriber is process-global); run the
 # compiled-out bench (benches/compiled-out, its own build so perfgraph-core really lacks `enabled`); then
 # `record` measures the demo, the memory per thread and the off-by-verbosity cost in a dozen short peers-bench
-# processes (it moves with the address-space layout), and writes the file. PERFGRAPH_* variables are
-# cleared so every run uses the defaults.
+# processes with ASLR and a few with it off (to see how far that cost varies across processes and layouts),
+# and writes the file. PERFGRAPH_* variables are cleared so every run uses the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -412,8 +412,11 @@ fn targets_and_demo(
     let layout_median = layouts.median(&layouts.aslr);
     let _ = writeln!(
         doc,
-        "| the same, median over {} short processes (it moves between processes, see below) | {} ns over an empty call | {} |",
+        "| the same, median over {} short processes ({}; see below) | {} ns over an empty call | {} |",
         layouts.aslr.len(),
+        range(&layouts.aslr).map_or("none measured".into(), |(lo, hi)| format!(
+            "each between {lo:.2} and {hi:.2} ns"
+        )),
         fmt_ns(layout_median),
         check(layout_median.map(|x| x <= 1.0))
     );
@@ -799,8 +802,8 @@ impl Demo {
 
 // ---------------------------------------------------------------- disabled cost per process layout
 
-/// The off-by-verbosity cost measured again in many short processes of the peers bench, because it moves
-/// from process to process (a nanosecond between the best and the worst): one process cannot speak for all.
+/// The off-by-verbosity cost measured again in many short processes of the peers bench, with ASLR and
+/// without: one process's figure need not hold for another, and these runs show how far it varies.
 struct Layouts {
     /// Added ns (disabled − empty call), one per process, ASLR as the system has it.
     aslr: Vec<f64>,
@@ -808,9 +811,23 @@ struct Layouts {
     fixed: Vec<f64>,
 }
 
-/// Processes per set: enough to see how often a process is slow, few enough to take about a minute.
+/// Processes per set: enough to see how often a process is slow, few enough to keep this step short.
 const LAYOUT_RUNS: usize = 12;
 const FIXED_RUNS: usize = 4;
+
+/// Processes whose figures lie within this many nanoseconds of each other are said to agree.
+const AGREE_NS: f64 = 0.3;
+
+/// The lowest and the highest of `v`, if any.
+fn range(v: &[f64]) -> Option<(f64, f64)> {
+    let lo = v.iter().copied().min_by(f64::total_cmp)?;
+    let hi = v.iter().copied().max_by(f64::total_cmp)?;
+    Some((lo, hi))
+}
+
+fn fmt_ns2(v: Option<f64>) -> String {
+    v.map_or("—".into(), |v| format!("{v:.2}"))
+}
 
 impl Layouts {
     fn measure(bench: &Path) -> Layouts {
@@ -885,6 +902,57 @@ impl Layouts {
         (!v.is_empty()).then(|| v[v.len() / 2])
     }
 
+    /// Every process measured, with ASLR and without.
+    fn all(&self) -> Vec<f64> {
+        self.aslr.iter().chain(&self.fixed).copied().collect()
+    }
+
+    /// Whether the printed figures (both sets) span more than [`AGREE_NS`].
+    fn moved(&self) -> bool {
+        range(&self.all()).is_some_and(|(lo, hi)| hi - lo > AGREE_NS)
+    }
+
+    /// One sentence on whether the processes agreed, covering both sets, computed from the figures.
+    fn verdict(&self) -> String {
+        let Some((lo, hi)) = range(&self.all()) else {
+            return String::new();
+        };
+        if hi - lo <= AGREE_NS {
+            let sets = if self.fixed.is_empty() || self.aslr.is_empty() {
+                ""
+            } else {
+                ", with ASLR and without,"
+            };
+            return format!(
+                "In this run all {} processes{sets} agreed within {AGREE_NS} ns.",
+                self.aslr.len() + self.fixed.len()
+            );
+        }
+        let set = |v: &[f64]| match range(v) {
+            None => "were not measured".to_owned(),
+            Some((lo, hi)) if hi - lo <= AGREE_NS => format!("agreed within {AGREE_NS} ns"),
+            Some((lo, hi)) => format!("moved by {:.2} ns from one process to another", hi - lo),
+        };
+        let mut s = format!(
+            "In this run the figure moved: with ASLR the processes {}; with ASLR off they {}",
+            set(&self.aslr),
+            set(&self.fixed)
+        );
+        let each_agreed = [&self.aslr, &self.fixed]
+            .iter()
+            .all(|v| range(v).is_some_and(|(lo, hi)| hi - lo <= AGREE_NS));
+        if each_agreed {
+            let _ = write!(
+                s,
+                ", but the two sets differ (medians {} and {} ns)",
+                fmt_ns2(self.median(&self.aslr)),
+                fmt_ns2(self.median(&self.fixed))
+            );
+        }
+        s.push('.');
+        s
+    }
+
     fn write(&self, doc: &mut String) {
         let list = |v: &[f64]| {
             if v.is_empty() {
@@ -898,17 +966,18 @@ impl Layouts {
                 .join(", ")
         };
         let over = self.aslr.iter().filter(|&&x| x > 1.0).count();
-        let spread = |v: &[f64]| {
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            hi - lo
-        };
-        let moved = spread(&self.aslr) > 0.3;
-        let verdict = if moved {
-            "The figure moved from one process to the next in this run."
+        let verdict = self.verdict();
+        let verdict = if verdict.is_empty() {
+            verdict
         } else {
-            "In this run the processes agreed; in earlier records (see this file's history) single processes of\n\
-             the same code measured up to about a nanosecond more, which is why the record measures a dozen."
+            verdict + " "
+        };
+        let cause = if self.moved() {
+            "What makes one process slower than another (which accesses collide, and whether the virtual\n\
+             layout, the physical pages or the machine's other work decides it) is not pinned down by these runs;\n\
+             the instructions run are the same in every process."
+        } else {
+            "The instructions run are the same in every process."
         };
         let _ = writeln!(
             doc,
@@ -918,14 +987,59 @@ impl Layouts {
              makes), and the threshold is read through the GOT, as rustc reaches another crate's statics. The same\n\
              binary, started {runs} times (`--bench '^one_thread/(floor/empty_call|perfgraph/disabled_by_verbosity)$'`,\n\
              1 s each), added per process (ns, sorted): {aslr}; {over} of {runs} above 1 ns. With ASLR off\n\
-             (`setarch -R`, {fixed_runs} processes, the same virtual layout each time): {fixed}. {verdict} What\n\
-             makes one process slower (which accesses collide, and whether the virtual layout, the physical pages or\n\
-             the machine's other work decides it) is not pinned down; the instructions run are the same in every\n\
-             process.\n",
+             (`setarch -R`, {fixed_runs} processes, the same virtual layout each time): {fixed}. {verdict}{cause}\n",
             runs = self.aslr.len(),
             aslr = list(&self.aslr),
             fixed_runs = self.fixed.len(),
             fixed = list(&self.fixed),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Layouts;
+
+    fn layouts(aslr: &[f64], fixed: &[f64]) -> Layouts {
+        Layouts {
+            aslr: aslr.to_vec(),
+            fixed: fixed.to_vec(),
+        }
+    }
+
+    #[test]
+    fn verdict_covers_both_sets() {
+        // ASLR processes agree, the ASLR-off ones do not: the verdict must say the figure moved.
+        let l = layouts(&[0.20, 0.31, 0.49], &[-0.29, 0.32, 0.87, 0.94]);
+        assert!(l.moved());
+        let v = l.verdict();
+        assert!(v.contains("with ASLR the processes agreed"), "{v}");
+        assert!(v.contains("with ASLR off they moved by 1.23 ns"), "{v}");
+    }
+
+    #[test]
+    fn verdict_when_all_agree() {
+        let l = layouts(&[0.30, 0.31], &[0.29, 0.33]);
+        assert!(!l.moved());
+        assert_eq!(
+            l.verdict(),
+            "In this run all 4 processes, with ASLR and without, agreed within 0.3 ns."
+        );
+    }
+
+    #[test]
+    fn verdict_when_the_sets_differ() {
+        let l = layouts(&[0.30, 0.31], &[0.90, 0.92]);
+        assert!(l.moved());
+        let v = l.verdict();
+        assert!(
+            v.contains("but the two sets differ (medians 0.31 and 0.92 ns)"),
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn verdict_without_figures() {
+        assert_eq!(layouts(&[], &[]).verdict(), "");
     }
 }
