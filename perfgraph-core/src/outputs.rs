@@ -3,8 +3,8 @@
 //! [`export`](crate::export).
 //!
 //! Everything here runs on the background thread. At exit ([`Outputs::finish`], after live print has
-//! finished) it writes the files, then prints the last partial interval, the selected reports and any file
-//! error in one block; a file that cannot be written costs one error line and nothing else.
+//! finished) it prints the last partial interval and the selected reports, writes the files, then prints
+//! any file error; a file that cannot be written costs one error line and nothing else.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -78,9 +78,11 @@ impl Outputs {
         Some(*interval_ns)
     }
 
-    /// Process exit, after live print finished: write the files, then print the last partial interval, the
-    /// reports and one line per file that could not be written, in one block. Files come first: they do
-    /// not depend on stderr, which may be a pipe nobody reads.
+    /// Process exit, after live print finished: print the last partial interval and the reports, then
+    /// write the files, then print one line per file that could not be written (and the trace's over-limit
+    /// note). The reports come first so that a file that takes no writes (a named pipe nobody reads, a
+    /// stuck disk), which the exit handler gives up on, cannot take them with it; stderr itself never holds
+    /// this up for more than 100 ms.
     pub(crate) fn finish(&mut self) {
         let threads = thread::all();
         let mut block = String::new();
@@ -90,6 +92,13 @@ impl Outputs {
         }
         let need_report = !self.report.is_empty() || self.folded.is_some() || self.json.is_some();
         let report = need_report.then(report::report);
+        if let Some(r) = &report {
+            block.push_str(&r.render(&self.report));
+        }
+        if !block.is_empty() {
+            output::write_block(&block);
+        }
+        crate::runtime::progress();
         let mut notes = String::new();
         let mut results = Vec::new();
         if let Some((path, buffer)) = &mut self.trace {
@@ -120,12 +129,8 @@ impl Outputs {
             notes.push_str(&line);
             notes.push('\n');
         }
-        if let Some(r) = &report {
-            block.push_str(&r.render(&self.report));
-        }
-        block.push_str(&notes);
-        if !block.is_empty() {
-            output::write_block(&block);
+        if !notes.is_empty() {
+            output::write_block(&notes);
         }
     }
 }

@@ -12,7 +12,10 @@
 //! passes only sample memory and let live print look at what runs.
 //!
 //! At process exit (return from `main` or `std::process::exit`) an `atexit` handler asks it for a final pass
-//! and waits for it at most [`EXIT_WAIT`], so a stuck output can lose its own lines but never hang the exit.
+//! and waits for it while it makes progress ([`progress`]: each step of the final pass, each block a file
+//! writer hands the OS). A final pass that makes none for [`EXIT_WAIT`] (a disk or pipe that takes no
+//! writes) is given up with one line on stderr, and its half-written file removed: a stuck output loses its
+//! own lines but never hangs the exit, while a large trace that is still being written is not cut short.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Once, OnceLock};
@@ -25,7 +28,8 @@ use crate::ring::Cursor;
 use crate::thread::{self, MEM_ALERT_KB, Record, ThreadState};
 use crate::{clock, guard, memory};
 
-/// Longest the exit handler waits for the background thread's final pass.
+/// Longest the exit handler waits for the background thread's final pass to make progress: it gives up
+/// after this long without any.
 pub const EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// Longest the background thread goes without draining the rings when no output needs every record.
@@ -77,6 +81,15 @@ pub(crate) fn start_rss_kb() -> u32 {
     START_RSS_KB.load(Ordering::Relaxed)
 }
 static FINISHED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+/// Steps the final pass has made so far ([`progress`]). Only compared between two reads by the exit
+/// handler, so Relaxed: a late-seen step just waits one slice longer.
+static PROGRESS: AtomicU64 = AtomicU64::new(0);
+
+/// The final pass at exit made headway (a step done, a block written to a file): the exit handler keeps
+/// waiting for it.
+pub(crate) fn progress() {
+    PROGRESS.fetch_add(1, Ordering::Relaxed);
+}
 
 /// Sets the runtime up once: settings, clock, first memory sample, background thread, exit handler.
 pub(crate) fn ensure_init() -> bool {
@@ -149,15 +162,53 @@ extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| shutdown(EXIT_WAIT));
 }
 
-/// Asks the background thread for its final pass and waits for it, at most `wait`.
-pub(crate) fn shutdown(wait: Duration) {
+/// Asks the background thread for its final pass and waits for it as long as it makes progress; gives up
+/// after `stall` without any (saying so on stderr and removing the file it was writing).
+pub(crate) fn shutdown(stall: Duration) {
     if BACKGROUND.get().is_none() || SHUTDOWN.swap(true, Ordering::AcqRel) {
         return;
     }
     wake();
     let (lock, cvar) = &FINISHED;
-    let done = lock.lock().unwrap_or_else(|e| e.into_inner());
-    let _ = cvar.wait_timeout_while(done, wait, |done| !*done);
+    let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let mut seen = PROGRESS.load(Ordering::Relaxed);
+    let mut last_progress = std::time::Instant::now();
+    while !*done {
+        let slice = Duration::from_millis(20).min(stall);
+        done = match cvar.wait_timeout(done, slice) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+        let now = PROGRESS.load(Ordering::Relaxed);
+        if now != seen {
+            seen = now;
+            last_progress = std::time::Instant::now();
+        } else if !*done && last_progress.elapsed() >= stall {
+            drop(done);
+            give_up(stall);
+            return;
+        }
+    }
+}
+
+/// The final pass is stuck: say so, and remove the half-written file so none is left behind.
+#[cold]
+fn give_up(stall: Duration) {
+    let line = match crate::export::abandon_current() {
+        Some((variable, path, removed)) => format!(
+            "perfgraph: error: exit: writing {variable} file {:?} made no progress for {} s; gave up{}, \
+             and the outputs after it are not written",
+            path.display().to_string(),
+            stall.as_secs_f64(),
+            if removed { " (the partial file is removed)" } else { "" }
+        ),
+        None => format!(
+            "perfgraph: error: exit: the final outputs made no progress for {} s; gave up, and what \
+             they had not written yet is lost",
+            stall.as_secs_f64()
+        ),
+    };
+    crate::output::warn(&line);
 }
 
 /// One thread's ring as seen by the background thread.
@@ -289,12 +340,15 @@ impl Collector {
     /// The final pass at process exit.
     fn finish(&mut self) {
         self.pass(true);
+        progress();
         // Once more: sections that left the last pass's snapshot have their end records in the rings now.
         self.drain();
+        progress();
         clock::calibrate();
         if let Some(live) = &mut self.live {
             live.finish(clock::now());
         }
+        progress();
         self.outputs.finish();
     }
 }

@@ -344,3 +344,35 @@ fn interval_lines_never_split_a_live_line() {
         );
     }
 }
+
+#[test]
+fn a_file_that_takes_no_writes_is_given_up_at_exit_after_the_reports() {
+    // Not `run_child`'s directory, which it empties first.
+    let dir = std::env::temp_dir().join(format!("perfgraph-e2e-pipe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // A named pipe nobody opens for reading: opening it for writing blocks for ever.
+    let fifo = dir.join("trace.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `c_path` is a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let run = run_child(
+        "fifo",
+        &[
+            ("PERFGRAPH_REPORT", "graph".into()),
+            ("PERFGRAPH_TRACE", fifo.to_str().unwrap().into()),
+        ],
+    );
+    let err = &run.stderr;
+    // The reports came out before the stuck file, and the exit said what it gave up on.
+    let report = err.find("\nPerformance Graph:\n").expect(err);
+    let line = format!(
+        "perfgraph: error: exit: writing PERFGRAPH_TRACE file {:?} made no progress for 2 s; gave up, and \
+         the outputs after it are not written",
+        fifo.display().to_string()
+    );
+    let gave_up = err.find(&line).unwrap_or_else(|| panic!("no {line:?} in:\n{err}"));
+    assert!(report < gave_up, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&run.dir);
+}
