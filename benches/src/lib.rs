@@ -1,6 +1,7 @@
-//! The bench harness shared by `benches/overhead.rs` (this crate) and the side-by-side comparison with the
+//! The bench harness shared by `benches/overhead.rs` (this crate), the side-by-side comparison with the
 //! peers (`benches/peers/`, a crate of its own so the peers' ~120 dependencies stay out of the workspace
-//! build; see `benches/README.md`).
+//! build; see `benches/README.md`) and the compiled-out bench (`benches/compiled-out/`, which turns off the
+//! `cases` feature so that this crate does not pull in perfgraph-core with `enabled`).
 //!
 //! Every measurement is the same shape: an `#[inline(never)]` leaf function holding one section (or, for the
 //! floors, nothing or a pair of clock reads) is called `iters` times, in batches of [`BATCH`] calls inside
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 
+#[cfg(feature = "cases")]
 pub mod cases;
 
 /// Leaf calls per batch (per outer scope / root span / frame).

@@ -1,11 +1,13 @@
 //! A `#[timed]` function and a `time_section!` with perfgraph compiled out, next to the same empty call
-//! `perfgraph-benches` measures, in the same Criterion groups and ids, so `benches/run.sh` puts them in one
-//! table. Each leaf is called in a plain loop: compiled out, there is no batch context to open.
+//! `perfgraph-benches` measures, timed by the same harness (`perfgraph_benches`, without its `cases` feature
+//! so that perfgraph-core stays without `enabled` in this build) in the same Criterion groups and ids: one
+//! thread (`one_thread`) and two threads at once (`two_threads`, the per-thread cost). `benches/run.sh` puts
+//! them in one table with the others. Compiled out there is no batch context to open: each batch is a plain
+//! loop of leaf calls.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
-use criterion::Criterion;
+use perfgraph_benches::{Case, bench_cases, criterion, repeat};
 use perfgraph_core::{time_section, timed};
 
 #[inline(never)]
@@ -25,32 +27,16 @@ fn section_leaf() {
     black_box(());
 }
 
-fn time(iters: u64, leaf: fn()) -> Duration {
-    let start = Instant::now();
-    for _ in 0..iters {
-        leaf();
-    }
-    start.elapsed()
-}
+const CASES: [Case; 3] = [
+    Case::new("floor/empty_call", |n| repeat(n, empty_call)),
+    Case::new("perfgraph/compiled_out_timed", |n| repeat(n, timed_leaf)),
+    Case::new("perfgraph/compiled_out_section", |n| {
+        repeat(n, section_leaf)
+    }),
+];
 
 fn main() {
-    let mut c = Criterion::default()
-        .sample_size(40)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .configure_from_args();
-    {
-        let mut group = c.benchmark_group("one_thread");
-        group.bench_function("floor/empty_call", |b| {
-            b.iter_custom(|iters| time(iters, empty_call))
-        });
-        group.bench_function("perfgraph/compiled_out_timed", |b| {
-            b.iter_custom(|iters| time(iters, timed_leaf))
-        });
-        group.bench_function("perfgraph/compiled_out_section", |b| {
-            b.iter_custom(|iters| time(iters, section_leaf))
-        });
-        group.finish();
-    }
+    let mut c = criterion();
+    bench_cases(&mut c, &CASES);
     c.final_summary();
 }

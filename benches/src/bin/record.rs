@@ -337,7 +337,8 @@ fn overhead_table(doc: &mut String, r: &Results) {
         "\nProcesses: *main* is `benches/peers` (floors, perfgraph and every peer but one); tracing's subscriber\n\
          is process-global, so `Registry` + tracing-chrome runs in a second process of the same binary\n\
          (`PEERS_TRACING=chrome`); compiled-out perfgraph is `benches/compiled-out`, a crate of its own because\n\
-         Cargo unifies features within one build. The last two rows' *added* use their own process's empty call.\n\
+         Cargo unifies features within one build, timed by the same harness on one thread and on two. The\n\
+         tracing-chrome and compiled-out rows' *added* use their own process's empty call.\n\
          tracy-client is not measured: it builds C++ and its default features broadcast on the network.\n"
     );
 }
@@ -998,7 +999,36 @@ impl Layouts {
 
 #[cfg(test)]
 mod tests {
-    use super::Layouts;
+    use super::{Layouts, Results, overhead_table};
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn compiled_out_rows_have_two_thread_columns() {
+        let mut m = BTreeMap::new();
+        let mut put = |p: &str, g: &str, id: &str, v: f64| {
+            m.insert((p.to_owned(), g.to_owned(), id.to_owned()), v);
+        };
+        for (g, empty, pg, out) in [
+            ("one_thread", 1.6, 26.5, 1.7),
+            ("two_threads", 1.6, 27.5, 1.8),
+        ] {
+            put("main", g, "floor/empty_call", empty);
+            put("main", g, "perfgraph/enabled", pg);
+            put("compiled-out", g, "floor/empty_call", 1.5);
+            put("compiled-out", g, "perfgraph/compiled_out_timed", out);
+        }
+        let mut doc = String::new();
+        overhead_table(&mut doc, &Results(m));
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with("| perfgraph, compiled out (`#[timed]`)"))
+            .expect("compiled-out row");
+        // 1 thread: 1.7 ns, 0.2 added, 0.2/24.9; 2 threads: 1.8 ns, 0.3 added, 0.3/25.9; 1.8/1.7.
+        assert!(
+            row.ends_with("| 1.7 | 0.2 | 0.01× | 1.8 | 0.3 | 0.01× | 1.06× |"),
+            "{row}"
+        );
+    }
 
     fn layouts(aslr: &[f64], fixed: &[f64]) -> Layouts {
         Layouts {
