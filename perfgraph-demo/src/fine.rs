@@ -1,6 +1,6 @@
 //! The fine-grained loop the benchmarks time: many short sections (an iteration is three sections around two
-//! 64-element kernels; compiled out, 2,000,000 of them took 283.7 ms in docs/performance.md), the worst case
-//! for instrumentation overhead.
+//! 64-element kernels; docs/performance.md has its measured time, instrumented and compiled out), the worst
+//! case for instrumentation overhead.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
