@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every benchmark and measurement and writes docs/performance.md (about 10 minutes on 2 cores, plus
-# the first build of the peers). Nothing in that file is edited by hand: change the code, run this again.
+# Runs every benchmark and measurement and writes docs/performance.md: a few minutes of measurement, plus
+# the first build of the peers. Nothing in that file is edited by hand: change the code, run this again.
 #
 #   benches/run.sh            # from the repository root (or anywhere: it cds there)
 #
