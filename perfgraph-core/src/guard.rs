@@ -78,12 +78,14 @@ impl Guard {
     };
 }
 
-/// Starts recording `site` unless its `level` is above the verbosity: one Relaxed load and a branch when it is.
+/// Starts recording `site` unless its `level` is above the verbosity. When it is: one Relaxed load and a
+/// branch, and one more of each to note (the first time only) that the site was skipped, for the reports.
 #[inline(always)]
 pub fn enter(site: &'static Section, level: u8) -> Guard {
     if (level as u32) < THRESHOLD.load(Ordering::Relaxed) {
         enter_enabled(site, level)
     } else {
+        site.note_skipped();
         Guard::OFF
     }
 }
@@ -114,6 +116,7 @@ fn first_section(site: &'static Section, level: u8) -> Guard {
         return Guard::OFF;
     };
     if (level as u32) >= THRESHOLD.load(Ordering::Relaxed) {
+        site.note_skipped();
         return Guard::OFF;
     }
     // SAFETY: `state` is this thread's own state (just registered by `thread::current`).

@@ -16,7 +16,7 @@
 //! table entry; it then takes the registration mutex, which orders it after the registration that wrote it.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 
 /// A section's id: small, dense, starting at 1. Id 0 is the per-thread root of the call tree.
 pub type SectionId = u32;
@@ -58,6 +58,9 @@ pub struct SectionMeta {
 pub struct Section {
     /// 0 until registered, then the section id forever (written once, under [`REGISTRY`]'s mutex).
     id: AtomicU32,
+    /// Set (once, never cleared) the first time the site is reached while its level is above the
+    /// verbosity; its id is then in [`SKIPPED`].
+    skipped: AtomicBool,
     meta: SectionMeta,
 }
 
@@ -108,12 +111,39 @@ static TABLE: [AtomicPtr<Chunk>; CHUNKS] = [const { AtomicPtr::new(std::ptr::nul
 /// Registration state: the number of ids handed out. Only the cold path locks it.
 static REGISTRY: Mutex<u32> = Mutex::new(0);
 
+/// Sections reached at least once while their level was above the verbosity, in the order first seen
+/// (each once). Written on the cold path only, once per site.
+static SKIPPED: Mutex<Vec<SectionId>> = Mutex::new(Vec::new());
+
 impl Section {
     /// A call site, not yet registered.
     pub const fn new(meta: SectionMeta) -> Section {
         Section {
             id: AtomicU32::new(0),
+            skipped: AtomicBool::new(false),
             meta,
+        }
+    }
+
+    /// Notes that the site was reached while its level is above the verbosity, so the reports can say
+    /// which sections they lack. One Relaxed load and a branch after the first time.
+    #[inline(always)]
+    pub fn note_skipped(&'static self) {
+        if !self.skipped.load(Ordering::Relaxed) {
+            self.first_skip();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn first_skip(&'static self) {
+        let id = self.id();
+        let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+        // Relaxed: the flag only spares later calls this function; two threads that both get here are
+        // serialised by the lock, and the second finds the id already listed.
+        self.skipped.store(true, Ordering::Relaxed);
+        if !skipped.contains(&id) {
+            skipped.push(id);
         }
     }
 
@@ -218,6 +248,13 @@ pub fn info(id: SectionId) -> Option<SectionInfo> {
     // The id may have reached us through Relaxed loads only; the mutex orders us after its registration.
     drop(REGISTRY.lock().unwrap_or_else(|e| e.into_inner()));
     lookup(id).copied()
+}
+
+/// The sections reached at least once while their level was above the verbosity (so at least one of their
+/// calls was not recorded), in the order first seen.
+pub fn skipped() -> Vec<SectionInfo> {
+    let ids = SKIPPED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    ids.into_iter().filter_map(info).collect()
 }
 
 /// Every registered section, by id.

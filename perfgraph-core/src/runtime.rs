@@ -200,7 +200,11 @@ fn give_up(stall: Duration) {
              and the outputs after it are not written",
             path.display().to_string(),
             stall.as_secs_f64(),
-            if removed { " (the partial file is removed)" } else { "" }
+            if removed {
+                " (the partial file is removed)"
+            } else {
+                ""
+            }
         ),
         None => format!(
             "perfgraph: error: exit: the final outputs made no progress for {} s; gave up, and what \

@@ -144,9 +144,12 @@ fn all_reports_and_every_export() {
     );
     let worker = row(err, "Threads:", "io-worker");
     assert_eq!(worker[4], (1 + CHUNKS).to_string());
-    // The default verbosity (1) hides levels 2 and 3: the footer says so.
+    // The default verbosity (1) skipped the workload's level-2 section: the footer names it.
     assert!(
-        err.contains("Not recorded: sections above level 1"),
+        err.contains(
+            "Not recorded: 1 section skipped by the verbosity (now 1): check_convergence; \
+             PERFGRAPH_VERBOSITY=3 records every level."
+        ),
         "{err}"
     );
 
@@ -371,7 +374,9 @@ fn a_file_that_takes_no_writes_is_given_up_at_exit_after_the_reports() {
          the outputs after it are not written",
         fifo.display().to_string()
     );
-    let gave_up = err.find(&line).unwrap_or_else(|| panic!("no {line:?} in:\n{err}"));
+    let gave_up = err
+        .find(&line)
+        .unwrap_or_else(|| panic!("no {line:?} in:\n{err}"));
     assert!(report < gave_up, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&run.dir);

@@ -53,6 +53,24 @@ fn levels_above_the_verbosity_are_not_recorded() {
             .all(|t| t.name != "level-off")
     );
     set_verbosity(Verbosity::Level(1));
+    // The report names every site that was reached while above the verbosity, once, in the order first
+    // skipped; a site never reached (`never`) is not named.
+    if false {
+        time_section!("v::never", level = 3);
+    }
+    let r = perfgraph_core::report();
+    assert_eq!(
+        r.skipped,
+        ["v::detail", "v::fine", "v::phase", "v::step", "v::another"]
+    );
+    assert!(
+        r.footer().contains(
+            "Not recorded: 5 sections skipped by the verbosity (now 1): v::detail, v::fine, \
+             v::phase, v::step, v::another; PERFGRAPH_VERBOSITY=3 records every level."
+        ),
+        "{}",
+        r.footer()
+    );
 }
 
 /// Runs in the child: prints what it recorded on stdout.

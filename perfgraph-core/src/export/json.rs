@@ -43,6 +43,7 @@ pub(crate) fn render(report: &Report) -> String {
             Verbosity::Off => Value::Null,
             Verbosity::Level(v) => json!(v),
         },
+        "skipped_sections": report.skipped,
         "dropped": report.dropped,
         "tree": nodes(&report.tree),
         "threads": threads,

@@ -66,12 +66,16 @@ pub struct Report {
     /// outputs that need every call (trace, interval statistics) lack them.
     pub dropped: u64,
     /// Whether an output that needs every call (the trace, interval statistics) is on, so records lost to
-    /// overflow are a loss worth a footer line. Without one, the background thread drains the rings only
-    /// now and then and lets a busy thread's ring wrap: nothing needed those records. `true` from
-    /// [`Report::build`]; [`report`] sets it from the settings.
+    /// overflow are missing from it. Without one, the background thread drains the rings only now and then
+    /// and lets a busy thread's ring wrap: the footer still states the count, and says nothing needed those
+    /// records. `true` from [`Report::build`]; [`report`] sets it from the settings.
     pub every_record_needed: bool,
     /// The verbosity in force: sections above it are not recorded.
     pub verbosity: Verbosity,
+    /// Sections reached at least once while their level was above the verbosity, by name, in the order
+    /// first seen: some or all of their calls are absent. Empty from [`Report::build`]; [`report`] fills it
+    /// from the registry.
+    pub skipped: Vec<&'static str>,
 }
 
 /// One thread's line in the `threads` report.
@@ -128,6 +132,7 @@ pub fn report() -> Report {
     );
     let config = runtime::config();
     report.every_record_needed = config.trace.is_some() || config.interval_ns.is_some();
+    report.skipped = crate::registry::skipped().iter().map(|s| s.name).collect();
     report
 }
 
@@ -202,6 +207,7 @@ impl Report {
             dropped: threads.iter().map(|t| t.dropped).sum(),
             every_record_needed: true,
             verbosity,
+            skipped: Vec::new(),
         }
     }
 
@@ -349,31 +355,43 @@ impl Report {
         )
     }
 
-    /// Lines stating what the tables do not show: sections skipped by the verbosity, records lost to ring
-    /// overflow (when an output needed them: [`Report::every_record_needed`]), calls still running. Empty
-    /// when there is nothing to say.
+    /// Lines stating what the tables do not show: sections skipped for their level, records lost to ring
+    /// overflow, call paths too deep for the table, calls still running. Empty when there is nothing to say.
     pub fn footer(&self) -> String {
         let mut out = String::new();
-        match self.verbosity {
-            Verbosity::Level(v) if v < 3 => out.push_str(&format!(
-                "Not recorded: sections above level {v} (the verbosity); any the program has are absent \
-                 here (PERFGRAPH_VERBOSITY=3 records all levels).\n"
-            )),
-            Verbosity::Level(_) => {}
-            Verbosity::Off => out.push_str(
-                "Not recorded: every section started while the verbosity was off is absent here.\n",
-            ),
+        if !self.skipped.is_empty() {
+            const SHOWN: usize = 8;
+            let mut names = self.skipped[..self.skipped.len().min(SHOWN)].join(", ");
+            if self.skipped.len() > SHOWN {
+                names.push_str(&format!(" and {} more", self.skipped.len() - SHOWN));
+            }
+            let now = match self.verbosity {
+                Verbosity::Level(v) => v.to_string(),
+                Verbosity::Off => "off".to_owned(),
+            };
+            let n = self.skipped.len();
+            out.push_str(&format!(
+                "Not recorded: {n} section{} skipped by the verbosity (now {now}): {names}; \
+                 PERFGRAPH_VERBOSITY=3 records every level.\n",
+                if n == 1 { "" } else { "s" },
+            ));
         }
-        if self.dropped > 0 && self.every_record_needed {
+        if self.dropped > 0 {
             let per_thread: Vec<String> = self
                 .threads
                 .iter()
                 .filter(|t| t.dropped > 0)
                 .map(|t| format!("{} {}", t.name, t.dropped))
                 .collect();
+            let consequence = if self.every_record_needed {
+                "the counts, times and memory above are exact, the trace and interval statistics lack \
+                 those calls"
+            } else {
+                "the counts, times and memory above are exact (they never go through the rings), and no \
+                 output needed those records"
+            };
             out.push_str(&format!(
-                "Dropped: {} section records lost to ring overflow ({}); the counts, times and memory above \
-                 are exact, the trace and interval statistics lack those calls.\n",
+                "Dropped: {} section records lost to ring overflow ({}); {consequence}.\n",
                 self.dropped,
                 per_thread.join(", ")
             ));
