@@ -128,7 +128,12 @@ fn time_graph_off() {
 
 // ---- hotpath 0.30 with the `hotpath` feature: a `HotpathGuard` alive for the run (what `#[hotpath::main]`
 // makes; built here with `HotpathGuardBuilder`), `#[hotpath::measure]` on the leaf, `measure_block!` per
-// batch. The guard is never dropped, so no report is printed. ----
+// batch. The guard is never dropped, so no report is printed. Building the guard also starts, by default
+// (hotpath 0.30.3's source): the `hp-functions` thread that aggregates the measurements, an HTTP metrics
+// server on 127.0.0.1:6770 (thread `hp-server`; `HOTPATH_METRICS_PORT` moves it,
+// `HOTPATH_METRICS_SERVER_OFF` turns it off) and, with the default `threads` feature, `hp-threads`, which
+// samples every thread's CPU time every 250 ms. They are left on, as a user gets them: they are part of what this peer costs, and they share
+// the machine's cores with the measured threads. ----
 
 fn hotpath_setup() {
     static ONCE: Once = Once::new();

@@ -268,7 +268,7 @@ const ROWS: &[(&str, &str, &str, &str)] = &[
         "main",
         "hotpath/on",
         "hotpath 0.30 (`hotpath`)",
-        "`#[measure]`, `HotpathGuard` alive",
+        "`#[measure]`, `HotpathGuard` alive (with its localhost metrics server)",
     ),
     ("main", "coarse_prof/on", "coarse-prof 0.2", "`profile!`"),
 ];
