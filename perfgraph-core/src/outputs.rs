@@ -61,21 +61,29 @@ impl Outputs {
         }
     }
 
-    /// Periodic work (interval statistics). Returns how long (ns) it may sleep before it needs another pass.
+    /// Before the background thread drains the rings: if an interval is due, it ends now, with a snapshot of
+    /// the top-level sections running; the drain that follows brings every call that ended before it.
+    pub(crate) fn before_drain(&mut self, now: u64) {
+        if let Some((interval_ns, intervals)) = &mut self.interval
+            && !intervals.closing()
+            && now >= due(intervals.start(), *interval_ns)
+        {
+            intervals.begin_close(now, running_top_level(&thread::all()));
+        }
+    }
+
+    /// After the drain: prints the interval that `before_drain` ended, if any. Returns how long (ns) the
+    /// background thread may sleep before the next interval is due.
     pub(crate) fn tick(&mut self, now: u64) -> Option<u64> {
         let (interval_ns, intervals) = self.interval.as_mut()?;
-        let ns_per_tick = clock::ns_per_tick();
-        // Recomputed each pass: the tick length is re-calibrated as the run goes on.
-        let due = intervals.start() + (*interval_ns as f64 / ns_per_tick) as u64;
-        if now < due {
-            return Some((((due - now) as f64) * ns_per_tick) as u64 + 1);
+        if let Some(closed) = intervals.finish_close() {
+            let text = format_interval(&closed);
+            if !text.is_empty() {
+                output::write_block(&text);
+            }
         }
-        let closed = intervals.close(now, &running_top_level(&thread::all()));
-        let text = format_interval(&closed);
-        if !text.is_empty() {
-            output::write_block(&text);
-        }
-        Some(*interval_ns)
+        let due = due(intervals.start(), *interval_ns);
+        Some(((due.saturating_sub(now) as f64) * clock::ns_per_tick()) as u64 + 1)
     }
 
     /// Process exit, after live print finished: print the last partial interval and the reports, then
@@ -87,7 +95,8 @@ impl Outputs {
         let threads = thread::all();
         let mut block = String::new();
         if let Some((_, intervals)) = &mut self.interval {
-            let closed = intervals.close(clock::now(), &running_top_level(&threads));
+            // After the final drain: every call that ended is in.
+            let closed = intervals.close(clock::now(), running_top_level(&threads));
             block.push_str(&format_interval(&closed));
         }
         let need_report = !self.report.is_empty() || self.folded.is_some() || self.json.is_some();
@@ -135,8 +144,14 @@ impl Outputs {
     }
 }
 
+/// When the interval that started at `start` ends (ticks); recomputed each pass, as the tick length is
+/// re-calibrated while the run goes on.
+fn due(start: u64, interval_ns: u64) -> u64 {
+    start + (interval_ns as f64 / clock::ns_per_tick()) as u64
+}
+
 /// Top-level sections running now: `(thread, section, start ticks)`.
-fn running_top_level(threads: &[Arc<ThreadState>]) -> Vec<(u32, u32, u64)> {
+fn running_top_level(threads: &[Arc<ThreadState>]) -> interval::Running {
     threads
         .iter()
         .filter_map(|t| {

@@ -279,6 +279,9 @@ impl Collector {
             || mono >= self.next_drain
             || self.live.as_ref().is_some_and(Live::wants_drain);
         self.seen_wakes = wakes;
+        // An interval that is due ends now, before the drain, so a call that ends meanwhile is in the
+        // records or in the running snapshot, never in neither.
+        self.outputs.before_drain(clock::now());
         if drain {
             self.drain();
             self.next_drain = mono + DRAIN_PERIOD.as_nanos() as u64;

@@ -44,14 +44,27 @@ struct Acc {
     calls: u64,
 }
 
+/// Top-level sections running at an instant: `(thread, section, start ticks)`.
+pub(crate) type Running = Vec<(u32, SectionId, u64)>;
+
 /// The interval being accumulated.
 ///
 /// Invariant: `acc` holds only time at or after `start` (ticks); time of a call before `start` was counted
 /// in earlier intervals, from the running-sections snapshot taken when they closed.
+///
+/// Closing takes two steps around the background thread's drain, so no call falls between them: at the
+/// end instant, [`begin_close`](Intervals::begin_close) takes the top-level sections running then; the
+/// drain that follows brings every call that ended before it, whether before or after that instant; then
+/// [`finish_close`](Intervals::finish_close). A call in both (it ended between the snapshot and the drain) is
+/// counted once, from its record.
 #[derive(Debug)]
 pub(crate) struct Intervals {
     start: u64,
     acc: BTreeMap<(u32, SectionId), Acc>,
+    /// Set by `begin_close`: the interval's end and what ran then (less what has since come as a record).
+    closing: Option<(u64, Running)>,
+    /// Calls drained while closing that ended after the end: time and calls for the next interval.
+    next: BTreeMap<(u32, SectionId), Acc>,
 }
 
 impl Intervals {
@@ -60,6 +73,8 @@ impl Intervals {
         Intervals {
             start,
             acc: BTreeMap::new(),
+            closing: None,
+            next: BTreeMap::new(),
         }
     }
 
@@ -71,20 +86,51 @@ impl Intervals {
     /// Adds `thread`'s completed calls; only top-level ones (depth 0) count.
     pub(crate) fn on_records(&mut self, thread: u32, records: &[Record]) {
         for r in records.iter().filter(|r| r.depth == 0) {
-            let a = self.acc.entry((thread, r.section)).or_default();
-            a.inside += r.end.saturating_sub(r.start.max(self.start));
-            a.calls += 1;
+            let key = (thread, r.section);
+            let a = self.acc.entry(key).or_default();
+            let Some((end, running)) = &mut self.closing else {
+                a.inside += r.end.saturating_sub(r.start.max(self.start));
+                a.calls += 1;
+                continue;
+            };
+            // Its record replaces the estimate the snapshot would give.
+            if let Some(i) = running
+                .iter()
+                .position(|&(t, s, start)| (t, s, start) == (thread, r.section, r.start))
+            {
+                running.swap_remove(i);
+            }
+            a.inside += r.end.min(*end).saturating_sub(r.start.max(self.start));
+            if r.end > *end {
+                let n = self.next.entry(key).or_default();
+                n.inside += r.end - r.start.max(*end);
+                n.calls += 1;
+            } else {
+                a.calls += 1;
+            }
         }
     }
 
-    /// Closes the interval at `now`: adds the time so far of top-level sections still running (`running`:
-    /// thread, section, start ticks), returns the interval, and starts the next one at `now`.
-    pub(crate) fn close(&mut self, now: u64, running: &[(u32, SectionId, u64)]) -> Interval {
-        for &(thread, section, start) in running {
+    /// Ends the interval at `end` (ticks), given the top-level sections running then; the records drained
+    /// next still count, split at `end`. Then call [`finish_close`](Intervals::finish_close).
+    pub(crate) fn begin_close(&mut self, end: u64, running: Running) {
+        self.closing = Some((end, running));
+    }
+
+    /// Whether [`begin_close`](Intervals::begin_close) was called and the interval awaits `finish_close`.
+    pub(crate) fn closing(&self) -> bool {
+        self.closing.is_some()
+    }
+
+    /// Adds the time of the sections still running at the end, returns the interval and starts the next
+    /// one at the end. `None` if no close was begun.
+    pub(crate) fn finish_close(&mut self) -> Option<Interval> {
+        let (end, running) = self.closing.take()?;
+        for (thread, section, start) in running {
             let a = self.acc.entry((thread, section)).or_default();
-            a.inside += now.saturating_sub(start.max(self.start));
+            a.inside += end.saturating_sub(start.max(self.start));
         }
-        let lines = std::mem::take(&mut self.acc)
+        let lines = std::mem::replace(&mut self.acc, std::mem::take(&mut self.next))
             .into_iter()
             .filter(|(_, a)| a.inside > 0 || a.calls > 0)
             .map(|((thread, section), a)| Line {
@@ -94,9 +140,16 @@ impl Intervals {
                 calls: a.calls,
             })
             .collect();
-        let length = now.saturating_sub(self.start);
-        self.start = now;
-        Interval { length, lines }
+        let length = end.saturating_sub(self.start);
+        self.start = end;
+        Some(Interval { length, lines })
+    }
+
+    /// Closes the interval at `now` in one step, when every call that ended before `now` is already in:
+    /// `begin_close` and `finish_close` with no drain between.
+    pub(crate) fn close(&mut self, now: u64, running: Running) -> Interval {
+        self.begin_close(now, running);
+        self.finish_close().expect("a close was just begun")
     }
 }
 
@@ -151,7 +204,7 @@ mod tests {
         iv.on_records(1, &calls);
         // main: `solve` runs from 0.4 s and is still running at the boundary.
         let first = format(
-            &iv.close(1_001_000, &[(0, 2, 400_000)]),
+            &iv.close(1_001_000, vec![(0, 2, 400_000)]),
             1000.0,
             names,
             sections,
@@ -165,9 +218,63 @@ mod tests {
         // It ends at 1.5 s: only the part after the boundary counts now, and the call counts here.
         iv.on_records(0, &[rec(400_000, 1_500_000, 2, 0)]);
         transcript.push_str("--\n");
-        transcript.push_str(&format(&iv.close(2_001_000, &[]), 1000.0, names, sections));
+        transcript.push_str(&format(
+            &iv.close(2_001_000, vec![]),
+            1000.0,
+            names,
+            sections,
+        ));
         // Nothing ran: no lines.
-        assert_eq!(iv.close(3_001_000, &[]).lines, vec![]);
+        assert_eq!(iv.close(3_001_000, vec![]).lines, vec![]);
         insta::assert_snapshot!("interval_lines", transcript);
+    }
+
+    /// A call that ends between the interval's end (the running snapshot) and the drain that closes it is
+    /// counted once, split at the end: its time before goes to this interval, the rest and the call to the
+    /// next. One that ended before the end counts here whole.
+    #[test]
+    fn a_call_ending_while_the_interval_closes_is_counted_once() {
+        let mut iv = Intervals::new(0);
+        iv.begin_close(1_000, vec![(0, 2, 400), (1, 1, 900)]);
+        assert!(iv.closing());
+        // Drained after the snapshot: thread 0's call ended at 1,200 (after the end), thread 1's at 950.
+        iv.on_records(0, &[rec(400, 1_200, 2, 0), rec(300, 350, 3, 0)]);
+        iv.on_records(1, &[rec(900, 950, 1, 0)]);
+        let first = iv.finish_close().unwrap();
+        assert!(!iv.closing());
+        assert_eq!(first.length, 1_000);
+        assert_eq!(
+            first.lines,
+            vec![
+                Line {
+                    thread: 0,
+                    section: 2,
+                    inside: 600,
+                    calls: 0
+                },
+                Line {
+                    thread: 0,
+                    section: 3,
+                    inside: 50,
+                    calls: 1
+                },
+                Line {
+                    thread: 1,
+                    section: 1,
+                    inside: 50,
+                    calls: 1
+                },
+            ]
+        );
+        let second = iv.close(2_000, vec![]);
+        assert_eq!(
+            second.lines,
+            vec![Line {
+                thread: 0,
+                section: 2,
+                inside: 200,
+                calls: 1
+            }]
+        );
     }
 }
