@@ -1,5 +1,6 @@
 //! `report()` against the real runtime: exact counts under a two-thread load (with the ring overflowing),
-//! the tree invariants on every node, and a report taken while threads are inside sections.
+//! the tree invariants on every node, a report taken while threads are inside sections, and reports taken
+//! over and over while two threads record.
 
 mod common;
 
@@ -158,4 +159,52 @@ fn a_report_while_threads_are_inside_sections() {
     let done = perfgraph_core::report();
     check_invariants(&done);
     assert_eq!(done.tree.find(&["rt::waiting"]).unwrap().running, 0);
+}
+
+#[test]
+fn reports_taken_while_two_threads_record_hold_the_invariants_and_never_go_back() {
+    const OUTER: u64 = 2_000;
+    const INNER: u64 = 50;
+    let workers: Vec<_> = ["rt-live-a", "rt-live-b"]
+        .into_iter()
+        .map(|name| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(|| {
+                    for _ in 0..OUTER {
+                        time_section!("rt::live_outer");
+                        for _ in 0..INNER {
+                            time_section!("rt::live_inner");
+                            std::hint::black_box(0);
+                        }
+                    }
+                })
+                .unwrap()
+        })
+        .collect();
+    let calls = |r: &Report, path: &[&str]| r.tree.find(path).map_or(0, |n| n.calls);
+    let (mut outer, mut inner, mut reports) = (0, 0, 0u32);
+    while !workers.iter().all(|w| w.is_finished()) || reports == 0 {
+        let r = perfgraph_core::report();
+        check_invariants(&r);
+        let (o, i) = (
+            calls(&r, &["rt::live_outer"]),
+            calls(&r, &["rt::live_outer", "rt::live_inner"]),
+        );
+        assert!(
+            o >= outer && i >= inner,
+            "counts went back: {o} < {outer} or {i} < {inner}"
+        );
+        (outer, inner, reports) = (o, i, reports + 1);
+    }
+    for w in workers {
+        w.join().unwrap();
+    }
+    let r = perfgraph_core::report();
+    check_invariants(&r);
+    assert_eq!(calls(&r, &["rt::live_outer"]), 2 * OUTER);
+    assert_eq!(
+        calls(&r, &["rt::live_outer", "rt::live_inner"]),
+        2 * OUTER * INNER
+    );
 }
