@@ -123,4 +123,10 @@ pub mod __private {
         crate::clock::advance_manual(ns);
     }
 
+    /// For deterministic tests, not a public API: sets the resident-set figure sections read (KiB); the
+    /// background thread then never reads the system's figure, and its samples return this one. The first
+    /// call must come before the runtime starts (it panics after); later calls change the figure.
+    pub fn set_fake_rss_kb(kb: u32) {
+        crate::memory::set_fake_kb(kb);
+    }
 }
