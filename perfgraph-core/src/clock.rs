@@ -9,11 +9,16 @@
 //! 0x8000_0007, EDX bit 8); on Linux, the kernel itself chose `tsc` as its clocksource (it checks that the
 //! counters of all cores agree); and `PERFGRAPH_CLOCK` is not `monotonic`.
 //!
+//! Deterministic tests can select a manual clock instead ([`select_manual`], before the runtime starts): its
+//! ticks are nanoseconds that move only when the test calls [`advance_manual`]. It is not a public API (it is
+//! reached through `__private`), and it costs the TSC path nothing: [`now`] tests for the TSC first, and reads
+//! the manual clock only where it would otherwise call `clock_gettime`.
+//!
 //! Why not quanta or fastant: both calibrate on first use, synchronously; quanta spends up to 200 ms in
 //! `Clock::new()`, which would land on the first timed section of every program (and on its exit latency).
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 /// Which source [`now`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,30 +27,88 @@ pub enum Source {
     Tsc,
     /// `clock_gettime(CLOCK_MONOTONIC)`, in nanoseconds.
     Monotonic,
+    /// The manual clock of deterministic tests ([`select_manual`]), in nanoseconds.
+    Manual,
 }
 
 impl Source {
-    /// Name used in docs and benchmark records.
+    /// Name used in docs, benchmark records, the reports' and the exports' clock field.
     pub fn name(self) -> &'static str {
         match self {
             Source::Tsc => "tsc",
             Source::Monotonic => "CLOCK_MONOTONIC",
+            Source::Manual => "manual",
         }
     }
 }
 
-/// Set once by [`init`] before any thread records; read Relaxed on the hot path.
-static USE_TSC: AtomicBool = AtomicBool::new(false);
+/// [`MODE`] values.
+const MODE_MONOTONIC: u8 = 0;
+const MODE_TSC: u8 = 1;
+const MODE_MANUAL: u8 = 2;
+
+/// The source [`now`] reads (`MODE_*`). Set once by [`init`] (or by [`select_manual`] before it) before any
+/// thread records; read Relaxed on the hot path (a thread records only after the runtime's `Once` finished,
+/// which orders it after that store).
+static MODE: AtomicU8 = AtomicU8::new(MODE_MONOTONIC);
+
+/// The manual clock's ticks (nanoseconds), read by [`now`] only in `MODE_MANUAL`.
+static MANUAL_TICKS: AtomicU64 = AtomicU64::new(0);
 
 /// Raw ticks now.
 #[inline(always)]
 pub fn now() -> u64 {
+    let mode = MODE.load(Ordering::Relaxed);
+    // The TSC is tested first, so its path stays one load, one compare and `rdtsc`.
     #[cfg(target_arch = "x86_64")]
-    if USE_TSC.load(Ordering::Relaxed) {
+    if mode == MODE_TSC {
         // SAFETY: `rdtsc` is available on every x86-64 CPU and has no preconditions.
         return unsafe { core::arch::x86_64::_rdtsc() };
     }
+    if mode == MODE_MANUAL {
+        return manual_now();
+    }
     monotonic_ns()
+}
+
+/// The manual clock's ticks; out of line so the inlined [`now`] stays as small as it was.
+#[cold]
+#[inline(never)]
+fn manual_now() -> u64 {
+    // Relaxed: tests order the threads that advance and read it themselves (spawn, join).
+    MANUAL_TICKS.load(Ordering::Relaxed)
+}
+
+/// Selects the manual clock, starting at `start_ticks`, for deterministic tests; not a public API. Its ticks
+/// are nanoseconds and move only by [`advance_manual`]. Must come before the runtime starts (the first
+/// recorded section or settings read); the runtime then keeps it, and [`calibrate`] leaves the tick length at
+/// exactly 1 ns.
+///
+/// # Panics
+/// If the runtime has already chosen its clock.
+pub fn select_manual(start_ticks: u64) {
+    // Under the lock `init` holds while it chooses the source: either it has chosen, or it will see this.
+    let base = BASE.lock().unwrap_or_else(|e| e.into_inner());
+    assert!(
+        base.is_none(),
+        "perfgraph: the manual clock must be selected before the runtime starts"
+    );
+    MANUAL_TICKS.store(start_ticks, Ordering::Relaxed);
+    MODE.store(MODE_MANUAL, Ordering::Relaxed);
+}
+
+/// Moves the manual clock forward by `ns` nanoseconds (= ticks); not a public API.
+///
+/// # Panics
+/// If the manual clock is not selected.
+pub fn advance_manual(ns: u64) {
+    assert_eq!(
+        MODE.load(Ordering::Relaxed),
+        MODE_MANUAL,
+        "perfgraph: advance_clock without fake_clock"
+    );
+    // Relaxed: tests order the threads that advance and read it themselves (spawn, join).
+    MANUAL_TICKS.fetch_add(ns, Ordering::Relaxed);
 }
 
 /// `CLOCK_MONOTONIC` in nanoseconds.
@@ -72,13 +135,20 @@ static BASE_TICKS: AtomicU64 = AtomicU64::new(0);
 /// Nanoseconds per tick as `f64` bits; 1.0 until the first calibration (exact for the monotonic source).
 static NS_PER_TICK: AtomicU64 = AtomicU64::new(0x3FF0_0000_0000_0000);
 
-/// Chooses the source and takes the base pair. Idempotent; called by the runtime's one-time init.
+/// Chooses the source and takes the base pair. Idempotent; called by the runtime's one-time init. Keeps the
+/// manual clock if a test selected it ([`select_manual`]), whatever `prefer_monotonic` says.
 pub fn init(prefer_monotonic: bool) -> Source {
     let mut base = BASE.lock().unwrap_or_else(|e| e.into_inner());
     if base.is_none() {
-        let tsc = !prefer_monotonic && tsc_is_trustworthy();
-        USE_TSC.store(tsc, Ordering::Relaxed);
-        let (ticks, mono_ns) = pair();
+        let (ticks, mono_ns) = if MODE.load(Ordering::Relaxed) == MODE_MANUAL {
+            // Exactly the manual clock's reading: `pair` would average two equal readings, rounding odd ones.
+            (manual_now(), monotonic_ns())
+        } else {
+            let tsc = !prefer_monotonic && tsc_is_trustworthy();
+            let mode = if tsc { MODE_TSC } else { MODE_MONOTONIC };
+            MODE.store(mode, Ordering::Relaxed);
+            pair()
+        };
         BASE_TICKS.store(ticks, Ordering::Relaxed);
         *base = Some(Base { ticks, mono_ns });
     }
@@ -87,10 +157,10 @@ pub fn init(prefer_monotonic: bool) -> Source {
 
 /// The source in use.
 pub fn source() -> Source {
-    if USE_TSC.load(Ordering::Relaxed) {
-        Source::Tsc
-    } else {
-        Source::Monotonic
+    match MODE.load(Ordering::Relaxed) {
+        MODE_TSC => Source::Tsc,
+        MODE_MANUAL => Source::Manual,
+        _ => Source::Monotonic,
     }
 }
 
@@ -102,10 +172,11 @@ fn pair() -> (u64, u64) {
     (t0 / 2 + t1 / 2, mono)
 }
 
-/// Re-measures nanoseconds per tick over the run so far (no-op for the monotonic source). If the run is
-/// younger than [`MIN_CALIBRATION_NS`], first spins until it is that old so the ratio is sound.
+/// Re-measures nanoseconds per tick over the run so far (no-op for the monotonic and manual sources, whose
+/// ticks are nanoseconds: the ratio stays exactly 1.0). If the run is younger than [`MIN_CALIBRATION_NS`],
+/// first spins until it is that old so the ratio is sound.
 pub fn calibrate() {
-    if source() == Source::Monotonic {
+    if source() != Source::Tsc {
         return;
     }
     let base = BASE.lock().unwrap_or_else(|e| e.into_inner());

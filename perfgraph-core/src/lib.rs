@@ -88,7 +88,8 @@ pub fn sections() -> Vec<SectionInfo> {
     registry::all()
 }
 
-/// The clock in use: `"tsc"` (the invariant timestamp counter) or `"CLOCK_MONOTONIC"`.
+/// The clock in use: `"tsc"` (the invariant timestamp counter) or `"CLOCK_MONOTONIC"` (`"manual"` only in
+/// this crate's deterministic tests).
 pub fn clock_source() -> &'static str {
     runtime::ensure_init();
     clock::source().name()
@@ -99,11 +100,33 @@ pub fn config() -> &'static Config {
     runtime::config()
 }
 
-/// What the macros expand to. Not a public API: it changes without notice.
+/// What the macros expand to, and hooks for this crate's own tests. Not a public API: it changes without
+/// notice.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::clock::now as clock_now;
     pub use crate::guard::{Guard, enter};
     pub use crate::registry::{Name, Section, SectionMeta};
     pub use crate::runtime::{passes, pause_draining};
+
+    /// For deterministic tests, not a public API: makes the clock a manual one that reads `start_ticks`
+    /// and moves only by [`advance_clock`]. Its ticks are nanoseconds (the tick length stays exactly 1 ns)
+    /// and its name in reports and exports is `"manual"`. Call it before the runtime starts (before the
+    /// first recorded section and before anything that reads the settings); it panics after.
+    pub fn fake_clock(start_ticks: u64) {
+        crate::clock::select_manual(start_ticks);
+    }
+
+    /// For deterministic tests, not a public API: moves the clock of [`fake_clock`] forward by `ns`
+    /// nanoseconds, for every thread. Panics without [`fake_clock`].
+    pub fn advance_clock(ns: u64) {
+        crate::clock::advance_manual(ns);
+    }
+
+    /// For deterministic tests, not a public API: sets the resident-set figure sections read (KiB); the
+    /// background thread then never reads the system's figure, and its samples return this one. The first
+    /// call must come before the runtime starts (it panics after); later calls change the figure.
+    pub fn set_fake_rss_kb(kb: u32) {
+        crate::memory::set_fake_kb(kb);
+    }
 }

@@ -7,8 +7,11 @@
 //! Linux: field 2 of `/proc/self/statm` (resident pages) times the page size from `sysconf(_SC_PAGESIZE)`,
 //! read with `pread` on a descriptor kept open. Elsewhere: `getrusage(RUSAGE_SELF).ru_maxrss`, which is the
 //! *peak* resident set (kilobytes on most Unixes, bytes on macOS), the closest portable figure.
+//!
+//! Deterministic tests can set the figure themselves instead ([`set_fake_kb`], not a public API): [`sample`]
+//! then reads nothing and leaves [`RSS_KB`] as the test set it.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Resident set in KiB, as last sampled (0 before the first sample).
 pub static RSS_KB: AtomicU32 = AtomicU32::new(0);
@@ -19,8 +22,34 @@ pub fn current_kb() -> u32 {
     RSS_KB.load(Ordering::Relaxed)
 }
 
-/// Reads the resident set now and publishes it. Returns bytes.
+/// Whether a test sets the figure ([`set_fake_kb`]). Set before the runtime starts, so before the background
+/// thread exists: its spawn orders this store before every [`sample`].
+static FAKE: AtomicBool = AtomicBool::new(false);
+
+/// Sets the resident-set figure that sections read, in KiB, for deterministic tests; not a public API. From
+/// the first call on, [`sample`] no longer reads the system's figure. The first call must come before the
+/// runtime starts (the first recorded section or settings read), so no sample of the real figure can
+/// overwrite it; later calls just change it.
+///
+/// # Panics
+/// If the first call comes after the runtime started.
+pub fn set_fake_kb(kb: u32) {
+    if !FAKE.load(Ordering::Relaxed) {
+        assert!(
+            !crate::runtime::started(),
+            "perfgraph: fake memory must be switched on before the runtime starts"
+        );
+        FAKE.store(true, Ordering::Relaxed);
+    }
+    RSS_KB.store(kb, Ordering::Relaxed);
+}
+
+/// Reads the resident set now and publishes it. Returns bytes. With fake memory ([`set_fake_kb`]) it reads
+/// nothing and publishes nothing: it returns the figure the test set.
 pub fn sample() -> Option<u64> {
+    if FAKE.load(Ordering::Relaxed) {
+        return Some(current_kb() as u64 * 1024);
+    }
     let bytes = read_rss_bytes()?;
     RSS_KB.store(
         (bytes / 1024).min(u32::MAX as u64) as u32,

@@ -63,7 +63,10 @@ pub(crate) fn shutting_down() -> bool {
 /// Number of completed passes of the background thread, so tests can wait for one without sleeping blindly.
 /// A pass after a wake-up (a thread exit, [`pause_draining`]) drains every ring.
 pub fn passes() -> u64 {
-    PASSES.load(Ordering::Relaxed)
+    // Acquire: pairs with the Release increment in `background`. What a counted pass did happens before
+    // what the caller does next: a test that advances a fake clock after seeing the first pass cannot have
+    // that pass's memory sample stamped with the advanced time.
+    PASSES.load(Ordering::Acquire)
 }
 
 static PASSES: AtomicU64 = AtomicU64::new(0);
@@ -369,7 +372,8 @@ fn background(config: Config) {
             break;
         }
         let deadline = collector.pass(false);
-        PASSES.fetch_add(1, Ordering::Relaxed);
+        // Release: pairs with the Acquire load in `passes`.
+        PASSES.fetch_add(1, Ordering::Release);
         let now = clock::monotonic_ns();
         if deadline > now {
             std::thread::park_timeout(Duration::from_nanos(deadline - now));

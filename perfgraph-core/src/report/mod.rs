@@ -49,7 +49,8 @@ pub const TABLE_DEPTH: u32 = 100;
 pub struct Report {
     /// The program's name (the file name of `argv[0]`): the root row's name.
     pub program: &'static str,
-    /// The clock the times come from (`"tsc"` or `"CLOCK_MONOTONIC"`).
+    /// The clock the times come from (`"tsc"` or `"CLOCK_MONOTONIC"`; `"manual"` in this crate's
+    /// deterministic tests).
     pub clock: &'static str,
     /// Wall time of the run so far, ns: from the runtime's start (the first recorded section or the first
     /// call into perfgraph) to this report.
