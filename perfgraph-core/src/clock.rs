@@ -1,7 +1,7 @@
 //! The clock: the CPU's invariant timestamp counter where it can be trusted, `CLOCK_MONOTONIC` otherwise.
 //!
 //! The hot path reads raw ticks ([`now`]): one `rdtsc` (about 7 ns here) or one vDSO `clock_gettime`. Ticks
-//! become nanoseconds only off the hot path ([`to_ns`]), scaled by a ratio measured against `CLOCK_MONOTONIC`
+//! become nanoseconds only off the hot path ([`Scale::to_ns`]), scaled by a ratio measured against `CLOCK_MONOTONIC`
 //! over the whole run so far ([`calibrate`], called by the background thread and the reports), so it gets
 //! more exact the longer the program runs and costs nothing up front.
 //!
@@ -123,7 +123,7 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// The base pair: ticks and monotonic nanoseconds at [`init`]. `to_ns` measures from it.
+/// The base pair: ticks and monotonic nanoseconds at [`init`]. [`Scale::to_ns`] measures from it.
 struct Base {
     ticks: u64,
     mono_ns: u64,
@@ -204,14 +204,39 @@ pub fn ns_per_tick() -> f64 {
     f64::from_bits(NS_PER_TICK.load(Ordering::Relaxed))
 }
 
-/// Ticks to nanoseconds since the runtime started (saturating at 0 for ticks read before it).
-pub fn to_ns(ticks: u64) -> u64 {
-    (ticks.saturating_sub(BASE_TICKS.load(Ordering::Relaxed)) as f64 * ns_per_tick()) as u64
-}
-
 /// A tick difference in nanoseconds.
 pub fn delta_ns(ticks: u64) -> u64 {
-    (ticks as f64 * ns_per_tick()) as u64
+    scale().delta_ns(ticks)
+}
+
+/// The conversion as calibrated now, read once. Figures that are compared with each other (a thread's time
+/// alive and its time in sections, a trace's events) must come from one `Scale`: the background thread
+/// re-calibrates meanwhile, and a ratio that moves by 1e-4 between two conversions of times a few seconds
+/// into the run shifts one against the other by hundreds of microseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Scale {
+    base_ticks: u64,
+    ns_per_tick: f64,
+}
+
+/// Reads the current conversion (see [`Scale`]).
+pub fn scale() -> Scale {
+    Scale {
+        base_ticks: BASE_TICKS.load(Ordering::Relaxed),
+        ns_per_tick: ns_per_tick(),
+    }
+}
+
+impl Scale {
+    /// Ticks to nanoseconds since the runtime started (saturating at 0 for ticks read before it).
+    pub fn to_ns(self, ticks: u64) -> u64 {
+        (ticks.saturating_sub(self.base_ticks) as f64 * self.ns_per_tick) as u64
+    }
+
+    /// A tick difference in nanoseconds.
+    pub fn delta_ns(self, ticks: u64) -> u64 {
+        (ticks as f64 * self.ns_per_tick) as u64
+    }
 }
 
 fn tsc_is_trustworthy() -> bool {
@@ -255,6 +280,6 @@ mod tests {
             (15_000_000..2_000_000_000).contains(&ns),
             "{ns} ns for a 20 ms sleep"
         );
-        assert!(to_ns(t1) >= to_ns(t0));
+        assert!(scale().to_ns(t1) >= scale().to_ns(t0));
     }
 }

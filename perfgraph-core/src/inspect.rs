@@ -100,10 +100,21 @@ pub struct ThreadSnapshot {
 /// assert_eq!(node.calls, 1);
 /// ```
 pub fn threads() -> Vec<ThreadSnapshot> {
+    snapshot_all().0
+}
+
+/// Every thread's snapshot, with the one conversion all of their figures used (for figures computed
+/// alongside them, such as the report's wall time).
+pub(crate) fn snapshot_all() -> (Vec<ThreadSnapshot>, clock::Scale) {
     runtime::ensure_init();
     clock::calibrate();
+    let scale = clock::scale();
     let now = clock::now();
-    thread::all().iter().map(|t| snapshot(t, now)).collect()
+    let snapshots = thread::all()
+        .iter()
+        .map(|t| snapshot(t, now, scale))
+        .collect();
+    (snapshots, scale)
 }
 
 /// The call tree of all threads merged by call path (a section under two parents stays two nodes).
@@ -214,33 +225,47 @@ impl CallTree {
     }
 }
 
-fn snapshot(t: &ThreadState, now: u64) -> ThreadSnapshot {
-    let open = t.open_frames();
+fn snapshot(t: &ThreadState, now: u64, scale: clock::Scale) -> ThreadSnapshot {
+    // The thread keeps recording while we read. Its open frames are read before and after its tree, and
+    // only calls open at both reads count as running: read only before, a call that ended meanwhile was
+    // counted twice (in its node, and as running); read only after, a call entered meanwhile could run in a
+    // node whose count was read before it started.
+    let before = t.open_frames();
     let exited = t.exited_ticks.load(std::sync::atomic::Ordering::Acquire);
+    let (tree, open) = build_tree(&t.tree, &before, || t.open_frames(), now, scale);
     ThreadSnapshot {
         index: t.index,
         name: t.name.clone(),
         is_main: t.is_main,
-        started_ns: clock::to_ns(t.born_ticks),
-        exited_ns: (exited != 0).then(|| clock::to_ns(exited)),
+        started_ns: scale.to_ns(t.born_ticks),
+        exited_ns: (exited != 0).then(|| scale.to_ns(exited)),
         recorded: t.ring.pushed(),
         dropped: t.dropped.load(std::sync::atomic::Ordering::Relaxed),
-        tree: build_tree(&t.tree, &open, now),
+        tree,
         running: open
             .iter()
             .map(|f| RunningSection {
                 section: f.section,
                 name: registry::info(f.section).map_or("?", |i| i.name),
                 depth: f.depth,
-                start_ns: clock::to_ns(f.start),
-                elapsed_ns: clock::delta_ns(now.saturating_sub(f.start)),
+                start_ns: scale.to_ns(f.start),
+                elapsed_ns: scale.delta_ns(now.saturating_sub(f.start)),
             })
             .collect(),
     }
 }
 
-/// Reads a live tree into plain values, adding the running calls' time so far.
-pub(crate) fn build_tree(tree: &Tree, open: &[OpenFrame], now: u64) -> CallTree {
+/// Reads a live tree into plain values, adding the running calls' time so far. `before` are the open
+/// frames read just before, `after` reads them again once the nodes are read; the calls open at both
+/// (the common prefix) are the running ones, which it returns. Any call that ends during the reads is
+/// then either complete in its node or missing (its time is not counted twice).
+pub(crate) fn build_tree(
+    tree: &Tree,
+    before: &[OpenFrame],
+    after: impl FnOnce() -> Vec<OpenFrame>,
+    now: u64,
+    scale: clock::Scale,
+) -> (CallTree, Vec<OpenFrame>) {
     use std::sync::atomic::Ordering::Relaxed;
     let len = tree.len() as usize;
     let mut nodes: Vec<CallNode> = Vec::with_capacity(len);
@@ -268,7 +293,9 @@ pub(crate) fn build_tree(tree: &Tree, open: &[OpenFrame], now: u64) -> CallTree 
             self_mem_bytes: n.self_mem_kb.load(Relaxed) * 1024,
             total_mem_bytes: 0,
         });
-        self_ticks.push(n.self_ticks.load(Relaxed));
+        // Acquire: pairs with the Release store in `ThreadState::close`; a call whose time this sees is
+        // closed in the frames read after it (`after`), so it is not counted again as running.
+        self_ticks.push(n.self_ticks.load(std::sync::atomic::Ordering::Acquire));
         if let Some(p) = parent {
             nodes[p].children.push(i);
         }
@@ -276,8 +303,17 @@ pub(crate) fn build_tree(tree: &Tree, open: &[OpenFrame], now: u64) -> CallTree 
         kids.sort_unstable_by(|a, b| b.cmp(a)); // pop order: oldest first
         stack.extend(kids.into_iter().map(|c| (c, Some(i), depth + 1)));
     }
-    // Running calls: self time so far = elapsed - completed children - the open child's elapsed.
-    for (k, f) in open.iter().enumerate() {
+    let after = after();
+    let common = before
+        .iter()
+        .zip(&after)
+        .take_while(|(b, a)| b.seq == a.seq && b.depth == a.depth)
+        .count();
+    // Running calls: self time so far = elapsed - completed children - the open child's elapsed. Their
+    // frames as read after the nodes, so every child in the nodes is in `child_ticks` (a child that ended
+    // after the node reads is in neither: missing, not counted twice).
+    let open = &after;
+    for (k, f) in open.iter().enumerate().take(common) {
         let Some(&i) = index_of.get(&f.node) else {
             continue;
         };
@@ -287,7 +323,7 @@ pub(crate) fn build_tree(tree: &Tree, open: &[OpenFrame], now: u64) -> CallTree 
         nodes[i].running += 1;
     }
     for (n, ticks) in nodes.iter_mut().zip(&self_ticks) {
-        n.self_ns = clock::delta_ns(*ticks);
+        n.self_ns = scale.delta_ns(*ticks);
     }
     // Totals bottom-up (children come after parents).
     for i in (0..nodes.len()).rev() {
@@ -299,5 +335,7 @@ pub(crate) fn build_tree(tree: &Tree, open: &[OpenFrame], now: u64) -> CallTree 
     }
     let mut tree = CallTree { nodes };
     tree.reorder();
-    tree
+    let mut running = after;
+    running.truncate(common);
+    (tree, running)
 }

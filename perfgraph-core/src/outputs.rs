@@ -196,7 +196,9 @@ fn write_trace(
             })
         })
         .collect();
-    let to_ns = clock::to_ns;
+    // One conversion for every event, so they keep their order and nesting.
+    let scale = clock::scale();
+    let to_ns = move |ticks| scale.to_ns(ticks);
     let meta = TraceMeta {
         pid: std::process::id(),
         program: report::program_name(),

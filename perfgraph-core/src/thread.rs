@@ -305,16 +305,25 @@ impl ThreadState {
         // `self.tree`, which lives as long as `self`.
         let n = unsafe { &*f.node };
         let own_ticks = elapsed.saturating_sub(f.child_ticks);
-        n.self_ticks.store(
-            n.self_ticks.load(Ordering::Relaxed) + own_ticks,
-            Ordering::Relaxed,
-        );
         let mem_end = memory::current_kb();
         let grown = mem_end as i64 - f.mem_start_kb as i64;
-        n.self_mem_kb.store(
-            n.self_mem_kb.load(Ordering::Relaxed) + grown - f.child_mem_kb,
-            Ordering::Relaxed,
-        );
+        // The root is never closed, so `n` has a parent.
+        own.current = n.parent_node().map_or(own.current, |p| p as *const Node);
+        own.depth = d;
+        // The record goes out before the lower depth: a reader whose snapshot no longer shows this section
+        // knows its end record is already in the ring (live print relies on it to tell a late record from a
+        // lost one).
+        self.ring.push([
+            f.start,
+            end,
+            f.section as u64 | (d as u64) << 32,
+            f.mem_start_kb as u64 | (mem_end as u64) << 32,
+        ]);
+        // Release: pairs with the Acquire loads in `open_frames`; it also publishes the ring push above.
+        self.depth.0.store(d, Ordering::Release);
+        // The call's time goes into the tree only now that its frame is closed, its parent's share first and
+        // its own node last, so a snapshot (`inspect::build_tree`) never counts it twice: in its node and
+        // again as running. (It may briefly count as its running parent's own time, or be missing.)
         if d > 0 {
             match self.frames.get(d as usize - 1) {
                 Some(parent) => {
@@ -335,20 +344,16 @@ impl ThreadState {
                 }
             }
         }
-        // The root is never closed, so `n` has a parent.
-        own.current = n.parent_node().map_or(own.current, |p| p as *const Node);
-        own.depth = d;
-        // The record goes out before the lower depth: a reader whose snapshot no longer shows this section
-        // knows its end record is already in the ring (live print relies on it to tell a late record from a
-        // lost one).
-        self.ring.push([
-            f.start,
-            end,
-            f.section as u64 | (d as u64) << 32,
-            f.mem_start_kb as u64 | (mem_end as u64) << 32,
-        ]);
-        // Release: pairs with the Acquire loads in `open_frames`; it also publishes the ring push above.
-        self.depth.0.store(d, Ordering::Release);
+        n.self_mem_kb.store(
+            n.self_mem_kb.load(Ordering::Relaxed) + grown - f.child_mem_kb,
+            Ordering::Relaxed,
+        );
+        // Release: pairs with the Acquire load in `inspect::build_tree`; a reader that sees this call's time
+        // in the node then sees its frame closed and its parent's `child_ticks` including it.
+        n.self_ticks.store(
+            n.self_ticks.load(Ordering::Relaxed) + own_ticks,
+            Ordering::Release,
+        );
         if d < self.watch.0.load(Ordering::Relaxed) || grown > MEM_ALERT_KB.load(Ordering::Relaxed)
         {
             runtime::wake();

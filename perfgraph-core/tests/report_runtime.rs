@@ -38,10 +38,17 @@ fn check_invariants(r: &Report) {
     for t in &r.threads {
         assert!(
             t.busy_ns <= t.alive_ns + 1_000,
-            "{}: busy {} > alive {}",
+            "{}: busy {} > alive {}; exited {}; wall {}; nodes {:?}",
             t.name,
             t.busy_ns,
-            t.alive_ns
+            t.alive_ns,
+            t.exited,
+            r.wall_ns,
+            t.tree
+                .nodes
+                .iter()
+                .map(|n| (n.name, n.calls, n.running, n.self_ns, n.total_ns))
+                .collect::<Vec<_>>()
         );
         assert_eq!(t.busy_ns, t.tree.root().total_ns);
     }

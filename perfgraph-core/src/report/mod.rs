@@ -119,9 +119,10 @@ pub struct SectionTotal {
 /// sections count with their time so far.
 pub fn report() -> Report {
     runtime::ensure_init();
-    let threads = inspect::threads();
-    // After the snapshot, so the wall time covers every time in it.
-    let wall_ns = clock::to_ns(clock::now());
+    let (threads, scale) = inspect::snapshot_all();
+    // After the snapshot, so the wall time covers every time in it; with the snapshot's conversion, so the
+    // two compare.
+    let wall_ns = scale.to_ns(clock::now());
     let rss_kb = memory::current_kb() as i64 - runtime::start_rss_kb() as i64;
     let mut report = Report::build(
         program_name(),
