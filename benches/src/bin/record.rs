@@ -34,7 +34,7 @@ fn main() {
     let command = opt("--command");
 
     let mut doc = String::new();
-    header(&mut doc, &command);
+    header(&mut doc, &command, &out);
     let results = Results::load(&criterion);
     overhead_table(&mut doc, &results);
     let layouts = Layouts::measure(&peers_bench);
@@ -54,7 +54,7 @@ fn sh(cmd: &str, args: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-fn header(doc: &mut String, command: &str) {
+fn header(doc: &mut String, command: &str, out: &std::path::Path) {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
@@ -69,7 +69,20 @@ fn header(doc: &mut String, command: &str) {
         std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
             .unwrap_or_default();
     let commit = sh("git", &["rev-parse", "--short=12", "HEAD"]);
-    let dirty = !sh("git", &["status", "--porcelain", "--untracked-files=no"]).is_empty();
+    // The record itself does not count: a previous run's uncommitted record is not a change to the code.
+    let exclude = format!(":(exclude){}", out.display());
+    let dirty = !sh(
+        "git",
+        &[
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            ".",
+            &exclude,
+        ],
+    )
+    .is_empty();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let _ = writeln!(
         doc,
@@ -1043,7 +1056,9 @@ impl Layouts {
         let _ = writeln!(
             doc,
             "### What limits the disabled cost\n\n\
-             A section off by verbosity costs a load of the threshold and a branch. In the benchmark's empty leaf it\n\
+             A section off by verbosity costs a load of the threshold and a branch, then a load of the site's\n\
+             `skipped` flag and a not-taken branch (so the reports can name the sections the verbosity skipped).\n\
+             In the benchmark's empty leaf it\n\
              also gives the leaf a stack frame (a push and a pop around the check, for the call the enabled path\n\
              makes), and the threshold is read through the GOT, as rustc reaches another crate's statics. The same\n\
              binary, started {runs} times (`--bench '^one_thread/(floor/empty_call|perfgraph/disabled_by_verbosity)$'`,\n\
