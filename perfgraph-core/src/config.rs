@@ -86,6 +86,12 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Whether an output needs every section record (the trace, interval statistics), so the background
+    /// thread must drain the rings at every pass and records lost to overflow are missing from it.
+    pub fn needs_every_record(&self) -> bool {
+        self.trace.is_some() || self.interval_ns.is_some()
+    }
+
     /// Reads the process environment. Returns the settings and one warning line per bad value.
     pub fn from_env() -> (Config, Vec<String>) {
         Config::from_lookup(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))

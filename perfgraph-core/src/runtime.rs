@@ -176,8 +176,8 @@ pub(crate) fn shutdown(stall: Duration) {
     let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
     let mut seen = PROGRESS.load(Ordering::Relaxed);
     let mut last_progress = std::time::Instant::now();
+    let slice = Duration::from_millis(20).min(stall);
     while !*done {
-        let slice = Duration::from_millis(20).min(stall);
         done = match cvar.wait_timeout(done, slice) {
             Ok((guard, _)) => guard,
             Err(poisoned) => poisoned.into_inner().0,
@@ -251,7 +251,7 @@ impl Collector {
             outputs: Outputs::new(&config),
             // The trace and the interval statistics (`outputs`) use every record; the rest of `outputs`
             // reads the call trees.
-            every_record: config.trace.is_some() || config.interval_ns.is_some(),
+            every_record: config.needs_every_record(),
             seen_wakes: 0,
             next_drain: 0,
             config,

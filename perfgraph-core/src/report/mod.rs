@@ -132,8 +132,7 @@ pub fn report() -> Report {
         &threads,
         guard::verbosity(),
     );
-    let config = runtime::config();
-    report.every_record_needed = config.trace.is_some() || config.interval_ns.is_some();
+    report.every_record_needed = runtime::config().needs_every_record();
     report.skipped = crate::registry::skipped().iter().map(|s| s.name).collect();
     report
 }
@@ -361,17 +360,17 @@ impl Report {
     /// overflow, call paths too deep for the table, calls still running. Empty when there is nothing to say.
     pub fn footer(&self) -> String {
         let mut out = String::new();
-        if !self.skipped.is_empty() {
+        let n = self.skipped.len();
+        if n > 0 {
             const SHOWN: usize = 8;
-            let mut names = self.skipped[..self.skipped.len().min(SHOWN)].join(", ");
-            if self.skipped.len() > SHOWN {
-                names.push_str(&format!(" and {} more", self.skipped.len() - SHOWN));
+            let mut names = self.skipped[..n.min(SHOWN)].join(", ");
+            if n > SHOWN {
+                names.push_str(&format!(" and {} more", n - SHOWN));
             }
             let now = match self.verbosity {
                 Verbosity::Level(v) => v.to_string(),
                 Verbosity::Off => "off".to_owned(),
             };
-            let n = self.skipped.len();
             out.push_str(&format!(
                 "Not recorded: {n} section{} skipped by the verbosity (now {now}): {names}; \
                  PERFGRAPH_VERBOSITY=3 records every level.\n",
