@@ -101,148 +101,173 @@ impl Config {
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> (Config, Vec<String>) {
         let mut c = Config::default();
         let mut warnings = Vec::new();
-        let mut get = |name: &'static str,
-                       accepted: &'static str,
-                       default: &'static str,
-                       ok: &mut dyn FnMut(&str) -> bool| {
-            if let Some(value) = var(name)
-                && !ok(value.trim())
+        for v in VARIABLES {
+            if let Some(value) = var(v.name)
+                && !(v.apply)(&mut c, value.trim())
             {
                 warnings.push(format!(
-                    "perfgraph: warning: {name}={value:?} is not valid (accepted: {accepted}); using the default, {default}"
+                    "perfgraph: warning: {}={value:?} is not valid (accepted: {}); using the default, {}",
+                    v.name, v.accepted, v.default
                 ));
             }
-        };
-        get(
-            "PERFGRAPH_VERBOSITY",
-            "off, 0, 1, 2, 3",
-            "1",
-            &mut |v| match v {
-                "off" => {
-                    c.verbosity = None;
-                    true
-                }
-                "0" | "1" | "2" | "3" => {
-                    c.verbosity = v.parse().ok();
-                    true
-                }
-                _ => false,
-            },
-        );
-        get(
-            "PERFGRAPH_TIME_LIMIT",
-            "a number of seconds > 0, e.g. 1 or 0.5",
-            "1.0",
-            &mut |v| match v.parse::<f64>() {
-                Ok(s) if s > 0.0 && s.is_finite() && s < 1e9 => {
-                    c.time_limit_ns = (s * 1e9) as u64;
-                    true
-                }
-                _ => false,
-            },
-        );
-        get(
-            "PERFGRAPH_MEM_LIMIT",
-            "a whole number of MB >= 1, e.g. 100",
-            "100",
-            &mut |v| match v.parse::<u64>() {
-                Ok(mb) if (1..=1_000_000_000).contains(&mb) => {
-                    c.mem_limit_bytes = mb * 1_000_000;
-                    true
-                }
-                _ => false,
-            },
-        );
-        get("PERFGRAPH_LIVE", "on, off, all", "on", &mut |v| {
-            c.live = match v {
+        }
+        (c, warnings)
+    }
+
+    /// The name of every setting's variable (`PERFGRAPH_VERBOSITY`, ...), in the order they are read: what
+    /// a test that runs a child process scrubs from its environment.
+    pub const VARIABLE_NAMES: [&'static str; VARIABLES.len()] = {
+        let mut names = [""; VARIABLES.len()];
+        let mut i = 0;
+        while i < VARIABLES.len() {
+            names[i] = VARIABLES[i].name;
+            i += 1;
+        }
+        names
+    };
+}
+
+/// One `PERFGRAPH_*` variable: its name, what the warning says is accepted and the default, and how a
+/// (trimmed) value is applied. `apply` returns `false`, having changed nothing, for a value it refuses.
+struct Variable {
+    name: &'static str,
+    accepted: &'static str,
+    default: &'static str,
+    apply: fn(&mut Config, &str) -> bool,
+}
+
+/// Every setting, in the order they are read (and warned about).
+const VARIABLES: [Variable; 12] = [
+    Variable {
+        name: "PERFGRAPH_VERBOSITY",
+        accepted: "off, 0, 1, 2, 3",
+        default: "1",
+        apply: |c, v| match v {
+            "off" => {
+                c.verbosity = None;
+                true
+            }
+            "0" | "1" | "2" | "3" => {
+                c.verbosity = v.parse().ok();
+                true
+            }
+            _ => false,
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_TIME_LIMIT",
+        accepted: "a number of seconds > 0, e.g. 1 or 0.5",
+        default: "1.0",
+        apply: |c, v| set(&mut c.time_limit_ns, seconds_ns(v)),
+    },
+    Variable {
+        name: "PERFGRAPH_MEM_LIMIT",
+        accepted: "a whole number of MB >= 1, e.g. 100",
+        default: "100",
+        apply: |c, v| {
+            let mb = v
+                .parse::<u64>()
+                .ok()
+                .filter(|mb| (1..=1_000_000_000).contains(mb));
+            set(&mut c.mem_limit_bytes, mb.map(|mb| mb * 1_000_000))
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_LIVE",
+        accepted: "on, off, all",
+        default: "on",
+        apply: |c, v| {
+            let mode = match v {
                 "on" => LiveMode::On,
                 "off" => LiveMode::Off,
                 "all" => LiveMode::All,
                 _ => return false,
             };
-            true
-        });
-        get(
-            "PERFGRAPH_REPORT",
-            "a comma list of graph, branch, sections[=N], threads, all",
-            "none",
-            &mut |v| match parse_report(v) {
-                Some(r) => {
-                    c.report = r;
-                    true
-                }
-                None => false,
-            },
-        );
-        get(
-            "PERFGRAPH_INTERVAL",
-            "a number of seconds > 0, or off",
-            "off",
-            &mut |v| {
-                if v == "off" {
-                    return true;
-                }
-                match v.parse::<f64>() {
-                    Ok(s) if s > 0.0 && s.is_finite() && s < 1e9 => {
-                        c.interval_ns = Some(((s * 1e9) as u64).max(1_000_000));
-                        true
-                    }
-                    _ => false,
-                }
-            },
-        );
-        for (name, slot) in [
-            ("PERFGRAPH_TRACE", &mut c.trace),
-            ("PERFGRAPH_FOLDED", &mut c.folded),
-            ("PERFGRAPH_JSON", &mut c.json),
-        ] {
-            get(name, "a file path", "off", &mut |v| {
-                if v.is_empty() {
-                    return false;
-                }
-                *slot = Some(PathBuf::from(v));
-                true
-            });
-        }
-        get(
-            "PERFGRAPH_TRACE_LIMIT",
-            "a whole number of events >= 1",
-            "1000000",
-            &mut |v| match v.parse::<usize>() {
-                Ok(n) if n >= 1 => {
-                    c.trace_limit = n;
-                    true
-                }
-                _ => false,
-            },
-        );
-        get(
-            "PERFGRAPH_CLOCK",
-            "auto, monotonic",
-            "auto",
-            &mut |v| match v {
-                "auto" => true,
-                "monotonic" => {
-                    c.clock_monotonic = true;
-                    true
-                }
-                _ => false,
-            },
-        );
-        get(
-            "PERFGRAPH_MEM_INTERVAL",
-            "a whole number of milliseconds, 1 to 1000",
-            "20",
-            &mut |v| match v.parse::<u64>() {
-                Ok(ms) if (1..=1000).contains(&ms) => {
-                    c.mem_interval_ns = ms * 1_000_000;
-                    true
-                }
-                _ => false,
-            },
-        );
-        (c, warnings)
-    }
+            set(&mut c.live, Some(mode))
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_REPORT",
+        accepted: "a comma list of graph, branch, sections[=N], threads, all",
+        default: "none",
+        apply: |c, v| set(&mut c.report, parse_report(v)),
+    },
+    Variable {
+        name: "PERFGRAPH_INTERVAL",
+        accepted: "a number of seconds > 0, or off",
+        default: "off",
+        apply: |c, v| {
+            v == "off"
+                || set(
+                    &mut c.interval_ns,
+                    seconds_ns(v).map(|ns| Some(ns.max(1_000_000))),
+                )
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_TRACE",
+        accepted: "a file path",
+        default: "off",
+        apply: |c, v| set(&mut c.trace, path(v)),
+    },
+    Variable {
+        name: "PERFGRAPH_FOLDED",
+        accepted: "a file path",
+        default: "off",
+        apply: |c, v| set(&mut c.folded, path(v)),
+    },
+    Variable {
+        name: "PERFGRAPH_JSON",
+        accepted: "a file path",
+        default: "off",
+        apply: |c, v| set(&mut c.json, path(v)),
+    },
+    Variable {
+        name: "PERFGRAPH_TRACE_LIMIT",
+        accepted: "a whole number of events >= 1",
+        default: "1000000",
+        apply: |c, v| {
+            set(
+                &mut c.trace_limit,
+                v.parse::<usize>().ok().filter(|&n| n >= 1),
+            )
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_CLOCK",
+        accepted: "auto, monotonic",
+        default: "auto",
+        apply: |c, v| match v {
+            "auto" => true,
+            "monotonic" => set(&mut c.clock_monotonic, Some(true)),
+            _ => false,
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_MEM_INTERVAL",
+        accepted: "a whole number of milliseconds, 1 to 1000",
+        default: "20",
+        apply: |c, v| {
+            let ms = v.parse::<u64>().ok().filter(|ms| (1..=1000).contains(ms));
+            set(&mut c.mem_interval_ns, ms.map(|ms| ms * 1_000_000))
+        },
+    },
+];
+
+/// Stores a parsed value; `false` (storing nothing) when there is none.
+fn set<T>(slot: &mut T, value: Option<T>) -> bool {
+    value.map(|v| *slot = v).is_some()
+}
+
+/// A number of seconds > 0 (and < 1e9), as nanoseconds.
+fn seconds_ns(v: &str) -> Option<u64> {
+    let s = v.parse::<f64>().ok()?;
+    (s > 0.0 && s.is_finite() && s < 1e9).then(|| (s * 1e9) as u64)
+}
+
+/// A non-empty file path.
+fn path(v: &str) -> Option<Option<PathBuf>> {
+    (!v.is_empty()).then(|| Some(PathBuf::from(v)))
 }
 
 fn parse_report(v: &str) -> Option<ReportSelection> {
@@ -293,6 +318,17 @@ mod tests {
         let (c, w) = parse(&[]);
         assert_eq!(c, Config::default());
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn every_variable_is_named_once() {
+        let names = Config::VARIABLE_NAMES;
+        assert_eq!(names[0], "PERFGRAPH_VERBOSITY");
+        assert!(names.iter().all(|n| n.starts_with("PERFGRAPH_")));
+        let mut sorted = names.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
     }
 
     #[test]
