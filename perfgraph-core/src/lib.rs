@@ -24,32 +24,23 @@
 //! assert_eq!(residual.calls, 10);
 //! ```
 
-mod clock;
-mod config;
+// The layers, from the bottom up; each imports only those before it (docs/design.md draws them).
+mod base;
+mod collector;
+mod data;
+mod entry;
 mod export;
-mod guard;
-mod inspect;
-mod live;
-mod memory;
-mod output;
-mod outputs;
-mod registry;
+mod local;
 mod report;
-mod ring;
-#[cfg(test)]
-mod ring_tests;
-mod runtime;
-mod sync;
-mod thread;
-mod tree;
 
-pub use config::{Config, LiveMode, ReportSelection};
-pub use guard::{Verbosity, set_verbosity, verbosity};
-pub use inspect::{CallNode, CallTree, RunningSection, ThreadSnapshot, merge, merged, threads};
-pub use live::screen::{LiveStderr, suspend};
+pub use base::config::{Config, LiveMode, ReportSelection, Verbosity};
+pub use base::registry::{SectionId, SectionInfo};
+pub use collector::live::screen::{LiveStderr, suspend};
+pub use data::report::{Report, RunInfo, SectionTotal, ThreadSummary};
+pub use data::tree::{CallNode, CallTree, RunningSection, ThreadSnapshot, merge};
+pub use local::verbosity::set_verbosity;
 pub use perfgraph_macros::{time_section, timed};
-pub use registry::{SectionId, SectionInfo};
-pub use report::{Report, SectionTotal, TABLE_DEPTH, ThreadSummary, report};
+pub use report::TABLE_DEPTH;
 
 /// An `io::Write` to stderr that cooperates with live print: each write ends an open dots line first (as
 /// [`suspend`] does), and live print then says `Still` / `Currently` / `Finished` as MOOSE does after other
@@ -80,53 +71,115 @@ pub fn stderr() -> LiveStderr {
 
 /// Information about section `id`, if registered.
 pub fn section_info(id: SectionId) -> Option<SectionInfo> {
-    registry::info(id)
+    base::registry::info(id)
 }
 
 /// Every registered section, by id.
 pub fn sections() -> Vec<SectionInfo> {
-    registry::all()
+    base::registry::all()
 }
 
 /// The clock in use: `"tsc"` (the invariant timestamp counter) or `"CLOCK_MONOTONIC"` (`"manual"` only in
 /// this crate's deterministic tests).
 pub fn clock_source() -> &'static str {
-    runtime::ensure_init();
-    clock::source().name()
+    entry::start();
+    base::clock::source().name()
 }
 
 /// The settings in force, read from the environment at first use.
 pub fn config() -> &'static Config {
-    runtime::config()
+    entry::config()
+}
+
+/// The verbosity in force (reading `PERFGRAPH_VERBOSITY` if nothing has yet).
+pub fn verbosity() -> Verbosity {
+    if let Some(v) = local::verbosity::current() {
+        return v;
+    }
+    entry::start();
+    local::verbosity::current().unwrap_or(Verbosity::Off)
+}
+
+/// A snapshot of every thread that recorded, in order of first section.
+///
+/// ```
+/// use perfgraph_core::{threads, timed};
+///
+/// #[timed]
+/// fn work() -> u32 { 42 }
+///
+/// work();
+/// let me = threads().into_iter().find(|t| t.name == std::thread::current().name().unwrap()).unwrap();
+/// let node = me.tree.nodes.iter().find(|n| n.name == "work").unwrap();
+/// assert_eq!(node.calls, 1);
+/// ```
+pub fn threads() -> Vec<ThreadSnapshot> {
+    entry::start();
+    local::snapshot::all().0
+}
+
+/// The call tree of all threads merged by call path (a section under two parents stays two nodes).
+pub fn merged() -> CallTree {
+    merge(threads().iter().map(|t| &t.tree))
+}
+
+/// Takes a report of everything recorded so far, while threads keep running: counts are exact, and running
+/// sections count with their time so far.
+///
+/// ```
+/// use perfgraph_core::{report, timed};
+///
+/// #[timed]
+/// fn assemble() {}
+///
+/// for _ in 0..3 {
+///     assemble();
+/// }
+/// let r = report();
+/// assert_eq!(r.tree.find(&["assemble"]).unwrap().calls, 3);
+/// assert_eq!(r.tree.root().total_ns, r.wall_ns);
+/// let table = r.to_string();
+/// assert!(table.starts_with("Performance Graph:\n"));
+/// assert!(table.lines().any(|l| l.starts_with("|   assemble ")));
+/// ```
+pub fn report() -> Report {
+    local::snapshot::report(entry::config())
 }
 
 /// What the macros expand to, and hooks for this crate's own tests. Not a public API: it changes without
 /// notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::clock::now as clock_now;
-    pub use crate::guard::{Guard, enter};
-    pub use crate::registry::{Name, Section, SectionMeta};
-    pub use crate::runtime::{passes, pause_draining};
+    pub use crate::base::process::passes;
+    pub use crate::base::registry::{Name, Section, SectionMeta};
+    pub use crate::collector::pause_draining;
+    pub use crate::entry::enter;
+    pub use crate::local::guard::Guard;
+
+    /// The clock's raw ticks now (for benchmarks of the clock itself).
+    #[inline(always)]
+    pub fn clock_now() -> u64 {
+        crate::base::clock::now().0
+    }
 
     /// For deterministic tests, not a public API: makes the clock a manual one that reads `start_ticks`
     /// and moves only by [`advance_clock`]. Its ticks are nanoseconds (the tick length stays exactly 1 ns)
     /// and its name in reports and exports is `"manual"`. Call it before the runtime starts (before the
     /// first recorded section and before anything that reads the settings); it panics after.
     pub fn fake_clock(start_ticks: u64) {
-        crate::clock::select_manual(start_ticks);
+        crate::base::clock::select_manual(start_ticks);
     }
 
     /// For deterministic tests, not a public API: moves the clock of [`fake_clock`] forward by `ns`
     /// nanoseconds, for every thread. Panics without [`fake_clock`].
     pub fn advance_clock(ns: u64) {
-        crate::clock::advance_manual(ns);
+        crate::base::clock::advance_manual(ns);
     }
 
     /// For deterministic tests, not a public API: sets the resident-set figure sections read (KiB); the
     /// background thread then never reads the system's figure, and its samples return this one. The first
     /// call must come before the runtime starts (it panics after); later calls change the figure.
     pub fn set_fake_rss_kb(kb: u32) {
-        crate::memory::set_fake_kb(kb);
+        crate::collector::memory::set_fake_kb(kb);
     }
 }

@@ -2,21 +2,29 @@
 //! a producer that laps a small ring while the consumer drains it. The consumer must only ever accept
 //! whole records, in order, and account for every record as read or dropped.
 //!
-//! This compiles the production `src/ring.rs` itself, with `crate::sync` pointing at loom's atomics.
+//! This compiles the production `src/local/ring.rs` itself, with `crate::base::sync` pointing at loom's
+//! atomics.
 //! It runs as a normal test (no `--cfg loom` needed); `LOOM_MAX_PREEMPTIONS` defaults to 2 here.
 
 #![allow(dead_code, missing_docs)] // reason: the included module has items only the runtime uses.
 
-mod sync {
-    pub(crate) use loom::sync::atomic;
-    pub(crate) const MODEL: bool = true;
+mod base {
+    pub(crate) mod sync {
+        pub(crate) use loom::sync::atomic;
+        pub(crate) const MODEL: bool = true;
+    }
 }
 
-#[path = "../src/ring.rs"]
+#[path = "../src/local/ring.rs"]
 mod ring;
 
+/// The production file's own path to it (`crate::local::ring`).
+mod local {
+    pub(crate) use super::ring;
+}
+
+use local::ring::{Cursor, Ring, Slot};
 use loom::sync::Arc;
-use ring::{Cursor, Ring, Slot};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();

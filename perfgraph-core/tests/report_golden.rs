@@ -71,14 +71,16 @@ fn call_tree_json() {
 fn a_deep_recursion_stays_small_and_parseable() {
     let paths: Vec<report_fake::Path> = (1..=5000).map(|d| (d, "recurse", 1, 1, 0)).collect();
     let t = tree(&paths);
-    let r = perfgraph_core::Report::build(
-        "deep",
-        "tsc",
-        1_000_000_000,
-        0,
-        &[thread(0, "main", 0, None, 0, t)],
-        Verbosity::Level(3),
-    );
+    let run = perfgraph_core::RunInfo {
+        program: "deep",
+        clock: "tsc",
+        wall_ns: 1_000_000_000,
+        rss_change_bytes: 0,
+        verbosity: Verbosity::Level(3),
+        skipped: Vec::new(),
+        every_record_needed: true,
+    };
+    let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 0, t)]);
     let graph = r.render(&ALL);
     assert!(graph.len() < 200_000, "{} bytes", graph.len());
     assert!(graph.contains("Not shown: 4900 call paths deeper than 100 levels"));

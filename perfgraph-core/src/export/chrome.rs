@@ -17,8 +17,7 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
-use crate::registry::SectionId;
-use crate::thread::Record;
+use crate::base::registry::SectionId;
 
 /// One section call, in clock ticks. 24 bytes, so a million events cost 24 MB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,19 +65,12 @@ impl TraceBuffer {
         }
     }
 
-    /// Adds `thread`'s completed calls.
-    pub(crate) fn on_records(&mut self, thread: u32, records: &[Record]) {
-        for r in records {
-            if self.events.len() >= self.limit {
-                self.over_limit += 1;
-                continue;
-            }
-            self.events.push(Event {
-                start: r.start,
-                end: r.end,
-                section: r.section,
-                thread,
-            });
+    /// Adds a completed call, or counts it when the buffer is full.
+    pub(crate) fn push(&mut self, event: Event) {
+        if self.events.len() >= self.limit {
+            self.over_limit += 1;
+        } else {
+            self.events.push(event);
         }
     }
 

@@ -10,7 +10,15 @@
 //! [`FOLDED_DEPTH`] are cut there: their self time is summed into one `(deeper)` frame under their ancestor
 //! at that depth, so the totals stay exact and the file stays small.
 
-use crate::inspect::CallTree;
+use crate::data::report::Report;
+use crate::data::tree::CallTree;
+
+impl Report {
+    /// Folded stacks (`outer;inner;leaf <self ns>`), the input of inferno and flamegraph.pl.
+    pub fn folded(&self) -> String {
+        render(&self.tree)
+    }
+}
 
 /// Deepest path written in full, in frames.
 pub const FOLDED_DEPTH: usize = 256;

@@ -7,9 +7,16 @@
 
 use serde_json::{Value, json};
 
-use crate::guard::Verbosity;
-use crate::inspect::CallTree;
-use crate::report::Report;
+use crate::base::config::Verbosity;
+use crate::data::report::Report;
+use crate::data::tree::CallTree;
+
+impl Report {
+    /// The call tree as JSON (schema in `docs/json-schema.md`).
+    pub fn json(&self) -> String {
+        render(self)
+    }
+}
 
 /// Schema version written in the `version` field.
 pub(crate) const VERSION: u32 = 1;

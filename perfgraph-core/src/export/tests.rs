@@ -2,10 +2,20 @@
 //! would drain them.
 
 use super::chrome::{Event, TraceBuffer, TraceMeta, write};
-use crate::thread::Record;
 
-fn rec(start: u64, end: u64, section: u32, depth: u32) -> Record {
-    Record::timed(start, end, section, depth)
+/// A completed call `(start, end, section)`, as drained in this order.
+type Call = (u64, u64, u32);
+
+/// Adds `thread`'s calls, as the background thread does with the records it drains.
+fn on_records(b: &mut TraceBuffer, thread: u32, calls: &[Call]) {
+    for &(start, end, section) in calls {
+        b.push(Event {
+            start,
+            end,
+            section,
+            thread,
+        });
+    }
 }
 
 fn name(section: u32) -> String {
@@ -43,17 +53,18 @@ fn render(
 fn recording(limit: usize) -> TraceBuffer {
     let mut b = TraceBuffer::new(limit);
     b.on_memory(0, 50_000_000);
-    b.on_records(
+    on_records(
+        &mut b,
         0,
         &[
-            rec(1_000_000, 2_000_000, 2, 1),
-            rec(2_000_000, 4_500_500, 2, 1),
-            rec(1_000_000, 5_000_000, 1, 0),
+            (1_000_000, 2_000_000, 2),
+            (2_000_000, 4_500_500, 2),
+            (1_000_000, 5_000_000, 1),
         ],
     );
     b.on_memory(3_000_000, 50_000_000); // unchanged: not kept
     b.on_memory(4_000_000, 210_500_000);
-    b.on_records(1, &[rec(2_500_000, 7_250_125, 3, 0)]);
+    on_records(&mut b, 1, &[(2_500_000, 7_250_125, 3)]);
     b
 }
 
@@ -93,7 +104,7 @@ fn chrome_trace_golden() {
 fn a_parent_comes_before_its_child_even_when_their_times_are_equal() {
     let mut b = TraceBuffer::new(10);
     // A coarse clock: child and parent have the same start and end; the child ended (was stored) first.
-    b.on_records(0, &[rec(5_000, 9_000, 2, 1), rec(5_000, 9_000, 1, 0)]);
+    on_records(&mut b, 0, &[(5_000, 9_000, 2), (5_000, 9_000, 1)]);
     let text = render(&mut b, Vec::new(), Vec::new());
     let solve = text.find("\"name\":\"solve\"").unwrap();
     let residual = text.find("\"name\":\"residual\"").unwrap();
@@ -120,40 +131,4 @@ fn past_the_limit_calls_are_counted_and_stated() {
         note["name"],
         "perfgraph: 10 section calls are not in this trace (7 lost to ring overflow, 3 past PERFGRAPH_TRACE_LIMIT=1)"
     );
-}
-
-#[test]
-fn unwritable_path_is_one_line_naming_it_and_the_os_error() {
-    let err = super::write_file(
-        "PERFGRAPH_JSON",
-        std::path::Path::new("/nonexistent-dir/x.json"),
-        |w| w.write_all(b"{}"),
-    )
-    .unwrap_err();
-    assert_eq!(
-        err,
-        "perfgraph: error: cannot write PERFGRAPH_JSON file \"/nonexistent-dir/x.json\": No such file or directory (os error 2)"
-    );
-}
-
-#[test]
-fn a_failed_write_leaves_neither_a_truncated_file_nor_a_temporary_one() {
-    let dir = std::env::temp_dir().join(format!("perfgraph-write-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("t.json");
-    std::fs::write(&path, "old").unwrap();
-    let err = super::write_file("PERFGRAPH_TRACE", &path, |w| {
-        w.write_all(b"{\"traceEvents\":[")?;
-        Err(std::io::Error::other("cut short"))
-    })
-    .unwrap_err();
-    assert!(err.ends_with(": cut short"), "{err}");
-    // The old file is untouched and nothing else is left behind.
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-    super::write_file("PERFGRAPH_TRACE", &path, |w| w.write_all(b"new")).unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,7 +2,7 @@
 //! round times, as the runtime would have produced them for a small solver run on two threads.
 #![allow(dead_code)] // reason: each test binary uses a different subset.
 
-use perfgraph_core::{CallNode, CallTree, Report, ThreadSnapshot, Verbosity};
+use perfgraph_core::{CallNode, CallTree, Report, RunInfo, ThreadSnapshot, Verbosity};
 
 /// One call path: depth (1 = top level), name, calls, self time (ms), self memory (MB, decimal).
 pub type Path = (u32, &'static str, u64, u64, i64);
@@ -137,16 +137,19 @@ pub fn solver_threads(worker_dropped: u64) -> Vec<ThreadSnapshot> {
 /// The report of [`solver_threads`] at 10.35 s, with memory up 166 MB since the start. Below verbosity 3,
 /// the run also reached two level-2 sections it did not record.
 pub fn solver_report(verbosity: Verbosity, worker_dropped: u64) -> Report {
-    let mut r = Report::build(
-        "demo",
-        "tsc",
-        10_350_000_000,
-        166_000_000,
-        &solver_threads(worker_dropped),
+    let skipped = if verbosity != Verbosity::Level(3) {
+        vec!["mesh::smooth", "Solver::line_search"]
+    } else {
+        Vec::new()
+    };
+    let run = RunInfo {
+        program: "demo",
+        clock: "tsc",
+        wall_ns: 10_350_000_000,
+        rss_change_bytes: 166_000_000,
         verbosity,
-    );
-    if verbosity != Verbosity::Level(3) {
-        r.skipped = vec!["mesh::smooth", "Solver::line_search"];
-    }
-    r
+        skipped,
+        every_record_needed: true,
+    };
+    Report::build(run, &solver_threads(worker_dropped))
 }

@@ -19,6 +19,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::base::sys::{self, Room};
+use crate::base::{clock, process};
+
 /// Largest single write: `PIPE_BUF` on Linux, which a pipe with room takes without blocking.
 const CHUNK: usize = 4096;
 /// Live text kept while stderr has no room; past this, new text is dropped (and counted).
@@ -70,14 +73,11 @@ pub static OTHER_OUTPUT_AT: AtomicU64 = AtomicU64::new(0);
 /// Notes that other output has just reached the terminal.
 fn other_output() {
     // Before the first section there is no clock yet, and nothing for live print to say `Currently` about.
-    if crate::runtime::started() {
+    if process::started() {
         // Relaxed: the printer reads it on its next pass; the screen lock orders the output itself.
-        OTHER_OUTPUT_AT.fetch_max(crate::clock::now().max(1), Ordering::Relaxed);
+        OTHER_OUTPUT_AT.fetch_max(clock::now().0.max(1), Ordering::Relaxed);
     }
 }
-
-/// Live-print bytes dropped because stderr had no room or failed.
-pub static DROPPED_BYTES: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     /// This thread is inside [`suspend`] (holds the screen): a nested `suspend` or [`stderr`](crate::stderr)
@@ -113,7 +113,6 @@ impl Screen {
             return true;
         }
         if self.pending.len() + text.len() + 1 > MAX_PENDING {
-            DROPPED_BYTES.fetch_add(text.len() as u64, Ordering::Relaxed);
             self.torn = true;
             self.line_open = false;
             return false;
@@ -140,7 +139,8 @@ impl Screen {
         let mut deadline = Instant::now() + wait;
         while !self.pending.is_empty() && !self.broken {
             let left = deadline.saturating_duration_since(Instant::now());
-            match writable(left) {
+            let ms = left.as_millis().min(i32::MAX as u128) as i32;
+            match sys::stderr_room(ms) {
                 Room::Yes => {}
                 Room::No => return false,
                 Room::Broken => {
@@ -149,22 +149,22 @@ impl Screen {
                 }
             }
             let n = self.pending.len().min(CHUNK);
-            // SAFETY: the pointer and length describe the first `n` initialised bytes of `pending`.
-            let written = unsafe { libc::write(2, self.pending.as_ptr().cast(), n) };
-            if written > 0 {
-                let written = written as usize;
-                self.last_written = self.pending[written - 1];
-                self.pending.drain(..written);
-                if stall {
-                    deadline = Instant::now() + wait;
+            match sys::write_stderr(&self.pending[..n]) {
+                Ok(0) => {}
+                Ok(written) => {
+                    self.last_written = self.pending[written - 1];
+                    self.pending.drain(..written);
+                    if stall {
+                        deadline = Instant::now() + wait;
+                    }
                 }
-            } else if written < 0 {
-                let err = std::io::Error::last_os_error();
-                if !matches!(
-                    err.kind(),
-                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-                ) {
-                    self.broken = true;
+                Err(err) => {
+                    if !matches!(
+                        err.kind(),
+                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+                    ) {
+                        self.broken = true;
+                    }
                 }
             }
         }
@@ -179,7 +179,6 @@ impl Screen {
         if self.pending.is_empty() {
             return;
         }
-        DROPPED_BYTES.fetch_add(self.pending.len() as u64, Ordering::Relaxed);
         self.pending.clear();
         self.last_queued = self.last_written;
         self.torn = self.last_written != b'\n';
@@ -213,31 +212,6 @@ impl Screen {
     }
 }
 
-enum Room {
-    Yes,
-    No,
-    Broken,
-}
-
-/// Whether stderr takes a write now (or within `wait`).
-fn writable(wait: Duration) -> Room {
-    let mut fd = libc::pollfd {
-        fd: 2,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    let ms = wait.as_millis().min(i32::MAX as u128) as libc::c_int;
-    // SAFETY: `fd` is one valid pollfd and we pass a count of 1.
-    let n = unsafe { libc::poll(&mut fd, 1, ms) };
-    if n <= 0 {
-        return Room::No; // timeout, or EINTR and the like: try again later
-    }
-    if fd.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
-        return Room::Broken;
-    }
-    Room::Yes
-}
-
 /// Runs `f` holding the terminal, after ending an open live line; then live print knows other output came.
 fn with_screen<R>(f: impl FnOnce(&mut Screen) -> R) -> R {
     struct Inside;
@@ -246,7 +220,7 @@ fn with_screen<R>(f: impl FnOnce(&mut Screen) -> R) -> R {
             INSIDE.with(|i| i.set(false));
         }
     }
-    crate::runtime::catch_up(CATCH_UP);
+    process::catch_up(CATCH_UP);
     let mut screen = lock();
     screen.make_way();
     INSIDE.with(|i| i.set(true));
@@ -289,6 +263,15 @@ pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
         let _ = std::io::stderr().flush();
         result
     })
+}
+
+/// Writes one warning line to stderr (ending an open live line first). A stderr that is closed, fails or
+/// takes nothing for 100 ms loses the line; the program goes on.
+pub fn warn(line: &str) {
+    let mut text = String::with_capacity(line.len() + 1);
+    text.push_str(line);
+    text.push('\n');
+    write_block(&text);
 }
 
 /// Writes `text` (whole lines) as other output: reports and interval statistics from the background thread,

@@ -1,7 +1,7 @@
 //! Unit tests of `ring.rs`. They live outside it because `tests/loom_ring.rs` compiles `ring.rs` itself
 //! against loom's atomics, where these std-thread tests cannot run.
 
-use crate::ring::*;
+use crate::local::ring::*;
 
 fn collect(ring: &Ring, cursor: &mut Cursor) -> Vec<u64> {
     let mut out = Vec::new();

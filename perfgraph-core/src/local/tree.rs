@@ -16,7 +16,7 @@
 
 use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
-use crate::registry::SectionId;
+use crate::base::registry::SectionId;
 
 /// "No node".
 pub const NIL: u32 = u32::MAX;
@@ -53,6 +53,9 @@ pub struct Node {
     /// Resident-memory change (KiB) over completed calls, minus the children's.
     pub self_mem_kb: AtomicI64,
 }
+
+// One node per cache line: a thread's nodes never share a line with another thread's data.
+const _: () = assert!(std::mem::size_of::<Node>() == 64);
 
 impl Node {
     fn init(&self, section: SectionId, parent: u32, index: u32, parent_node: *mut Node) {

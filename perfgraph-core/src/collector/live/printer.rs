@@ -18,6 +18,8 @@
 //! level, the message without a newline, dots on the same line, `Still`/`Currently`/`Finished` lines, stats
 //! `[%6.2f s] [%5d MB]` with `[` at column 89.
 
+use crate::base::clock::{Scale, Ticks};
+
 /// Column (0-based) of the stats' `[` when the text before it fits.
 pub const STATS_COLUMN: usize = 89;
 
@@ -26,8 +28,8 @@ pub const STATS_COLUMN: usize = 89;
 pub struct Settings {
     /// `PERFGRAPH_TIME_LIMIT` in clock ticks: a section running this long prints; dots come at this interval.
     pub time_limit: u64,
-    /// Nanoseconds per clock tick, for the times printed.
-    pub ns_per_tick: f64,
+    /// The clock's conversion, for the times printed.
+    pub scale: Scale,
     /// `PERFGRAPH_MEM_LIMIT`, KiB: a section whose resident memory grew more than this prints when it ends.
     pub mem_limit_kb: u64,
     /// `PERFGRAPH_LIVE=all`: print every section's start and end.
@@ -293,9 +295,9 @@ impl Printer {
         }
     }
 
-    /// Re-reads the clock's scale (it is calibrated over the run): ns per tick and the time limit in ticks.
-    pub fn set_clock(&mut self, ns_per_tick: f64, time_limit: u64) {
-        self.settings.ns_per_tick = ns_per_tick;
+    /// Re-reads the clock's scale (it is calibrated over the run) and the time limit in ticks.
+    pub fn set_clock(&mut self, scale: Scale, time_limit: u64) {
+        self.settings.scale = scale;
         self.settings.time_limit = time_limit.max(1);
     }
 
@@ -550,7 +552,11 @@ impl Printer {
     /// Pads from `width` to the stats column, then `[  4.00 s] [   97 MB]` and the newline.
     fn push_stats(&self, width: usize, e: &Ended, out: &mut String) {
         push_padding(out, width);
-        let seconds = e.end.saturating_sub(e.call.start) as f64 * self.settings.ns_per_tick / 1e9;
+        let seconds = self
+            .settings
+            .scale
+            .delta_ns(Ticks(e.end).since(Ticks(e.call.start))) as f64
+            / 1e9;
         let mb = e.mem_end_kb as u64 * 1024 / 1_000_000;
         let (on, off) = if self.settings.color {
             ("\x1b[33m", "\x1b[39m")

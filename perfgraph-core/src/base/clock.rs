@@ -20,6 +20,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
+use super::sys;
+
 /// Which source [`now`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -55,20 +57,35 @@ static MODE: AtomicU8 = AtomicU8::new(MODE_MONOTONIC);
 /// The manual clock's ticks (nanoseconds), read by [`now`] only in `MODE_MANUAL`.
 static MANUAL_TICKS: AtomicU64 = AtomicU64::new(0);
 
-/// Raw ticks now.
+/// A reading of [`now`], or a difference of two: raw ticks of the source in use. Only a [`Scale`] turns
+/// ticks into nanoseconds (or back), so no tick count is ever mistaken for a duration. Stored raw (`.0`)
+/// where a layout packs it into words (ring records, open frames).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
+pub struct Ticks(pub u64);
+
+impl Ticks {
+    /// The ticks from `earlier` to `self`, 0 if `earlier` is later.
+    #[inline(always)]
+    pub fn since(self, earlier: Ticks) -> Ticks {
+        Ticks(self.0.saturating_sub(earlier.0))
+    }
+}
+
+/// Ticks now.
 #[inline(always)]
-pub fn now() -> u64 {
+pub fn now() -> Ticks {
     let mode = MODE.load(Ordering::Relaxed);
     // The TSC is tested first, so its path stays one load, one compare and `rdtsc`.
     #[cfg(target_arch = "x86_64")]
     if mode == MODE_TSC {
         // SAFETY: `rdtsc` is available on every x86-64 CPU and has no preconditions.
-        return unsafe { core::arch::x86_64::_rdtsc() };
+        return Ticks(unsafe { core::arch::x86_64::_rdtsc() });
     }
     if mode == MODE_MANUAL {
-        return manual_now();
+        return Ticks(manual_now());
     }
-    monotonic_ns()
+    Ticks(monotonic_ns())
 }
 
 /// The manual clock's ticks; out of line so the inlined [`now`] stays as small as it was.
@@ -114,13 +131,7 @@ pub fn advance_manual(ns: u64) {
 /// `CLOCK_MONOTONIC` in nanoseconds.
 #[inline]
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC is always supported on the targets we build.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    sys::monotonic_ns()
 }
 
 /// The base pair: ticks and monotonic nanoseconds at [`init`]. [`Scale::to_ns`] measures from it.
@@ -144,7 +155,7 @@ pub fn init(prefer_monotonic: bool) -> Source {
             // Exactly the manual clock's reading: `pair` would average two equal readings, rounding odd ones.
             (manual_now(), monotonic_ns())
         } else {
-            let tsc = !prefer_monotonic && tsc_is_trustworthy();
+            let tsc = !prefer_monotonic && sys::tsc_is_trustworthy();
             let mode = if tsc { MODE_TSC } else { MODE_MONOTONIC };
             MODE.store(mode, Ordering::Relaxed);
             pair()
@@ -166,9 +177,9 @@ pub fn source() -> Source {
 
 /// A (ticks, monotonic ns) pair taken as close together as we can.
 fn pair() -> (u64, u64) {
-    let t0 = now();
+    let t0 = now().0;
     let mono = monotonic_ns();
-    let t1 = now();
+    let t1 = now().0;
     (t0 / 2 + t1 / 2, mono)
 }
 
@@ -200,20 +211,16 @@ pub fn calibrate() {
 pub const MIN_CALIBRATION_NS: u64 = 50_000;
 
 /// Nanoseconds per tick, as last calibrated.
-pub fn ns_per_tick() -> f64 {
+fn ns_per_tick() -> f64 {
     f64::from_bits(NS_PER_TICK.load(Ordering::Relaxed))
 }
 
-/// A tick difference in nanoseconds.
-pub fn delta_ns(ticks: u64) -> u64 {
-    scale().delta_ns(ticks)
-}
-
-/// The conversion as calibrated now, read once. Figures that are compared with each other (a thread's time
-/// alive and its time in sections, a trace's events) must come from one `Scale`: the background thread
-/// re-calibrates meanwhile, and a ratio that moves by 1e-4 between two conversions of times a few seconds
-/// into the run shifts one against the other by hundreds of microseconds.
-#[derive(Debug, Clone, Copy)]
+/// The conversion as calibrated now, read once: the one way ticks become nanoseconds and back. Figures that
+/// are compared with each other (a thread's time alive and its time in sections, a trace's events) must
+/// come from one `Scale`: the background thread re-calibrates meanwhile, and a ratio that moves by 1e-4
+/// between two conversions of times a few seconds into the run shifts one against the other by hundreds of
+/// microseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scale {
     base_ticks: u64,
     ns_per_tick: f64,
@@ -228,39 +235,28 @@ pub fn scale() -> Scale {
 }
 
 impl Scale {
+    /// A fixed conversion: `ns_per_tick`, with tick `base` as time zero (for pure code's tests).
+    pub const fn fixed(base: Ticks, ns_per_tick: f64) -> Scale {
+        Scale {
+            base_ticks: base.0,
+            ns_per_tick,
+        }
+    }
+
     /// Ticks to nanoseconds since the runtime started (saturating at 0 for ticks read before it).
-    pub fn to_ns(self, ticks: u64) -> u64 {
-        (ticks.saturating_sub(self.base_ticks) as f64 * self.ns_per_tick) as u64
+    pub fn to_ns(self, ticks: Ticks) -> u64 {
+        self.delta_ns(ticks.since(Ticks(self.base_ticks)))
     }
 
     /// A tick difference in nanoseconds.
-    pub fn delta_ns(self, ticks: u64) -> u64 {
-        (ticks as f64 * self.ns_per_tick) as u64
+    pub fn delta_ns(self, ticks: Ticks) -> u64 {
+        (ticks.0 as f64 * self.ns_per_tick) as u64
     }
-}
 
-fn tsc_is_trustworthy() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let max_ext = core::arch::x86_64::__cpuid(0x8000_0000).eax;
-        if max_ext < 0x8000_0007 {
-            return false;
-        }
-        let invariant = core::arch::x86_64::__cpuid(0x8000_0007).edx & (1 << 8) != 0;
-        if !invariant {
-            return false;
-        }
-        if cfg!(target_os = "linux") {
-            return std::fs::read_to_string(
-                "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-            )
-            .map(|s| s.trim() == "tsc")
-            .unwrap_or(false);
-        }
-        true
+    /// Nanoseconds as a tick difference (the inverse of [`delta_ns`](Scale::delta_ns)).
+    pub fn ticks(self, ns: u64) -> Ticks {
+        Ticks((ns as f64 / self.ns_per_tick) as u64)
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }
 
 #[cfg(test)]
@@ -274,7 +270,7 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         let t1 = now();
         calibrate();
-        let ns = delta_ns(t1 - t0);
+        let ns = scale().delta_ns(t1.since(t0));
         // Generous: catches a wrong scale (x1000), not scheduling noise.
         assert!(
             (15_000_000..2_000_000_000).contains(&ns),

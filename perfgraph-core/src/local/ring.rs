@@ -20,7 +20,7 @@
 //!
 //! The producer never reads anything the consumer writes: the consumer's position lives in its own [`Cursor`].
 
-use crate::sync::atomic::{AtomicU64, Ordering, fence};
+use crate::base::sync::atomic::{AtomicU64, Ordering, fence};
 
 /// Words per record.
 pub const WORDS: usize = 4;
@@ -97,6 +97,9 @@ impl Slot {
     }
 }
 
+// 40 bytes: the stamp and the words, no padding (loom's atomics, in the model, are larger).
+const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Slot>() == 8 * (WORDS + 1));
+
 /// The shared part of a ring: the slots and the producer's head.
 #[derive(Debug)]
 pub struct Ring {
@@ -171,7 +174,7 @@ impl Ring {
 }
 
 fn new_slots(capacity: usize) -> Box<[Slot]> {
-    if crate::sync::MODEL {
+    if crate::base::sync::MODEL {
         // loom's atomics are not plain integers: build them one by one.
         return (0..capacity).map(|_| Slot::default()).collect();
     }

@@ -12,9 +12,11 @@ mod tests;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::config::{Config, LiveMode};
-use crate::thread::{Record, ThreadState};
-use crate::{clock, memory, registry};
+use crate::base::clock::{self, Scale, Ticks};
+use crate::base::config::{Config, LiveMode};
+use crate::base::{process, registry, sys};
+use crate::local::record::Record;
+use crate::local::thread::ThreadState;
 use printer::{Call, Ended, Printer, Settings};
 
 /// Longest live print lets pass without looking at what runs, so a section crossing the time limit prints
@@ -41,16 +43,15 @@ impl Live {
         if config.live == LiveMode::Off {
             return None;
         }
-        let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            // SAFETY: isatty has no preconditions; fd 2 may be closed, which it reports as "not a tty".
-            && unsafe { libc::isatty(2) } == 1;
+        let color =
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && sys::stderr_is_tty();
         // Passes come at least every memory interval and every snapshot period; a section longer than two of
         // those is in some snapshot, so its crossing is seen without its record.
         let pass_interval = config.mem_interval_ns.min(SNAPSHOT_PERIOD_NS);
         Some(Live {
             printer: Printer::new(Settings {
                 time_limit: config.time_limit_ns,
-                ns_per_tick: 1.0,
+                scale: Scale::fixed(Ticks(0), 1.0),
                 mem_limit_kb: config.mem_limit_bytes / 1024,
                 all: config.live == LiveMode::All,
                 color,
@@ -63,10 +64,12 @@ impl Live {
         })
     }
 
-    fn rescale(&mut self) {
-        let ns_per_tick = clock::ns_per_tick();
-        let limit = (self.time_limit_ns as f64 / ns_per_tick) as u64;
-        self.printer.set_clock(ns_per_tick, limit);
+    /// Re-reads the clock's conversion; returns the time limit in ticks.
+    fn rescale(&mut self) -> u64 {
+        let scale = clock::scale();
+        let limit = scale.ticks(self.time_limit_ns).0;
+        self.printer.set_clock(scale, limit);
+        limit
     }
 
     fn sync_other_output(&mut self) {
@@ -86,11 +89,10 @@ impl Live {
     /// One drain of `thread`'s ring is complete: `records` are what it delivered (maybe none), in
     /// completion order.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
-        self.rescale();
+        let limit = self.rescale();
         self.sync_other_output();
         let t = thread.index as usize;
         self.printer.thread(t, &thread.name, thread.is_main);
-        let limit = (self.time_limit_ns as f64 / clock::ns_per_tick()) as u64;
         let all = self.printer.all();
         for r in records {
             // Most records are short sections nobody shows: skip them before any lookup.
@@ -150,7 +152,9 @@ impl Live {
         self.show();
         self.set_watch(threads);
         let mut wait = next.map_or(SNAPSHOT_PERIOD_NS, |due| {
-            clock::delta_ns(due.saturating_sub(clock::now())).max(1_000_000)
+            clock::scale()
+                .delta_ns(Ticks(due).since(clock::now()))
+                .max(1_000_000)
         });
         if self.printer.wants_drain() {
             // A section ended without waking us (it was printed just as it ended): its record is in the ring.
@@ -168,7 +172,7 @@ impl Live {
         let shown = screen::lock().write_live(&self.out);
         self.out.clear();
         if !shown {
-            self.printer.other_output(clock::now());
+            self.printer.other_output(clock::now().0);
         }
     }
 
@@ -181,7 +185,7 @@ impl Live {
                 self.printer.printed_depth(state.index as usize)
             };
             // Relaxed: a late update only delays one wake-up to the next scheduled pass.
-            state.watch.0.store(watch, Ordering::Relaxed);
+            state.watch.store(watch, Ordering::Relaxed);
         }
     }
 
@@ -189,8 +193,7 @@ impl Live {
     pub(crate) fn finish(&mut self, now: u64) {
         self.rescale();
         self.sync_other_output();
-        self.printer
-            .finish(now, memory::current_kb(), &mut self.out);
+        self.printer.finish(now, process::rss_kb(), &mut self.out);
         let mut screen = screen::lock();
         screen.write_live(&self.out);
         self.out.clear();

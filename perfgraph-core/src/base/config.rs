@@ -5,6 +5,29 @@
 //! variable, the value and what is accepted, and the default applies.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The settings in force, once the runtime's start has read them.
+static IN_FORCE: OnceLock<Config> = OnceLock::new();
+
+/// Puts `config` in force (the runtime's start, once); returns what is in force.
+pub fn set_in_force(config: Config) -> &'static Config {
+    IN_FORCE.get_or_init(|| config)
+}
+
+/// The settings in force, `None` before the runtime's start read them.
+pub fn in_force() -> Option<&'static Config> {
+    IN_FORCE.get()
+}
+
+/// The highest level of section that is recorded (`PERFGRAPH_VERBOSITY`, or [`set_verbosity`](crate::set_verbosity)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    /// Record nothing.
+    Off,
+    /// Record sections whose level is at most this (0..=3; higher values record every level).
+    Level(u8),
+}
 
 /// How much live print shows (`PERFGRAPH_LIVE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,7 +285,7 @@ fn set<T>(slot: &mut T, value: Option<T>) -> bool {
 /// A number of seconds > 0 (and < 1e9), as nanoseconds.
 fn seconds_ns(v: &str) -> Option<u64> {
     let s = v.parse::<f64>().ok()?;
-    (s > 0.0 && s.is_finite() && s < 1e9).then(|| (s * 1e9) as u64)
+    (s > 0.0 && s.is_finite() && s < 1e9).then_some((s * 1e9) as u64)
 }
 
 /// A non-empty file path.

@@ -154,12 +154,6 @@ impl Section {
         if id != 0 { id } else { self.register() }
     }
 
-    /// The site's declared level.
-    #[inline(always)]
-    pub fn level(&self) -> u8 {
-        self.meta.level
-    }
-
     #[cold]
     #[inline(never)]
     fn register(&'static self) -> SectionId {

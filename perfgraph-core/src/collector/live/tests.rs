@@ -7,6 +7,7 @@
 //! stats at once when a printed section ends).
 
 use super::printer::{Call, Ended, Printer, Settings};
+use crate::base::clock::{Scale, Ticks};
 
 const SECOND: u64 = 1_000_000;
 /// KiB for `mb` decimal megabytes (rounded up, so they print back as `mb`).
@@ -17,7 +18,7 @@ fn kib(mb: u32) -> u32 {
 fn settings() -> Settings {
     Settings {
         time_limit: SECOND,
-        ns_per_tick: 1000.0,
+        scale: Scale::fixed(Ticks(0), 1000.0),
         mem_limit_kb: 100 * 1000 * 1000 / 1024,
         all: false,
         color: false,

@@ -13,8 +13,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::registry::SectionId;
-use crate::thread::Record;
+use crate::base::clock::{Scale, Ticks};
+use crate::base::registry::SectionId;
+use crate::local::record::Record;
 
 /// One line of an interval's statistics.
 #[derive(Debug, Clone, PartialEq)]
@@ -155,17 +156,18 @@ impl Intervals {
 
 /// Formats an interval, one line each: `<thread> "<section>": <inside>/<interval> ms <share>% <calls>x`
 /// (Preshing's format, with the thread's name for his thread id). `names` gives a thread's and a section's
-/// name; `ns_per_tick` converts.
+/// name; `scale` converts.
 pub(crate) fn format(
     interval: &Interval,
-    ns_per_tick: f64,
+    scale: Scale,
     thread_name: impl Fn(u32) -> String,
     section_name: impl Fn(SectionId) -> String,
 ) -> String {
-    let length_ms = interval.length as f64 * ns_per_tick / 1e6;
+    let ms = |ticks: u64| scale.delta_ns(Ticks(ticks)) as f64 / 1e6;
+    let length_ms = ms(interval.length);
     let mut out = String::new();
     for l in &interval.lines {
-        let inside_ms = l.inside as f64 * ns_per_tick / 1e6;
+        let inside_ms = ms(l.inside);
         let share = if length_ms > 0.0 {
             100.0 * inside_ms / length_ms
         } else {
@@ -205,7 +207,7 @@ mod tests {
         // main: `solve` runs from 0.4 s and is still running at the boundary.
         let first = format(
             &iv.close(1_001_000, vec![(0, 2, 400_000)]),
-            1000.0,
+            Scale::fixed(Ticks(0), 1000.0),
             names,
             sections,
         );
@@ -220,7 +222,7 @@ mod tests {
         transcript.push_str("--\n");
         transcript.push_str(&format(
             &iv.close(2_001_000, vec![]),
-            1000.0,
+            Scale::fixed(Ticks(0), 1000.0),
             names,
             sections,
         ));

@@ -9,16 +9,21 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::{Config, ReportSelection};
-use crate::export;
+use super::files;
+use super::interval::{self, Interval, Intervals};
+use super::live::screen;
+use crate::base::clock::{self, Ticks};
+use crate::base::config::{Config, ReportSelection};
+use crate::base::{process, registry};
 use crate::export::chrome::{self, Event, TraceBuffer, TraceMeta};
-use crate::report;
-use crate::report::interval::{self, Interval, Intervals};
-use crate::thread::{self, Record, ThreadState};
-use crate::{clock, output, registry};
+use crate::local::record::Record;
+use crate::local::snapshot;
+use crate::local::thread::{self, ThreadState};
 
 /// State of the at-exit outputs, owned by the background thread.
 pub(crate) struct Outputs {
+    /// The settings (the report needs to know whether an output needs every record).
+    config: Config,
     report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` (ns) and the interval being accumulated.
     interval: Option<(u64, Intervals)>,
@@ -31,10 +36,11 @@ pub(crate) struct Outputs {
 impl Outputs {
     pub(crate) fn new(config: &Config) -> Outputs {
         Outputs {
+            config: config.clone(),
             report: config.report,
             interval: config
                 .interval_ns
-                .map(|ns| (ns, Intervals::new(clock::now()))),
+                .map(|ns| (ns, Intervals::new(clock::now().0))),
             trace: config
                 .trace
                 .clone()
@@ -50,7 +56,14 @@ impl Outputs {
             intervals.on_records(thread.index, records);
         }
         if let Some((_, trace)) = &mut self.trace {
-            trace.on_records(thread.index, records);
+            for r in records {
+                trace.push(Event {
+                    start: r.start,
+                    end: r.end,
+                    section: r.section,
+                    thread: thread.index,
+                });
+            }
         }
     }
 
@@ -79,11 +92,11 @@ impl Outputs {
         if let Some(closed) = intervals.finish_close() {
             let text = format_interval(&closed);
             if !text.is_empty() {
-                output::write_block(&text);
+                screen::write_block(&text);
             }
         }
         let due = due(intervals.start(), *interval_ns);
-        Some(((due.saturating_sub(now) as f64) * clock::ns_per_tick()) as u64 + 1)
+        Some(clock::scale().delta_ns(Ticks(due.saturating_sub(now))) + 1)
     }
 
     /// Process exit, after live print finished: print the last partial interval and the reports, then
@@ -96,18 +109,18 @@ impl Outputs {
         let mut block = String::new();
         if let Some((_, intervals)) = &mut self.interval {
             // After the final drain: every call that ended is in.
-            let closed = intervals.close(clock::now(), running_top_level(&threads));
+            let closed = intervals.close(clock::now().0, running_top_level(&threads));
             block.push_str(&format_interval(&closed));
         }
         let need_report = !self.report.is_empty() || self.folded.is_some() || self.json.is_some();
-        let report = need_report.then(report::report);
+        let report = need_report.then(|| snapshot::report(&self.config));
         if let Some(r) = &report {
             block.push_str(&r.render(&self.report));
         }
         if !block.is_empty() {
-            output::write_block(&block);
+            screen::write_block(&block);
         }
-        crate::runtime::progress();
+        process::progress();
         let mut notes = String::new();
         let mut results = Vec::new();
         if let Some((path, buffer)) = &mut self.trace {
@@ -125,12 +138,12 @@ impl Outputs {
             results.push(written);
         }
         if let (Some(path), Some(r)) = (&self.folded, &report) {
-            results.push(export::write_file("PERFGRAPH_FOLDED", path, |w| {
+            results.push(files::write_file("PERFGRAPH_FOLDED", path, |w| {
                 w.write_all(r.folded().as_bytes())
             }));
         }
         if let (Some(path), Some(r)) = (&self.json, &report) {
-            results.push(export::write_file("PERFGRAPH_JSON", path, |w| {
+            results.push(files::write_file("PERFGRAPH_JSON", path, |w| {
                 w.write_all(r.json().as_bytes())
             }));
         }
@@ -139,7 +152,7 @@ impl Outputs {
             notes.push('\n');
         }
         if !notes.is_empty() {
-            output::write_block(&notes);
+            screen::write_block(&notes);
         }
     }
 }
@@ -147,7 +160,7 @@ impl Outputs {
 /// When the interval that started at `start` ends (ticks); recomputed each pass, as the tick length is
 /// re-calibrated while the run goes on.
 fn due(start: u64, interval_ns: u64) -> u64 {
-    start + (interval_ns as f64 / clock::ns_per_tick()) as u64
+    start + clock::scale().ticks(interval_ns).0
 }
 
 /// Top-level sections running now: `(thread, section, start ticks)`.
@@ -165,7 +178,7 @@ fn format_interval(closed: &Interval) -> String {
     let threads = thread::all();
     interval::format(
         closed,
-        clock::ns_per_tick(),
+        clock::scale(),
         |t| {
             threads
                 .get(t as usize)
@@ -184,7 +197,7 @@ fn write_trace(
     buffer: &mut TraceBuffer,
     threads: &[Arc<ThreadState>],
 ) -> Result<(), String> {
-    let end = clock::now();
+    let end = clock::now().0;
     let unfinished = threads
         .iter()
         .flat_map(|t| {
@@ -198,10 +211,10 @@ fn write_trace(
         .collect();
     // One conversion for every event, so they keep their order and nesting.
     let scale = clock::scale();
-    let to_ns = move |ticks| scale.to_ns(ticks);
+    let to_ns = move |ticks| scale.to_ns(Ticks(ticks));
     let meta = TraceMeta {
         pid: std::process::id(),
-        program: report::program_name(),
+        program: process::program_name(),
         clock: clock::source().name(),
         threads: threads.iter().map(|t| (t.index, t.name.clone())).collect(),
         ring_dropped: threads
@@ -217,7 +230,7 @@ fn write_trace(
         end,
         to_ns: &to_ns,
     };
-    export::write_file("PERFGRAPH_TRACE", path, |w| {
+    files::write_file("PERFGRAPH_TRACE", path, |w| {
         chrome::write(w, buffer, &meta, &section_name)
     })
 }

@@ -1,0 +1,16 @@
+//! The base layer: what every other layer reads, importing nothing above itself.
+//!
+//! * [`clock`]: ticks, and their one conversion to nanoseconds ([`clock::Scale`]);
+//! * [`registry`]: the call sites and their dense ids;
+//! * [`config`]: the `PERFGRAPH_*` settings;
+//! * [`process`]: the process-wide state (started, the background thread's inbox, exit progress, the
+//!   resident-set figure);
+//! * [`sys`]: every call into the operating system;
+//! * [`sync`]: the atomics the lock-free code uses (swapped for loom's in the model checks).
+
+pub(crate) mod clock;
+pub(crate) mod config;
+pub(crate) mod process;
+pub(crate) mod registry;
+pub(crate) mod sync;
+pub(crate) mod sys;

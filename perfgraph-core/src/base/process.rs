@@ -1,0 +1,204 @@
+//! Process-wide state that every layer reads: whether the runtime has started, the background thread's
+//! inbox (wake-ups and exit), the exit's progress, the pass count tests wait on, and the resident-set figure
+//! sections read.
+//!
+//! Lower layers only *signal* here (a recording thread asks for a wake-up; a file writer reports progress);
+//! the collector, which owns the background thread, reads the inbox and the counters. So nothing below the
+//! collector ever calls up into it.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+/// What the background thread is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Message {
+    /// Drain the rings now and act on what they hold (a shown section ended, a memory alert, a thread
+    /// exited, a test hook, the program's own output waiting on live print).
+    Wake,
+    /// The process is exiting: make the final pass.
+    Exit,
+}
+
+/// The background thread's inbox. Bounded: a message that finds it full is redundant (a pass is already
+/// due, and every pass acts on everything), so a sender never blocks and never allocates.
+fn inbox() -> &'static (Sender<Message>, Receiver<Message>) {
+    static INBOX: OnceLock<(Sender<Message>, Receiver<Message>)> = OnceLock::new();
+    INBOX.get_or_init(|| crossbeam_channel::bounded(8))
+}
+
+/// The receiving end, for the background thread only.
+pub fn receiver() -> &'static Receiver<Message> {
+    &inbox().1
+}
+
+/// Set once the runtime's one-time start has finished (settings read, clock chosen).
+static STARTED: AtomicBool = AtomicBool::new(false);
+/// Set once the background thread runs: only then does waiting for it make sense.
+static COLLECTING: AtomicBool = AtomicBool::new(false);
+/// Set when process exit has begun.
+static SHUTDOWN: AtomicBool = AtomicBool::new(false);
+
+/// Whether the runtime is set up (a section was recorded, or settings were read): the clock's ticks mean
+/// something only from then on.
+pub fn started() -> bool {
+    // Acquire: pairs with the Release store in `mark_started`; the clock's choice is visible.
+    STARTED.load(Ordering::Acquire)
+}
+
+/// Called once by the runtime's start, after the settings and the clock.
+pub fn mark_started() {
+    // Release: pairs with the Acquire load in `started`.
+    STARTED.store(true, Ordering::Release);
+}
+
+/// Called once by the collector when its background thread runs.
+pub fn mark_collecting() {
+    // Relaxed: only tells `catch_up` whether waiting can ever end; it orders nothing.
+    COLLECTING.store(true, Ordering::Relaxed);
+}
+
+/// Whether a background thread runs.
+pub fn collecting() -> bool {
+    COLLECTING.load(Ordering::Relaxed)
+}
+
+/// Whether process exit has begun (the background thread is doing its final pass).
+pub fn shutting_down() -> bool {
+    // Acquire: pairs with the AcqRel swap in `begin_shutdown`.
+    SHUTDOWN.load(Ordering::Acquire)
+}
+
+/// Starts process exit: `true` for the one caller that did, `false` if it had begun already.
+pub fn begin_shutdown() -> bool {
+    // AcqRel: the first caller's later `Exit` message is ordered after it; a second caller sees it.
+    !SHUTDOWN.swap(true, Ordering::AcqRel)
+}
+
+/// Wake-up requests so far ([`wake`]): rare by design, so a counter costs nothing on the hot path.
+static WAKES: AtomicU64 = AtomicU64::new(0);
+/// The value of [`WAKES`] that the last completed pass read before it drained: every wake-up up to it has
+/// been acted on (its records drained, live print's lines handed to the terminal).
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+
+/// Sends `message` to the background thread without blocking; a full inbox already holds a wake-up.
+pub fn send(message: Message) {
+    // Full: a message is waiting already, and the pass it brings acts on everything. Disconnected cannot
+    // happen (the inbox is never dropped). Neither is worth more than ignoring.
+    let _ = inbox().0.try_send(message);
+}
+
+/// Wakes the background thread now for a pass that drains the rings (cheap when one is already due).
+pub fn wake() {
+    // Release: pairs with the Acquire load in `wakes`; the pass that sees this count sees the records
+    // pushed before it.
+    WAKES.fetch_add(1, Ordering::Release);
+    send(Message::Wake);
+}
+
+/// The wake-ups requested so far, for the background thread: read before it drains.
+pub fn wakes() -> u64 {
+    // Acquire: pairs with the Release increment in `wake`.
+    WAKES.load(Ordering::Acquire)
+}
+
+/// The background thread acted on every wake-up up to `wakes` (its output is on the screen).
+pub fn handled(wakes: u64) {
+    // Release: pairs with the Acquire loads in `catch_up`.
+    HANDLED.store(wakes, Ordering::Release);
+}
+
+/// Waits (at most `max`) until the background thread has acted on every wake-up requested so far, so what
+/// woke it (a shown section's end) is printed before the caller's output. Returns at once when nothing is
+/// pending, which is nearly always.
+pub fn catch_up(max: Duration) {
+    // Acquire: pairs with the Release store in `handled` and the Release increments in `wake`.
+    let target = WAKES.load(Ordering::Acquire);
+    if HANDLED.load(Ordering::Acquire) >= target || shutting_down() || !collecting() {
+        return;
+    }
+    send(Message::Wake);
+    let deadline = Instant::now() + max;
+    // Acquire: as above.
+    while HANDLED.load(Ordering::Acquire) < target && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+}
+
+/// Number of completed passes of the background thread.
+static PASSES: AtomicU64 = AtomicU64::new(0);
+
+/// Number of completed passes of the background thread, so tests can wait for one without sleeping blindly.
+/// A pass after a wake-up drains every ring.
+pub fn passes() -> u64 {
+    // Acquire: pairs with the Release increment in `count_pass`. What a counted pass did happens before what
+    // the caller does next: a test that advances a fake clock after seeing the first pass cannot have that
+    // pass's memory sample stamped with the advanced time.
+    PASSES.load(Ordering::Acquire)
+}
+
+/// The background thread completed a pass.
+pub fn count_pass() {
+    // Release: pairs with the Acquire load in `passes`.
+    PASSES.fetch_add(1, Ordering::Release);
+}
+
+/// Steps the final pass has made so far ([`progress`]).
+static PROGRESS: AtomicU64 = AtomicU64::new(0);
+
+/// The final pass at exit made headway (a step done, a block written to a file): the exit handler keeps
+/// waiting for it.
+pub fn progress() {
+    // Relaxed: only compared between two reads by the exit handler; a late-seen step waits one slice longer.
+    PROGRESS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The progress count, for the exit handler.
+pub fn progress_count() -> u64 {
+    PROGRESS.load(Ordering::Relaxed)
+}
+
+/// Resident set in KiB, as last sampled (0 before the first sample).
+static RSS_KB: AtomicU32 = AtomicU32::new(0);
+/// Resident memory at start-up, KiB: the baseline of the report's root row.
+static START_RSS_KB: AtomicU32 = AtomicU32::new(0);
+
+/// The last resident-set sample, in KiB: what sections read when they start and end.
+#[inline(always)]
+pub fn rss_kb() -> u32 {
+    // Relaxed: a figure exact to one sampling interval; nothing is ordered by it.
+    RSS_KB.load(Ordering::Relaxed)
+}
+
+/// Publishes a resident-set sample (the memory sampler, or a test's fake figure).
+pub fn set_rss_kb(kb: u32) {
+    RSS_KB.store(kb, Ordering::Relaxed);
+}
+
+/// Resident memory sampled at start-up, KiB (0 if it could not be read).
+pub fn start_rss_kb() -> u32 {
+    START_RSS_KB.load(Ordering::Relaxed)
+}
+
+/// Records the start-up resident memory (the runtime's start, once).
+pub fn set_start_rss_kb(kb: u32) {
+    START_RSS_KB.store(kb, Ordering::Relaxed);
+}
+/// The program's name: the file name of `argv[0]`, read once.
+pub fn program_name() -> &'static str {
+    static NAME: OnceLock<&'static str> = OnceLock::new();
+    NAME.get_or_init(|| {
+        let name = std::env::args_os()
+            .next()
+            .and_then(|a| {
+                std::path::Path::new(&a)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "program".to_owned());
+        Box::leak(name.into_boxed_str())
+    })
+}

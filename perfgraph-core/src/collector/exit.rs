@@ -1,0 +1,84 @@
+//! Process exit: an `atexit` handler (return from `main`, `std::process::exit`) asks the background thread
+//! for its final pass and waits for it while it makes progress ([`process::progress`]: each step of the
+//! final pass, each block a file writer hands the OS). A final pass that makes none for [`EXIT_WAIT`] (a
+//! disk or pipe that takes no writes) is given up with one line on stderr, and its half-written file
+//! removed: a stuck output loses its own lines but never hangs the exit, while a large trace that is still
+//! being written is not cut short.
+
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use super::files;
+use super::live::screen;
+use crate::base::process::{self, Message};
+
+/// Longest the exit handler waits for the background thread's final pass to make progress: it gives up
+/// after this long without any.
+pub const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// Set (and notified) when the background thread has finished its final pass.
+static FINISHED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+/// The background thread finished its final pass: the exit handler may return.
+pub(crate) fn finished() {
+    let (lock, cvar) = &FINISHED;
+    *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    cvar.notify_all();
+}
+
+pub(crate) extern "C" fn at_exit() {
+    let _ = std::panic::catch_unwind(|| shutdown(EXIT_WAIT));
+}
+
+/// Asks the background thread for its final pass and waits for it as long as it makes progress; gives up
+/// after `stall` without any (saying so on stderr and removing the file it was writing).
+pub(crate) fn shutdown(stall: Duration) {
+    if !process::collecting() || !process::begin_shutdown() {
+        return;
+    }
+    process::send(Message::Exit);
+    let (lock, cvar) = &FINISHED;
+    let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let mut seen = process::progress_count();
+    let mut last_progress = std::time::Instant::now();
+    let slice = Duration::from_millis(20).min(stall);
+    while !*done {
+        done = match cvar.wait_timeout(done, slice) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+        let now = process::progress_count();
+        if now != seen {
+            seen = now;
+            last_progress = std::time::Instant::now();
+        } else if !*done && last_progress.elapsed() >= stall {
+            drop(done);
+            give_up(stall);
+            return;
+        }
+    }
+}
+
+/// The final pass is stuck: say so, and remove the half-written file so none is left behind.
+#[cold]
+fn give_up(stall: Duration) {
+    let line = match files::abandon_current() {
+        Some((variable, path, removed)) => format!(
+            "perfgraph: error: exit: writing {variable} file {:?} made no progress for {} s; gave up{}, \
+             and the outputs after it are not written",
+            path.display().to_string(),
+            stall.as_secs_f64(),
+            if removed {
+                " (the partial file is removed)"
+            } else {
+                ""
+            }
+        ),
+        None => format!(
+            "perfgraph: error: exit: the final outputs made no progress for {} s; gave up, and what \
+             they had not written yet is lost",
+            stall.as_secs_f64()
+        ),
+    };
+    screen::warn(&line);
+}

@@ -1,0 +1,228 @@
+//! The collecting side: the background thread (named `perfgraph`) and everything it runs.
+//!
+//! It samples resident memory every `PERFGRAPH_MEM_INTERVAL` ([`memory`]), drains every thread's ring
+//! (counting what was lost) and hands the records to live print ([`live`]) and the outputs ([`outputs`]:
+//! interval statistics, the trace buffer, the reports and files at exit, written by [`files`]). Between
+//! passes it waits on its one inbox ([`process::receiver`]) until its next deadline: recording threads
+//! send a wake-up only when something needs it at once (a watched section ended, a memory alert, a thread
+//! exited), and the exit handler ([`exit`]) sends the exit.
+//!
+//! Draining is the expensive part of a pass when threads record millions of sections a second, so a pass
+//! drains only when someone needs the records: always when an output keeps every record (the trace,
+//! interval statistics), else when a recording thread woke it (what woke it is in the ring), when live print
+//! asks, and every [`DRAIN_PERIOD`] (so a moderately busy program loses nothing to overflow). The other
+//! passes only sample memory and let live print look at what runs.
+
+pub(crate) mod exit;
+pub(crate) mod files;
+pub(crate) mod interval;
+pub(crate) mod live;
+pub(crate) mod memory;
+pub(crate) mod outputs;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::base::config::Config;
+use crate::base::process::{self, Message};
+use crate::base::{clock, sys};
+use crate::local::record::Record;
+use crate::local::ring::Cursor;
+use crate::local::thread::{self, ThreadState};
+use live::Live;
+use outputs::Outputs;
+
+/// Longest the background thread goes without draining the rings when no output needs every record.
+pub const DRAIN_PERIOD: Duration = Duration::from_millis(250);
+
+/// Test hook: while set, the background thread does not drain the rings (a deliberately slow consumer).
+static PAUSED: AtomicBool = AtomicBool::new(false);
+
+/// Stops (`true`) or resumes (`false`) draining the rings, so tests can make the consumer fall behind.
+/// Aggregates stay exact either way; only per-record outputs lose what overflows. Not a public API.
+pub fn pause_draining(paused: bool) {
+    PAUSED.store(paused, Ordering::Relaxed);
+    process::wake();
+}
+
+/// Starts the background thread with `config`, and the exit handler that asks it for its final pass.
+/// Without a thread (the spawn failed) nothing is collected: sections are still counted in the trees.
+pub(crate) fn spawn(config: Config) {
+    let spawned = std::thread::Builder::new()
+        .name("perfgraph".into())
+        .spawn(move || background(config));
+    if spawned.is_ok() {
+        process::mark_collecting();
+        sys::at_exit(exit::at_exit);
+    }
+}
+
+/// One thread's ring as seen by the background thread.
+struct Tracked {
+    state: Arc<ThreadState>,
+    cursor: Cursor,
+    /// Drained after the thread exited: nothing more will come.
+    finished: bool,
+}
+
+/// The background thread's state.
+pub(crate) struct Collector {
+    config: Config,
+    tracked: Vec<Tracked>,
+    /// Every thread that recorded, in order (a copy of the global list, refreshed each pass).
+    threads: Vec<Arc<ThreadState>>,
+    next_memory: u64,
+    /// `process::wakes()` as the last pass read it.
+    seen_wakes: u64,
+    /// Monotonic ns by which the next drain is due regardless of need.
+    next_drain: u64,
+    /// An output keeps every record: drain at every pass.
+    every_record: bool,
+    records: Vec<Record>,
+    live: Option<Live>,
+    outputs: Outputs,
+}
+
+impl Collector {
+    fn new(config: Config) -> Collector {
+        Collector {
+            live: Live::new(&config),
+            outputs: Outputs::new(&config),
+            // The trace and the interval statistics (`outputs`) use every record; the rest of `outputs`
+            // reads the call trees.
+            every_record: config.needs_every_record(),
+            seen_wakes: 0,
+            next_drain: 0,
+            config,
+            tracked: Vec::new(),
+            threads: Vec::new(),
+            next_memory: 0,
+            records: Vec::with_capacity(4096),
+        }
+    }
+
+    /// One pass: sample memory if due, drain the rings if anyone needs it, let the outputs act. Returns the
+    /// next deadline (monotonic ns).
+    fn pass(&mut self, force_drain: bool) -> u64 {
+        // Keep the ticks-to-ns ratio fresh: live print converts its time limit and printed times with it.
+        clock::calibrate();
+        let mono = clock::monotonic_ns();
+        if mono >= self.next_memory {
+            if let Some(bytes) = memory::sample() {
+                self.outputs.on_memory(clock::now().0, bytes);
+            }
+            self.next_memory = mono + self.config.mem_interval_ns;
+        }
+        // The records of what woke us are visible (`process::wakes` is an Acquire load).
+        let wakes = process::wakes();
+        let drain = force_drain
+            || wakes != self.seen_wakes
+            || self.every_record
+            || mono >= self.next_drain
+            || self.live.as_ref().is_some_and(Live::wants_drain);
+        self.seen_wakes = wakes;
+        // An interval that is due ends now, before the drain, so a call that ends meanwhile is in the
+        // records or in the running snapshot, never in neither.
+        self.outputs.before_drain(clock::now().0);
+        if drain {
+            self.drain();
+            self.next_drain = mono + DRAIN_PERIOD.as_nanos() as u64;
+        } else {
+            self.refresh_threads();
+        }
+        let now = clock::now().0;
+        let mut deadline = self.next_memory.min(self.next_drain);
+        if let Some(wait) = self
+            .live
+            .as_mut()
+            .and_then(|live| live.tick(&self.threads, now))
+        {
+            deadline = deadline.min(mono + wait);
+        }
+        if let Some(wait) = self.outputs.tick(now) {
+            deadline = deadline.min(mono + wait);
+        }
+        // What this pass printed is on the screen.
+        process::handled(wakes);
+        deadline
+    }
+
+    /// Picks up threads that recorded their first section since the last pass.
+    fn refresh_threads(&mut self) {
+        if thread::count() != self.threads.len() {
+            self.threads = thread::all();
+        }
+    }
+
+    /// Drains every ring (unless a test holds draining back) and hands the records to the outputs.
+    fn drain(&mut self) {
+        self.refresh_threads();
+        for state in self.threads.iter().skip(self.tracked.len()) {
+            self.tracked.push(Tracked {
+                state: Arc::clone(state),
+                cursor: Cursor::default(),
+                finished: false,
+            });
+        }
+        if PAUSED.load(Ordering::Relaxed) && !process::shutting_down() {
+            return;
+        }
+        for t in self.tracked.iter_mut().filter(|t| !t.finished) {
+            let exited = t.state.exited();
+            self.records.clear();
+            let records = &mut self.records;
+            t.state
+                .ring
+                .drain(&mut t.cursor, |w| records.push(Record::from_words(w)));
+            // Relaxed: this thread is the only writer; readers only want a recent figure.
+            t.state.dropped.store(t.cursor.dropped, Ordering::Relaxed);
+            t.finished = exited;
+            if let Some(live) = &mut self.live {
+                live.on_records(&t.state, &self.records);
+            }
+            if !self.records.is_empty() {
+                self.outputs.on_records(&t.state, &self.records);
+            }
+        }
+    }
+
+    /// The final pass at process exit.
+    fn finish(&mut self) {
+        self.pass(true);
+        process::progress();
+        // Once more: sections that left the last pass's snapshot have their end records in the rings now.
+        self.drain();
+        process::progress();
+        clock::calibrate();
+        if let Some(live) = &mut self.live {
+            live.finish(clock::now().0);
+        }
+        process::progress();
+        self.outputs.finish();
+    }
+}
+
+fn background(config: Config) {
+    let mut collector = Collector::new(config);
+    let inbox = process::receiver();
+    loop {
+        if process::shutting_down() {
+            collector.finish();
+            break;
+        }
+        let deadline = collector.pass(false);
+        process::count_pass();
+        let now = clock::monotonic_ns();
+        if deadline > now {
+            // A message or the deadline: either way, the next pass acts on everything that is due.
+            if let Ok(Message::Wake | Message::Exit) =
+                inbox.recv_timeout(Duration::from_nanos(deadline - now))
+            {
+                // Several wake-ups queued while the pass ran are one pass's work.
+                while inbox.try_recv().is_ok() {}
+            }
+        }
+    }
+    exit::finished();
+}

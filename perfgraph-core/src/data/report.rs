@@ -1,0 +1,228 @@
+//! A whole run's recording as plain values: the merged call tree under a root for the program, a summary
+//! per thread, and what the tables cannot show. Built by a pure function of its inputs, so the same data
+//! always gives the same report, text and files (the golden tests rely on it).
+
+use super::tree::{CallTree, ThreadSnapshot, merge};
+use crate::base::config::Verbosity;
+
+/// What was recorded so far, ready to print: the merged call tree under a root for the whole program, and a
+/// summary per thread.
+///
+/// `Display` prints the `Performance Graph:` table and its footer lines.
+///
+/// ```
+/// use perfgraph_core::{report, timed};
+///
+/// #[timed]
+/// fn assemble() {}
+///
+/// for _ in 0..3 {
+///     assemble();
+/// }
+/// let r = report();
+/// assert_eq!(r.tree.find(&["assemble"]).unwrap().calls, 3);
+/// assert_eq!(r.tree.root().total_ns, r.wall_ns);
+/// let table = r.to_string();
+/// assert!(table.starts_with("Performance Graph:\n"));
+/// assert!(table.lines().any(|l| l.starts_with("|   assemble ")));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The program's name (the file name of `argv[0]`): the root row's name.
+    pub program: &'static str,
+    /// The clock the times come from (`"tsc"` or `"CLOCK_MONOTONIC"`; `"manual"` in this crate's
+    /// deterministic tests).
+    pub clock: &'static str,
+    /// Wall time of the run so far, ns: from the runtime's start (the first recorded section or the first
+    /// call into perfgraph) to this report.
+    pub wall_ns: u64,
+    /// All threads merged by call path (a section under two parents is two nodes). The root stands for the
+    /// whole program: 1 call, `total_ns == wall_ns`, `self_ns` the wall time the main thread spent outside
+    /// sections, `total_mem_bytes` the change of the resident set since the start and `self_mem_bytes` that
+    /// minus the top-level sections' changes. With one thread this is MOOSE's `self = total - children`;
+    /// with several, the children's times add up over threads and can exceed the wall time.
+    pub tree: CallTree,
+    /// One entry per thread that recorded, in order of first section.
+    pub threads: Vec<ThreadSummary>,
+    /// Section records lost to ring overflow, all threads. Counts and times are exact regardless; only the
+    /// outputs that need every call (trace, interval statistics) lack them.
+    pub dropped: u64,
+    /// Whether an output that needs every call (the trace, interval statistics) is on, so records lost to
+    /// overflow are missing from it. Without one, the background thread drains the rings only now and then
+    /// and lets a busy thread's ring wrap: the footer still states the count, and says nothing needed those
+    /// records.
+    pub every_record_needed: bool,
+    /// The verbosity in force: sections above it are not recorded.
+    pub verbosity: Verbosity,
+    /// Sections reached at least once while their level was above the verbosity, by name, in the order
+    /// first seen: some or all of their calls are absent.
+    pub skipped: Vec<&'static str>,
+}
+
+/// One thread's line in the `threads` report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadSummary {
+    /// Dense number in order of first section.
+    pub index: u32,
+    /// The thread's name (`thread-<n>` for unnamed threads).
+    pub name: String,
+    /// Whether this is the process's main thread.
+    pub is_main: bool,
+    /// Whether the thread has exited.
+    pub exited: bool,
+    /// Wall time from its first section to its exit (or to the report while it runs), ns.
+    pub alive_ns: u64,
+    /// Time inside its top-level sections, ns (running ones up to the report).
+    pub busy_ns: u64,
+    /// Section calls on this thread, all depths.
+    pub calls: u64,
+    /// Its records lost to ring overflow.
+    pub dropped: u64,
+    /// Its own call tree (node 0 is the thread's root, `(root)`, whose total is `busy_ns`).
+    pub tree: CallTree,
+}
+
+/// One line of `Heaviest Sections:`: every call path of a section name, summed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionTotal {
+    /// The section's name (the program's name for the root).
+    pub name: &'static str,
+    /// Calls, all paths.
+    pub calls: u64,
+    /// Self time, all paths, ns.
+    pub self_ns: u64,
+    /// Self memory change, all paths, bytes.
+    pub self_mem_bytes: i64,
+}
+
+/// What a [`Report`] says about the run besides its threads' snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInfo {
+    /// The program's name (the root row's name).
+    pub program: &'static str,
+    /// The clock the times come from.
+    pub clock: &'static str,
+    /// The run's wall time at the snapshot, ns, on the same base as the snapshots' times.
+    pub wall_ns: u64,
+    /// The resident-memory change since the start, bytes.
+    pub rss_change_bytes: i64,
+    /// The verbosity in force.
+    pub verbosity: Verbosity,
+    /// Sections the verbosity skipped, by name, in the order first seen.
+    pub skipped: Vec<&'static str>,
+    /// Whether an output that needs every record is on (see [`Report::every_record_needed`]).
+    pub every_record_needed: bool,
+}
+
+impl Report {
+    /// Builds a report from what is known of the run and its threads' snapshots (pure: the same input gives
+    /// the same report).
+    pub fn build(run: RunInfo, threads: &[ThreadSnapshot]) -> Report {
+        let RunInfo {
+            program,
+            clock,
+            wall_ns,
+            rss_change_bytes,
+            verbosity,
+            skipped,
+            every_record_needed,
+        } = run;
+        let mut tree = merge(threads.iter().map(|t| &t.tree));
+        let children_mem: i64 = tree.nodes[0]
+            .children
+            .iter()
+            .map(|&c| tree.nodes[c].total_mem_bytes)
+            .sum();
+        // The main thread's time outside sections (all of the run if it recorded nothing).
+        let main_in_sections = threads
+            .iter()
+            .find(|t| t.is_main)
+            .map_or(0, |t| t.tree.root().total_ns);
+        let root = &mut tree.nodes[0];
+        root.name = program;
+        root.calls = 1;
+        root.total_ns = wall_ns;
+        root.self_ns = wall_ns.saturating_sub(main_in_sections);
+        root.total_mem_bytes = rss_change_bytes;
+        root.self_mem_bytes = rss_change_bytes - children_mem;
+        let summaries = threads
+            .iter()
+            .map(|t| ThreadSummary {
+                index: t.index,
+                name: t.name.clone(),
+                is_main: t.is_main,
+                exited: t.exited_ns.is_some(),
+                alive_ns: t.exited_ns.unwrap_or(wall_ns).saturating_sub(t.started_ns),
+                busy_ns: t.tree.root().total_ns,
+                calls: t.tree.nodes.iter().skip(1).map(|n| n.calls).sum(),
+                dropped: t.dropped,
+                tree: t.tree.clone(),
+            })
+            .collect();
+        Report {
+            program,
+            clock,
+            wall_ns,
+            tree,
+            threads: summaries,
+            dropped: threads.iter().map(|t| t.dropped).sum(),
+            every_record_needed,
+            verbosity,
+            skipped,
+        }
+    }
+
+    /// `100 * ns / root total`, 0 for an empty run.
+    pub fn percent(&self, ns: u64) -> f64 {
+        match self.tree.root().total_ns {
+            0 => 0.0,
+            total => 100.0 * ns as f64 / total as f64,
+        }
+    }
+
+    /// The heaviest branch: from the root, the child with the largest total time at each level (the first
+    /// one on a tie), as node indices into [`tree`](Report::tree).
+    pub fn heaviest_branch(&self) -> Vec<usize> {
+        let mut out = vec![0usize];
+        let mut at = 0usize;
+        loop {
+            let mut best: Option<usize> = None;
+            for &c in &self.tree.nodes[at].children {
+                if best.is_none_or(|b| self.tree.nodes[c].total_ns > self.tree.nodes[b].total_ns) {
+                    best = Some(c);
+                }
+            }
+            let Some(b) = best else { break };
+            out.push(b);
+            at = b;
+        }
+        out
+    }
+
+    /// The `n` sections with the most self time, every call path of a name summed (the root included, as
+    /// MOOSE does), heaviest first; equal self times in order of name.
+    pub fn heaviest_sections(&self, n: usize) -> Vec<SectionTotal> {
+        let mut by_name: Vec<SectionTotal> = Vec::new();
+        let mut index: std::collections::HashMap<(&str, bool), usize> = Default::default();
+        for (i, node) in self.tree.nodes.iter().enumerate() {
+            // The root keeps its own entry even if a section has the program's name.
+            let key = (node.name, i == 0);
+            let at = *index.entry(key).or_insert_with(|| {
+                by_name.push(SectionTotal {
+                    name: node.name,
+                    calls: 0,
+                    self_ns: 0,
+                    self_mem_bytes: 0,
+                });
+                by_name.len() - 1
+            });
+            let s = &mut by_name[at];
+            s.calls += node.calls;
+            s.self_ns += node.self_ns;
+            s.self_mem_bytes += node.self_mem_bytes;
+        }
+        by_name.sort_by(|a, b| b.self_ns.cmp(&a.self_ns).then(a.name.cmp(b.name)));
+        by_name.truncate(n);
+        by_name
+    }
+}

@@ -1,0 +1,89 @@
+//! The entry points: where the program first reaches perfgraph, and so where the runtime starts. The
+//! macros' [`enter`] (at a thread's first section), and the public functions that read what was recorded
+//! (through [`start`]). Nothing below this module starts anything: the layers under it only record, read and
+//! signal.
+
+use std::sync::Once;
+
+use crate::base::config::{self, Config, LiveMode};
+use crate::base::registry::Section;
+use crate::base::{clock, process};
+use crate::collector::{self, live::screen, memory};
+use crate::local::guard::Guard;
+use crate::local::thread::{self, MEM_ALERT_KB};
+use crate::local::verbosity;
+
+/// Starts a recorded section at `site` unless its `level` is above the verbosity: what `#[timed]` and
+/// `time_section!` expand to. Above the verbosity: one Relaxed load and a branch, and one more of each to
+/// note (the first time only) that the site was skipped, for the reports.
+#[inline(always)]
+pub fn enter(site: &'static Section, level: u8) -> Guard {
+    if verbosity::records(level) {
+        enter_enabled(site, level)
+    } else {
+        site.note_skipped();
+        Guard::OFF
+    }
+}
+
+/// Out of line, like the guard's exit, so the code at each call site is just the level check and a call:
+/// the disabled path then costs a load and a branch, without the register saves the whole enabled path
+/// would need in the caller's prologue.
+#[inline(never)]
+fn enter_enabled(site: &'static Section, level: u8) -> Guard {
+    let id = site.id();
+    let state = thread::current_ptr();
+    if state.is_null() {
+        return first_section(site, level);
+    }
+    // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive for the whole process.
+    unsafe { Guard::open(&*state, id) }
+}
+
+/// The thread's first section: start the runtime and the thread, then re-check the level against the
+/// verbosity just read from the environment.
+#[cold]
+#[inline(never)]
+fn first_section(site: &'static Section, level: u8) -> Guard {
+    start();
+    let state = thread::current();
+    if !verbosity::records(level) {
+        site.note_skipped();
+        return Guard::OFF;
+    }
+    // SAFETY: `state` is this thread's own state (just registered by `thread::current`).
+    unsafe { Guard::open(state, site.id()) }
+}
+
+/// Starts the runtime once: settings, clock, first memory sample, verbosity, the background thread and its
+/// exit handler. Every entry point calls it first; it returns at once after the first time.
+pub fn start() {
+    static START: Once = Once::new();
+    START.call_once(|| {
+        let (config, warnings) = Config::from_env();
+        for warning in &warnings {
+            screen::warn(warning);
+        }
+        clock::init(config.clock_monotonic);
+        if memory::sample().is_some() {
+            process::set_start_rss_kb(process::rss_kb());
+        }
+        verbosity::init(config.verbosity);
+        if config.live != LiveMode::Off {
+            MEM_ALERT_KB.store(
+                (config.mem_limit_bytes / 1024) as i64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        let config = config::set_in_force(config).clone();
+        process::mark_started();
+        collector::spawn(config);
+    });
+}
+
+/// The settings in force (read from the environment at the runtime's start).
+pub fn config() -> &'static Config {
+    start();
+    static FALLBACK: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+    config::in_force().unwrap_or_else(|| FALLBACK.get_or_init(Config::default))
+}

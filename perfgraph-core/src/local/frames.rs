@@ -1,0 +1,191 @@
+//! A thread's open-frame table: the sections it has open now, outermost first, readable by any thread while
+//! the owner keeps entering and leaving sections. The one owner of the frame's word layout.
+//!
+//! Frame `d` is a seqlocked [`Slot`] (its sequence number: the owner's enter count when it opened) plus the
+//! time and memory change of the call's completed children so far. The depth is published with a `Release`
+//! store after the frame is written ([`FrameTable::publish_depth`]) and read with `Acquire` by
+//! [`FrameTable::read`], before and after it reads the frames: a frame whose sequence number is not greater
+//! than its parent's belongs to an older stack and ends the read, and the read is cut to the second depth.
+//! So a reader gets a consistent prefix of the stack as it was at some instant. `tests/loom_frames.rs`
+//! model-checks this file itself against loom's atomics.
+//!
+//! This file depends only on [`crate::base::sync`] and the ring's [`Slot`], so the model can compile it.
+
+use crossbeam_utils::CachePadded;
+
+use crate::base::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+use crate::local::ring::{Slot, WORDS};
+
+/// Open frames visible to other threads per thread; deeper ones are timed and aggregated all the same.
+pub const PUBLIC_DEPTH: usize = 64;
+
+/// What an open frame records when it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FrameData {
+    /// The section.
+    pub section: u32,
+    /// Clock ticks at its start.
+    pub start: u64,
+    /// Its call-tree node's index.
+    pub node: u32,
+    /// Resident memory at its start, KiB.
+    pub mem_start_kb: u32,
+}
+
+impl FrameData {
+    /// The slot's words: `[section, start, node | mem_start_kb << 32, 0]`.
+    #[inline(always)]
+    fn to_words(self) -> [u64; WORDS] {
+        [
+            self.section as u64,
+            self.start,
+            self.node as u64 | (self.mem_start_kb as u64) << 32,
+            0,
+        ]
+    }
+
+    /// Decodes [`to_words`](FrameData::to_words).
+    #[inline(always)]
+    fn from_words(w: [u64; WORDS]) -> FrameData {
+        FrameData {
+            section: w[0] as u32,
+            start: w[1],
+            node: w[2] as u32,
+            mem_start_kb: (w[2] >> 32) as u32,
+        }
+    }
+}
+
+/// A consistent view of one open section, as a reader sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenFrame {
+    /// Nesting depth, 0 outermost.
+    pub depth: u32,
+    /// Enter sequence number on its thread: identifies this call.
+    pub seq: u64,
+    /// The section.
+    pub section: u32,
+    /// Clock ticks at its start.
+    pub start: u64,
+    /// Its call-tree node.
+    pub node: u32,
+    /// Resident memory at its start, KiB.
+    pub mem_start_kb: u32,
+    /// Time of its completed children so far, ticks.
+    pub child_ticks: u64,
+}
+
+/// One open section in the table.
+///
+/// Invariant: `slot` holds a [`FrameData`]'s words with the owner's enter sequence number; `child_ticks` and
+/// `child_mem_kb` are the time and memory change of this call's completed children so far. Only the owning
+/// thread writes any of it.
+#[derive(Debug, Default)]
+struct Frame {
+    slot: Slot,
+    child_ticks: AtomicU64,
+    child_mem_kb: AtomicI64,
+}
+
+/// The table: `frames` for the outermost open sections, and how many are open.
+///
+/// Invariant: only the owning thread writes; `depth` (on a cache line of its own, which the hot path
+/// writes and readers only load) counts open sections, public or deeper.
+#[derive(Debug)]
+pub struct FrameTable {
+    frames: Box<[Frame]>,
+    depth: CachePadded<AtomicU32>,
+}
+
+impl FrameTable {
+    /// A table showing the outermost `public` open frames.
+    pub fn new(public: usize) -> FrameTable {
+        FrameTable {
+            frames: (0..public).map(|_| Frame::default()).collect(),
+            depth: CachePadded::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// Owner only: writes the frame at `depth` (the first call of a new open section), if it is public.
+    /// Returns `false` for a frame too deep for the table, which the owner keeps privately.
+    #[inline(always)]
+    pub fn open(&self, depth: u32, seq: u64, data: FrameData) -> bool {
+        let Some(frame) = self.frames.get(depth as usize) else {
+            return false;
+        };
+        frame.child_ticks.store(0, Ordering::Relaxed);
+        frame.child_mem_kb.store(0, Ordering::Relaxed);
+        frame.slot.write(seq, data.to_words());
+        true
+    }
+
+    /// Owner only: publishes `depth` open sections. Called after [`open`](FrameTable::open) and after a
+    /// section's end record went out, so a reader that sees the depth sees the frames.
+    #[inline(always)]
+    pub fn publish_depth(&self, depth: u32) {
+        // Release: pairs with the Acquire loads in `read`; a reader that sees the depth sees the frame (and,
+        // for a lower depth, the end record pushed before it).
+        self.depth.store(depth, Ordering::Release);
+    }
+
+    /// Owner only: the public frame at `depth` as written, with its completed children's time and memory.
+    #[inline(always)]
+    pub fn peek(&self, depth: u32) -> Option<(FrameData, u64, i64)> {
+        let frame = self.frames.get(depth as usize)?;
+        Some((
+            FrameData::from_words(frame.slot.peek()),
+            frame.child_ticks.load(Ordering::Relaxed),
+            frame.child_mem_kb.load(Ordering::Relaxed),
+        ))
+    }
+
+    /// Owner only: adds a completed child's time and memory change to the public frame at `depth`.
+    /// Returns `false` for a frame too deep for the table.
+    #[inline(always)]
+    pub fn add_child(&self, depth: u32, ticks: u64, mem_kb: i64) -> bool {
+        let Some(frame) = self.frames.get(depth as usize) else {
+            return false;
+        };
+        // Single writer: plain load and store, never a read-modify-write.
+        frame.child_ticks.store(
+            frame.child_ticks.load(Ordering::Relaxed) + ticks,
+            Ordering::Relaxed,
+        );
+        frame.child_mem_kb.store(
+            frame.child_mem_kb.load(Ordering::Relaxed) + mem_kb,
+            Ordering::Relaxed,
+        );
+        true
+    }
+
+    /// The sections open now, outermost first: a consistent stack (up to the table's size) even while the
+    /// owner keeps entering and leaving sections.
+    pub fn read(&self) -> Vec<OpenFrame> {
+        // Acquire: pairs with the Release store in `publish_depth`.
+        let depth = self.depth.load(Ordering::Acquire) as usize;
+        let mut out: Vec<OpenFrame> = Vec::with_capacity(depth.min(self.frames.len()));
+        for (d, frame) in self.frames.iter().take(depth).enumerate() {
+            let Some((seq, w)) = frame.slot.read_latest() else {
+                break;
+            };
+            // A frame pushed before its parent belongs to an older stack: stop there.
+            if out.last().is_some_and(|p| p.seq >= seq) {
+                break;
+            }
+            let data = FrameData::from_words(w);
+            out.push(OpenFrame {
+                depth: d as u32,
+                seq,
+                section: data.section,
+                start: data.start,
+                node: data.node,
+                mem_start_kb: data.mem_start_kb,
+                child_ticks: frame.child_ticks.load(Ordering::Relaxed),
+            });
+        }
+        // Acquire: pairs with the Release store in `publish_depth`; frames popped meanwhile are not open.
+        let now_depth = self.depth.load(Ordering::Acquire) as usize;
+        out.truncate(now_depth);
+        out
+    }
+}

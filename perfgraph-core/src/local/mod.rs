@@ -1,0 +1,20 @@
+//! The recording side: what a thread executes when it enters and leaves a section, and the state it owns.
+//!
+//! * [`verbosity`]: the level threshold, the first thing every section checks;
+//! * [`guard`]: the guard a recorded section holds;
+//! * [`thread`]: a thread's recording state and the enter/exit hot path;
+//! * [`frames`]: the open-frame table (what runs now), readable by any thread;
+//! * [`ring`] and [`record`]: completed sections on their way to the background thread;
+//! * [`tree`]: the thread's call tree, aggregated as it runs;
+//! * [`snapshot`]: reading all of the above, from any thread, into plain data.
+
+pub(crate) mod frames;
+pub(crate) mod guard;
+pub(crate) mod record;
+pub(crate) mod ring;
+#[cfg(test)]
+mod ring_tests;
+pub(crate) mod snapshot;
+pub(crate) mod thread;
+pub(crate) mod tree;
+pub(crate) mod verbosity;

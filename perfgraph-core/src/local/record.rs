@@ -1,0 +1,78 @@
+//! The ring record: one completed section, as a recording thread pushes it and the background thread
+//! drains it. The one owner of the record's word layout.
+
+use crate::base::registry::SectionId;
+use crate::local::ring::WORDS;
+
+/// One completed section, decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// Clock ticks at start.
+    pub start: u64,
+    /// Clock ticks at end.
+    pub end: u64,
+    /// The section.
+    pub section: SectionId,
+    /// Nesting depth, 0 outermost.
+    pub depth: u32,
+    /// Resident memory at start, KiB.
+    pub mem_start_kb: u32,
+    /// Resident memory at end, KiB.
+    pub mem_end_kb: u32,
+}
+
+impl Record {
+    /// The ring's words: `[start, end, section | depth << 32, mem_start_kb | mem_end_kb << 32]`.
+    #[inline(always)]
+    pub fn to_words(self) -> [u64; WORDS] {
+        [
+            self.start,
+            self.end,
+            self.section as u64 | (self.depth as u64) << 32,
+            self.mem_start_kb as u64 | (self.mem_end_kb as u64) << 32,
+        ]
+    }
+
+    /// Decodes [`to_words`](Record::to_words).
+    pub fn from_words(w: [u64; WORDS]) -> Record {
+        Record {
+            start: w[0],
+            end: w[1],
+            section: w[2] as u32,
+            depth: (w[2] >> 32) as u32,
+            mem_start_kb: w[3] as u32,
+            mem_end_kb: (w[3] >> 32) as u32,
+        }
+    }
+
+    /// A record without memory figures, for the renderers' tests.
+    #[cfg(test)]
+    pub(crate) fn timed(start: u64, end: u64, section: SectionId, depth: u32) -> Record {
+        Record {
+            start,
+            end,
+            section,
+            depth,
+            mem_start_kb: 0,
+            mem_end_kb: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Record;
+
+    #[test]
+    fn words_round_trip() {
+        let r = Record {
+            start: u64::MAX - 1,
+            end: u64::MAX,
+            section: 262_143,
+            depth: u32::MAX,
+            mem_start_kb: 7,
+            mem_end_kb: u32::MAX,
+        };
+        assert_eq!(Record::from_words(r.to_words()), r);
+    }
+}
