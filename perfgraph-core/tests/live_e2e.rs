@@ -7,6 +7,8 @@
 //! order, the stats' column and format); numbers that depend on scheduling are matched loosely, and time
 //! bounds are generous: they catch hangs, not slowness.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -142,15 +144,9 @@ fn child(scenario: &str) {
 // ---- running a child ------------------------------------------------------------------------------------------
 
 fn command(scenario: &str) -> Command {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
     cmd.env("LIVE_CHILD", scenario)
         .env("PERFGRAPH_TIME_LIMIT", "0.2")
-        .env_remove("PERFGRAPH_LIVE")
-        .env_remove("PERFGRAPH_MEM_LIMIT")
-        .env_remove("PERFGRAPH_REPORT")
-        .env_remove("PERFGRAPH_VERBOSITY")
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd

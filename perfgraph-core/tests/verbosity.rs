@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use perfgraph_core::{Verbosity, set_verbosity, time_section};
 
 fn levels() {
@@ -93,7 +91,7 @@ fn child() {
 }
 
 fn run_child(value: &str) -> (String, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = common::child_command(std::env::current_exe().unwrap())
         .args([
             "levels_above_the_verbosity_are_not_recorded",
             "--exact",

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)] // reason: each test binary uses a different subset.
 
+use std::ffi::OsStr;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Waits until the background thread has completed `n` more passes (each drains every ring once). The bound
@@ -24,4 +26,20 @@ pub fn thread_named(name: &str) -> perfgraph_core::ThreadSnapshot {
         .into_iter()
         .find(|t| t.name == name)
         .unwrap_or_else(|| panic!("no thread named {name}"))
+}
+
+/// A `Command` for `program` (usually `std::env::current_exe()`: the test binary itself) with stdin null
+/// and without any variable perfgraph reads, so only what the test sets reaches the child: a developer's
+/// exported `PERFGRAPH_REPORT=all` cannot change a test's result.
+pub fn child_command(program: impl AsRef<OsStr>) -> Command {
+    let mut cmd = Command::new(program);
+    // Every `PERFGRAPH_*` setting, and `NO_COLOR`, the one other variable the live printer reads.
+    for var in perfgraph_core::Config::VARIABLE_NAMES
+        .into_iter()
+        .chain(["NO_COLOR"])
+    {
+        cmd.env_remove(var);
+    }
+    cmd.stdin(Stdio::null());
+    cmd
 }
