@@ -105,12 +105,7 @@ fn child(scenario: &str) {
     match scenario {
         "moose" => moose::executing(),
         "threads" => {
-            std::thread::Builder::new()
-                .name("worker".into())
-                .spawn(worker_job)
-                .unwrap()
-                .join()
-                .unwrap();
+            common::on_thread("worker", worker_job);
             std::thread::spawn(unnamed_job).join().unwrap();
         }
         "output" => {
@@ -123,10 +118,8 @@ fn child(scenario: &str) {
             std::hint::black_box(&v);
         }
         "exit" => {
-            std::thread::Builder::new()
-                .name("sleeper".into())
-                .spawn(sleeping_forever)
-                .unwrap();
+            // Never joined: `main_work_then_exit` exits the process while it sleeps.
+            common::spawn_named("sleeper", sleeping_forever);
             main_work_then_exit();
         }
         "flood" => {

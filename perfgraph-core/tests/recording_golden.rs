@@ -57,12 +57,7 @@ fn app() {
     tick(5);
     setup();
     // The loader thread's work, between spawn and join: the clock moves only on one thread at a time.
-    std::thread::Builder::new()
-        .name("loader".into())
-        .spawn(load)
-        .unwrap()
-        .join()
-        .unwrap();
+    common::on_thread("loader", load);
     {
         time_section!("Simulation::time_steps");
         for step in 0..3 {

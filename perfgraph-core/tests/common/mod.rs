@@ -3,6 +3,7 @@
 
 use std::ffi::OsStr;
 use std::process::{Command, Stdio};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Waits until the background thread has completed `n` more passes (each drains every ring once). The bound
@@ -42,4 +43,23 @@ pub fn child_command(program: impl AsRef<OsStr>) -> Command {
     }
     cmd.stdin(Stdio::null());
     cmd
+}
+
+/// Spawns `f` on a new thread named `name`. Join it with `.join().unwrap()`, or use [`on_thread`] to run
+/// `f` to the end at once.
+pub fn spawn_named<R: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> JoinHandle<R> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .unwrap()
+}
+
+/// Runs `f` on a new thread named `name` and joins it: returns `f`'s result, or re-raises its panic here.
+pub fn on_thread<R: Send + 'static>(name: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
+    spawn_named(name, f)
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
