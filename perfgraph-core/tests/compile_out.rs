@@ -2,14 +2,15 @@
 //! using every form builds and records nothing. Builds `tests/compile-out` (outside the workspace, since
 //! features unify inside it) with the same cargo that runs this test.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 #[test]
 fn disabled_build_compiles_and_records_nothing() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = dir.join("../target/compile-out");
-    let out = Command::new(env!("CARGO"))
+    let out = common::child_command(env!("CARGO"))
         .args(["run", "--quiet", "--manifest-path"])
         .arg(dir.join("tests/compile-out/Cargo.toml"))
         .env("CARGO_TARGET_DIR", &target)

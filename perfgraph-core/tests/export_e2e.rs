@@ -3,11 +3,12 @@
 //! exports, then checks the child's stderr and reads every file back. Also: an unwritable path costs one
 //! error line and nothing else, and `PERFGRAPH_TRACE_LIMIT` cuts the trace with the rest counted.
 
+mod common;
 #[path = "../examples/workload.rs"]
 mod workload;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -32,24 +33,13 @@ fn run_child(tag: &str, env: &[(&str, String)]) -> Run {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let exe = std::env::current_exe().unwrap();
-    let mut cmd = Command::new(&exe);
+    let mut cmd = common::child_command(&exe);
     cmd.args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
         .env("EXPORT_CHILD", "1")
         .env("PERFGRAPH_LIVE", "off")
         .env("PERFGRAPH_VERBOSITY", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    for var in [
-        "PERFGRAPH_REPORT",
-        "PERFGRAPH_INTERVAL",
-        "PERFGRAPH_TRACE",
-        "PERFGRAPH_TRACE_LIMIT",
-    ] {
-        cmd.env_remove(var);
-    }
-    for var in ["PERFGRAPH_FOLDED", "PERFGRAPH_JSON"] {
-        cmd.env_remove(var);
-    }
     for (k, v) in env {
         cmd.env(k, v.replace("{dir}", dir.to_str().unwrap()));
     }

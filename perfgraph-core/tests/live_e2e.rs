@@ -7,6 +7,8 @@
 //! order, the stats' column and format); numbers that depend on scheduling are matched loosely, and time
 //! bounds are generous: they catch hangs, not slowness.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -103,12 +105,7 @@ fn child(scenario: &str) {
     match scenario {
         "moose" => moose::executing(),
         "threads" => {
-            std::thread::Builder::new()
-                .name("worker".into())
-                .spawn(worker_job)
-                .unwrap()
-                .join()
-                .unwrap();
+            common::on_thread("worker", worker_job);
             std::thread::spawn(unnamed_job).join().unwrap();
         }
         "output" => {
@@ -121,10 +118,8 @@ fn child(scenario: &str) {
             std::hint::black_box(&v);
         }
         "exit" => {
-            std::thread::Builder::new()
-                .name("sleeper".into())
-                .spawn(sleeping_forever)
-                .unwrap();
+            // Never joined: `main_work_then_exit` exits the process while it sleeps.
+            common::spawn_named("sleeper", sleeping_forever);
             main_work_then_exit();
         }
         "flood" => {
@@ -142,15 +137,9 @@ fn child(scenario: &str) {
 // ---- running a child ------------------------------------------------------------------------------------------
 
 fn command(scenario: &str) -> Command {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
     cmd.env("LIVE_CHILD", scenario)
         .env("PERFGRAPH_TIME_LIMIT", "0.2")
-        .env_remove("PERFGRAPH_LIVE")
-        .env_remove("PERFGRAPH_MEM_LIMIT")
-        .env_remove("PERFGRAPH_REPORT")
-        .env_remove("PERFGRAPH_VERBOSITY")
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd

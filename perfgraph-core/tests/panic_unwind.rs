@@ -26,16 +26,11 @@ fn outer() {
 
 #[test]
 fn next_section_nests_where_it_should() {
-    std::thread::Builder::new()
-        .name("unwinder".into())
-        .spawn(|| {
-            std::panic::set_hook(Box::new(|_| {})); // keep the test output clean
-            outer();
-            after();
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    common::on_thread("unwinder", || {
+        std::panic::set_hook(Box::new(|_| {})); // keep the test output clean
+        outer();
+        after();
+    });
     let t = common::thread_named("unwinder");
     assert_eq!(
         t.tree

@@ -14,9 +14,11 @@
 //! waits for the background thread's first pass (which takes the first sample) before it moves the clock,
 //! so the counter track is that one sample at time 0 and its value again at the end.
 
+mod common;
+
 use std::collections::HashMap;
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -55,12 +57,7 @@ fn app() {
     tick(5);
     setup();
     // The loader thread's work, between spawn and join: the clock moves only on one thread at a time.
-    std::thread::Builder::new()
-        .name("loader".into())
-        .spawn(load)
-        .unwrap()
-        .join()
-        .unwrap();
+    common::on_thread("loader", load);
     {
         time_section!("Simulation::time_steps");
         for step in 0..3 {
@@ -164,22 +161,16 @@ fn run_child() -> Outputs {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let file = |name: &str| dir.join(name);
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.arg0(PROGRAM);
-    for (var, _) in std::env::vars_os() {
-        if var.to_string_lossy().starts_with("PERFGRAPH_") {
-            cmd.env_remove(var);
-        }
-    }
-    cmd.env(CHILD_VAR, "1")
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.arg0(PROGRAM)
+        .env(CHILD_VAR, "1")
         .env("PERFGRAPH_LIVE", "off")
         .env("PERFGRAPH_VERBOSITY", "1")
         .env("PERFGRAPH_MEM_INTERVAL", "1000")
         .env("PERFGRAPH_REPORT", "all")
         .env("PERFGRAPH_TRACE", file("trace.json"))
         .env("PERFGRAPH_FOLDED", file("stacks.folded"))
-        .env("PERFGRAPH_JSON", file("tree.json"))
-        .stdin(Stdio::null());
+        .env("PERFGRAPH_JSON", file("tree.json"));
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

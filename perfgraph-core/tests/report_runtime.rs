@@ -71,12 +71,7 @@ fn counts_are_exact_under_two_threads_even_when_the_ring_overflows() {
     perfgraph_core::__private::pause_draining(true);
     let workers: Vec<_> = ["rt-a", "rt-b"]
         .into_iter()
-        .map(|name| {
-            std::thread::Builder::new()
-                .name(name.into())
-                .spawn(|| load(OUTER, INNER))
-                .unwrap()
-        })
+        .map(|name| common::spawn_named(name, || load(OUTER, INNER)))
         .collect();
     for w in workers {
         w.join().unwrap();
@@ -122,18 +117,15 @@ fn counts_are_exact_under_two_threads_even_when_the_ring_overflows() {
 fn a_report_while_threads_are_inside_sections() {
     let (entered_tx, entered_rx) = mpsc::channel();
     let (release_tx, release_rx) = mpsc::channel::<()>();
-    let worker = std::thread::Builder::new()
-        .name("rt-busy".into())
-        .spawn(move || {
-            time_section!("rt::waiting");
-            {
-                time_section!("rt::done");
-            }
-            time_section!("rt::blocked");
-            entered_tx.send(()).unwrap();
-            release_rx.recv().unwrap();
-        })
-        .unwrap();
+    let worker = common::spawn_named("rt-busy", move || {
+        time_section!("rt::waiting");
+        {
+            time_section!("rt::done");
+        }
+        time_section!("rt::blocked");
+        entered_tx.send(()).unwrap();
+        release_rx.recv().unwrap();
+    });
     entered_rx.recv().unwrap();
     let first = perfgraph_core::report();
     check_invariants(&first);
@@ -175,18 +167,15 @@ fn reports_taken_while_two_threads_record_hold_the_invariants_and_never_go_back(
     let workers: Vec<_> = ["rt-live-a", "rt-live-b"]
         .into_iter()
         .map(|name| {
-            std::thread::Builder::new()
-                .name(name.into())
-                .spawn(|| {
-                    for _ in 0..OUTER {
-                        time_section!("rt::live_outer");
-                        for _ in 0..INNER {
-                            time_section!("rt::live_inner");
-                            std::hint::black_box(0);
-                        }
+            common::spawn_named(name, || {
+                for _ in 0..OUTER {
+                    time_section!("rt::live_outer");
+                    for _ in 0..INNER {
+                        time_section!("rt::live_inner");
+                        std::hint::black_box(0);
                     }
-                })
-                .unwrap()
+                }
+            })
         })
         .collect();
     let calls = |r: &Report, path: &[&str]| r.tree.find(path).map_or(0, |n| n.calls);

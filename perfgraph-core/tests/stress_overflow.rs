@@ -25,12 +25,7 @@ fn work() -> u64 {
 }
 
 fn run_two(names: [&str; 2]) {
-    let handles = names.map(|name| {
-        std::thread::Builder::new()
-            .name(name.into())
-            .spawn(work)
-            .unwrap()
-    });
+    let handles = names.map(|name| common::spawn_named(name, work));
     for h in handles {
         h.join().unwrap();
     }

@@ -17,12 +17,7 @@ fn step(i: u64) -> u64 {
 #[test]
 fn exited_thread_keeps_its_tree_and_records() {
     perfgraph_core::__private::pause_draining(true);
-    std::thread::Builder::new()
-        .name("short-lived".into())
-        .spawn(|| job(100))
-        .unwrap()
-        .join()
-        .unwrap();
+    common::on_thread("short-lived", || job(100));
 
     // Before any drain: the exited thread's aggregates are already complete.
     let t = common::thread_named("short-lived");

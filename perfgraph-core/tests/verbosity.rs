@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use perfgraph_core::{Verbosity, set_verbosity, time_section};
 
 fn levels() {
@@ -22,28 +20,19 @@ fn recorded_names(thread: &str) -> Vec<&'static str> {
     names
 }
 
-fn on_thread(name: &str, f: fn()) {
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap();
-}
-
 #[test]
 fn levels_above_the_verbosity_are_not_recorded() {
     if std::env::var_os("VERBOSITY_CHILD").is_some() {
         return child();
     }
     set_verbosity(Verbosity::Level(1));
-    on_thread("level-1", levels);
+    common::on_thread("level-1", levels);
     assert_eq!(recorded_names("level-1"), ["v::phase", "v::step"]);
     set_verbosity(Verbosity::Level(3));
-    on_thread("level-3", levels);
+    common::on_thread("level-3", levels);
     assert_eq!(recorded_names("level-3").len(), 4);
     set_verbosity(Verbosity::Off);
-    on_thread("level-off", || {
+    common::on_thread("level-off", || {
         levels();
         time_section!("v::another", level = 0);
     });
@@ -75,7 +64,7 @@ fn levels_above_the_verbosity_are_not_recorded() {
 
 /// Runs in the child: prints what it recorded on stdout.
 fn child() {
-    on_thread("child", levels);
+    common::on_thread("child", levels);
     let names = perfgraph_core::threads()
         .iter()
         .find(|t| t.name == "child")
@@ -93,7 +82,7 @@ fn child() {
 }
 
 fn run_child(value: &str) -> (String, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = common::child_command(std::env::current_exe().unwrap())
         .args([
             "levels_above_the_verbosity_are_not_recorded",
             "--exact",
