@@ -452,3 +452,33 @@ fn flag_value(input: ParseStream, option: &str) -> syn::Result<bool> {
         format!("`{option}` takes `true` or `false` (or write just `{option}`)"),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second row with the same key would never be reached: lookup stops at the first.
+    #[test]
+    fn option_keys_are_distinct() {
+        for (i, spec) in OPTIONS.iter().enumerate() {
+            assert!(
+                OPTIONS[..i].iter().all(|earlier| earlier.key != spec.key),
+                "option `{}` has two rows",
+                spec.key
+            );
+        }
+    }
+
+    /// The accepted-options lists must show each option under the key the parser matches.
+    #[test]
+    fn summaries_start_with_their_key() {
+        for spec in OPTIONS {
+            assert!(
+                spec.summary.starts_with(&format!("`{}", spec.key)),
+                "summary {:?} does not show key `{}`",
+                spec.summary,
+                spec.key
+            );
+        }
+    }
+}
