@@ -1,65 +1,194 @@
 //! Parsing the options of `#[timed(...)]` and `time_section!(...)` into a typed struct, with a spanned error
 //! for every mistake.
+//!
+//! One table, [`OPTIONS`], says everything about each option: its key, how the error messages list it,
+//! which macro accepts it, what value it takes and which field of [`Options`] holds it. Parsing and the
+//! "accepted options" lists both read it, so a new option is one row there plus its field.
 
 use proc_macro2::Span;
 use quote::ToTokens;
+use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
-use syn::{Error, LitBool, LitInt, LitStr, Path, Token};
+use syn::{Error, Ident, LitBool, LitInt, LitStr, Path, Token};
 
-mod kw {
-    syn::custom_keyword!(name);
-    syn::custom_keyword!(level);
-    syn::custom_keyword!(live);
-    syn::custom_keyword!(dots);
-}
-
-/// What `#[timed]` accepts, for error messages.
-pub const TIMED_OPTIONS: &str = "`name = \"...\"`, `level = 0..=3`, `live = \"...\"`, `dots` (or `dots = true|false`), `crate = \"path\"`";
-/// What `time_section!` accepts after its name, for error messages.
-pub const SECTION_OPTIONS: &str =
-    "`level = 0..=3`, `live = \"...\"`, `dots` (or `dots = true|false`), `crate = \"path\"`";
-
-/// Options common to both macros, each with the span of the option that set it.
+/// Options common to both macros, each `None` until the user gives it.
 #[derive(Default)]
 pub struct Options {
+    /// `name = "..."` (`#[timed]` only).
     pub name: Option<LitStr>,
+    /// `level = 0..=3`, with the span of the integer.
     pub level: Option<(u8, Span)>,
+    /// `live = "..."`.
     pub live: Option<LitStr>,
+    /// `dots` or `dots = true|false`.
     pub dots: Option<bool>,
+    /// `crate = "path"`, parsed into the path.
     pub krate: Option<Path>,
 }
 
 /// `#[timed(options)]`.
 pub struct TimedArgs {
+    /// Everything between the parentheses.
     pub options: Options,
 }
 
 /// `time_section!("name", options)`.
 pub struct SectionArgs {
+    /// The section name, the first argument.
     pub name: LitStr,
+    /// The options after the name.
     pub options: Options,
 }
 
-/// Which macro is parsing: decides whether `name = ...` is allowed and what the errors list.
+/// Every option of the two macros, in the order the "accepted options" lists give them.
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        key: "name",
+        summary: "`name = \"...\"`",
+        timed: Takes::Yes,
+        section: Takes::No(
+            "time_section! takes its name as the first argument, not as `name = ...`: \
+             `time_section!(\"residual\", level = 2)`",
+        ),
+        value: ValueKind::Text {
+            example: "`name = \"mesh::refine\"`",
+            if_empty: "the section name must not be empty; leave `name` out to use the function's name",
+            slot: |options| &mut options.name,
+        },
+    },
+    OptionSpec {
+        key: "level",
+        summary: "`level = 0..=3`",
+        timed: Takes::Yes,
+        section: Takes::Yes,
+        value: ValueKind::Int {
+            max: 3,
+            example: "`level = 0..=3`",
+            expects: "`level` takes an integer from 0 to 3 (0 program phases, 1 main steps, 2 detail, \
+                      3 fine detail)",
+            slot: |options| &mut options.level,
+        },
+    },
+    OptionSpec {
+        key: "live",
+        summary: "`live = \"...\"`",
+        timed: Takes::Yes,
+        section: Takes::Yes,
+        value: ValueKind::Text {
+            example: "`live = \"Solving nonlinear system\"`",
+            if_empty: "the live message must not be empty; leave `live` out to show the section's name",
+            slot: |options| &mut options.live,
+        },
+    },
+    OptionSpec {
+        key: "dots",
+        summary: "`dots` (or `dots = true|false`)",
+        timed: Takes::Yes,
+        section: Takes::Yes,
+        value: ValueKind::Flag {
+            slot: |options| &mut options.dots,
+        },
+    },
+    OptionSpec {
+        key: "crate",
+        summary: "`crate = \"path\"`",
+        timed: Takes::Yes,
+        section: Takes::Yes,
+        value: ValueKind::QuotedPath {
+            example: "`crate = \"my_crate::perfgraph\"`",
+            invalid: "`crate` takes the path where perfgraph_core is reachable, e.g. \
+                      `crate = \"my_crate::perfgraph\"`",
+            slot: |options| &mut options.krate,
+        },
+    },
+];
+
+/// One row of [`OPTIONS`].
+struct OptionSpec {
+    /// The option's key, as written before its value; may be a keyword (`crate`).
+    key: &'static str,
+    /// How the "accepted options" lists of error messages show it.
+    summary: &'static str,
+    /// Whether `#[timed]` accepts it.
+    timed: Takes,
+    /// Whether `time_section!` accepts it.
+    section: Takes,
+    /// What value it takes, and the field of [`Options`] that holds it.
+    value: ValueKind,
+}
+
+/// Whether a macro accepts an option.
+#[derive(Clone, Copy)]
+enum Takes {
+    /// Accepted, and listed in that macro's "accepted options".
+    Yes,
+    /// Rejected with this message under the option's key (it should say what to write instead).
+    No(&'static str),
+}
+
+/// The value an option takes, with its messages and the field that holds it: the field's type is the
+/// value's, so a row cannot store into the wrong kind of field.
+#[derive(Clone, Copy)]
+enum ValueKind {
+    /// `key = "..."`, not empty or blank.
+    Text {
+        /// The option written out, for "needs a value" and "takes a string literal".
+        example: &'static str,
+        /// The error under an empty or blank string.
+        if_empty: &'static str,
+        /// Where the literal goes.
+        slot: fn(&mut Options) -> &mut Option<LitStr>,
+    },
+    /// `key = 0..=max`.
+    Int {
+        /// The largest value accepted.
+        max: u8,
+        /// The option written out, for "needs a value".
+        example: &'static str,
+        /// What the value must be: the error under anything else.
+        expects: &'static str,
+        /// Where the value goes, with the integer's span.
+        slot: fn(&mut Options) -> &mut Option<(u8, Span)>,
+    },
+    /// `key` alone (true), or `key = true|false`.
+    Flag {
+        /// Where the value goes.
+        slot: fn(&mut Options) -> &mut Option<bool>,
+    },
+    /// `key = "a::path"`: a string literal holding a Rust path.
+    QuotedPath {
+        /// The option written out, for "needs a value" and "takes a string literal".
+        example: &'static str,
+        /// The error under a string that is no path.
+        invalid: &'static str,
+        /// Where the parsed path goes.
+        slot: fn(&mut Options) -> &mut Option<Path>,
+    },
+}
+
+/// Which macro is parsing: decides which options it accepts and what its errors list.
 #[derive(Clone, Copy, PartialEq)]
-enum Context {
+enum Macro {
+    /// `#[timed(...)]`.
     Timed,
+    /// `time_section!(...)`.
     Section,
 }
 
-impl Context {
-    fn accepted(self) -> &'static str {
-        match self {
-            Context::Timed => TIMED_OPTIONS,
-            Context::Section => SECTION_OPTIONS,
-        }
-    }
+/// The options `mac` accepts, as its error messages list them.
+fn accepted_options(mac: Macro) -> String {
+    OPTIONS
+        .iter()
+        .filter(|spec| matches!(spec.taken_by(mac), Takes::Yes))
+        .map(|spec| spec.summary)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Parse for TimedArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         Ok(TimedArgs {
-            options: parse_options(input, Context::Timed)?,
+            options: parse_options(input, Macro::Timed)?,
         })
     }
 }
@@ -72,7 +201,7 @@ impl Parse for SectionArgs {
             return Err(Error::new(
                 Span::call_site(),
                 "time_section! needs a section name first: `time_section!(\"name\")`, optionally followed by \
-                 options: ".to_owned() + SECTION_OPTIONS,
+                 options: ".to_owned() + &accepted_options(Macro::Section),
             ));
         } else {
             let tokens: proc_macro2::TokenStream = input.parse()?;
@@ -90,7 +219,7 @@ impl Parse for SectionArgs {
             Options::default()
         } else {
             input.parse::<Token![,]>()?;
-            parse_options(input, Context::Section)?
+            parse_options(input, Macro::Section)?
         };
         Ok(SectionArgs { name, options })
     }
@@ -106,7 +235,7 @@ fn non_empty(lit: &LitStr, message: &str) -> syn::Result<()> {
 }
 
 /// Parses `option (, option)* ,?`, collecting every error before returning.
-fn parse_options(input: ParseStream, ctx: Context) -> syn::Result<Options> {
+fn parse_options(input: ParseStream, mac: Macro) -> syn::Result<Options> {
     let mut options = Options::default();
     let mut errors: Option<Error> = None;
     let mut push = |e: Error| match &mut errors {
@@ -114,7 +243,7 @@ fn parse_options(input: ParseStream, ctx: Context) -> syn::Result<Options> {
         None => errors = Some(e),
     };
     while !input.is_empty() {
-        if let Err(e) = parse_option(input, ctx, &mut options) {
+        if let Err(e) = parse_option(input, mac, &mut options) {
             push(e);
             // Skip to the next comma so later options are still checked.
             while !input.is_empty() && !input.peek(Token![,]) {
@@ -132,6 +261,119 @@ fn parse_options(input: ParseStream, ctx: Context) -> syn::Result<Options> {
     }
 }
 
+/// Parses one option into `options`, as its row of [`OPTIONS`] says.
+fn parse_option(input: ParseStream, mac: Macro, options: &mut Options) -> syn::Result<()> {
+    let Some(spec) = peek_option(input) else {
+        return Err(unknown_option(input, mac)?);
+    };
+    let key = input.call(Ident::parse_any)?;
+    if let Takes::No(message) = spec.taken_by(mac) {
+        return Err(Error::new_spanned(key, message));
+    }
+    spec.parse_value(input, key.span(), options)
+}
+
+/// The row of the option whose key comes next, if any. Keywords count (`crate`), as with `Token![crate]`;
+/// raw identifiers (`r#name`) do not.
+fn peek_option(input: ParseStream) -> Option<&'static OptionSpec> {
+    let (key, _) = input.cursor().ident()?;
+    OPTIONS.iter().find(|spec| key == spec.key)
+}
+
+/// The error for what stands where an option should but names none: a hint for a bare string
+/// (`#[timed("solve")]`), else the accepted options. Fails only if the tokens cannot be read.
+fn unknown_option(input: ParseStream, mac: Macro) -> syn::Result<Error> {
+    // Not `lookahead1().error()`: its message would not say what the values look like; ours does.
+    let accepted = accepted_options(mac);
+    if mac == Macro::Timed && input.peek(LitStr) {
+        let lit: LitStr = input.parse()?;
+        let message = format!(
+            "to name the section write `name = {}`; accepted options: {accepted}",
+            lit.to_token_stream()
+        );
+        return Ok(Error::new_spanned(lit, message));
+    }
+    if input.peek(Ident) {
+        let ident: Ident = input.parse()?;
+        let message = format!("unknown option `{ident}`; accepted options: {accepted}");
+        return Ok(Error::new_spanned(ident, message));
+    }
+    let tokens = value_tokens(input)?;
+    let message = format!("expected an option; accepted options: {accepted}");
+    Ok(Error::new_spanned(tokens, message))
+}
+
+impl OptionSpec {
+    /// Whether `mac` accepts this option.
+    fn taken_by(&self, mac: Macro) -> Takes {
+        match mac {
+            Macro::Timed => self.timed,
+            Macro::Section => self.section,
+        }
+    }
+
+    /// Parses what follows the key (`key` is its span) and stores it in its field of `options`. Checks the
+    /// value before the duplicate, so a bad value is reported as such even when given twice.
+    fn parse_value(&self, input: ParseStream, key: Span, options: &mut Options) -> syn::Result<()> {
+        match self.value {
+            ValueKind::Text {
+                example,
+                if_empty,
+                slot,
+            } => {
+                let value = self.string_after_equals(input, key, example)?;
+                non_empty(&value, if_empty)?;
+                self.store(slot(options), value, key)
+            }
+            ValueKind::Int {
+                max,
+                example,
+                expects,
+                slot,
+            } => {
+                equals(input, key, example)?;
+                let value = int_value(input, self.key, max, expects)?;
+                self.store(slot(options), value, key)
+            }
+            ValueKind::Flag { slot } => {
+                let value = flag_value(input, self.key)?;
+                self.store(slot(options), value, key)
+            }
+            ValueKind::QuotedPath {
+                example,
+                invalid,
+                slot,
+            } => {
+                let value = self.string_after_equals(input, key, example)?;
+                let path = value
+                    .parse::<Path>()
+                    .map_err(|_| Error::new_spanned(&value, invalid))?;
+                self.store(slot(options), path, key)
+            }
+        }
+    }
+
+    /// `= "..."`: the string literal after the `=`.
+    fn string_after_equals(
+        &self,
+        input: ParseStream,
+        key: Span,
+        example: &str,
+    ) -> syn::Result<LitStr> {
+        equals(input, key, example)?;
+        string_value(input, self.key, example)
+    }
+
+    /// Puts `value` in the option's field, or reports the option as given twice, under the second key.
+    fn store<T>(&self, field: &mut Option<T>, value: T, key: Span) -> syn::Result<()> {
+        if field.is_some() {
+            return Err(duplicate(key, self.key));
+        }
+        *field = Some(value);
+        Ok(())
+    }
+}
+
 /// The `=` after an option that needs a value; without one, an error under the option naming its form.
 fn equals(input: ParseStream, key: Span, form: &str) -> syn::Result<()> {
     if input.peek(Token![=]) {
@@ -145,111 +387,9 @@ fn equals(input: ParseStream, key: Span, form: &str) -> syn::Result<()> {
     }
 }
 
+/// The error for an option given twice, under its second key.
 fn duplicate(span: Span, option: &str) -> Error {
     Error::new(span, format!("duplicate option `{option}`: give it once"))
-}
-
-fn parse_option(input: ParseStream, ctx: Context, o: &mut Options) -> syn::Result<()> {
-    let lookahead = input.lookahead1();
-    if lookahead.peek(kw::name) {
-        let key: kw::name = input.parse()?;
-        if ctx == Context::Section {
-            return Err(Error::new_spanned(
-                key,
-                "time_section! takes its name as the first argument, not as `name = ...`: \
-                 `time_section!(\"residual\", level = 2)`",
-            ));
-        }
-        equals(input, key.span, "`name = \"mesh::refine\"`")?;
-        let value = string_value(input, "name", "`name = \"mesh::refine\"`")?;
-        non_empty(
-            &value,
-            "the section name must not be empty; leave `name` out to use the function's name",
-        )?;
-        if o.name.is_some() {
-            return Err(duplicate(key.span, "name"));
-        }
-        o.name = Some(value);
-    } else if lookahead.peek(kw::level) {
-        let key: kw::level = input.parse()?;
-        equals(input, key.span, "`level = 0..=3`")?;
-        let level = level_value(input)?;
-        if o.level.is_some() {
-            return Err(duplicate(key.span, "level"));
-        }
-        o.level = Some(level);
-    } else if lookahead.peek(kw::live) {
-        let key: kw::live = input.parse()?;
-        equals(input, key.span, "`live = \"Solving nonlinear system\"`")?;
-        let value = string_value(input, "live", "`live = \"Solving nonlinear system\"`")?;
-        non_empty(
-            &value,
-            "the live message must not be empty; leave `live` out to show the section's name",
-        )?;
-        if o.live.is_some() {
-            return Err(duplicate(key.span, "live"));
-        }
-        o.live = Some(value);
-    } else if lookahead.peek(kw::dots) {
-        let key: kw::dots = input.parse()?;
-        let value = if input.peek(Token![=]) {
-            input.parse::<Token![=]>()?;
-            if input.peek(LitBool) {
-                input.parse::<LitBool>()?.value
-            } else {
-                let tokens = value_tokens(input)?;
-                return Err(Error::new_spanned(
-                    tokens,
-                    "`dots` takes `true` or `false` (or write just `dots`)",
-                ));
-            }
-        } else {
-            true
-        };
-        if o.dots.is_some() {
-            return Err(duplicate(key.span, "dots"));
-        }
-        o.dots = Some(value);
-    } else if lookahead.peek(Token![crate]) {
-        let key: Token![crate] = input.parse()?;
-        equals(input, key.span, "`crate = \"my_crate::perfgraph\"`")?;
-        let value = string_value(input, "crate", "`crate = \"my_crate::perfgraph\"`")?;
-        let path: Path = value.parse().map_err(|_| {
-            Error::new_spanned(
-                &value,
-                "`crate` takes the path where perfgraph_core is reachable, e.g. `crate = \"my_crate::perfgraph\"`",
-            )
-        })?;
-        if o.krate.is_some() {
-            return Err(duplicate(key.span, "crate"));
-        }
-        o.krate = Some(path);
-    } else {
-        // Not `lookahead.error()`: its message would not say what the values look like; ours does.
-        let _ = lookahead;
-        let unknown = if ctx == Context::Timed && input.peek(LitStr) {
-            let lit: LitStr = input.parse()?;
-            let message = format!(
-                "to name the section write `name = {}`; accepted options: {}",
-                lit.to_token_stream(),
-                ctx.accepted()
-            );
-            Error::new_spanned(lit, message)
-        } else if input.peek(syn::Ident) {
-            let ident: syn::Ident = input.parse()?;
-            let message = format!(
-                "unknown option `{ident}`; accepted options: {}",
-                ctx.accepted()
-            );
-            Error::new_spanned(ident, message)
-        } else {
-            let tokens = value_tokens(input)?;
-            let message = format!("expected an option; accepted options: {}", ctx.accepted());
-            Error::new_spanned(tokens, message)
-        };
-        return Err(unknown);
-    }
-    Ok(())
 }
 
 /// The tokens up to the next comma, for an error span.
@@ -262,6 +402,7 @@ fn value_tokens(input: ParseStream) -> syn::Result<proc_macro2::TokenStream> {
     Ok(tokens)
 }
 
+/// A string literal as `option`'s value; anything else is an error naming the `example`.
 fn string_value(input: ParseStream, option: &str, example: &str) -> syn::Result<LitStr> {
     if input.peek(LitStr) {
         return input.parse();
@@ -276,22 +417,68 @@ fn string_value(input: ParseStream, option: &str, example: &str) -> syn::Result<
     ))
 }
 
-fn level_value(input: ParseStream) -> syn::Result<(u8, Span)> {
-    const ACCEPTED: &str = "`level` takes an integer from 0 to 3 (0 program phases, 1 main steps, 2 detail, \
-                            3 fine detail)";
+/// An integer from 0 to `max` as `option`'s value, with its span; anything else is an error saying what the
+/// option `expects`.
+fn int_value(input: ParseStream, option: &str, max: u8, expects: &str) -> syn::Result<(u8, Span)> {
     if input.peek(LitInt) {
         let lit: LitInt = input.parse()?;
-        return match lit.base10_parse::<u64>() {
-            Ok(level) if level <= 3 => Ok((level as u8, lit.span())),
+        return match lit.base10_parse::<u8>() {
+            Ok(value) if value <= max => Ok((value, lit.span())),
             _ => Err(Error::new_spanned(
                 lit,
-                format!("level out of range; {ACCEPTED}"),
+                format!("{option} out of range; {expects}"),
             )),
         };
     }
     let tokens = value_tokens(input)?;
     if tokens.is_empty() {
-        return Err(input.error(ACCEPTED));
+        return Err(input.error(expects));
     }
-    Err(Error::new_spanned(tokens, ACCEPTED))
+    Err(Error::new_spanned(tokens, expects))
+}
+
+/// A flag's value: `true` when written alone, else the `true` or `false` after its `=`.
+fn flag_value(input: ParseStream, option: &str) -> syn::Result<bool> {
+    if !input.peek(Token![=]) {
+        return Ok(true);
+    }
+    input.parse::<Token![=]>()?;
+    if input.peek(LitBool) {
+        return Ok(input.parse::<LitBool>()?.value);
+    }
+    let tokens = value_tokens(input)?;
+    Err(Error::new_spanned(
+        tokens,
+        format!("`{option}` takes `true` or `false` (or write just `{option}`)"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second row with the same key would never be reached: lookup stops at the first.
+    #[test]
+    fn option_keys_are_distinct() {
+        for (i, spec) in OPTIONS.iter().enumerate() {
+            assert!(
+                OPTIONS[..i].iter().all(|earlier| earlier.key != spec.key),
+                "option `{}` has two rows",
+                spec.key
+            );
+        }
+    }
+
+    /// The accepted-options lists must show each option under the key the parser matches.
+    #[test]
+    fn summaries_start_with_their_key() {
+        for spec in OPTIONS {
+            assert!(
+                spec.summary.starts_with(&format!("`{}", spec.key)),
+                "summary {:?} does not show key `{}`",
+                spec.summary,
+                spec.key
+            );
+        }
+    }
 }
