@@ -14,19 +14,19 @@ use crate::base::registry::SectionId;
 #[must_use = "a section ends when its guard is dropped; bind it to a local"]
 #[derive(Debug)]
 pub struct Guard {
-    /// The current thread's state, or null for a section that is not recorded.
-    state: *const ThreadState,
+    /// The current thread's state, or `None` for a section that is not recorded.
+    state: Option<&'static ThreadState>,
     /// Depth the section opened at.
     depth: u32,
-    /// Explicitly `!Send` (and `!Sync`), whatever the fields above become: a guard moved to another thread
-    /// would close a section on a thread that does not own it.
+    /// The one reason the guard is `!Send` (and `!Sync`), so the compiler's error names it and nothing
+    /// private: a guard moved to another thread would close a section on a thread that does not own it.
     _not_send: PhantomData<*const ()>,
 }
 
 impl Guard {
     /// The guard of a section that is not recorded: dropping it does nothing.
     pub const OFF: Guard = Guard {
-        state: std::ptr::null(),
+        state: None,
         depth: 0,
         _not_send: PhantomData,
     };
@@ -41,7 +41,7 @@ impl Guard {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
         let depth = unsafe { state.enter(section) };
         Guard {
-            state,
+            state: Some(state),
             depth,
             _not_send: PhantomData,
         }
@@ -51,8 +51,8 @@ impl Guard {
 impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
-        if !self.state.is_null() {
-            exit_enabled(self.state, self.depth);
+        if let Some(state) = self.state {
+            exit_enabled(state, self.depth);
         }
     }
 }
@@ -60,10 +60,7 @@ impl Drop for Guard {
 /// Out of line, like the entry point's enabled path, so the code at each call site is a null check and a
 /// call.
 #[inline(never)]
-fn exit_enabled(state: *const ThreadState, depth: u32) {
-    // SAFETY: `state` is the non-null state of the thread that made the guard, kept alive for the whole
-    // process.
-    let state = unsafe { &*state };
-    // SAFETY: guards are `!Send`, so this is the thread that owns `state`.
+fn exit_enabled(state: &'static ThreadState, depth: u32) {
+    // SAFETY: guards are `!Send`, so this is the thread that made the guard, which owns `state`.
     unsafe { state.exit(depth) };
 }
