@@ -113,6 +113,11 @@ fn micros(ns: u64) -> String {
     format!("{}.{:03}", ns / 1000, ns % 1000)
 }
 
+/// The trace's thread id of thread `index`: tid 0 is the process's own row in some viewers.
+fn tid(index: u32) -> u64 {
+    index as u64 + 1
+}
+
 /// Writes the trace. `buffer`'s events are sorted in place (by thread, then start, outer calls first).
 /// `section_name` names a section id.
 pub(crate) fn write(
@@ -121,8 +126,16 @@ pub(crate) fn write(
     meta: &TraceMeta,
     section_name: &dyn Fn(SectionId) -> String,
 ) -> io::Result<()> {
+    out.write_all(b"{\"traceEvents\":[\n")?;
+    write_names(out, meta)?;
+    write_calls(out, buffer, meta, section_name)?;
+    write_memory(out, buffer, meta)?;
+    write_missing(out, buffer, meta)
+}
+
+/// The process's and threads' names, as metadata events.
+fn write_names(out: &mut dyn Write, meta: &TraceMeta) -> io::Result<()> {
     let pid = meta.pid;
-    let tid = |thread: u32| thread as u64 + 1; // tid 0 is the process's own row in some viewers
     let mut lines: Vec<String> = Vec::new();
     lines.push(
         json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
@@ -141,11 +154,22 @@ pub(crate) fn write(
             .to_string(),
         );
     }
-    out.write_all(b"{\"traceEvents\":[\n")?;
     for l in &lines {
         out.write_all(l.as_bytes())?;
         out.write_all(b",\n")?;
     }
+    Ok(())
+}
+
+/// One complete event per call, the sections still running among them (marked unfinished). Leaves the
+/// buffer holding its own events again (sorted).
+fn write_calls(
+    out: &mut dyn Write,
+    buffer: &mut TraceBuffer,
+    meta: &TraceMeta,
+    section_name: &dyn Fn(SectionId) -> String,
+) -> io::Result<()> {
+    let pid = meta.pid;
     // Sections still running join the others (they are few), marked by their identity.
     let kept = buffer.events.len();
     let unfinished: std::collections::HashSet<(u32, u64, SectionId)> = meta
@@ -186,6 +210,19 @@ pub(crate) fn write(
         }
         out.write_all(b"},\n")?;
     }
+    // Back to the buffer's own contents (a second write gives the same file).
+    if !unfinished.is_empty() {
+        buffer
+            .events
+            .retain(|e| !unfinished.contains(&(e.thread, e.start, e.section)));
+    }
+    debug_assert_eq!(buffer.events.len(), kept);
+    Ok(())
+}
+
+/// The resident-memory counter track, held at its latest value to the end of the trace.
+fn write_memory(out: &mut dyn Write, buffer: &TraceBuffer, meta: &TraceMeta) -> io::Result<()> {
+    let pid = meta.pid;
     // The latest value again at the end, so the counter track spans the whole trace.
     let last = buffer
         .last_sample
@@ -200,6 +237,12 @@ pub(crate) fn write(
             bytes % 1_000_000
         )?;
     }
+    Ok(())
+}
+
+/// What the trace lacks (an instant event, when anything is missing) and the closing `otherData`.
+fn write_missing(out: &mut dyn Write, buffer: &TraceBuffer, meta: &TraceMeta) -> io::Result<()> {
+    let pid = meta.pid;
     let ring_dropped: u64 = meta.ring_dropped.iter().map(|(_, n)| n).sum();
     let missing = ring_dropped + buffer.over_limit;
     if missing > 0 {
@@ -225,7 +268,8 @@ pub(crate) fn write(
         "tool": "perfgraph",
         "program": meta.program,
         "clock": meta.clock,
-        "events": buffer.events.len(),
+        // The calls written, the unfinished ones with them.
+        "events": buffer.events.len() + meta.unfinished.len(),
         "unfinished": meta.unfinished.len(),
         "trace_limit": buffer.limit,
         "dropped_past_trace_limit": buffer.over_limit,
@@ -239,12 +283,5 @@ pub(crate) fn write(
         json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": 0}}),
         other
     )?;
-    // Back to the buffer's own contents (a second write gives the same file).
-    if !unfinished.is_empty() {
-        buffer
-            .events
-            .retain(|e| !unfinished.contains(&(e.thread, e.start, e.section)));
-    }
-    debug_assert_eq!(buffer.events.len(), kept);
     Ok(())
 }
