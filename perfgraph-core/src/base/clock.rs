@@ -1,9 +1,10 @@
 //! The clock: the CPU's invariant timestamp counter where it can be trusted, `CLOCK_MONOTONIC` otherwise.
 //!
-//! The hot path reads raw ticks ([`now`]): one `rdtsc` (about 7 ns here) or one vDSO `clock_gettime`. Ticks
-//! become nanoseconds only off the hot path ([`Scale::to_ns`]), scaled by a ratio measured against `CLOCK_MONOTONIC`
-//! over the whole run so far ([`calibrate`], called by the background thread and the reports), so it gets
-//! more exact the longer the program runs and costs nothing up front.
+//! The hot path reads raw [`Ticks`] ([`now`]): one `rdtsc` or one vDSO `clock_gettime` (their cost is in
+//! `docs/performance.md`). Ticks become nanoseconds only off the hot path, and only through a [`Scale`],
+//! a ratio measured against `CLOCK_MONOTONIC` over the whole run so far ([`calibrate`], called by the
+//! background thread and the reports), so it gets more exact the longer the program runs and costs nothing
+//! up front.
 //!
 //! The TSC is used when all of these hold: the CPU is x86-64 and says its TSC is invariant (CPUID leaf
 //! 0x8000_0007, EDX bit 8); on Linux, the kernel itself chose `tsc` as its clocksource (it checks that the

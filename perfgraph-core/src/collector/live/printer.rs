@@ -1,5 +1,5 @@
 //! What live print shows, decided as a pure function of (events, now, settings): no clock, no I/O, no
-//! globals, so every rule is tested with a fake clock and golden transcripts (`live/tests.rs`).
+//! globals, so every rule is tested with a fake clock and golden transcripts (`collector/live/tests.rs`).
 //!
 //! Input, per pass of the background thread: for each thread whose ring was drained, the sections it
 //! completed ([`Printer::ended`], in completion order) and the end of the drain ([`Printer::drained`]); then
