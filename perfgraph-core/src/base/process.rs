@@ -5,6 +5,11 @@
 //! Lower layers only *signal* here (a recording thread asks for a wake-up; a file writer reports progress);
 //! the collector, which owns the background thread, reads the inbox and the counters. So nothing below the
 //! collector ever calls up into it.
+//!
+//! The inbox is a bounded `crossbeam-channel` of [`Message`]s; its doorbell is the background thread's park
+//! token, which it waits on with a deadline (`park_timeout`). A recording thread's wake-up is the doorbell
+//! alone (a counter and `unpark`): it measured cheaper than `try_send` on the recording side (the `wake`
+//! bench, docs/design.md), and the pass it brings acts on everything anyway.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -12,18 +17,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-/// What the background thread is asked to do.
+/// What the background thread is asked to do besides its passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Message {
-    /// Drain the rings now and act on what they hold (a shown section ended, a memory alert, a thread
-    /// exited, a test hook, the program's own output waiting on live print).
-    Wake,
     /// The process is exiting: make the final pass.
     Exit,
 }
 
-/// The background thread's inbox. Bounded: a message that finds it full is redundant (a pass is already
-/// due, and every pass acts on everything), so a sender never blocks and never allocates.
+/// The background thread's inbox. Bounded: a sender never blocks and never allocates.
 fn inbox() -> &'static (Sender<Message>, Receiver<Message>) {
     static INBOX: OnceLock<(Sender<Message>, Receiver<Message>)> = OnceLock::new();
     INBOX.get_or_init(|| crossbeam_channel::bounded(8))
@@ -32,6 +33,16 @@ fn inbox() -> &'static (Sender<Message>, Receiver<Message>) {
 /// The receiving end, for the background thread only.
 pub fn receiver() -> &'static Receiver<Message> {
     &inbox().1
+}
+
+/// The background thread, once it runs: the inbox's doorbell is its park token.
+static COLLECTOR: OnceLock<std::thread::Thread> = OnceLock::new();
+
+/// Rings the doorbell: the background thread's `park_timeout` returns (or its next one does at once).
+fn ring() {
+    if let Some(thread) = COLLECTOR.get() {
+        thread.unpark();
+    }
 }
 
 /// Set once the runtime's one-time start has finished (settings read, clock chosen).
@@ -54,8 +65,9 @@ pub fn mark_started() {
     STARTED.store(true, Ordering::Release);
 }
 
-/// Called once by the collector when its background thread runs.
-pub fn mark_collecting() {
+/// Called once by the collector when its background thread runs: `thread` is the one to wake.
+pub fn mark_collecting(thread: std::thread::Thread) {
+    let _ = COLLECTOR.set(thread);
     // Relaxed: only tells `catch_up` whether waiting can ever end; it orders nothing.
     COLLECTING.store(true, Ordering::Relaxed);
 }
@@ -83,11 +95,12 @@ static WAKES: AtomicU64 = AtomicU64::new(0);
 /// been acted on (its records drained, live print's lines handed to the terminal).
 static HANDLED: AtomicU64 = AtomicU64::new(0);
 
-/// Sends `message` to the background thread without blocking; a full inbox already holds a wake-up.
+/// Sends `message` to the background thread without blocking, and rings the doorbell.
 pub fn send(message: Message) {
-    // Full: a message is waiting already, and the pass it brings acts on everything. Disconnected cannot
-    // happen (the inbox is never dropped). Neither is worth more than ignoring.
+    // Full: the same messages are waiting already, and the pass they bring acts on everything.
+    // Disconnected cannot happen (the inbox is never dropped). Neither is worth more than ignoring.
     let _ = inbox().0.try_send(message);
+    ring();
 }
 
 /// Wakes the background thread now for a pass that drains the rings (cheap when one is already due).
@@ -95,7 +108,7 @@ pub fn wake() {
     // Release: pairs with the Acquire load in `wakes`; the pass that sees this count sees the records
     // pushed before it.
     WAKES.fetch_add(1, Ordering::Release);
-    send(Message::Wake);
+    ring();
 }
 
 /// The wake-ups requested so far, for the background thread: read before it drains.
@@ -119,7 +132,7 @@ pub fn catch_up(max: Duration) {
     if HANDLED.load(Ordering::Acquire) >= target || shutting_down() || !collecting() {
         return;
     }
-    send(Message::Wake);
+    ring();
     let deadline = Instant::now() + max;
     // Acquire: as above.
     while HANDLED.load(Ordering::Acquire) < target && Instant::now() < deadline {

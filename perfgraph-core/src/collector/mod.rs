@@ -3,9 +3,9 @@
 //! It samples resident memory every `PERFGRAPH_MEM_INTERVAL` ([`memory`]), drains every thread's ring
 //! (counting what was lost) and hands the records to live print ([`live`]) and the outputs ([`outputs`]:
 //! interval statistics, the trace buffer, the reports and files at exit, written by [`files`]). Between
-//! passes it waits on its one inbox ([`process::receiver`]) until its next deadline: recording threads
-//! send a wake-up only when something needs it at once (a watched section ended, a memory alert, a thread
-//! exited), and the exit handler ([`exit`]) sends the exit.
+//! passes it parks until its next deadline; recording threads wake it only when something needs it at
+//! once (a watched section ended, a memory alert, a thread exited), and the exit handler ([`exit`]) puts
+//! the exit in its inbox ([`process::receiver`]) and wakes it.
 //!
 //! Draining is the expensive part of a pass when threads record millions of sections a second, so a pass
 //! drains only when someone needs the records: always when an output keeps every record (the trace,
@@ -52,8 +52,8 @@ pub(crate) fn spawn(config: Config) {
     let spawned = std::thread::Builder::new()
         .name("perfgraph".into())
         .spawn(move || background(config));
-    if spawned.is_ok() {
-        process::mark_collecting();
+    if let Ok(handle) = spawned {
+        process::mark_collecting(handle.thread().clone());
         sys::at_exit(exit::at_exit);
     }
 }
@@ -207,7 +207,9 @@ fn background(config: Config) {
     let mut collector = Collector::new(config);
     let inbox = process::receiver();
     loop {
-        if process::shutting_down() {
+        // The exit is a message, and the flag `begin_shutdown` set before sending it.
+        let exit = inbox.try_iter().any(|m| m == Message::Exit);
+        if exit || process::shutting_down() {
             collector.finish();
             break;
         }
@@ -215,13 +217,8 @@ fn background(config: Config) {
         process::count_pass();
         let now = clock::monotonic_ns();
         if deadline > now {
-            // A message or the deadline: either way, the next pass acts on everything that is due.
-            if let Ok(Message::Wake | Message::Exit) =
-                inbox.recv_timeout(Duration::from_nanos(deadline - now))
-            {
-                // Several wake-ups queued while the pass ran are one pass's work.
-                while inbox.try_recv().is_ok() {}
-            }
+            // Until the deadline or the doorbell (a wake-up or a message): the next pass acts on both.
+            std::thread::park_timeout(Duration::from_nanos(deadline - now));
         }
     }
     exit::finished();
