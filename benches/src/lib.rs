@@ -24,6 +24,7 @@ use criterion::Criterion;
 
 #[cfg(feature = "cases")]
 pub mod cases;
+pub mod stats;
 
 /// Leaf calls per batch (per outer scope / root span / frame).
 pub const BATCH: u64 = 1000;

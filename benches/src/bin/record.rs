@@ -13,6 +13,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use perfgraph_benches::stats::median;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--rss-child") {
@@ -423,7 +425,7 @@ fn targets_and_demo(
         fmt_ns(off),
         check(off.map(|x| x <= 1.0))
     );
-    let layout_median = layouts.median(&layouts.aslr);
+    let layout_median = median(layouts.aslr.clone(), |&ns| ns);
     let _ = writeln!(
         doc,
         "| the same, median over {} short processes ({}; see below) | {} ns over an empty call | {} |",
@@ -633,9 +635,9 @@ fn rss_section(doc: &mut String) {
             })
             .collect()
     };
-    let idle = median(run("idle"));
-    let one = median(run("one"));
-    let full = median(run("full"));
+    let idle = median(run("idle"), |&kib| kib);
+    let one = median(run("one"), |&kib| kib);
+    let full = median(run("full"), |&kib| kib);
     let per = |x: Option<f64>| x.zip(idle).map(|(x, i)| (x - i) / N as f64);
     let _ = writeln!(
         doc,
@@ -653,14 +655,6 @@ fn rss_section(doc: &mut String) {
         fmt_kib(full),
         fmt_ns(per(full)),
     );
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
 }
 
 struct Demo {
@@ -759,9 +753,9 @@ impl Demo {
             iters,
             on_min: min(&on),
             off_min: min(&off),
-            on_median: median(on).unwrap_or(f64::NAN),
-            verbosity_off_median: median(voff).unwrap_or(f64::NAN),
-            off_median: median(off).unwrap_or(f64::NAN),
+            on_median: median(on, |&ms| ms).unwrap_or(f64::NAN),
+            verbosity_off_median: median(voff, |&ms| ms).unwrap_or(f64::NAN),
+            off_median: median(off, |&ms| ms).unwrap_or(f64::NAN),
             runs: RUNS,
         }
     }
@@ -776,6 +770,7 @@ impl Demo {
                     parse_after(&out, "iterations in")
                 })
                 .collect(),
+            |&ms| ms,
         )
     }
 
@@ -784,16 +779,14 @@ impl Demo {
     fn cpu(&self, args: &[&str]) -> Option<CpuRun> {
         let mut args = args.to_vec();
         args.push("--cpu");
-        let mut runs: Vec<CpuRun> = (0..CPU_RUNS)
+        let runs: Vec<CpuRun> = (0..CPU_RUNS)
             .filter_map(|_| {
                 let (out, wall_ms) = run_demo(&self.on, &args, &[])?;
                 let cpu_ms = parse_after(&out, "perfgraph thread cpu:")?;
                 Some(CpuRun { cpu_ms, wall_ms })
             })
             .collect();
-        runs.sort_by(|a, b| a.cpu_ms.total_cmp(&b.cpu_ms));
-        let n = runs.len();
-        (n > 0).then(|| runs.swap_remove(n / 2))
+        median(runs, |r| r.cpu_ms)
     }
 
     fn write(&self, doc: &mut String, exit: &ProcessTime) {
@@ -970,12 +963,6 @@ impl Layouts {
         }
     }
 
-    fn median(&self, v: &[f64]) -> Option<f64> {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        (!v.is_empty()).then(|| v[v.len() / 2])
-    }
-
     /// Every process measured, with ASLR and without.
     fn all(&self) -> Vec<f64> {
         self.aslr.iter().chain(&self.fixed).copied().collect()
@@ -1019,8 +1006,8 @@ impl Layouts {
             let _ = write!(
                 s,
                 ", but the two sets differ (medians {} and {} ns)",
-                fmt_ns2(self.median(&self.aslr)),
-                fmt_ns2(self.median(&self.fixed))
+                fmt_ns2(median(self.aslr.clone(), |&ns| ns)),
+                fmt_ns2(median(self.fixed.clone(), |&ns| ns))
             );
         }
         s.push('.');
