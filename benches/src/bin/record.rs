@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use perfgraph_benches::ids::{Peer, case, group, peer, process};
 use perfgraph_benches::stats::median;
 
 fn main() {
@@ -126,13 +127,8 @@ struct Results(BTreeMap<(String, String, String), f64>);
 impl Results {
     fn load(root: &Path) -> Results {
         let mut map = BTreeMap::new();
-        for process in ["main", "chrome", "compiled-out"] {
-            for group in [
-                "one_thread",
-                "two_threads",
-                "cpu_one_thread",
-                "cpu_two_threads",
-            ] {
+        for process in process::ALL {
+            for group in group::ALL {
                 let dir = root.join(process).join(group);
                 let Ok(entries) = std::fs::read_dir(&dir) else {
                     continue;
@@ -165,127 +161,218 @@ impl Results {
     /// ns added per section over the empty call of the same process and group.
     fn added(&self, process: &str, group: &str, id: &str) -> Option<f64> {
         let per_call = self.get(process, group, id)?;
-        let empty = self.get(process, group, "floor/empty_call")?;
+        let empty = self.get(process, group, case::EMPTY_CALL)?;
         let sections = sections_per_call(id);
         Some((per_call - sections * empty) / sections)
     }
 }
 
 fn sections_per_call(id: &str) -> f64 {
-    if id.contains("nested_3") { 3.0 } else { 1.0 }
+    if id == case::PERFGRAPH_NESTED_3_DEEP {
+        3.0
+    } else {
+        1.0
+    }
 }
 
-/// Rows of the overhead table: (process, id, label, how it is set up).
-const ROWS: &[(&str, &str, &str, &str)] = &[
-    (
-        "main",
-        "floor/empty_call",
+/// What a row of the overhead table measures, which decides the other tables it appears in.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// No instrumentation: the empty call, a pair of clock reads.
+    Floor,
+    /// perfgraph.
+    Perfgraph,
+    /// A peer crate; `recording` unless it is switched off or collects nothing.
+    Peer { peer: Peer, recording: bool },
+}
+
+/// One row of the overhead table.
+struct Row {
+    /// The bench process whose results it shows ([`process`]).
+    process: &'static str,
+    /// The case id ([`case`]).
+    id: &'static str,
+    kind: Kind,
+    /// The label; for a peer, what follows its name and version.
+    label: &'static str,
+    /// How the case is set up.
+    setup: &'static str,
+}
+
+impl Row {
+    /// The label as printed: a peer's name and version first.
+    fn label(&self) -> String {
+        match self.kind {
+            Kind::Peer { peer, .. } => format!("{} {}{}", peer.name, peer.version, self.label),
+            Kind::Floor | Kind::Perfgraph => self.label.to_owned(),
+        }
+    }
+}
+
+const fn floor(id: &'static str, label: &'static str, setup: &'static str) -> Row {
+    Row {
+        process: process::MAIN,
+        id,
+        kind: Kind::Floor,
+        label,
+        setup,
+    }
+}
+
+const fn perfgraph(
+    process: &'static str,
+    id: &'static str,
+    label: &'static str,
+    setup: &'static str,
+) -> Row {
+    Row {
+        process,
+        id,
+        kind: Kind::Perfgraph,
+        label,
+        setup,
+    }
+}
+
+const fn peer(
+    process: &'static str,
+    id: &'static str,
+    (peer, recording): (Peer, bool),
+    label: &'static str,
+    setup: &'static str,
+) -> Row {
+    Row {
+        process,
+        id,
+        kind: Kind::Peer { peer, recording },
+        label,
+        setup,
+    }
+}
+
+/// A peer that records / one that is switched off or collects nothing.
+const ON: bool = true;
+const OFF: bool = false;
+
+/// Rows of the overhead table, in order.
+const ROWS: &[Row] = &[
+    floor(
+        case::EMPTY_CALL,
         "empty `#[inline(never)]` call",
         "the call every row includes",
     ),
-    (
-        "main",
-        "floor/instant_pair",
-        "pair of `Instant::now()`",
-        "floor",
-    ),
-    (
-        "main",
-        "floor/raw_clock_pair",
+    floor(case::INSTANT_PAIR, "pair of `Instant::now()`", "floor"),
+    floor(
+        case::RAW_CLOCK_PAIR,
         "pair of perfgraph raw clock reads",
         "floor (`rdtsc` or vDSO `CLOCK_MONOTONIC`)",
     ),
-    (
-        "main",
-        "perfgraph/enabled",
+    perfgraph(
+        process::MAIN,
+        case::PERFGRAPH_ENABLED,
         "**perfgraph, enabled**",
         "`#[timed]`-style section, default settings",
     ),
-    (
-        "main",
-        "perfgraph/disabled_by_verbosity",
+    perfgraph(
+        process::MAIN,
+        case::PERFGRAPH_DISABLED_BY_VERBOSITY,
         "perfgraph, off by verbosity",
         "`set_verbosity(Verbosity::Off)`",
     ),
-    (
-        "compiled-out",
-        "perfgraph/compiled_out_timed",
+    perfgraph(
+        process::COMPILED_OUT,
+        case::PERFGRAPH_COMPILED_OUT_TIMED,
         "perfgraph, compiled out (`#[timed]`)",
         "no `enabled` feature; separate binary",
     ),
-    (
-        "compiled-out",
-        "perfgraph/compiled_out_section",
+    perfgraph(
+        process::COMPILED_OUT,
+        case::PERFGRAPH_COMPILED_OUT_SECTION,
         "perfgraph, compiled out (`time_section!`)",
         "no `enabled` feature; separate binary",
     ),
-    (
-        "main",
-        "perfgraph/live_message",
+    perfgraph(
+        process::MAIN,
+        case::PERFGRAPH_LIVE_MESSAGE,
         "perfgraph, with a live message",
         "`live = \"…\", dots`",
     ),
-    (
-        "main",
-        "perfgraph/nested_3_deep",
+    perfgraph(
+        process::MAIN,
+        case::PERFGRAPH_NESTED_3_DEEP,
         "perfgraph, nested three deep (per section)",
         "three nested sections per call",
     ),
-    (
-        "main",
-        "puffin/on",
-        "puffin 0.20, scopes on",
+    peer(
+        process::MAIN,
+        case::PUFFIN_ON,
+        (peer::PUFFIN, ON),
+        ", scopes on",
         "`profile_scope!`, `new_frame()` per batch, no sink",
     ),
-    (
-        "main",
-        "puffin/off",
-        "puffin 0.20, scopes off",
+    peer(
+        process::MAIN,
+        case::PUFFIN_OFF,
+        (peer::PUFFIN, OFF),
+        ", scopes off",
         "`set_scopes_on(false)`",
     ),
-    (
-        "main",
-        "fastrace/root_span",
-        "fastrace 0.7 (`enable`)",
+    peer(
+        process::MAIN,
+        case::FASTRACE_ROOT_SPAN,
+        (peer::FASTRACE, ON),
+        " (`enable`)",
         "`#[trace]`, root span per batch, no-op reporter",
     ),
-    (
-        "main",
-        "fastrace/no_root",
-        "fastrace 0.7, no root span",
+    peer(
+        process::MAIN,
+        case::FASTRACE_NO_ROOT,
+        (peer::FASTRACE, OFF),
+        ", no root span",
         "spans not collected",
     ),
-    (
-        "main",
-        "tracing/registry_noop_layer",
-        "tracing 0.1 + `Registry`",
+    peer(
+        process::MAIN,
+        case::TRACING_REGISTRY_NOOP_LAYER,
+        (peer::TRACING, ON),
+        " + `Registry`",
         "`#[instrument]`, global Registry + no-op layer",
     ),
-    (
-        "chrome",
-        "tracing/registry_chrome",
-        "tracing 0.1 + `Registry` + tracing-chrome",
+    peer(
+        process::CHROME,
+        case::TRACING_REGISTRY_CHROME,
+        (peer::TRACING, ON),
+        " + `Registry` + tracing-chrome",
         "writer `io::sink()`; separate process",
     ),
-    (
-        "main",
-        "time_graph/on",
-        "time-graph 0.3",
+    peer(
+        process::MAIN,
+        case::TIME_GRAPH_ON,
+        (peer::TIME_GRAPH, ON),
+        "",
         "`#[instrument]`, collection on",
     ),
-    (
-        "main",
-        "time_graph/off",
-        "time-graph 0.3, collection off",
+    peer(
+        process::MAIN,
+        case::TIME_GRAPH_OFF,
+        (peer::TIME_GRAPH, OFF),
+        ", collection off",
         "`enable_data_collection(false)`",
     ),
-    (
-        "main",
-        "hotpath/on",
-        "hotpath 0.30 (`hotpath`)",
+    peer(
+        process::MAIN,
+        case::HOTPATH_ON,
+        (peer::HOTPATH, ON),
+        " (`hotpath`)",
         "`#[measure]`, `HotpathGuard` alive (with its localhost metrics server)",
     ),
-    ("main", "coarse_prof/on", "coarse-prof 0.2", "`profile!`"),
+    peer(
+        process::MAIN,
+        case::COARSE_PROF_ON,
+        (peer::COARSE_PROF, ON),
+        "",
+        "`profile!`",
+    ),
 ];
 
 fn fmt_ns(v: Option<f64>) -> String {
@@ -307,8 +394,8 @@ fn fmt_ratio(v: Option<f64>) -> String {
 }
 
 fn overhead_table(doc: &mut String, r: &Results) {
-    let pg1 = r.added("main", "one_thread", "perfgraph/enabled");
-    let pg2 = r.added("main", "two_threads", "perfgraph/enabled");
+    let pg1 = r.added(process::MAIN, group::ONE_THREAD, case::PERFGRAPH_ENABLED);
+    let pg2 = r.added(process::MAIN, group::TWO_THREADS, case::PERFGRAPH_ENABLED);
     let _ = writeln!(
         doc,
         "## Cost of one section (enter + exit)\n\n\
@@ -324,16 +411,17 @@ fn overhead_table(doc: &mut String, r: &Results) {
         "| Section | Set-up | 1 thread ns/call | added ns | × perfgraph | 2 threads ns/call | added ns | × perfgraph | 2 threads / 1 thread |\n\
          |---|---|---:|---:|---:|---:|---:|---:|---:|"
     );
-    for &(process, id, label, setup) in ROWS {
-        let one = r.get(process, "one_thread", id);
-        let two = r.get(process, "two_threads", id);
+    for row in ROWS {
+        let (process, id, label, setup) = (row.process, row.id, row.label(), row.setup);
+        let one = r.get(process, group::ONE_THREAD, id);
+        let two = r.get(process, group::TWO_THREADS, id);
         if one.is_none() && two.is_none() {
             let _ = writeln!(doc, "| {label} | {setup} | not measured | | | | | | |");
             continue;
         }
-        let a1 = r.added(process, "one_thread", id);
-        let a2 = r.added(process, "two_threads", id);
-        let floor = id == "floor/empty_call";
+        let a1 = r.added(process, group::ONE_THREAD, id);
+        let a2 = r.added(process, group::TWO_THREADS, id);
+        let floor = id == case::EMPTY_CALL;
         let ratio = |a: Option<f64>, pg: Option<f64>| if floor { None } else { Some(a? / pg?) };
         let _ = writeln!(
             doc,
@@ -369,19 +457,31 @@ fn targets_and_demo(
 ) {
     let demo = Demo::probe(demo_on, demo_off);
     let exit = demo.as_ref().map(|d| d.process_time());
-    let pg1 = r.added("main", "one_thread", "perfgraph/enabled");
-    let pg2 = r.added("main", "two_threads", "perfgraph/enabled");
-    let instant = r.added("main", "one_thread", "floor/instant_pair");
-    let off = r.added("main", "one_thread", "perfgraph/disabled_by_verbosity");
+    let pg1 = r.added(process::MAIN, group::ONE_THREAD, case::PERFGRAPH_ENABLED);
+    let pg2 = r.added(process::MAIN, group::TWO_THREADS, case::PERFGRAPH_ENABLED);
+    let instant = r.added(process::MAIN, group::ONE_THREAD, case::INSTANT_PAIR);
+    let off = r.added(
+        process::MAIN,
+        group::ONE_THREAD,
+        case::PERFGRAPH_DISABLED_BY_VERBOSITY,
+    );
     let cheapest_peer = ROWS
         .iter()
-        .filter(|(_, id, _, _)| {
-            !id.starts_with("floor")
-                && !id.starts_with("perfgraph")
-                && !id.ends_with("off")
-                && !id.ends_with("no_root")
+        .filter(|row| {
+            matches!(
+                row.kind,
+                Kind::Peer {
+                    recording: true,
+                    ..
+                }
+            )
         })
-        .filter_map(|&(p, id, label, _)| Some((r.added(p, "one_thread", id)?, label)))
+        .filter_map(|row| {
+            Some((
+                r.added(row.process, group::ONE_THREAD, row.id)?,
+                row.label(),
+            ))
+        })
         .min_by(|a, b| a.0.total_cmp(&b.0));
     let check = |ok: Option<bool>| match ok {
         Some(true) => "met",
@@ -401,8 +501,12 @@ fn targets_and_demo(
         fmt_ratio(ratio),
         check(ratio.map(|x| x <= 0.5))
     );
-    let cpu_pg = r.added("main", "cpu_one_thread", "perfgraph/enabled");
-    let cpu_instant = r.added("main", "cpu_one_thread", "floor/instant_pair");
+    let cpu_pg = r.added(
+        process::MAIN,
+        group::CPU_ONE_THREAD,
+        case::PERFGRAPH_ENABLED,
+    );
+    let cpu_instant = r.added(process::MAIN, group::CPU_ONE_THREAD, case::INSTANT_PAIR);
     let cpu_ratio = cpu_pg.zip(cpu_instant).map(|(p, i)| p / i);
     let _ = writeln!(
         doc,
@@ -416,8 +520,10 @@ fn targets_and_demo(
         doc,
         "| enabled below every peer (recording) | {} ns; cheapest peer: {} | {} |",
         fmt_ns(pg1),
-        cheapest_peer.map_or("—".into(), |(v, l)| format!("{l}, {v:.1} ns")),
-        check(pg1.zip(cheapest_peer).map(|(p, (c, _))| p < c))
+        cheapest_peer
+            .as_ref()
+            .map_or("—".into(), |(v, l)| format!("{l}, {v:.1} ns")),
+        check(pg1.zip(cheapest_peer.as_ref()).map(|(p, (c, _))| p < *c))
     );
     let _ = writeln!(
         doc,
@@ -438,8 +544,16 @@ fn targets_and_demo(
     );
     let two = pg2.zip(pg1).map(|(t, o)| t / o - 1.0);
     let disturbed = two_thread_disturbance(r);
-    let cpu1 = r.added("main", "cpu_one_thread", "perfgraph/enabled");
-    let cpu2 = r.added("main", "cpu_two_threads", "perfgraph/enabled");
+    let cpu1 = r.added(
+        process::MAIN,
+        group::CPU_ONE_THREAD,
+        case::PERFGRAPH_ENABLED,
+    );
+    let cpu2 = r.added(
+        process::MAIN,
+        group::CPU_TWO_THREADS,
+        case::PERFGRAPH_ENABLED,
+    );
     let cpu_two = cpu2.zip(cpu1).map(|(t, o)| t / o - 1.0);
     let _ = writeln!(
         doc,
@@ -480,7 +594,7 @@ fn targets_and_demo(
         );
     }
     cpu_table(doc, r);
-    let clock = r.added("main", "one_thread", "floor/raw_clock_pair");
+    let clock = r.added(process::MAIN, group::ONE_THREAD, case::RAW_CLOCK_PAIR);
     let _ = writeln!(
         doc,
         "### What limits the enabled cost\n\n\
@@ -498,7 +612,7 @@ fn targets_and_demo(
         fmt_ns(pg1),
         source = perfgraph_core::clock_source(),
     );
-    let instant_pair = r.added("main", "one_thread", "floor/instant_pair");
+    let instant_pair = r.added(process::MAIN, group::ONE_THREAD, case::INSTANT_PAIR);
     if let (Some(c), Some(i), Some(p)) = (clock, instant_pair, pg1) {
         let floor = c / i;
         let verdict = if floor > 0.5 {
@@ -541,18 +655,19 @@ fn cpu_table(doc: &mut String, r: &Results) {
          | Section | 1 thread ns/call | added ns | 2 threads ns/call | added ns | 2 threads / 1 thread (added) |\n\
          |---|---:|---:|---:|---:|---:|"
     );
-    for &(process, id, label, _) in ROWS.iter().filter(|(p, id, _, _)| {
-        *p == "main" && (id.starts_with("floor") || id.starts_with("perfgraph"))
+    for row in ROWS.iter().filter(|row| {
+        row.process == process::MAIN && matches!(row.kind, Kind::Floor | Kind::Perfgraph)
     }) {
-        let floor = id == "floor/empty_call";
-        let a1 = r.added(process, "cpu_one_thread", id);
-        let a2 = r.added(process, "cpu_two_threads", id);
+        let (process, id, label) = (row.process, row.id, row.label());
+        let floor = id == case::EMPTY_CALL;
+        let a1 = r.added(process, group::CPU_ONE_THREAD, id);
+        let a2 = r.added(process, group::CPU_TWO_THREADS, id);
         let _ = writeln!(
             doc,
             "| {label} | {} | {} | {} | {} | {} |",
-            fmt_ns(r.get(process, "cpu_one_thread", id)),
+            fmt_ns(r.get(process, group::CPU_ONE_THREAD, id)),
             if floor { "—".into() } else { fmt_ns(a1) },
-            fmt_ns(r.get(process, "cpu_two_threads", id)),
+            fmt_ns(r.get(process, group::CPU_TWO_THREADS, id)),
             if floor { "—".into() } else { fmt_ns(a2) },
             // A ratio of two sub-nanosecond figures is noise.
             if floor || a1.is_none_or(|a| a < 1.0) {
@@ -569,9 +684,14 @@ fn cpu_table(doc: &mut String, r: &Results) {
 /// that the two workers shared a core with other work, which invalidates every two-thread figure of the run.
 /// (Not the empty call: at 1.6 ns, a quarter of a nanosecond of noise is already 15%.)
 fn two_thread_disturbance(r: &Results) -> Option<f64> {
-    ["floor/instant_pair", "floor/raw_clock_pair"]
+    [case::INSTANT_PAIR, case::RAW_CLOCK_PAIR]
         .iter()
-        .filter_map(|id| Some(r.get("main", "two_threads", id)? / r.get("main", "one_thread", id)?))
+        .filter_map(|id| {
+            Some(
+                r.get(process::MAIN, group::TWO_THREADS, id)?
+                    / r.get(process::MAIN, group::ONE_THREAD, id)?,
+            )
+        })
         .max_by(f64::total_cmp)
         .filter(|&ratio| ratio > 1.15)
 }
@@ -885,6 +1005,16 @@ const FIXED_RUNS: usize = 4;
 /// Processes whose figures lie within this many nanoseconds of each other are said to agree.
 const AGREE_NS: f64 = 0.3;
 
+/// The `--bench` filter of those short processes: the empty call and the disabled section, one thread.
+fn layout_filter() -> String {
+    format!(
+        "^{}/({}|{})$",
+        group::ONE_THREAD,
+        case::EMPTY_CALL,
+        case::PERFGRAPH_DISABLED_BY_VERBOSITY
+    )
+}
+
 /// The lowest and the highest of `v`, if any.
 fn range(v: &[f64]) -> Option<(f64, f64)> {
     let lo = v.iter().copied().min_by(f64::total_cmp)?;
@@ -914,7 +1044,7 @@ impl Layouts {
         let home = std::env::temp_dir().join(format!("perfgraph-layouts-{}", std::process::id()));
         let args = [
             "--bench",
-            "^one_thread/(floor/empty_call|perfgraph/disabled_by_verbosity)$",
+            &layout_filter(),
             "--warm-up-time",
             "0.3",
             "--measurement-time",
@@ -1048,10 +1178,11 @@ impl Layouts {
              In the benchmark's empty leaf it\n\
              also gives the leaf a stack frame (a push and a pop around the check, for the call the enabled path\n\
              makes), and the threshold is read through the GOT, as rustc reaches another crate's statics. The same\n\
-             binary, started {runs} times (`--bench '^one_thread/(floor/empty_call|perfgraph/disabled_by_verbosity)$'`,\n\
+             binary, started {runs} times (`--bench '{filter}'`,\n\
              1 s each), added per process (ns, sorted): {aslr}; {over} of {runs} above 1 ns. With ASLR off\n\
              (`setarch -R`, {fixed_runs} processes, the same virtual layout each time): {fixed}. {verdict}{cause}\n",
             runs = self.aslr.len(),
+            filter = layout_filter(),
             aslr = list(&self.aslr),
             fixed_runs = self.fixed.len(),
             fixed = list(&self.fixed),
@@ -1062,6 +1193,7 @@ impl Layouts {
 #[cfg(test)]
 mod tests {
     use super::{Layouts, Results, overhead_table};
+    use perfgraph_benches::ids::{case, group, process};
     use std::collections::BTreeMap;
 
     #[test]
@@ -1071,13 +1203,18 @@ mod tests {
             m.insert((p.to_owned(), g.to_owned(), id.to_owned()), v);
         };
         for (g, empty, pg, out) in [
-            ("one_thread", 1.6, 26.5, 1.7),
-            ("two_threads", 1.6, 27.5, 1.8),
+            (group::ONE_THREAD, 1.6, 26.5, 1.7),
+            (group::TWO_THREADS, 1.6, 27.5, 1.8),
         ] {
-            put("main", g, "floor/empty_call", empty);
-            put("main", g, "perfgraph/enabled", pg);
-            put("compiled-out", g, "floor/empty_call", 1.5);
-            put("compiled-out", g, "perfgraph/compiled_out_timed", out);
+            put(process::MAIN, g, case::EMPTY_CALL, empty);
+            put(process::MAIN, g, case::PERFGRAPH_ENABLED, pg);
+            put(process::COMPILED_OUT, g, case::EMPTY_CALL, 1.5);
+            put(
+                process::COMPILED_OUT,
+                g,
+                case::PERFGRAPH_COMPILED_OUT_TIMED,
+                out,
+            );
         }
         let mut doc = String::new();
         overhead_table(&mut doc, &Results(m));
