@@ -10,6 +10,9 @@ mod rows;
 mod rss;
 mod targets;
 
+#[cfg(test)]
+mod tests;
+
 use crate::measure::Record;
 
 /// The whole record, section by section.
