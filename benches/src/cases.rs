@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use perfgraph_core::{Verbosity, set_verbosity, time_section, timed};
 
+use crate::ids::case;
 use crate::{Case, body, repeat};
 
 // ---- floors ----
@@ -38,9 +39,9 @@ fn init_clock() {
 /// The floors: an empty `#[inline(never)]` call, a pair of `Instant::now()`, a pair of perfgraph's raw clock
 /// reads (`rdtsc` when the TSC is invariant, else `clock_gettime(CLOCK_MONOTONIC)`).
 pub const FLOORS: [Case; 3] = [
-    Case::new("floor/empty_call", |n| repeat(n, empty_call)),
-    Case::new("floor/instant_pair", |n| repeat(n, instant_pair)),
-    Case::new("floor/raw_clock_pair", |n| repeat(n, raw_clock_pair)).with_setup(init_clock),
+    Case::new(case::EMPTY_CALL, |n| repeat(n, empty_call)),
+    Case::new(case::INSTANT_PAIR, |n| repeat(n, instant_pair)),
+    Case::new(case::RAW_CLOCK_PAIR, |n| repeat(n, raw_clock_pair)).with_setup(init_clock),
 ];
 
 // ---- perfgraph ----
@@ -91,11 +92,13 @@ fn verbosity_off() {
 /// perfgraph (`#[timed]` leaves): recording; off by verbosity; a live message and dots; three nested sections
 /// per call (its figure is per call, i.e. three sections). Leaves run inside an outer `batch` section.
 pub const PERFGRAPH: [Case; 4] = [
-    Case::new("perfgraph/enabled", |n| pg_batch(n, pg_leaf)).with_setup(verbosity_on),
-    Case::new("perfgraph/disabled_by_verbosity", |n| pg_batch(n, pg_leaf))
-        .with_setup(verbosity_off),
-    Case::new("perfgraph/live_message", |n| pg_batch(n, pg_live_leaf)).with_setup(verbosity_on),
-    Case::new("perfgraph/nested_3_deep", |n| pg_batch(n, pg_nested_1)).with_setup(verbosity_on),
+    Case::new(case::PERFGRAPH_ENABLED, |n| pg_batch(n, pg_leaf)).with_setup(verbosity_on),
+    Case::new(case::PERFGRAPH_DISABLED_BY_VERBOSITY, |n| {
+        pg_batch(n, pg_leaf)
+    })
+    .with_setup(verbosity_off),
+    Case::new(case::PERFGRAPH_LIVE_MESSAGE, |n| pg_batch(n, pg_live_leaf)).with_setup(verbosity_on),
+    Case::new(case::PERFGRAPH_NESTED_3_DEEP, |n| pg_batch(n, pg_nested_1)).with_setup(verbosity_on),
 ];
 
 /// One recorded section (`leaf`, level 1), for measurements outside Criterion (resident memory per thread).

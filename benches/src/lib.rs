@@ -24,6 +24,8 @@ use criterion::Criterion;
 
 #[cfg(feature = "cases")]
 pub mod cases;
+pub mod ids;
+pub mod stats;
 
 /// Leaf calls per batch (per outer scope / root span / frame).
 pub const BATCH: u64 = 1000;
@@ -31,7 +33,7 @@ pub const BATCH: u64 = 1000;
 /// One thing to measure.
 #[derive(Clone, Copy)]
 pub struct Case {
-    /// Criterion id within its group, e.g. `perfgraph/enabled`.
+    /// Criterion id within its group, one of [`ids::case`], e.g. `perfgraph/enabled`.
     pub name: &'static str,
     /// Runs before each timed run, on the thread that starts it (e.g. sets the verbosity).
     pub setup: fn(),
@@ -210,7 +212,13 @@ pub fn criterion() -> Criterion {
 
 /// Registers every case in group `one_thread` and again in group `two_threads` (wall time).
 pub fn bench_cases(c: &mut Criterion, cases: &[Case]) {
-    bench_group(c, "one_thread", "two_threads", Clock::Wall, cases);
+    bench_group(
+        c,
+        ids::group::ONE_THREAD,
+        ids::group::TWO_THREADS,
+        Clock::Wall,
+        cases,
+    );
 }
 
 /// Registers the cases in groups `cpu_one_thread` and `cpu_two_threads`, timed with each thread's CPU
@@ -218,8 +226,8 @@ pub fn bench_cases(c: &mut Criterion, cases: &[Case]) {
 pub fn bench_cases_cpu(c: &mut Criterion, cases: &[Case]) {
     bench_group(
         c,
-        "cpu_one_thread",
-        "cpu_two_threads",
+        ids::group::CPU_ONE_THREAD,
+        ids::group::CPU_TWO_THREADS,
         Clock::ThreadCpu,
         cases,
     );

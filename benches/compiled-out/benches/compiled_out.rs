@@ -7,6 +7,7 @@
 
 use std::hint::black_box;
 
+use perfgraph_benches::ids::case;
 use perfgraph_benches::{Case, bench_cases, criterion, repeat};
 use perfgraph_core::{time_section, timed};
 
@@ -28,9 +29,11 @@ fn section_leaf() {
 }
 
 const CASES: [Case; 3] = [
-    Case::new("floor/empty_call", |n| repeat(n, empty_call)),
-    Case::new("perfgraph/compiled_out_timed", |n| repeat(n, timed_leaf)),
-    Case::new("perfgraph/compiled_out_section", |n| {
+    Case::new(case::EMPTY_CALL, |n| repeat(n, empty_call)),
+    Case::new(case::PERFGRAPH_COMPILED_OUT_TIMED, |n| {
+        repeat(n, timed_leaf)
+    }),
+    Case::new(case::PERFGRAPH_COMPILED_OUT_SECTION, |n| {
         repeat(n, section_leaf)
     }),
 ];

@@ -13,6 +13,7 @@
 use std::hint::black_box;
 use std::sync::Once;
 
+use perfgraph_benches::ids::case;
 use perfgraph_benches::{Case, bench_cases, bench_cases_cpu, body, cases, criterion, repeat};
 
 // ---- puffin 0.20: `set_scopes_on(true)`, `profile_scope!`, `GlobalProfiler::lock().new_frame()` once per
@@ -166,18 +167,18 @@ fn coarse_prof_batch(n: u64) {
 }
 
 const PEERS: [Case; 9] = [
-    Case::new("puffin/on", puffin_batch).with_setup(|| puffin::set_scopes_on(true)),
-    Case::new("puffin/off", puffin_batch).with_setup(|| puffin::set_scopes_on(false)),
-    Case::new("fastrace/root_span", fastrace_batch).with_setup(fastrace_setup),
-    Case::new("fastrace/no_root", fastrace_no_root_batch).with_setup(fastrace_setup),
-    Case::new("tracing/registry_noop_layer", tracing_batch),
-    Case::new("time_graph/on", time_graph_batch).with_setup(time_graph_on),
-    Case::new("time_graph/off", time_graph_batch).with_setup(time_graph_off),
-    Case::new("hotpath/on", hotpath_batch).with_setup(hotpath_setup),
-    Case::new("coarse_prof/on", coarse_prof_batch),
+    Case::new(case::PUFFIN_ON, puffin_batch).with_setup(|| puffin::set_scopes_on(true)),
+    Case::new(case::PUFFIN_OFF, puffin_batch).with_setup(|| puffin::set_scopes_on(false)),
+    Case::new(case::FASTRACE_ROOT_SPAN, fastrace_batch).with_setup(fastrace_setup),
+    Case::new(case::FASTRACE_NO_ROOT, fastrace_no_root_batch).with_setup(fastrace_setup),
+    Case::new(case::TRACING_REGISTRY_NOOP_LAYER, tracing_batch),
+    Case::new(case::TIME_GRAPH_ON, time_graph_batch).with_setup(time_graph_on),
+    Case::new(case::TIME_GRAPH_OFF, time_graph_batch).with_setup(time_graph_off),
+    Case::new(case::HOTPATH_ON, hotpath_batch).with_setup(hotpath_setup),
+    Case::new(case::COARSE_PROF_ON, coarse_prof_batch),
 ];
 
-const TRACING_CHROME: Case = Case::new("tracing/registry_chrome", tracing_batch);
+const TRACING_CHROME: Case = Case::new(case::TRACING_REGISTRY_CHROME, tracing_batch);
 
 fn main() {
     let chrome = std::env::var("PEERS_TRACING").is_ok_and(|v| v == "chrome");

@@ -1,0 +1,41 @@
+//! Writes `docs/performance.md` from a run of `benches/run.sh`: the Criterion results of the three bench
+//! processes (peers, tracing-chrome, compiled out), plus what it measures itself on the demo binaries (print
+//! thread CPU time, the fine-grained loop on / off / compiled out, whole-process time) and in child
+//! processes of its own (resident memory per recording thread). Every figure in the file comes from this run.
+//!
+//! `record --criterion DIR --demo-on BIN --demo-off BIN --peers-bench BIN --out FILE --command TEXT`
+//! (`record --rss-child MODE N` is the child it runs for the memory figures.)
+//!
+//! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
+//! markdown, touching nothing else.
+
+mod measure;
+mod render;
+
+use std::path::PathBuf;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--rss-child") {
+        measure::rss::child(&args[1], args[2].parse().expect("thread count"));
+        return;
+    }
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+            .unwrap_or_else(|| panic!("missing {name}"))
+    };
+    let inputs = measure::Inputs {
+        criterion: PathBuf::from(opt("--criterion")),
+        demo_on: PathBuf::from(opt("--demo-on")),
+        demo_off: PathBuf::from(opt("--demo-off")),
+        peers_bench: PathBuf::from(opt("--peers-bench")),
+        out: PathBuf::from(opt("--out")),
+        command: opt("--command"),
+    };
+    let record = measure::record(&inputs);
+    std::fs::write(&inputs.out, render::render(&record)).expect("write the record");
+    eprintln!("wrote {}", inputs.out.display());
+}

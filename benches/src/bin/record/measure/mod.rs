@@ -1,0 +1,68 @@
+//! Measuring: everything the record prints, gathered into plain data before a line of it is written. The
+//! Criterion results are read from disk; the rest is measured here, on the demo binaries, the peers bench
+//! and child processes of `record` itself.
+
+pub mod demo;
+pub mod layouts;
+pub mod machine;
+pub mod results;
+pub mod rss;
+
+use std::path::PathBuf;
+
+use demo::{Demo, DemoFigures};
+use layouts::Layouts;
+use machine::Machine;
+use results::Results;
+use rss::Rss;
+
+/// What `record` is given on its command line.
+pub struct Inputs {
+    /// The Criterion home of the run, with one directory per bench process.
+    pub criterion: PathBuf,
+    /// The demo built with perfgraph instrumented.
+    pub demo_on: PathBuf,
+    /// The demo built with perfgraph compiled out.
+    pub demo_off: PathBuf,
+    /// The peers bench binary, for the short processes of [`Layouts`].
+    pub peers_bench: PathBuf,
+    /// The file the record goes to (its own changes do not make the tree dirty).
+    pub out: PathBuf,
+    /// The command that made the record, as the header shows it.
+    pub command: String,
+}
+
+/// Every figure of one record.
+pub struct Record {
+    /// The machine and the run.
+    pub machine: Machine,
+    /// The Criterion medians of the three bench processes.
+    pub results: Results,
+    /// The off-by-verbosity cost in many short processes.
+    pub layouts: Layouts,
+    /// Resident memory per recording thread.
+    pub rss: Rss,
+    /// The demo's figures; `None` if its binaries do not support `--fine-iters`.
+    pub demo: Option<DemoFigures>,
+}
+
+/// Measures everything, in the order the record has always measured it: the machine, the Criterion
+/// results, the short processes, the demo's whole-process time, the memory, then the demo's loops.
+pub fn record(inputs: &Inputs) -> Record {
+    let machine = Machine::read(&inputs.command, &inputs.out);
+    let results = Results::load(&inputs.criterion);
+    let layouts = Layouts::measure(&inputs.peers_bench);
+    let demo = Demo::probe(&inputs.demo_on, &inputs.demo_off);
+    let process_time = demo.as_ref().map(Demo::process_time);
+    let rss = Rss::measure();
+    let demo = demo
+        .zip(process_time)
+        .map(|(demo, process_time)| demo.figures(process_time));
+    Record {
+        machine,
+        results,
+        layouts,
+        rss,
+        demo,
+    }
+}

@@ -1,0 +1,34 @@
+//! Rendering: the markdown of `docs/performance.md`, a pure function of the measured [`Record`]. Nothing
+//! here measures, reads a file or runs a process.
+
+mod demo;
+mod fmt;
+mod header;
+mod layouts;
+mod overhead;
+mod rows;
+mod rss;
+mod targets;
+
+#[cfg(test)]
+mod tests;
+
+use crate::measure::Record;
+
+/// The whole record, section by section.
+pub fn render(r: &Record) -> String {
+    let mut doc = String::new();
+    header::write(&mut doc, &r.machine);
+    overhead::table(&mut doc, &r.results);
+    let exit_added = r
+        .demo
+        .as_ref()
+        .map(|d| d.process.on_median - d.process.off_median);
+    targets::write(&mut doc, &r.results, &r.layouts, exit_added);
+    overhead::cpu_table(&mut doc, &r.results);
+    targets::enabled_cost(&mut doc, &r.results, &r.machine.clock_source);
+    layouts::write(&mut doc, &r.layouts);
+    rss::write(&mut doc, &r.rss);
+    demo::write(&mut doc, r.demo.as_ref());
+    doc
+}

@@ -1,0 +1,320 @@
+//! The whole record rendered from canned data: every figure is written here by hand, so each printed
+//! figure can be checked against what was "measured". `canned_record.md` is the expected text, byte for
+//! byte. When it was made, every line of it was checked against text the `record` of before the split
+//! (measuring and rendering in one file) wrote: its output for the same Criterion medians, short-process
+//! figures and demo output, and for the header, memory and demo-timing sections the committed
+//! `docs/performance.md`, whose figures the canned ones reproduce.
+
+use perfgraph_benches::ids::{case, group, process};
+
+use super::render;
+use crate::measure::Record;
+use crate::measure::demo::{CpuRun, DemoFigures, FineLoop, PrintThreadCpu, ProcessTime};
+use crate::measure::layouts::Layouts;
+use crate::measure::machine::Machine;
+use crate::measure::results::Results;
+use crate::measure::rss::Rss;
+
+/// A case's Criterion medians (ns per call): process, case, one thread, two threads, and for the floors
+/// and perfgraph the same in thread CPU time.
+type Medians = (&'static str, &'static str, f64, f64, Option<(f64, f64)>);
+
+/// The canned medians. coarse-prof and the compiled-out `time_section!` are left out: their rows must say
+/// "not measured".
+#[rustfmt::skip]
+const MEDIANS: &[Medians] = &[
+    (process::MAIN, case::EMPTY_CALL, 1.23, 1.29, Some((1.21, 1.22))),
+    (process::MAIN, case::INSTANT_PAIR, 51.31, 51.72, Some((49.42, 50.71))),
+    (process::MAIN, case::RAW_CLOCK_PAIR, 29.14, 29.93, Some((28.51, 28.83))),
+    (process::MAIN, case::PERFGRAPH_ENABLED, 37.66, 39.58, Some((37.44, 38.21))),
+    (process::MAIN, case::PERFGRAPH_DISABLED_BY_VERBOSITY, 1.52, 1.61, Some((1.53, 1.54))),
+    (process::MAIN, case::PERFGRAPH_LIVE_MESSAGE, 36.34, 38.87, Some((36.52, 38.61))),
+    (process::MAIN, case::PERFGRAPH_NESTED_3_DEEP, 114.71, 121.42, Some((116.53, 118.31))),
+    (process::MAIN, case::PUFFIN_ON, 72.04, 75.01, None),
+    (process::MAIN, case::PUFFIN_OFF, 1.02, 1.11, None),
+    (process::MAIN, case::FASTRACE_ROOT_SPAN, 74.43, 157.02, None),
+    (process::MAIN, case::FASTRACE_NO_ROOT, 2.41, 4.03, None),
+    (process::MAIN, case::TRACING_REGISTRY_NOOP_LAYER, 154.52, 426.93, None),
+    (process::MAIN, case::TIME_GRAPH_ON, 52.17, 486.12, None),
+    (process::MAIN, case::TIME_GRAPH_OFF, 3.81, 3.78, None),
+    (process::MAIN, case::HOTPATH_ON, 135.83, 170.61, None),
+    (process::CHROME, case::EMPTY_CALL, 1.19, 1.88, None),
+    (process::CHROME, case::TRACING_REGISTRY_CHROME, 904.81, 1183.04, None),
+    (process::COMPILED_OUT, case::EMPTY_CALL, 0.31, 0.32, None),
+    (process::COMPILED_OUT, case::PERFGRAPH_COMPILED_OUT_TIMED, 0.29, 0.31, None),
+];
+
+fn results() -> Results {
+    let mut r = Results::default();
+    for &(p, id, one, two, cpu) in MEDIANS {
+        r.insert(p, group::ONE_THREAD, id, one);
+        r.insert(p, group::TWO_THREADS, id, two);
+        if let Some((one, two)) = cpu {
+            r.insert(p, group::CPU_ONE_THREAD, id, one);
+            r.insert(p, group::CPU_TWO_THREADS, id, two);
+        }
+    }
+    r
+}
+
+fn machine() -> Machine {
+    Machine {
+        command: "benches/run.sh".into(),
+        date: "2026-11-23 08:59".into(),
+        commit: "5ee8f05d0f43".into(),
+        dirty: false,
+        cpu: "Intel(R) Xeon(R) Processor".into(),
+        cores: 2,
+        clock_source: "tsc".into(),
+        kernel_clocksource: "tsc".into(),
+        kernel: "Linux 6.18.44-fc-v782".into(),
+        toolchain: "rustc 1.95.0 (59807616e 2026-04-14)".into(),
+        load: "1.80 1.52 1.70".into(),
+    }
+}
+
+fn demo() -> DemoFigures {
+    DemoFigures {
+        process: ProcessTime {
+            iters: 1000,
+            on_median: 1.034,
+            on_min: 0.904,
+            verbosity_off_median: 0.85,
+            off_median: 0.768,
+            off_min: 0.666,
+            runs: 41,
+        },
+        fine_loop: FineLoop {
+            iters: 2_000_000,
+            runs: 5,
+            on: Some(408.04),
+            verbosity_off: Some(236.5),
+            off: Some(223.3),
+        },
+        print_cpu: PrintThreadCpu {
+            secs: 5,
+            runs: 3,
+            schedstat: true,
+            idle: Some(CpuRun {
+                cpu_ms: 12.1,
+                wall_ms: 5003.2,
+            }),
+            fine: Some(CpuRun {
+                cpu_ms: 13.01,
+                wall_ms: 5001.7,
+            }),
+        },
+    }
+}
+
+/// The canned record: one short process far slower than the others, every demo figure measured.
+fn canned() -> Record {
+    Record {
+        machine: machine(),
+        results: results(),
+        layouts: Layouts {
+            aslr: vec![
+                0.28, 0.30, 0.29, 0.31, 1.67, 0.326, 0.327, 0.328, 0.329, 0.321, 0.322, 0.323,
+            ],
+            fixed: vec![0.324, 0.326, 0.331, 0.322],
+        },
+        rss: Rss {
+            threads: 32,
+            processes: 5,
+            idle: Some(392.0),
+            one: Some(844.0),
+            full: Some(11092.0),
+        },
+        demo: Some(demo()),
+    }
+}
+
+/// The line of `doc` that starts with `start`.
+fn line<'a>(doc: &'a str, start: &str) -> &'a str {
+    doc.lines()
+        .find(|l| l.starts_with(start))
+        .unwrap_or_else(|| panic!("no line starting with {start:?} in:\n{doc}"))
+}
+
+#[test]
+fn the_whole_record_is_byte_for_byte_the_expected_text() {
+    let expected = include_str!("canned_record.md");
+    let actual = render(&canned());
+    if actual != expected {
+        let path = std::env::temp_dir().join("canned_record.actual.md");
+        std::fs::write(&path, &actual).expect("write the actual text");
+        let first = actual
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, e)| a != e)
+            .map_or("the lengths".to_owned(), |i| format!("line {}", i + 1));
+        panic!(
+            "the record differs from canned_record.md at {first}; the text is in {}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn header_prints_the_machine_as_read() {
+    let mut record = canned();
+    record.machine.dirty = true;
+    let doc = render(&record);
+    assert!(doc.starts_with("# Performance record\n\n"));
+    assert_eq!(
+        line(&doc, "| Commit"),
+        "| Commit | 5ee8f05d0f43 (with uncommitted changes) |"
+    );
+    assert_eq!(
+        line(&doc, "| CPU"),
+        "| CPU | Intel(R) Xeon(R) Processor, 2 cores available |"
+    );
+    assert_eq!(
+        line(&doc, "| Clock"),
+        "| Clock | perfgraph uses `tsc`; kernel clocksource `tsc` |"
+    );
+    assert_eq!(
+        line(&doc, "| Load average"),
+        "| Load average when the report was written | 1.80 1.52 1.70 |"
+    );
+}
+
+#[test]
+fn overhead_rows_print_the_medians_and_what_they_add() {
+    let doc = render(&canned());
+    // 37.66 − 1.23 = 36.43 added; 39.58 − 1.29 = 38.29; 39.58 / 37.66 = 1.05.
+    assert_eq!(
+        line(&doc, "| **perfgraph, enabled**"),
+        "| **perfgraph, enabled** | `#[timed]`-style section, default settings | 37.7 | 36.4 | 1.00× | 39.6 | 38.3 | 1.00× | 1.05× |"
+    );
+    // Three sections per call: (114.71 − 3 × 1.23) / 3 = 37.01.
+    assert_eq!(
+        line(&doc, "| perfgraph, nested three deep"),
+        "| perfgraph, nested three deep (per section) | three nested sections per call | 114.7 | 37.0 | 1.02× | 121.4 | 39.2 | 1.02× | 1.06× |"
+    );
+    // tracing-chrome subtracts its own process's empty call (1.19 and 1.88).
+    assert_eq!(
+        line(&doc, "| tracing 0.1 + `Registry` + tracing-chrome"),
+        "| tracing 0.1 + `Registry` + tracing-chrome | writer `io::sink()`; separate process | 904.8 | 903.6 | 24.80× | 1183.0 | 1181.2 | 30.85× | 1.31× |"
+    );
+    assert_eq!(
+        line(&doc, "| coarse-prof 0.2"),
+        "| coarse-prof 0.2 | `profile!` | not measured | | | | | | |"
+    );
+    assert_eq!(
+        line(&doc, "| perfgraph, compiled out (`time_section!`)"),
+        "| perfgraph, compiled out (`time_section!`) | no `enabled` feature; separate binary | not measured | | | | | | |"
+    );
+}
+
+#[test]
+fn targets_give_their_verdicts() {
+    let doc = render(&canned());
+    assert_eq!(
+        line(&doc, "| enabled ≤ 0.5 ×"),
+        "| enabled ≤ 0.5 × a pair of `Instant::now()` | 36.4 ns vs 50.1 ns: 0.73× | **missed** |"
+    );
+    // The cheapest recording peer; puffin off, fastrace without a root span and time-graph off do not count.
+    assert_eq!(
+        line(&doc, "| enabled below every peer"),
+        "| enabled below every peer (recording) | 36.4 ns; cheapest peer: time-graph 0.3, 50.9 ns | met |"
+    );
+    assert_eq!(
+        line(&doc, "| the same, median over"),
+        "| the same, median over 12 short processes (each between 0.28 and 1.67 ns; see below) | 0.3 ns over an empty call | met |"
+    );
+    assert_eq!(
+        line(&doc, "| the same in wall time"),
+        "| the same in wall time | 38.3 ns vs 36.4 ns: +5.1% | met |"
+    );
+    // 1.034 − 0.768 ms.
+    assert_eq!(
+        line(&doc, "| process exit latency"),
+        "| process exit latency added < 5 ms | 0.27 ms (median whole-process time, instrumented − compiled out) | met |"
+    );
+    assert!(!doc.contains("are not valid"));
+    assert!(doc.contains(
+        "so on this machine the target of 0.5× cannot be met by any design that reads the clock twice per section"
+    ));
+}
+
+#[test]
+fn a_disturbed_run_says_its_two_thread_wall_times_are_not_valid() {
+    let mut record = canned();
+    // The clock floors 1.3 and 1.25 times slower per thread on two threads.
+    record.results.insert(
+        process::MAIN,
+        group::TWO_THREADS,
+        case::INSTANT_PAIR,
+        51.31 * 1.3,
+    );
+    record.results.insert(
+        process::MAIN,
+        group::TWO_THREADS,
+        case::RAW_CLOCK_PAIR,
+        29.14 * 1.25,
+    );
+    let doc = render(&record);
+    assert!(
+        line(&doc, "| the same in wall time").ends_with("| not valid in this run (see below) |")
+    );
+    assert!(doc.contains(
+        "**The wall-time two-thread figures of this run are not valid:** the floors themselves ran\n1.30× slower"
+    ));
+}
+
+#[test]
+fn a_cheap_clock_leaves_room_under_the_target() {
+    let mut record = canned();
+    record.results.insert(
+        process::MAIN,
+        group::ONE_THREAD,
+        case::RAW_CLOCK_PAIR,
+        11.23,
+    );
+    let doc = render(&record);
+    // 10.0 of 36.43 ns; 10.0 / 50.08 = 0.20.
+    assert!(
+        doc.contains(
+            "With `tsc`, that pair alone costs 10.0 ns here\n(27% of perfgraph's 36.4 ns)"
+        )
+    );
+    assert!(doc.contains(
+        "are 0.20× a pair of `Instant::now()` here (10.0 ns vs 50.1 ns; `Instant::now()` reads the same counter \
+         through the vDSO and scales it), so the clock leaves room under the target of 0.5×; perfgraph's \
+         bookkeeping adds 26.4 ns on top of the clock.\n"
+    ));
+}
+
+#[test]
+fn demo_figures_are_printed_as_measured() {
+    let doc = render(&canned());
+    assert_eq!(
+        line(&doc, "| instrumented, default settings | 408"),
+        "| instrumented, default settings | 408.0 | +82.7% |"
+    );
+    assert_eq!(
+        line(&doc, "| `--fine-secs 5`"),
+        "| `--fine-secs 5`: the fine-grained loop | 13.0 | 5.00 | 2.60 ms/s |"
+    );
+    assert_eq!(
+        line(&doc, "| **added by perfgraph**"),
+        "| **added by perfgraph** | **0.27** | 0.24 |"
+    );
+    assert!(doc.ends_with("| **added by perfgraph** | **0.27** | 0.24 |\n\n"));
+}
+
+#[test]
+fn without_the_demo_the_record_says_so() {
+    let mut record = canned();
+    record.demo = None;
+    let doc = render(&record);
+    assert_eq!(
+        line(&doc, "| process exit latency"),
+        "| process exit latency added < 5 ms | — | not measured |"
+    );
+    assert!(doc.ends_with(
+        "## Demo measurements\n\nNot measured: the demo binaries do not support `--fine-iters` yet.\n\n"
+    ));
+    assert!(!doc.contains("## Whole-process time"));
+}
