@@ -78,7 +78,7 @@ fn a_deep_recursion_stays_small_and_parseable() {
         rss_change_bytes: 0,
         verbosity: Verbosity::Level(3),
         skipped: Vec::new(),
-        every_record_needed: true,
+        needs_every_record: true,
     };
     let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 0, t)]);
     let graph = r.render(&ALL);

@@ -93,7 +93,7 @@ fn counts_are_exact_under_two_threads_even_when_the_ring_overflows() {
     // The overflow is counted and stated under the table, never hidden; no output of this run needs every
     // record, and the line says so.
     assert!(r.dropped >= 2 * (OUTER + OUTER * INNER - 8192));
-    assert!(!r.every_record_needed);
+    assert!(!r.needs_every_record);
     let shown = r.to_string();
     assert!(
         shown.contains("Dropped: ") && shown.contains("no output needed those records"),
@@ -101,7 +101,7 @@ fn counts_are_exact_under_two_threads_even_when_the_ring_overflows() {
     );
     // With the trace or interval statistics on, the line says what they lack.
     let mut r = r;
-    r.every_record_needed = true;
+    r.needs_every_record = true;
     let shown = r.to_string();
     assert!(
         shown.contains("Dropped: ") && shown.contains("the trace and interval statistics lack"),

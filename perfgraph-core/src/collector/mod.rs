@@ -78,7 +78,7 @@ pub(crate) struct Collector {
     /// Monotonic ns by which the next drain is due regardless of need.
     next_drain: u64,
     /// An output keeps every record: drain at every pass.
-    every_record: bool,
+    needs_every_record: bool,
     records: Vec<Record>,
     live: Option<Live>,
     outputs: Outputs,
@@ -91,7 +91,7 @@ impl Collector {
             outputs: Outputs::new(&config),
             // The trace and the interval statistics (`outputs`) use every record; the rest of `outputs`
             // reads the call trees.
-            every_record: config.needs_every_record(),
+            needs_every_record: config.needs_every_record(),
             seen_wakes: 0,
             next_drain: 0,
             config,
@@ -118,7 +118,7 @@ impl Collector {
         let wakes = process::wakes();
         let drain = force_drain
             || wakes != self.seen_wakes
-            || self.every_record
+            || self.needs_every_record
             || mono >= self.next_drain
             || self.live.as_ref().is_some_and(Live::wants_drain);
         self.seen_wakes = wakes;

@@ -51,7 +51,7 @@ pub struct Report {
     /// overflow are missing from it. Without one, the background thread drains the rings only now and then
     /// and lets a busy thread's ring wrap: the footer still states the count, and says nothing needed those
     /// records.
-    pub every_record_needed: bool,
+    pub needs_every_record: bool,
     /// The verbosity in force: sections above it are not recorded.
     pub verbosity: Verbosity,
     /// Sections reached at least once while their level was above the verbosity, by name, in the order
@@ -110,8 +110,8 @@ pub struct RunInfo {
     pub verbosity: Verbosity,
     /// Sections the verbosity skipped, by name, in the order first seen.
     pub skipped: Vec<&'static str>,
-    /// Whether an output that needs every record is on (see [`Report::every_record_needed`]).
-    pub every_record_needed: bool,
+    /// Whether an output that needs every record is on (see [`Report::needs_every_record`]).
+    pub needs_every_record: bool,
 }
 
 impl Report {
@@ -125,7 +125,7 @@ impl Report {
             rss_change_bytes,
             verbosity,
             skipped,
-            every_record_needed,
+            needs_every_record,
         } = run;
         let mut tree = merge(threads.iter().map(|t| &t.tree));
         let children_mem: i64 = tree.nodes[0]
@@ -166,7 +166,7 @@ impl Report {
             tree,
             threads: summaries,
             dropped: threads.iter().map(|t| t.dropped).sum(),
-            every_record_needed,
+            needs_every_record,
             verbosity,
             skipped,
         }

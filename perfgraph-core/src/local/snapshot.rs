@@ -45,7 +45,7 @@ pub fn report(config: &Config) -> Report {
         rss_change_bytes: rss_kb * 1024,
         verbosity: verbosity::current().unwrap_or(Verbosity::Off),
         skipped: registry::skipped().iter().map(|s| s.name).collect(),
-        every_record_needed: config.needs_every_record(),
+        needs_every_record: config.needs_every_record(),
     };
     Report::build(run, &threads)
 }

@@ -138,7 +138,7 @@ impl Report {
                 .filter(|t| t.dropped > 0)
                 .map(|t| format!("{} {}", t.name, t.dropped))
                 .collect();
-            let consequence = if self.every_record_needed {
+            let consequence = if self.needs_every_record {
                 "the counts, times and memory above are exact, the trace and interval statistics lack \
                  those calls"
             } else {

@@ -149,7 +149,7 @@ pub fn solver_report(verbosity: Verbosity, worker_dropped: u64) -> Report {
         rss_change_bytes: 166_000_000,
         verbosity,
         skipped,
-        every_record_needed: true,
+        needs_every_record: true,
     };
     Report::build(run, &solver_threads(worker_dropped))
 }
