@@ -194,8 +194,8 @@ pub fn calibrate() {
     let base = BASE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(base) = base.as_ref() else { return };
     let (mut ticks, mut mono) = pair();
-    // A spin, not a sleep: at most 50 µs, and only in runs that short. (Sleeping until the run was 1 ms old
-    // added up to a millisecond to the exit of every short program.)
+    // A spin, not a sleep: at most 50 µs, and only in runs that short; a sleep's granularity would add up
+    // to a millisecond to the exit of every short program.
     while mono.saturating_sub(base.mono_ns) < MIN_CALIBRATION_NS {
         std::hint::spin_loop();
         (ticks, mono) = pair();
