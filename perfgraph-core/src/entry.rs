@@ -84,6 +84,6 @@ pub fn start() {
 /// The settings in force (read from the environment at the runtime's start).
 pub fn config() -> &'static Config {
     start();
-    static FALLBACK: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
-    config::in_force().unwrap_or_else(|| FALLBACK.get_or_init(Config::default))
+    // `start` put the settings in force; the default stands in only if that start panicked.
+    config::in_force().unwrap_or_else(|| config::set_in_force(Config::default()))
 }
