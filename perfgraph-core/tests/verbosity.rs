@@ -82,7 +82,13 @@ fn child() {
 }
 
 fn run_child(value: &str) -> (String, String) {
+    run_child_with(value, &[])
+}
+
+/// [`run_child`] with more variables set.
+fn run_child_with(value: &str, more: &[(&str, &str)]) -> (String, String) {
     let out = common::child_command(std::env::current_exe().unwrap())
+        .envs(more.iter().copied())
         .args([
             "levels_above_the_verbosity_are_not_recorded",
             "--exact",
@@ -122,6 +128,25 @@ fn a_bad_value_warns_once_and_uses_the_default() {
         warnings,
         [
             r#"perfgraph: warning: PERFGRAPH_VERBOSITY="loud" is not valid (accepted: off, 0, 1, 2, 3); using the default, 1"#
+        ]
+    );
+}
+
+#[test]
+fn a_misspelled_variable_warns_with_the_closest_name_and_is_ignored() {
+    let (recorded, stderr) = run_child_with("1", &[("PERFGRAPH_VERBOSE", "3")]);
+    assert_eq!(
+        recorded, "v::phase,v::step",
+        "the misspelled level is not applied"
+    );
+    let warnings: Vec<_> = stderr
+        .lines()
+        .filter(|l| l.starts_with("perfgraph: warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "perfgraph: warning: PERFGRAPH_VERBOSE is not a perfgraph setting (did you mean PERFGRAPH_VERBOSITY?); it is ignored"
         ]
     );
 }

@@ -115,9 +115,15 @@ impl Config {
         self.trace.is_some() || self.interval_ns.is_some()
     }
 
-    /// Reads the process environment. Returns the settings and one warning line per bad value.
+    /// Reads the process environment. Returns the settings and one warning line per bad value and per
+    /// `PERFGRAPH_*` variable that is not a setting.
     pub fn from_env() -> (Config, Vec<String>) {
-        Config::from_lookup(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
+        let (config, mut warnings) = Config::from_lookup(|name| {
+            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+        });
+        let names = std::env::vars_os().map(|(name, _)| name.to_string_lossy().into_owned());
+        warnings.extend(unknown_variables(names));
+        (config, warnings)
     }
 
     /// Reads settings through `var` (a variable name to its value).
@@ -179,7 +185,7 @@ const VARIABLES: [Variable; 12] = [
     },
     Variable {
         name: "PERFGRAPH_TIME_LIMIT",
-        accepted: "a number of seconds > 0, e.g. 1 or 0.5",
+        accepted: "a number of seconds >= 0.001, e.g. 1 or 0.5",
         default: "1.0",
         apply: |c, v| set(&mut c.time_limit_ns, seconds_ns(v)),
     },
@@ -217,15 +223,9 @@ const VARIABLES: [Variable; 12] = [
     },
     Variable {
         name: "PERFGRAPH_INTERVAL",
-        accepted: "a number of seconds > 0, or off",
+        accepted: "a number of seconds >= 0.001, or off",
         default: "off",
-        apply: |c, v| {
-            v == "off"
-                || set(
-                    &mut c.interval_ns,
-                    seconds_ns(v).map(|ns| Some(ns.max(1_000_000))),
-                )
-        },
+        apply: |c, v| v == "off" || set(&mut c.interval_ns, seconds_ns(v).map(Some)),
     },
     Variable {
         name: "PERFGRAPH_TRACE",
@@ -277,15 +277,72 @@ const VARIABLES: [Variable; 12] = [
     },
 ];
 
+/// One warning line for each `PERFGRAPH_*` name among `names` that is not a setting (a misspelling would
+/// otherwise be ignored in silence), naming the closest setting when one is near: `PERFGRAPH_VERBOSE` gets
+/// "did you mean PERFGRAPH_VERBOSITY?".
+pub fn unknown_variables(names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut unknown: Vec<String> = names
+        .into_iter()
+        .filter(|n| n.starts_with("PERFGRAPH_") && !Config::VARIABLE_NAMES.contains(&n.as_str()))
+        .collect();
+    unknown.sort();
+    unknown
+        .iter()
+        .map(|name| {
+            let hint = closest(name)
+                .map(|known| format!(" (did you mean {known}?)"))
+                .unwrap_or_default();
+            format!("perfgraph: warning: {name} is not a perfgraph setting{hint}; it is ignored")
+        })
+        .collect()
+}
+
+/// The setting whose name is nearest to `name` (edit distance of the part after `PERFGRAPH_`), if it is
+/// near enough to be a misspelling: at most a third of the longer name's letters differ.
+fn closest(name: &str) -> Option<&'static str> {
+    let tail = |n: &str| n.trim_start_matches("PERFGRAPH_").to_ascii_uppercase();
+    let wanted = tail(name);
+    Config::VARIABLE_NAMES
+        .iter()
+        .map(|known| {
+            let k = tail(known);
+            (
+                edit_distance(&wanted, &k),
+                k.len().max(wanted.len()),
+                *known,
+            )
+        })
+        .filter(|&(d, len, _)| d > 0 && 3 * d <= len)
+        .min_by_key(|&(d, _, _)| d)
+        .map(|(_, _, known)| known)
+}
+
+/// Levenshtein distance between two ASCII-ish strings (by `char`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
 /// Stores a parsed value; `false` (storing nothing) when there is none.
 fn set<T>(slot: &mut T, value: Option<T>) -> bool {
     value.map(|v| *slot = v).is_some()
 }
 
-/// A number of seconds > 0 (and < 1e9), as nanoseconds.
+/// A number of seconds from 1 ms to 1e9 s, as nanoseconds. Shorter limits are refused: a time limit of
+/// `1e-12` would otherwise be a 0 ns limit that prints every section.
 fn seconds_ns(v: &str) -> Option<u64> {
     let s = v.parse::<f64>().ok()?;
-    (s > 0.0 && s.is_finite() && s < 1e9).then_some((s * 1e9) as u64)
+    (s.is_finite() && (0.001..1e9).contains(&s)).then_some((s * 1e9).round() as u64)
 }
 
 /// A non-empty file path.
@@ -341,6 +398,46 @@ mod tests {
         let (c, w) = parse(&[]);
         assert_eq!(c, Config::default());
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn misspelled_variables_warn_with_the_closest_name() {
+        let names = [
+            "PERFGRAPH_VERBOSE",
+            "PERFGRAPH_REPORTS",
+            "PERFGRAPH_VERBOSITY",
+            "PERFGRAPH_XYZZY_PLUGH",
+            "HOME",
+        ]
+        .map(String::from);
+        assert_eq!(
+            unknown_variables(names),
+            [
+                "perfgraph: warning: PERFGRAPH_REPORTS is not a perfgraph setting (did you mean \
+                 PERFGRAPH_REPORT?); it is ignored",
+                "perfgraph: warning: PERFGRAPH_VERBOSE is not a perfgraph setting (did you mean \
+                 PERFGRAPH_VERBOSITY?); it is ignored",
+                "perfgraph: warning: PERFGRAPH_XYZZY_PLUGH is not a perfgraph setting; it is ignored",
+            ]
+        );
+    }
+
+    #[test]
+    fn limits_below_a_millisecond_are_refused() {
+        for (name, value) in [
+            ("PERFGRAPH_TIME_LIMIT", "1e-12"),
+            ("PERFGRAPH_TIME_LIMIT", "0.0009"),
+            ("PERFGRAPH_INTERVAL", "0.0001"),
+        ] {
+            let (c, w) = parse(&[(name, value)]);
+            assert_eq!(c, Config::default(), "{name}={value}");
+            assert_eq!(w.len(), 1, "{name}={value}");
+            assert!(w[0].contains(">= 0.001"), "{}", w[0]);
+        }
+        assert_eq!(
+            parse(&[("PERFGRAPH_TIME_LIMIT", "0.001")]).0.time_limit_ns,
+            1_000_000
+        );
     }
 
     #[test]

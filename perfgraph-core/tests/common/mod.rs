@@ -34,10 +34,16 @@ pub fn thread_named(name: &str) -> perfgraph_core::ThreadSnapshot {
 /// exported `PERFGRAPH_REPORT=all` cannot change a test's result.
 pub fn child_command(program: impl AsRef<OsStr>) -> Command {
     let mut cmd = Command::new(program);
-    // Every `PERFGRAPH_*` setting, and `NO_COLOR`, the one other variable the live printer reads.
+    // Every `PERFGRAPH_*` setting, `NO_COLOR` (the one other variable the live printer reads), and any
+    // other `PERFGRAPH_*` name (a misspelling gets a warning line on the child's stderr).
+    let misspelled = std::env::vars_os()
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("PERFGRAPH_"));
     for var in perfgraph_core::Config::VARIABLE_NAMES
         .into_iter()
         .chain(["NO_COLOR"])
+        .map(str::to_owned)
+        .chain(misspelled)
     {
         cmd.env_remove(var);
     }
