@@ -131,22 +131,18 @@ impl Report {
                 if n == 1 { "" } else { "s" },
             ));
         }
-        if self.dropped > 0 {
+        // Records lost to overflow matter only to an output that needs every record; otherwise the rings
+        // wrap on purpose and the count is in the JSON alone.
+        if self.dropped > 0 && self.needs_every_record {
             let per_thread: Vec<String> = self
                 .threads
                 .iter()
                 .filter(|t| t.dropped > 0)
                 .map(|t| format!("{} {}", t.name, t.dropped))
                 .collect();
-            let consequence = if self.needs_every_record {
-                "the counts, times and memory above are exact, the trace and interval statistics lack \
-                 those calls"
-            } else {
-                "the counts, times and memory above are exact (they never go through the rings), and no \
-                 output needed those records"
-            };
             out.push_str(&format!(
-                "Dropped: {} section records lost to ring overflow ({}); {consequence}.\n",
+                "Dropped: {} section records lost to ring overflow ({}); the counts, times and memory \
+                 above are exact, the trace and interval statistics lack those calls.\n",
                 self.dropped,
                 per_thread.join(", ")
             ));
