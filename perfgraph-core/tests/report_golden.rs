@@ -96,3 +96,45 @@ fn a_deep_recursion_stays_small_and_parseable() {
     let v: serde_json::Value = serde_json::from_str(&r.json()).expect("parseable at any depth");
     assert_eq!(v["tree"].as_array().unwrap().len(), 5001);
 }
+
+#[test]
+fn names_are_escaped_aligned_by_display_width_and_cut() {
+    let t = tree(&[
+        (1, "mesh\nrefine\x1b[31m", 1, 1000, 0),
+        (2, "網格::細化", 2, 2000, 0),
+        (2, "🚀 launch", 1, 500, 0),
+        (1, report_fake::LONG_NAME, 1, 10, 0),
+    ]);
+    let run = perfgraph_core::RunInfo {
+        program: "odd",
+        clock: "tsc",
+        wall_ns: 4_000_000_000,
+        rss_change_bytes: 0,
+        verbosity: Verbosity::Level(3),
+        skipped: Vec::new(),
+        needs_every_record: true,
+    };
+    let threads = [
+        thread(0, "main", 0, None, 0, t),
+        thread(1, "worker\tone", 0, Some(1), 0, tree(&[])),
+    ];
+    let r = perfgraph_core::Report::build(run, &threads);
+    let text = r.render(&ALL);
+    // Nothing raw reaches the terminal: no control character but the line ends.
+    assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
+    // Every row of a table is as wide as its rules, in terminal columns.
+    for table in text.split("\n\n") {
+        let widths: Vec<usize> = table
+            .lines()
+            .filter(|l| l.starts_with('|') || l.starts_with('-'))
+            .map(unicode_width::UnicodeWidthStr::width)
+            .collect();
+        assert!(
+            widths.windows(2).all(|w| w[0] == w[1]),
+            "{widths:?}\n{table}"
+        );
+    }
+    // The JSON keeps names whole.
+    assert!(r.json().contains(report_fake::LONG_NAME));
+    insta::assert_snapshot!("odd_names", text);
+}

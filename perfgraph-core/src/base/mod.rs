@@ -6,7 +6,8 @@
 //! * [`process`]: the process-wide state (started, the background thread's inbox, exit progress, the
 //!   resident-set figure);
 //! * [`sys`]: every call into the operating system;
-//! * [`sync`]: the atomics the lock-free code uses (swapped for loom's in the model checks).
+//! * [`sync`]: the atomics the lock-free code uses (swapped for loom's in the model checks);
+//! * [`text`]: names made safe for a terminal and a table.
 
 pub(crate) mod clock;
 pub(crate) mod config;
@@ -14,3 +15,4 @@ pub(crate) mod process;
 pub(crate) mod registry;
 pub(crate) mod sync;
 pub(crate) mod sys;
+pub(crate) mod text;

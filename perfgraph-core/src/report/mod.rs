@@ -12,12 +12,22 @@ pub(crate) mod table;
 use std::fmt;
 
 use crate::base::config::{ReportSelection, Verbosity};
+use crate::base::text;
 use crate::data::report::Report;
 use table::Cell;
 
 /// Deepest call path the tables show, in levels below the root (MOOSE's stack holds 100). A recursion
 /// thousands of calls deep would otherwise print millions of characters of indentation.
 pub const TABLE_DEPTH: u32 = 100;
+
+/// Widest name a table shows, in terminal columns (without its indentation); longer names are cut with `…`
+/// (the JSON and the trace keep them whole).
+pub const NAME_WIDTH: usize = 80;
+
+/// A section's or thread's name as a table shows it: control characters escaped, cut to [`NAME_WIDTH`].
+fn shown(name: &str) -> String {
+    text::fit(&text::escape(name), NAME_WIDTH).into_owned()
+}
 
 impl Report {
     /// The `Performance Graph:` table (without its heading). Call paths deeper than [`TABLE_DEPTH`] are
@@ -46,7 +56,11 @@ impl Report {
             .map(|&i| {
                 let n = &self.tree.nodes[i];
                 vec![
-                    Cell::Text(format!("{}{}", "  ".repeat(n.depth as usize), n.name)),
+                    Cell::Text(format!(
+                        "{}{}",
+                        "  ".repeat(n.depth as usize),
+                        shown(n.name)
+                    )),
                     Cell::Int(n.calls as i64),
                     Cell::Fixed(seconds(n.self_ns), 3),
                     Cell::Fixed(average(n.self_ns, n.calls), 3),
@@ -69,7 +83,7 @@ impl Report {
             .iter()
             .map(|s| {
                 vec![
-                    Cell::Text(s.name.to_owned()),
+                    Cell::Text(shown(s.name)),
                     Cell::Int(s.calls as i64),
                     Cell::Fixed(seconds(s.self_ns), 3),
                     Cell::Fixed(average(s.self_ns, s.calls), 3),
@@ -96,7 +110,7 @@ impl Report {
                     alive => 100.0 * t.busy_ns as f64 / alive as f64,
                 };
                 vec![
-                    Cell::Text(t.name.clone()),
+                    Cell::Text(shown(&t.name)),
                     Cell::Fixed(seconds(t.alive_ns), 3),
                     Cell::Fixed(seconds(t.busy_ns), 3),
                     Cell::Percent(pct),
@@ -117,7 +131,11 @@ impl Report {
         let n = self.skipped.len();
         if n > 0 {
             const SHOWN: usize = 8;
-            let mut names = self.skipped[..n.min(SHOWN)].join(", ");
+            let mut names = self.skipped[..n.min(SHOWN)]
+                .iter()
+                .map(|name| shown(name))
+                .collect::<Vec<_>>()
+                .join(", ");
             if n > SHOWN {
                 names.push_str(&format!(" and {} more", n - SHOWN));
             }
@@ -138,7 +156,7 @@ impl Report {
                 .threads
                 .iter()
                 .filter(|t| t.dropped > 0)
-                .map(|t| format!("{} {}", t.name, t.dropped))
+                .map(|t| format!("{} {}", shown(&t.name), t.dropped))
                 .collect();
             out.push_str(&format!(
                 "Dropped: {} section records lost to ring overflow ({}); the counts, times and memory \

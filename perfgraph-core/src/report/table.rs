@@ -5,12 +5,15 @@
 //! Column widths follow `VariadicTable`: the widest of the header and the cells, where a fixed-point number
 //! counts as 10 characters, a percentage as 6 (`100.00`) and an integer as its digits. Where a value is wider
 //! than that (a time of a million seconds, 1000%), the column grows to fit, so columns never go out of line;
-//! `VariadicTable` would overflow the cell instead.
+//! `VariadicTable` would overflow the cell instead. Widths are terminal columns ([`text::width`]), so a
+//! name in CJK or with an emoji keeps its column in line.
+
+use crate::base::text;
 
 /// One cell.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Cell {
-    /// Left-justified text.
+    /// Left-justified text, already made safe for a terminal ([`text::escape`]).
     Text(String),
     /// A whole number, right-justified.
     Int(i64),
@@ -37,7 +40,7 @@ impl Cell {
             Cell::Fixed(..) => 10,
             Cell::Percent(_) => 6,
         };
-        nominal.max(text.chars().count())
+        nominal.max(text::width(text))
     }
 }
 
@@ -71,9 +74,10 @@ pub(crate) fn render(headers: &[&str], rows: &[Vec<Cell>]) -> String {
     for (row, text) in rows.iter().zip(&texts) {
         out.push('|');
         for ((cell, t), &w) in row.iter().zip(text).zip(&widths) {
+            let pad = " ".repeat(w.saturating_sub(text::width(t)));
             match cell {
-                Cell::Text(_) => out.push_str(&format!(" {t:<w$} |")),
-                _ => out.push_str(&format!(" {t:>w$} |")),
+                Cell::Text(_) => out.push_str(&format!(" {t}{pad} |")),
+                _ => out.push_str(&format!(" {pad}{t} |")),
             }
         }
         out.push('\n');

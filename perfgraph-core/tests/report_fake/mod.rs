@@ -38,8 +38,11 @@ pub fn tree(paths: &[Path]) -> CallTree {
     CallTree { nodes }
 }
 
+/// A section name far wider than a table's name column.
+pub const LONG_NAME: &str = "assemble_the_global_stiffness_matrix_for_every_element_block_of_the_mesh_and_then_some_more_words_to_go_past_the_limit";
+
 /// Section ids as a registry would hand them out: one per name, for the whole process.
-const SECTIONS: [&str; 11] = [
+const SECTIONS: [&str; 15] = [
     "Simulation::setup",
     "mesh::refine",
     "time_steps",
@@ -51,6 +54,10 @@ const SECTIONS: [&str; 11] = [
     "write_checkpoint",
     "checkpoint::compress",
     "recurse",
+    "mesh\nrefine\x1b[31m",
+    "網格::細化",
+    "🚀 launch",
+    LONG_NAME,
 ];
 
 /// The id of section `name` (ids start at 1).

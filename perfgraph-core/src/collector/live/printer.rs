@@ -19,6 +19,7 @@
 //! `[%6.2f s] [%5d MB]` with `[` at column 89.
 
 use crate::base::clock::{Scale, Ticks};
+use crate::base::text;
 
 /// Column (0-based) of the stats' `[` when the text before it fits.
 pub const STATS_COLUMN: usize = 89;
@@ -115,7 +116,7 @@ struct ThreadView {
 struct OpenLine {
     thread: usize,
     call: (u32, u64),
-    /// Characters on the line so far (prefix, indent, words, message, dots), for the stats' padding.
+    /// Terminal columns on the line so far (prefix, indent, words, message, dots), for the stats' padding.
     width: usize,
 }
 
@@ -149,7 +150,7 @@ impl Printer {
         }
         let view = &mut self.threads[thread];
         if !is_main && view.prefix.is_empty() {
-            view.prefix = format!("{name}: ");
+            view.prefix = format!("{}: ", text::escape(name));
         }
         view
     }
@@ -461,7 +462,7 @@ impl Printer {
         out.push_str(&self.threads[t].prefix);
         push_indent(out, level);
         out.push_str(word);
-        out.push_str(call.message);
+        out.push_str(&text::escape(call.message));
         // Every ancestor on this thread is on screen; lines after this one interrupt them.
         for a in &mut self.threads[t].stack[..d] {
             a.shown = Shown::Interrupted;
@@ -469,7 +470,7 @@ impl Printer {
         self.line = Some(OpenLine {
             thread: t,
             call: key_of(&call),
-            width: out[start..].chars().count(),
+            width: text::width(&out[start..]),
         });
     }
 
@@ -505,8 +506,8 @@ impl Printer {
             let start = out.len();
             out.push_str(&self.threads[t].prefix);
             push_indent(out, d);
-            out.push_str(e.call.message);
-            let width = out[start..].chars().count();
+            out.push_str(&text::escape(e.call.message));
+            let width = text::width(&out[start..]);
             self.push_stats(width, &e, out);
         } else {
             let width = self.print_finished_head(t, d, e.call.message, out);
@@ -536,8 +537,8 @@ impl Printer {
         out.push_str(&self.threads[t].prefix);
         push_indent(out, level);
         out.push_str("Finished ");
-        out.push_str(message);
-        out[start..].chars().count()
+        out.push_str(&text::escape(message));
+        text::width(&out[start..])
     }
 
     /// Once a line of `thread` was printed, its open ancestors print `Still` next time.

@@ -535,3 +535,25 @@ fn lines_too_long_for_the_column_keep_one_space() {
     .end(1_200_000, 0);
     insta::assert_snapshot!(sim.run(10 * SECOND));
 }
+
+#[test]
+fn odd_names_are_escaped_and_wide_ones_keep_the_stats_column() {
+    let mut sim = Sim::new(settings(), &[("main", true), ("worker\x1b[2J", false)]);
+    sim.start(0, 0, "Loading\nmesh", true)
+        .start(0, 1, "網格を細分化しています 🚀", false)
+        .end(2_500_000, 1)
+        .end(3_500_000, 0);
+    let text = sim.run(10 * SECOND);
+    assert!(!text.contains('\x1b'), "{text}");
+    assert!(!text.contains("Loading\nmesh"), "{text}");
+    // The stats' `[` stands at the same terminal column on every line that has one.
+    for line in text.lines().filter(|l| !l.starts_with('+') && l.contains("[  ")) {
+        let at = line.find("[  ").unwrap();
+        assert_eq!(
+            crate::base::text::width(&line[..at]),
+            super::printer::STATS_COLUMN,
+            "{line}"
+        );
+    }
+    insta::assert_snapshot!(text);
+}

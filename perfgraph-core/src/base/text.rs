@@ -1,0 +1,82 @@
+//! Names made safe for a terminal and a table: control characters shown escaped, widths counted in
+//! terminal columns (a CJK character or an emoji takes two), and long names cut with `…`. Used by the
+//! report tables and live print; the JSON and the trace keep names whole.
+
+use std::borrow::Cow;
+
+use unicode_width::UnicodeWidthStr;
+
+/// `s` with every control character escaped (`\n`, `\r`, `\t`, `\x1b`, `\u{85}`), so a name can neither
+/// break a line nor send the terminal a command. Borrowed when there is nothing to escape.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Columns `s` takes on a terminal (`s` holds no control characters: [`escape`] it first).
+pub fn width(s: &str) -> usize {
+    s.width()
+}
+
+/// `s` cut to at most `max` columns, ending in `…` when it was cut.
+pub fn fit(s: &str, max: usize) -> Cow<'_, str> {
+    if width(s) <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape("plain"), "plain");
+        assert!(matches!(escape("plain"), Cow::Borrowed(_)));
+        assert_eq!(escape("a\nb\tc\x1b[31m\u{85}"), "a\\nb\\tc\\x1b[31m\\u{85}");
+    }
+
+    #[test]
+    fn wide_characters_take_two_columns() {
+        assert_eq!(width("abc"), 3);
+        assert_eq!(width("網格"), 4);
+        assert_eq!(width("🚀x"), 3);
+    }
+
+    #[test]
+    fn long_names_are_cut_to_the_limit_with_an_ellipsis() {
+        assert_eq!(fit("short", 10), "short");
+        assert_eq!(fit("abcdefghijkl", 6), "abcde…");
+        assert_eq!(width(&fit("abcdefghijkl", 6)), 6);
+        // A wide character that would cross the limit is left out whole.
+        assert_eq!(fit("ab網格網格", 6), "ab網…");
+        assert!(width(&fit("ab網格網格", 6)) <= 6);
+    }
+}
