@@ -8,7 +8,8 @@ use std::sync::Once;
 use crate::base::config::{self, Config, LiveMode};
 use crate::base::registry::Section;
 use crate::base::{clock, process};
-use crate::collector::{self, live::screen, memory};
+use crate::collector::live::{self, screen};
+use crate::collector::{self, memory};
 use crate::local::guard::Guard;
 use crate::local::thread::{self, MEM_ALERT_KB};
 use crate::local::verbosity;
@@ -70,6 +71,7 @@ pub fn start() {
         }
         verbosity::init(config.verbosity);
         if config.live != LiveMode::Off {
+            live::panic::install();
             MEM_ALERT_KB.store(
                 (config.mem_limit_bytes / 1024) as i64,
                 std::sync::atomic::Ordering::Relaxed,

@@ -101,6 +101,12 @@ fn sleeping_forever() {
 #[timed(name = "flood step")]
 fn flood_step() {}
 
+#[timed(live = "Loading data", dots)]
+fn loading_data_then_panicking() {
+    sleep_ms(500);
+    panic!("deliberate panic while loading");
+}
+
 fn child(scenario: &str) {
     match scenario {
         "moose" => moose::executing(),
@@ -129,6 +135,7 @@ fn child(scenario: &str) {
             }
             worker_job();
         }
+        "panic" => loading_data_then_panicking(),
         _ => panic!("unknown scenario {scenario}"),
     }
     println!("child done");
@@ -360,6 +367,28 @@ fn a_bad_setting_warns_once_and_live_print_goes_on() {
     assert!(l[2].starts_with("worker: Worker job"), "{}", ctx());
 }
 
+fn a_panic_ends_the_live_line_and_labels_the_section() {
+    let r = run(command("panic").env("RUST_BACKTRACE", "0"));
+    assert!(!r.success);
+    let l = lines(&r.stderr);
+    let ctx = || format!("stderr:\n{}", r.stderr);
+    let message = l
+        .iter()
+        .position(|l| l.starts_with("thread 'main'") && l.contains("panicked at"))
+        .unwrap_or_else(|| panic!("the panic message starts its own line: {}", ctx()));
+    // The live line was ended before it (std's hook may add a blank line of its own).
+    let before = l[..message].iter().rev().find(|l| !l.is_empty()).unwrap();
+    assert!(before.starts_with("Loading data"), "{}", ctx());
+    assert!(!before.contains("panicked"), "{}", ctx());
+    let finished = l
+        .iter()
+        .find(|l| l.starts_with("Finished Loading data (panicked) "))
+        .unwrap_or_else(|| panic!("a labelled Finished line: {}", ctx()));
+    stats(finished);
+    // No stats line without a label (only padding before the figures).
+    assert!(!l.iter().any(|l| l.trim_start().starts_with('[')), "{}", ctx());
+}
+
 fn live_off_prints_nothing() {
     let r = run(command("moose").env("PERFGRAPH_LIVE", "off"));
     assert!(r.success);
@@ -452,6 +481,10 @@ fn main() {
         (
             "a_bad_setting_warns_once_and_live_print_goes_on",
             a_bad_setting_warns_once_and_live_print_goes_on,
+        ),
+        (
+            "a_panic_ends_the_live_line_and_labels_the_section",
+            a_panic_ends_the_live_line_and_labels_the_section,
         ),
         ("live_off_prints_nothing", live_off_prints_nothing),
         (

@@ -4,6 +4,7 @@
 //! thread calls: it turns drained records and open-frame snapshots into the printer's input, hands the
 //! printer's text to the [`screen`], and tells recording threads which section ends should wake it.
 
+pub(crate) mod panic;
 pub(crate) mod printer;
 pub(crate) mod screen;
 #[cfg(test)]
@@ -35,6 +36,8 @@ pub(crate) struct Live {
     out: String,
     /// `screen::OTHER_OUTPUT_AT` as last seen.
     other_output: u64,
+    /// Panics noted by the panic hook, `(thread index, ticks)`, until their thread's next drain.
+    panics: Vec<(u32, u64)>,
 }
 
 impl Live {
@@ -61,6 +64,7 @@ impl Live {
             drain_always: config.live == LiveMode::All || config.time_limit_ns < 2 * pass_interval,
             out: String::new(),
             other_output: 0,
+            panics: Vec::new(),
         })
     }
 
@@ -93,6 +97,11 @@ impl Live {
         self.sync_other_output();
         let t = thread.index as usize;
         self.printer.thread(t, &thread.name, thread.is_main);
+        self.panics.extend(panic::take());
+        while let Some(i) = self.panics.iter().position(|p| p.0 == thread.index) {
+            let (_, at) = self.panics.remove(i);
+            self.printer.panicked(t, at);
+        }
         let all = self.printer.all();
         for r in records {
             // Most records are short sections nobody shows: skip them before any lookup.

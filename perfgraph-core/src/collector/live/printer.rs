@@ -109,6 +109,8 @@ struct ThreadView {
     /// A call that left the snapshot unprinted but may have run past the time limit: its record decides
     /// whether it prints, so the printer wants this thread drained.
     wants_drain: bool,
+    /// When the thread panicked (ticks), if it did: calls open then were ended by the unwinding.
+    panicked_at: Option<u64>,
 }
 
 /// The open line on the screen: whose message it holds and how long it is.
@@ -474,18 +476,35 @@ impl Printer {
         });
     }
 
+    /// Thread `thread` panicked at `at` (ticks): the calls it had open then end by unwinding, and their
+    /// `Finished` lines say `(panicked)`.
+    pub fn panicked(&mut self, thread: usize, at: u64) {
+        if let Some(view) = self.threads.get_mut(thread) {
+            view.panicked_at = Some(at);
+        }
+    }
+
+    /// `" (panicked)"` for a call its thread's panic ended (open when the thread panicked), else `""`.
+    fn ending(&self, t: usize, e: &Ended) -> &'static str {
+        match self.threads[t].panicked_at {
+            Some(at) if e.call.start <= at && at <= e.end => " (panicked)",
+            _ => "",
+        }
+    }
+
     /// A printed call ended: stats on its own line if that line is still the last thing on screen, else a
-    /// `Finished` line.
+    /// `Finished` line (always one for a call a panic ended, which says so).
     fn print_end(&mut self, t: usize, open: &Open, e: &Ended, out: &mut String) {
         let key = key_of(&open.call);
+        let ending = self.ending(t, e);
         match self.line {
-            Some(line) if line.thread == t && line.call == key => {
+            Some(line) if line.thread == t && line.call == key && ending.is_empty() => {
                 self.line = None;
                 self.push_stats(line.width, e, out);
             }
             _ => {
-                let width =
-                    self.print_finished_head(t, open.call.depth as usize, open.call.message, out);
+                let depth = open.call.depth as usize;
+                let width = self.print_finished_head(t, depth, open.call.message, ending, out);
                 self.push_stats(width, e, out);
             }
         }
@@ -510,7 +529,8 @@ impl Printer {
             let width = text::width(&out[start..]);
             self.push_stats(width, &e, out);
         } else {
-            let width = self.print_finished_head(t, d, e.call.message, out);
+            let ending = self.ending(t, &e);
+            let width = self.print_finished_head(t, d, e.call.message, ending, out);
             self.push_stats(width, &e, out);
         }
         self.after_own_line(t);
@@ -518,18 +538,20 @@ impl Printer {
 
     /// A printed call whose end record was lost to ring overflow: say so instead of inventing figures.
     fn print_lost_end(&mut self, t: usize, open: &Open, out: &mut String) {
-        let width = self.print_finished_head(t, open.call.depth as usize, open.call.message, out);
+        let width =
+            self.print_finished_head(t, open.call.depth as usize, open.call.message, "", out);
         push_padding(out, width);
         out.push_str("[end not recorded: events lost]\n");
         self.after_own_line(t);
     }
 
-    /// `prefix + indent + "Finished " + message` on a new line; returns its width.
+    /// `prefix + indent + "Finished " + message + ending` on a new line; returns its width.
     fn print_finished_head(
         &mut self,
         t: usize,
         level: usize,
         message: &str,
+        ending: &str,
         out: &mut String,
     ) -> usize {
         self.end_line(out);
@@ -538,6 +560,7 @@ impl Printer {
         push_indent(out, level);
         out.push_str("Finished ");
         out.push_str(&text::escape(message));
+        out.push_str(ending);
         text::width(&out[start..])
     }
 

@@ -47,6 +47,12 @@ enum Step {
         thread: usize,
     },
     Output(&'static str),
+    /// `thread` panics: the hook prints the message (as other output) and notes the panic; the calls it
+    /// has open then end as the unwinding drops their guards.
+    Panic {
+        thread: usize,
+        message: &'static str,
+    },
 }
 
 /// The background thread's memory interval: a pass comes at least this often when the printer wants a drain.
@@ -214,6 +220,26 @@ impl Sim {
                         }
                         self.emit(now, text);
                         self.printer.other_output(now);
+                    }
+                    Step::Panic { thread, message } => {
+                        self.emit(now, &out);
+                        out.clear();
+                        if self.printer_line_open() {
+                            self.emit(now, "\n");
+                        }
+                        self.emit(now, message);
+                        self.printer.other_output(now);
+                        self.printer.panicked(thread, now);
+                        while let Some((call, mem)) = self.open[thread].pop() {
+                            let ended = Ended {
+                                call,
+                                end: now,
+                                mem_start_kb: mem,
+                                mem_end_kb: mem,
+                            };
+                            self.printer.ended(thread, ended, &mut out);
+                            self.last[thread] = Some((call.depth, call.start));
+                        }
                     }
                 }
                 i += 1;
@@ -556,4 +582,19 @@ fn odd_names_are_escaped_and_wide_ones_keep_the_stats_column() {
         );
     }
     insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_panic_ends_the_line_and_its_sections_say_so() {
+    let mut sim = Sim::new(settings(), &[("main", true)]);
+    sim.start(0, 0, "Time stepping", true)
+        .start(200_000, 0, "Loading data", true)
+        .at(
+            2_500_000,
+            Step::Panic {
+                thread: 0,
+                message: "thread 'main' panicked at src/main.rs:9:5:\nno mesh\n",
+            },
+        );
+    insta::assert_snapshot!(sim.run(10 * SECOND));
 }

@@ -1,0 +1,41 @@
+//! Live print and panics: a panic hook, chained in front of the one in place when the runtime starts, that
+//! prints the panic message through [`suspend`](super::screen::suspend) (so it never lands inside an open
+//! live line) and notes which thread panicked when, so the sections the unwinding ends print as
+//! `Finished <message> (panicked)`.
+
+use std::sync::Mutex;
+
+use crate::base::clock;
+use crate::local::thread;
+
+/// Panics not yet seen by live print: `(thread index, ticks)`.
+static PANICS: Mutex<Vec<(u32, u64)>> = Mutex::new(Vec::new());
+
+/// Chains perfgraph's hook in front of the panic hook in place now (the default one prints the message).
+pub(crate) fn install() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let ptr = thread::current_ptr();
+        if !ptr.is_null() {
+            // SAFETY: a non-null `current_ptr` is this (running) thread's own state, which the thread list
+            // keeps alive for the whole process.
+            let index = unsafe { &*ptr }.index;
+            let at = clock::now().0;
+            PANICS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((index, at));
+        }
+        // The background thread may hold the terminal itself: it just prints.
+        if std::thread::current().name() == Some("perfgraph") {
+            previous(info);
+        } else {
+            super::screen::suspend(|| previous(info));
+        }
+    }));
+}
+
+/// The panics noted since the last call, oldest first.
+pub(crate) fn take() -> Vec<(u32, u64)> {
+    std::mem::take(&mut *PANICS.lock().unwrap_or_else(|e| e.into_inner()))
+}
