@@ -386,7 +386,11 @@ fn a_panic_ends_the_live_line_and_labels_the_section() {
         .unwrap_or_else(|| panic!("a labelled Finished line: {}", ctx()));
     stats(finished);
     // No stats line without a label (only padding before the figures).
-    assert!(!l.iter().any(|l| l.trim_start().starts_with('[')), "{}", ctx());
+    assert!(
+        !l.iter().any(|l| l.trim_start().starts_with('[')),
+        "{}",
+        ctx()
+    );
 }
 
 fn live_off_prints_nothing() {

@@ -573,7 +573,10 @@ fn odd_names_are_escaped_and_wide_ones_keep_the_stats_column() {
     assert!(!text.contains('\x1b'), "{text}");
     assert!(!text.contains("Loading\nmesh"), "{text}");
     // The stats' `[` stands at the same terminal column on every line that has one.
-    for line in text.lines().filter(|l| !l.starts_with('+') && l.contains("[  ")) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('+') && l.contains("[  "))
+    {
         let at = line.find("[  ").unwrap();
         assert_eq!(
             crate::base::text::width(&line[..at]),
