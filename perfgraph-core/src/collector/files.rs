@@ -1,7 +1,12 @@
-//! Writing an output file at exit, complete or not at all, so the exit handler can give up on a stuck one
-//! and remove what it left.
+//! Writing an output file at exit as any Unix tool opens it (through symbolic links, refused when read-only,
+//! `/dev/stdout` and named pipes as streams), complete or not at all, so the exit handler can give up on a
+//! stuck one and remove what it left.
 
-use std::io::{BufWriter, Write};
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -29,30 +34,33 @@ fn set_current(entry: Option<(&'static str, PathBuf, Option<PathBuf>)>) {
 /// OS error, e.g. `perfgraph: error: cannot write PERFGRAPH_TRACE file "/x/t.json": No such file or
 /// directory (os error 2)`.
 ///
-/// A regular file is written under a temporary name in the same directory and renamed into place when
-/// complete, so a write cut short (the process exit does not wait forever) never leaves a truncated file
-/// under the name asked for. Anything else that exists (`/dev/stderr`, a named pipe) is written directly.
+/// Symbolic links are followed to the file they lead to ([`resolve`]). A regular file (or a new one) is
+/// written under a random temporary name next to it, created with `O_EXCL | O_NOFOLLOW`, and renamed over
+/// it when complete: a write cut short (the process exit does not wait forever) never leaves a truncated
+/// file under the final name, and a read-only file or a directory we may not write is an error that leaves
+/// the file as it was. A stream (`/dev/stdout`, `/dev/stderr`, a named pipe, a device) is opened and written
+/// in place; a stream cut short simply ends early.
 pub(crate) fn write_file(
     variable: &'static str,
     path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), String> {
-    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
-    let result = if special {
-        set_current(Some((variable, path.to_owned(), None)));
-        write_to(path, fill)
-    } else {
-        let name = path
-            .file_name()
-            .map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
-        let temp = path.with_file_name(format!(".{name}.perfgraph-{}", std::process::id()));
-        set_current(Some((variable, path.to_owned(), Some(temp.clone()))));
-        let written = write_to(&temp, fill).and_then(|()| std::fs::rename(&temp, path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temp);
+    set_current(Some((variable, path.to_owned(), None)));
+    let result = resolve(path).and_then(|target| match target {
+        Target::Stream {
+            path: stream,
+            follow,
+        } => {
+            let mut open = OpenOptions::new();
+            // Append: `/dev/stdout` redirected to a file goes after what the program printed there.
+            open.append(true);
+            if !follow {
+                open.custom_flags(libc::O_NOFOLLOW);
+            }
+            fill_file(open.open(stream)?, fill)
         }
-        written
-    };
+        Target::File { dir, name } => replace(variable, path, &dir, &name, fill),
+    });
     set_current(None);
     process::progress();
     result.map_err(|e| {
@@ -63,11 +71,145 @@ pub(crate) fn write_file(
     })
 }
 
-fn write_to(
+/// Where an output path leads once its symbolic links are followed.
+#[derive(Debug, PartialEq, Eq)]
+enum Target {
+    /// Opened and written in place: a name for an open descriptor (`/dev/stdout`, `/proc/self/fd/1`: opened
+    /// following its link, `follow`), a named pipe, a device, or a directory (whose open fails with the OS's
+    /// error).
+    Stream { path: PathBuf, follow: bool },
+    /// A regular file, existing or to be created as `name` in `dir` (a directory without symbolic links).
+    File { dir: PathBuf, name: OsString },
+}
+
+/// Most symbolic links followed for one path, as Linux's own limit (`ELOOP`).
+const MAX_LINKS: usize = 40;
+
+/// Follows `path`'s symbolic links, one at a time, to what they lead to: a dangling link leads to the file
+/// it names, created there.
+fn resolve(path: &Path) -> io::Result<Target> {
+    let mut next = path.to_owned();
+    for _ in 0..=MAX_LINKS {
+        let Some(name) = next.file_name().map(OsStr::to_owned) else {
+            // `/`, `..`: a directory.
+            return Ok(Target::Stream {
+                path: next,
+                follow: false,
+            });
+        };
+        let parent = next
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = std::fs::canonicalize(parent)?;
+        let full = dir.join(&name);
+        if names_a_descriptor(&full) {
+            return Ok(Target::Stream {
+                path: full,
+                follow: true,
+            });
+        }
+        match std::fs::symlink_metadata(&full) {
+            Ok(m) if m.file_type().is_symlink() => next = dir.join(std::fs::read_link(&full)?),
+            Ok(m) if m.is_file() => return Ok(Target::File { dir, name }),
+            Ok(_) => {
+                return Ok(Target::Stream {
+                    path: full,
+                    follow: false,
+                });
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Target::File { dir, name }),
+            Err(e) => return Err(e),
+        }
+    }
+    // Too many links: opening it gets the OS's own error.
+    Ok(Target::Stream {
+        path: path.to_owned(),
+        follow: true,
+    })
+}
+
+/// Whether `path` (its directory already canonical, so `/dev/fd` reads `/proc/<pid>/fd`) names an open
+/// descriptor: a stream, even when the descriptor is a regular file (`prog > out.txt` with
+/// `PERFGRAPH_JSON=/dev/stdout`), which must not be replaced.
+fn names_a_descriptor(path: &Path) -> bool {
+    let parts: Vec<&str> = path.iter().map(|c| c.to_str().unwrap_or("")).collect();
+    matches!(
+        parts.as_slice(),
+        ["/", "dev", "stdin" | "stdout" | "stderr"]
+            | ["/", "dev", "fd", _]
+            | ["/", "proc", _, "fd", _]
+            | ["/", "proc", _, "task", _, "fd", _]
+    )
+}
+
+/// Writes the regular file `name` in `dir` (the path asked for is `path`) through a temporary file renamed
+/// over it when complete. An existing file keeps its permission bits; one we may not write is an error.
+fn replace(
+    variable: &'static str,
     path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let file = std::fs::File::create(path)?;
+    dir: &Path,
+    name: &OsStr,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let target = dir.join(name);
+    // The OS's word that we may write the file (its mode, owner, a read-only file system, an immutable flag):
+    // opened for writing, never truncated. Not following a link, and not blocking should it have been
+    // swapped for a named pipe since `resolve` looked.
+    let probe = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&target);
+    let mode = match probe {
+        Ok(file) => Some(file.metadata()?.permissions().mode() & 0o777),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let (file, temp) = create_temp(dir, name, mode)?;
+    set_current(Some((variable, path.to_owned(), Some(temp.clone()))));
+    let written = fill_file(file, fill).and_then(|()| std::fs::rename(&temp, &target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// Creates `.<name>.perfgraph-<16 random hex digits>` in `dir`, new (`O_EXCL`) and not through a link
+/// (`O_NOFOLLOW`): nobody can predict the name to plant a link there, and one planted anyway makes the
+/// creation fail rather than redirect the write. `mode`: the permission bits of the file it replaces
+/// (`None`: a new file, 0666 less the umask, as any tool creates one).
+fn create_temp(dir: &Path, name: &OsStr, mode: Option<u32>) -> io::Result<(File, PathBuf)> {
+    // Room for the prefix and suffix within the 255 bytes a file name may have.
+    let name = OsStr::from_bytes(&name.as_bytes()[..name.len().min(200)]);
+    let mut collisions = 0;
+    loop {
+        let mut temp_name = OsString::from(".");
+        temp_name.push(name);
+        temp_name.push(format!(".perfgraph-{:016x}", getrandom::u64()?));
+        let temp = dir.join(temp_name);
+        let created = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(mode.unwrap_or(0o666))
+            .open(&temp);
+        match created {
+            Ok(file) => {
+                if let Some(mode) = mode {
+                    // The umask may have cleared some of the bits `open` was given.
+                    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+                }
+                return Ok((file, temp));
+            }
+            // 64 random bits do not collide by chance: something is there on purpose. Try a few names.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && collisions < 4 => collisions += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Fills `file` through a 1 MiB buffer that reports progress.
+fn fill_file(file: File, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, Progress(file));
     fill(&mut out)?;
     out.flush()
@@ -75,24 +217,60 @@ fn write_to(
 
 /// A file that reports each write it completes as progress of the final pass ([`process::progress`]):
 /// behind the 1 MiB buffer, that is once per MiB.
-struct Progress(std::fs::File);
+struct Progress(File);
 
 impl Write for Progress {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.0.write(buf)?;
         process::progress();
         Ok(n)
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
+    fn flush(&mut self) -> io::Result<()> {
         self.0.flush()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::{Path, PathBuf};
+
+    use super::Target;
+
+    /// Held by each test that writes: [`super::CURRENT`] is one per process, and the abandon test takes
+    /// whatever entry it finds.
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A fresh, empty directory for one test.
+    fn fresh_dir(tag: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("perfgraph-write-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn write(path: &Path, text: &str) -> Result<(), String> {
+        super::write_file("PERFGRAPH_JSON", path, |w| w.write_all(text.as_bytes()))
+    }
+
     #[test]
     fn unwritable_path_is_one_line_naming_it_and_the_os_error() {
+        let _serial = serial();
         let err = super::write_file(
             "PERFGRAPH_JSON",
             std::path::Path::new("/nonexistent-dir/x.json"),
@@ -106,10 +284,19 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_leaves_neither_a_truncated_file_nor_a_temporary_one() {
-        let dir = std::env::temp_dir().join(format!("perfgraph-write-{}", std::process::id()));
+    fn a_directory_is_not_a_file() {
+        let _serial = serial();
+        let dir = fresh_dir("isdir");
+        let err = write(&dir, "{}").unwrap_err();
+        assert!(err.ends_with(": Is a directory (os error 21)"), "{err}");
+        assert!(names(&dir).is_empty());
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_leaves_neither_a_truncated_file_nor_a_temporary_one() {
+        let _serial = serial();
+        let dir = fresh_dir("failed");
         let path = dir.join("t.json");
         std::fs::write(&path, "old").unwrap();
         let err = super::write_file("PERFGRAPH_TRACE", &path, |w| {
@@ -124,6 +311,199 @@ mod tests {
         super::write_file("PERFGRAPH_TRACE", &path, |w| w.write_all(b"new")).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_write_the_exit_handler_abandons_removes_its_temporary_file_and_keeps_the_old_one() {
+        let _serial = serial();
+        let dir = fresh_dir("abandon");
+        let path = dir.join("t.json");
+        std::fs::write(&path, "old").unwrap();
+        let mut abandoned = None;
+        let err = super::write_file("PERFGRAPH_TRACE", &path, |w| {
+            w.write_all(b"partial")?;
+            w.flush()?;
+            // What the exit handler does when the write makes no progress.
+            abandoned = super::abandon_current();
+            w.write_all(b" more")
+        })
+        .unwrap_err();
+        assert_eq!(abandoned, Some(("PERFGRAPH_TRACE", path.clone(), true)));
+        assert!(err.contains("No such file or directory"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(names(&dir), ["t.json"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_symlink_is_written_through_and_stays_a_link() {
+        let _serial = serial();
+        let dir = fresh_dir("symlink");
+        let other = fresh_dir("symlink-other");
+        std::fs::write(dir.join("target.json"), "old").unwrap();
+        std::os::unix::fs::symlink("target.json", dir.join("link")).unwrap();
+        // A chain: an absolute link from another directory to the relative one.
+        std::os::unix::fs::symlink(dir.join("link"), other.join("chain")).unwrap();
+        // A dangling link: the file it names is created.
+        std::os::unix::fs::symlink("new.json", dir.join("dangling")).unwrap();
+
+        write(&dir.join("link"), "through link").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("target.json")).unwrap(),
+            "through link"
+        );
+        write(&other.join("chain"), "through chain").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("target.json")).unwrap(),
+            "through chain"
+        );
+        write(&dir.join("dangling"), "created").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("new.json")).unwrap(),
+            "created"
+        );
+
+        for link in [dir.join("link"), dir.join("dangling"), other.join("chain")] {
+            let meta = std::fs::symlink_metadata(&link).unwrap();
+            assert!(
+                meta.file_type().is_symlink(),
+                "{} is no longer a link",
+                link.display()
+            );
+        }
+        assert_eq!(names(&dir), ["dangling", "link", "new.json", "target.json"]);
+        assert_eq!(names(&other), ["chain"]);
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&other);
+    }
+
+    #[test]
+    fn a_link_planted_at_the_old_temporary_name_redirects_nothing() {
+        let _serial = serial();
+        let dir = fresh_dir("plant");
+        let elsewhere = fresh_dir("plant-victim");
+        let victim = elsewhere.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        // The name the writer used to take (`.<name>.perfgraph-<pid>`), and a few like it.
+        let pid = std::process::id();
+        for planted in [
+            format!(".t.json.perfgraph-{pid}"),
+            ".t.json.perfgraph-0".into(),
+        ] {
+            std::os::unix::fs::symlink(&victim, dir.join(planted)).unwrap();
+        }
+        write(&dir.join("t.json"), "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(dir.join("t.json")).unwrap(), "new");
+        assert!(
+            std::fs::symlink_metadata(dir.join("t.json"))
+                .unwrap()
+                .is_file()
+        );
+        let planted = [
+            ".t.json.perfgraph-0".to_owned(),
+            format!(".t.json.perfgraph-{pid}"),
+        ];
+        let mut expected = planted.to_vec();
+        expected.push("t.json".into());
+        expected.sort();
+        assert_eq!(names(&dir), expected, "no temporary file is left");
+        for name in planted {
+            assert_eq!(std::fs::read_link(dir.join(name)).unwrap(), victim);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&elsewhere);
+    }
+
+    #[test]
+    fn temporary_names_are_random_new_files() {
+        let _serial = serial();
+        let dir = fresh_dir("temp");
+        let (_, first) = super::create_temp(&dir, "t.json".as_ref(), None).unwrap();
+        let (_, second) = super::create_temp(&dir, "t.json".as_ref(), None).unwrap();
+        assert_ne!(first, second);
+        for temp in [&first, &second] {
+            let name = temp.file_name().unwrap().to_str().unwrap();
+            let random = name.strip_prefix(".t.json.perfgraph-").unwrap();
+            assert_eq!(random.len(), 16, "{name}");
+            assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{name}");
+        }
+        // The longest file name still leaves room for the temporary one's prefix and suffix.
+        let long = "x".repeat(255);
+        std::fs::write(dir.join(&long), "old").unwrap();
+        write(&dir.join(&long), "new").unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join(&long)).unwrap(), "new");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_permission_bits() {
+        let _serial = serial();
+        let dir = fresh_dir("mode");
+        let path = dir.join("t.json");
+        for mode in [0o664, 0o600, 0o640] {
+            std::fs::write(&path, "old").unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            write(&path, "new").unwrap();
+            let meta = std::fs::metadata(&path).unwrap();
+            assert_eq!(meta.permissions().mode() & 0o7777, mode);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn descriptor_names_pipes_and_devices_are_streams() {
+        let dir = fresh_dir("streams");
+        std::os::unix::fs::symlink("/proc/self/fd/1", dir.join("to-stdout")).unwrap();
+        let stream = |path: &str| {
+            let target = super::resolve(Path::new(path)).unwrap();
+            assert!(
+                matches!(target, Target::Stream { .. }),
+                "{path}: {target:?}"
+            );
+            target
+        };
+        assert_eq!(
+            stream("/dev/stdout"),
+            Target::Stream {
+                path: "/dev/stdout".into(),
+                follow: true
+            }
+        );
+        stream("/dev/stderr");
+        if Path::new("/proc/self/fd").exists() {
+            let fd1 = Path::new("/proc")
+                .join(std::process::id().to_string())
+                .join("fd/1");
+            for path in [
+                "/dev/fd/1",
+                "/proc/self/fd/1",
+                dir.join("to-stdout").to_str().unwrap(),
+            ] {
+                assert_eq!(
+                    stream(path),
+                    Target::Stream {
+                        path: fd1.clone(),
+                        follow: true
+                    }
+                );
+            }
+        }
+        assert_eq!(
+            stream("/dev/null"),
+            Target::Stream {
+                path: "/dev/null".into(),
+                follow: false
+            }
+        );
+        // A regular file under /dev is a file, replaced as any other.
+        assert!(!super::names_a_descriptor(Path::new("/dev/shm/t.json")));
+        assert!(matches!(
+            super::resolve(&dir.join("t.json")).unwrap(),
+            Target::File { .. }
+        ));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,0 +1,363 @@
+//! Output paths opened as any Unix tool opens them, end to end: this test binary runs itself as a child
+//! (with `OUTPUT_PATHS_CHILD` set) that records one section and writes `PERFGRAPH_JSON` at exit, to a
+//! read-only file, into a directory it may not write, through a symbolic link, past links planted in the
+//! directory, to `/dev/stdout` and to a named pipe. Run as root, the children that must meet a permission
+//! run as `nobody` (uid 65534): root's writes ignore the permission bits.
+
+mod common;
+
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn child_entry() {
+    if std::env::var_os("OUTPUT_PATHS_CHILD").is_some() {
+        perfgraph_core::time_section!("paths::work");
+        std::hint::black_box(0);
+    }
+}
+
+/// A uid other than ours that permission bits apply to.
+const NOBODY: u32 = 65534;
+
+/// How a child's stdout is set up.
+enum Out {
+    Null,
+    File(std::fs::File),
+}
+
+/// This test binary as a program `uid` may run: itself, or where a directory above it keeps others out (a
+/// checkout under `/root`), a copy in a directory of its own, removed on drop.
+struct Program {
+    path: PathBuf,
+    copy_dir: Option<PathBuf>,
+}
+
+impl Program {
+    fn for_uid(uid: Option<u32>, tag: &str) -> Program {
+        let exe = std::env::current_exe().unwrap();
+        let others_can_run = exe
+            .ancestors()
+            .all(|p| std::fs::metadata(p).is_ok_and(|m| m.mode() & 0o001 != 0));
+        if uid.is_none() || others_can_run {
+            return Program {
+                path: exe,
+                copy_dir: None,
+            };
+        }
+        let dir = fresh_dir(&format!("{tag}-exe"));
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = dir.join(exe.file_name().unwrap());
+        std::fs::copy(&exe, &path).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Program {
+            path,
+            copy_dir: Some(dir),
+        }
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.copy_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Runs the child with `PERFGRAPH_JSON=json` (as `uid` if given); returns what it printed. Fails the test if
+/// the child fails or hangs.
+fn run_child(json: &Path, uid: Option<u32>, stdout: Out) -> Output {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    // Relaxed: only a distinct number per run is needed.
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let program = Program::for_uid(uid, &format!("exe-{run}"));
+    let mut cmd = common::child_command(&program.path);
+    cmd.args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
+        .env("OUTPUT_PATHS_CHILD", "1")
+        .env("PERFGRAPH_LIVE", "off")
+        .env("PERFGRAPH_JSON", json)
+        .stderr(Stdio::piped());
+    match stdout {
+        Out::Null => cmd.stdout(Stdio::null()),
+        Out::File(file) => cmd.stdout(file),
+    };
+    if let Some(uid) = uid {
+        // Our working directory may be closed to it too.
+        cmd.uid(uid).gid(uid).current_dir("/");
+    }
+    let start = Instant::now();
+    let out = cmd.spawn().unwrap().wait_with_output().unwrap();
+    // Generous: catches a hang at exit, not slowness.
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "child took {:?}",
+        start.elapsed()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child failed: {stderr}");
+    out
+}
+
+/// The lines perfgraph printed on the child's stderr (nothing else runs there with `PERFGRAPH_LIVE=off`).
+fn perfgraph_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("perfgraph"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A fresh, empty directory for one test.
+fn fresh_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("perfgraph-paths-{tag}-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn remove_dir(dir: &Path) {
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Who the child that must meet a permission runs as: `nobody` when we are root (our own files' owner
+/// says so), else ourselves.
+fn unprivileged(dir: &Path) -> Option<u32> {
+    (std::fs::metadata(dir).unwrap().uid() == 0).then_some(NOBODY)
+}
+
+/// Checks that `text` ends with the call-tree JSON of the child's run.
+fn assert_ends_with_the_tree(text: &str) {
+    // The JSON starts on a line of its own, after anything the child printed before.
+    let start = if text.starts_with('{') {
+        0
+    } else {
+        text.find("\n{")
+            .unwrap_or_else(|| panic!("no JSON in {text:?}"))
+            + 1
+    };
+    let tree: serde_json::Value = serde_json::from_str(text[start..].trim_end())
+        .unwrap_or_else(|e| panic!("{e}: {:?}", &text[start..]));
+    assert_eq!(tree["format"], "perfgraph-call-tree");
+    assert!(text[start..].contains("\"paths::work\""), "{text}");
+}
+
+fn cannot_write(path: &Path, error: &str) -> String {
+    format!(
+        "perfgraph: error: cannot write PERFGRAPH_JSON file {:?}: {error}",
+        path.display().to_string()
+    )
+}
+
+#[test]
+fn a_read_only_file_is_one_error_line_and_left_untouched() {
+    let dir = fresh_dir("read-only");
+    // Writable for whoever the child runs as: only the file's own mode stops the write.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let path = dir.join("t.json");
+    std::fs::write(&path, "old").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = std::fs::metadata(&path).unwrap();
+
+    let out = run_child(&path, unprivileged(&dir), Out::Null);
+    assert_eq!(
+        perfgraph_lines(&out),
+        [cannot_write(&path, "Permission denied (os error 13)")]
+    );
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!((after.ino(), after.mode()), (before.ino(), before.mode()));
+    assert_eq!(names(&dir), ["t.json"]);
+    remove_dir(&dir);
+}
+
+#[test]
+fn a_directory_that_is_not_writable_is_one_error_line_and_the_file_is_left_untouched() {
+    let dir = fresh_dir("read-only-dir");
+    let path = dir.join("t.json");
+    std::fs::write(&path, "old").unwrap();
+    // The file itself may be written by anyone; the directory may not take a new name.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let uid = unprivileged(&dir);
+
+    let out = run_child(&path, uid, Out::Null);
+    assert_eq!(
+        perfgraph_lines(&out),
+        [cannot_write(&path, "Permission denied (os error 13)")]
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(names(&dir), ["t.json"]);
+
+    // A new file there: the same.
+    let new = dir.join("new.json");
+    let out = run_child(&new, uid, Out::Null);
+    assert_eq!(
+        perfgraph_lines(&out),
+        [cannot_write(&new, "Permission denied (os error 13)")]
+    );
+    assert_eq!(names(&dir), ["t.json"]);
+    remove_dir(&dir);
+}
+
+#[test]
+fn a_symlink_is_written_through_and_stays_a_link() {
+    let dir = fresh_dir("symlink");
+    let target = dir.join("target.json");
+    std::fs::write(&target, "old").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink("target.json", &link).unwrap();
+
+    let out = run_child(&link, None, Out::Null);
+    assert_eq!(perfgraph_lines(&out), Vec::<String>::new());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("target.json"));
+    assert_ends_with_the_tree(&std::fs::read_to_string(&target).unwrap());
+    assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o7777, 0o640);
+    assert_eq!(names(&dir), ["link.json", "target.json"]);
+    remove_dir(&dir);
+}
+
+#[test]
+fn links_planted_in_the_directory_redirect_nothing() {
+    let dir = fresh_dir("planted");
+    let elsewhere = fresh_dir("planted-victim");
+    let victim = elsewhere.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    // The old temporary name was `.<name>.perfgraph-<pid>`: plant it for the pids a child is likely to get,
+    // and some other names, all pointing at the victim.
+    let pid = std::process::id();
+    let mut planted: Vec<String> = (pid..pid + 256)
+        .map(|p| format!(".t.json.perfgraph-{p}"))
+        .collect();
+    planted.extend([".t.json".into(), ".t.json.tmp".into(), "t.json~".into()]);
+    for name in &planted {
+        std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
+    }
+
+    let path = dir.join("t.json");
+    let out = run_child(&path, None, Out::Null);
+    assert_eq!(perfgraph_lines(&out), Vec::<String>::new());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
+    assert_ends_with_the_tree(&std::fs::read_to_string(&path).unwrap());
+    for name in &planted {
+        assert_eq!(std::fs::read_link(dir.join(name)).unwrap(), victim);
+    }
+    // No temporary file is left: only the planted links and the file.
+    planted.push("t.json".into());
+    planted.sort();
+    assert_eq!(names(&dir), planted);
+    assert_eq!(names(&elsewhere), ["victim"]);
+    remove_dir(&dir);
+    remove_dir(&elsewhere);
+}
+
+#[test]
+fn dev_stdout_redirected_to_a_file_is_appended_to_not_replaced() {
+    let dir = fresh_dir("stdout-file");
+    let captured = dir.join("stdout.txt");
+    let file = std::fs::File::create(&captured).unwrap();
+    let before = std::fs::metadata(&captured).unwrap().ino();
+
+    let out = run_child(Path::new("/dev/stdout"), None, Out::File(file));
+    assert_eq!(perfgraph_lines(&out), Vec::<String>::new());
+    let text = std::fs::read_to_string(&captured).unwrap();
+    // The test harness's own lines come first: the JSON went after them, not over them.
+    assert!(text.contains("running 1 test"), "{text}");
+    assert!(text.find("running 1 test") < text.find("\n{"), "{text}");
+    assert_ends_with_the_tree(&text);
+    assert_eq!(std::fs::metadata(&captured).unwrap().ino(), before);
+    assert!(!std::fs::symlink_metadata("/dev/stdout").unwrap().is_file());
+    assert_eq!(names(&dir), ["stdout.txt"]);
+    remove_dir(&dir);
+}
+
+#[test]
+fn a_link_to_the_stdout_descriptor_is_written_through_and_stays_a_link() {
+    if !Path::new("/proc/self/fd").exists() {
+        return; // Linux only.
+    }
+    let dir = fresh_dir("stdout-link");
+    let link = dir.join("out.json");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    // Stdout is a regular file: the link leads to it, and still names a stream.
+    let captured = dir.join("stdout.txt");
+    let file = std::fs::File::create(&captured).unwrap();
+
+    let out = run_child(&link, None, Out::File(file));
+    assert_eq!(perfgraph_lines(&out), Vec::<String>::new());
+    let text = std::fs::read_to_string(&captured).unwrap();
+    assert!(text.starts_with("\nrunning 1 test"), "{text}");
+    assert_ends_with_the_tree(&text);
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        Path::new("/proc/self/fd/1")
+    );
+    assert_eq!(names(&dir), ["out.json", "stdout.txt"]);
+    remove_dir(&dir);
+}
+
+#[test]
+fn a_named_pipe_is_written_as_a_stream() {
+    let dir = fresh_dir("fifo");
+    let fifo = dir.join("out.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `c_path` is a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        common::spawn_named("fifo-reader", move || {
+            let mut text = String::new();
+            // Blocks until the child opens the pipe for writing; ends when it closes it.
+            std::fs::File::open(&fifo)
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            text
+        })
+    };
+
+    let out = run_child(&fifo, None, Out::Null);
+    // Should the child never have opened the pipe, end the reader's wait with an empty write side
+    // (no reader left: the open fails, and nothing is needed).
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo);
+    let text = reader.join().unwrap();
+    assert_eq!(perfgraph_lines(&out), Vec::<String>::new());
+    assert_ends_with_the_tree(&text);
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert_eq!(names(&dir), ["out.fifo"]);
+    remove_dir(&dir);
+}
