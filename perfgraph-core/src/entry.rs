@@ -9,7 +9,7 @@ use crate::base::config::{self, Config, LiveMode};
 use crate::base::registry::Section;
 use crate::base::{clock, process};
 use crate::collector::live::{self, screen};
-use crate::collector::{self, memory};
+use crate::collector::{self, memory, signals};
 use crate::local::guard::Guard;
 use crate::local::thread::{self, MEM_ALERT_KB};
 use crate::local::verbosity;
@@ -57,7 +57,8 @@ fn first_section(site: &'static Section, level: u8) -> Guard {
 }
 
 /// Starts the runtime once: settings, clock, first memory sample, verbosity, the background thread and its
-/// exit handler. Every entry point calls it first; it returns at once after the first time.
+/// exit handler, and the handlers of the signals that end a run (`PERFGRAPH_SIGNALS`). Every entry point
+/// calls it first; it returns at once after the first time.
 pub fn start() {
     static START: Once = Once::new();
     START.call_once(|| {
@@ -78,8 +79,13 @@ pub fn start() {
             );
         }
         let config = config::set_in_force(config).clone();
+        let signals = config.signals;
         process::mark_started();
         collector::spawn(config);
+        // Only with a background thread to make the final pass; only signals still at their default.
+        if signals && process::collecting() {
+            signals::install();
+        }
     });
 }
 

@@ -87,6 +87,10 @@ pub struct Config {
     pub clock_monotonic: bool,
     /// `PERFGRAPH_MEM_INTERVAL` in milliseconds (default 20, 1..=1000): resident-memory sampling period.
     pub mem_interval_ns: u64,
+    /// `PERFGRAPH_SIGNALS`: `on` (default) or `off`. On: SIGINT, SIGTERM and SIGHUP end the run with the
+    /// reports and files written, and SIGABRT ends an open live line, for each of them whose disposition was
+    /// the default when the runtime started.
+    pub signals: bool,
 }
 
 impl Default for Config {
@@ -104,6 +108,7 @@ impl Default for Config {
             json: None,
             clock_monotonic: false,
             mem_interval_ns: 20_000_000,
+            signals: true,
         }
     }
 }
@@ -166,7 +171,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 12] = [
+const VARIABLES: [Variable; 13] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -273,6 +278,16 @@ const VARIABLES: [Variable; 12] = [
         apply: |c, v| {
             let ms = v.parse::<u64>().ok().filter(|ms| (1..=1000).contains(ms));
             set(&mut c.mem_interval_ns, ms.map(|ms| ms * 1_000_000))
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_SIGNALS",
+        accepted: "on, off",
+        default: "on",
+        apply: |c, v| match v {
+            "on" => set(&mut c.signals, Some(true)),
+            "off" => set(&mut c.signals, Some(false)),
+            _ => false,
         },
     },
 ];
@@ -461,6 +476,7 @@ mod tests {
             ("PERFGRAPH_REPORT", "graph, sections=3"),
             ("PERFGRAPH_INTERVAL", "1"),
             ("PERFGRAPH_TRACE", "t.json"),
+            ("PERFGRAPH_SIGNALS", "off"),
         ]);
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(c.verbosity, None);
@@ -477,6 +493,8 @@ mod tests {
         );
         assert_eq!(c.interval_ns, Some(1_000_000_000));
         assert_eq!(c.trace, Some(PathBuf::from("t.json")));
+        assert!(!c.signals);
+        assert!(parse(&[("PERFGRAPH_SIGNALS", "on")]).0.signals);
         assert_eq!(
             parse(&[("PERFGRAPH_REPORT", "all")]).0.report.sections,
             Some(10)
@@ -494,14 +512,19 @@ mod tests {
             ("PERFGRAPH_TIME_LIMIT", "-1"),
             ("PERFGRAPH_LIVE", "maybe"),
             ("PERFGRAPH_REPORT", "graph,pie"),
+            ("PERFGRAPH_SIGNALS", "no"),
         ]);
         assert_eq!(c, Config::default());
-        assert_eq!(w.len(), 4);
+        assert_eq!(w.len(), 5);
         assert_eq!(
             w[0],
             "perfgraph: warning: PERFGRAPH_VERBOSITY=\"high\" is not valid (accepted: off, 0, 1, 2, 3); using the default, 1"
         );
         assert!(w.iter().all(|l| !l.contains('\n')));
         assert!(w[3].contains("PERFGRAPH_REPORT=\"graph,pie\""));
+        assert_eq!(
+            w[4],
+            "perfgraph: warning: PERFGRAPH_SIGNALS=\"no\" is not valid (accepted: on, off); using the default, on"
+        );
     }
 }

@@ -1,6 +1,8 @@
 //! Every call into the operating system or the CPU's identification that perfgraph makes, in one place: the
-//! monotonic clock, CPUID, the resident-set figure, stderr's `write`/`poll`/`isatty`, `atexit`, and the ids
-//! that tell the main thread. Each wrapper is safe to call from any thread and never panics.
+//! monotonic clock, CPUID, the resident-set figure, stderr's `write`/`poll`/`isatty`, `atexit`, the ids
+//! that tell the main thread, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
+//! wrapper is safe to call from any thread and never panics; the ones a signal handler calls say that they
+//! are async-signal-safe.
 
 /// `CLOCK_MONOTONIC` in nanoseconds (through the vDSO on Linux: no system call).
 #[inline]
@@ -146,4 +148,114 @@ pub fn is_main_thread() -> bool {
     {
         std::thread::current().name() == Some("main")
     }
+}
+
+/// A plain signal handler: what [`catch_signal`] installs.
+pub type SignalHandler = extern "C" fn(libc::c_int);
+
+/// What a signal's disposition is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// `SIG_DFL`: the signal's default action.
+    Default,
+    /// `SIG_IGN`.
+    Ignored,
+    /// A handler: `true` when it is `ours`, the handler passed to [`disposition`].
+    Handler(bool),
+}
+
+/// `sig`'s disposition now, telling `ours` from any other handler. A signal number `sigaction` refuses
+/// reads as [`Disposition::Ignored`] (nothing to do about it). Async-signal-safe.
+pub fn disposition(sig: libc::c_int, ours: SignalHandler) -> Disposition {
+    // SAFETY: an all-zero sigaction is a valid value to be overwritten.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null `act` only reads the disposition into `old`, a valid, writable sigaction.
+    if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0 {
+        return Disposition::Ignored;
+    }
+    match old.sa_sigaction {
+        libc::SIG_DFL => Disposition::Default,
+        libc::SIG_IGN => Disposition::Ignored,
+        handler => Disposition::Handler(handler == ours as libc::sighandler_t),
+    }
+}
+
+/// Installs `handler` for `sig` (`SA_RESTART`: an interrupted read or write resumes instead of failing
+/// with EINTR in the program). Returns whether `sigaction` took it.
+pub fn catch_signal(sig: libc::c_int, handler: SignalHandler) -> bool {
+    set_disposition(sig, handler as libc::sighandler_t, libc::SA_RESTART)
+}
+
+/// Puts `sig` back to its default action. Async-signal-safe.
+pub fn default_signal(sig: libc::c_int) {
+    set_disposition(sig, libc::SIG_DFL, 0);
+}
+
+fn set_disposition(sig: libc::c_int, action: libc::sighandler_t, flags: libc::c_int) -> bool {
+    // SAFETY: an all-zero sigaction is valid: an empty mask, no flags.
+    let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+    act.sa_sigaction = action;
+    act.sa_flags = flags;
+    // SAFETY: `act.sa_mask` is a valid sigset_t to initialise.
+    unsafe { libc::sigemptyset(&mut act.sa_mask) };
+    // SAFETY: `act` is a fully initialised sigaction whose handler (if not SIG_DFL/SIG_IGN) is an
+    // `extern "C" fn(c_int)`, as `sa_flags` without SA_SIGINFO requires; a null `oldact` is allowed.
+    unsafe { libc::sigaction(sig, &act, std::ptr::null_mut()) == 0 }
+}
+
+/// Ends the process by `sig` with its default action, so the exit status is the signal's (130 for SIGINT in
+/// a shell): restores `SIG_DFL`, unblocks `sig` in this thread and raises it. Should the process survive
+/// that (it cannot for a signal whose default is to terminate), `_exit(128 + sig)`. Async-signal-safe.
+pub fn die_of(sig: libc::c_int) -> ! {
+    default_signal(sig);
+    // SAFETY: an all-zero sigset_t is valid storage for sigemptyset.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t; a bad signal number only makes sigaddset fail; a null `oldset`
+    // is allowed; raise and _exit have no preconditions.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
+        libc::_exit(128 + sig)
+    }
+}
+
+/// Blocks every signal in the calling thread, so the kernel delivers process-wide signals to the program's
+/// threads only, as it would without perfgraph (one that blocks a signal to `sigwait` for it keeps it).
+pub fn block_signals_here() {
+    // SAFETY: an all-zero sigset_t is valid storage for sigfillset.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t; a null `oldset` is allowed. SIGKILL and SIGSTOP cannot be
+    // blocked, and the kernel silently leaves them out.
+    unsafe {
+        libc::sigfillset(&mut set);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Makes writes to `fd` fail with EAGAIN instead of blocking (a signal handler's end of a self-pipe must
+/// never block). Returns whether `fcntl` took it.
+pub fn set_nonblocking(fd: std::os::fd::RawFd) -> bool {
+    // SAFETY: fcntl on any descriptor number is sound; a bad one returns -1.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+    }
+}
+
+/// One `write(fd, bytes)`, leaving `errno` as it found it (a signal handler must not change it under the
+/// code it interrupted). Returns whether anything was written. Async-signal-safe.
+pub fn write_from_handler(fd: std::os::fd::RawFd, bytes: &[u8]) -> bool {
+    let saved = errno::errno();
+    // SAFETY: the pointer and length describe `bytes`, initialised and alive for the call.
+    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    errno::set_errno(saved);
+    written > 0
+}
+
+/// The process id. Async-signal-safe.
+pub fn process_id() -> u32 {
+    // SAFETY: getpid has no preconditions and never fails.
+    unsafe { libc::getpid() as u32 }
 }

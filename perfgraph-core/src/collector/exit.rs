@@ -1,15 +1,16 @@
-//! Process exit: an `atexit` handler (return from `main`, `std::process::exit`) asks the background thread
-//! for its final pass and waits for it while it makes progress ([`process::progress`]: each step of the
-//! final pass, each block a file writer hands the OS). A final pass that makes none for [`EXIT_WAIT`] (a
-//! disk or pipe that takes no writes) is given up with one line on stderr, and its half-written file
-//! removed: a stuck output loses its own lines but never hangs the exit, while a large trace that is still
-//! being written is not cut short.
+//! Process exit: an `atexit` handler (return from `main`, `std::process::exit`), or the watcher of a signal
+//! that ends the run ([`signals`]), asks the background thread for its final pass and waits for it while it
+//! makes progress ([`process::progress`]: each step of the final pass, each block a file writer hands the
+//! OS). A final pass that makes none for [`EXIT_WAIT`] (a disk or pipe that takes no writes) is given up
+//! with one line on stderr, and its half-written file removed: a stuck output loses its own lines but never
+//! hangs the exit, while a large trace that is still being written is not cut short.
 
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use super::files;
 use super::live::screen;
+use super::signals;
 use crate::base::process::{self, Message};
 
 /// Longest the exit handler waits for the background thread's final pass to make progress: it gives up
@@ -27,16 +28,25 @@ pub(crate) fn finished() {
 }
 
 pub(crate) extern "C" fn at_exit() {
-    let _ = std::panic::catch_unwind(|| shutdown(EXIT_WAIT));
+    let _ = std::panic::catch_unwind(|| {
+        shutdown(EXIT_WAIT);
+        // A signal's final pass was under way when the program exited: the signal is raised again right
+        // after it, and the exit status is the signal's.
+        signals::wait_for_death();
+    });
 }
 
 /// Asks the background thread for its final pass and waits for it as long as it makes progress; gives up
-/// after `stall` without any (saying so on stderr and removing the file it was writing).
+/// after `stall` without any (saying so on stderr and removing the file it was writing). If the final pass
+/// was asked for already (a signal arrived during exit, or the program exits during a signal's final pass),
+/// it waits for that one the same way.
 pub(crate) fn shutdown(stall: Duration) {
-    if !process::collecting() || !process::begin_shutdown() {
+    if !process::collecting() {
         return;
     }
-    process::send(Message::Exit);
+    if process::begin_shutdown() {
+        process::send(Message::Exit);
+    }
     let (lock, cvar) = &FINISHED;
     let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
     let mut seen = process::progress_count();

@@ -5,7 +5,8 @@
 //! interval statistics, the trace buffer, the reports and files at exit, written by [`files`]). Between
 //! passes it parks until its next deadline; recording threads wake it only when something needs it at
 //! once (a watched section ended, a memory alert, a thread exited), and the exit handler ([`exit`]) puts
-//! the exit in its inbox ([`process::receiver`]) and wakes it.
+//! the exit in its inbox ([`process::receiver`]) and wakes it; so does the watcher of SIGINT, SIGTERM and
+//! SIGHUP ([`signals`]), which then raises the signal again.
 //!
 //! Draining is the expensive part of a pass when threads record millions of sections a second, so a pass
 //! drains only when someone needs the records: always when an output keeps every record (the trace,
@@ -19,6 +20,7 @@ pub(crate) mod interval;
 pub(crate) mod live;
 pub(crate) mod memory;
 pub(crate) mod outputs;
+pub(crate) mod signals;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

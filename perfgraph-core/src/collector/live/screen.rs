@@ -16,7 +16,7 @@
 use std::cell::Cell;
 use std::io::Write;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::base::sys::{self, Room};
@@ -66,6 +66,25 @@ static SCREEN: Mutex<Screen> = Mutex::new(Screen {
     broken: false,
 });
 
+/// The atomic mirror of `Screen::last_written != b'\n'`: the terminal, as perfgraph last wrote to it (live
+/// print, or the program through [`stderr`](crate::stderr)), ends in the middle of a line. What the SIGABRT
+/// handler (`collector::signals`) reads, since it may not take the lock: an abort then ends that line, so
+/// stderr does not stop mid-line. It mirrors the bytes stderr took, not live print's `line_open`, which also
+/// counts queued bytes that an abort loses and misses a line torn by dropped text.
+///
+/// Set before a write that may leave the line open, and to the exact value after it ([`writing`],
+/// `Screen::wrote`): a reader of stderr may see the bytes and make the program abort before the writing
+/// thread is back from `write`. A signal in that window costs at most one empty line. Relaxed: the handler
+/// runs on any thread and orders nothing by it.
+pub static MID_LINE: AtomicBool = AtomicBool::new(false);
+
+/// About to write `bytes` to stderr: if they may end the terminal mid-line, say so first ([`MID_LINE`]).
+fn writing(bytes: &[u8]) {
+    if bytes.last().is_some_and(|&b| b != b'\n') {
+        MID_LINE.store(true, Ordering::Relaxed);
+    }
+}
+
 /// When other output (through [`suspend`], [`stderr`](crate::stderr) or a report) last reached the terminal,
 /// in clock ticks (0: never); the printer compares it between passes.
 pub static OTHER_OUTPUT_AT: AtomicU64 = AtomicU64::new(0);
@@ -96,6 +115,12 @@ impl Screen {
             self.pending.extend_from_slice(bytes);
             self.last_queued = last;
         }
+    }
+
+    /// stderr took bytes ending in `last`.
+    fn wrote(&mut self, last: u8) {
+        self.last_written = last;
+        MID_LINE.store(last != b'\n', Ordering::Relaxed);
     }
 
     /// Starts a new line unless the terminal is at the start of one.
@@ -149,10 +174,11 @@ impl Screen {
                 }
             }
             let n = self.pending.len().min(CHUNK);
+            writing(&self.pending[..n]);
             match sys::write_stderr(&self.pending[..n]) {
                 Ok(0) => {}
                 Ok(written) => {
-                    self.last_written = self.pending[written - 1];
+                    self.wrote(self.pending[written - 1]);
                     self.pending.drain(..written);
                     if stall {
                         deadline = Instant::now() + wait;
@@ -299,11 +325,12 @@ impl Write for LiveStderr {
             return std::io::stderr().write(buf);
         }
         with_screen(|screen| {
+            writing(buf);
             let result = std::io::stderr().write_all(buf);
             if result.is_ok() {
                 screen.foreign_open = buf.last() != Some(&b'\n');
                 screen.last_queued = buf[buf.len() - 1];
-                screen.last_written = screen.last_queued;
+                screen.wrote(screen.last_queued);
             }
             result
         })
