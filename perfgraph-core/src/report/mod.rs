@@ -12,6 +12,7 @@ pub(crate) mod table;
 use std::fmt;
 
 use crate::base::config::{ReportSelection, Verbosity};
+use crate::base::process;
 use crate::data::report::Report;
 use table::Cell;
 
@@ -43,7 +44,9 @@ impl Report {
         ];
         let rows: Vec<Vec<Cell>> = rows
             .iter()
-            .map(|&i| {
+            .enumerate()
+            .map(|(row, &i)| {
+                process::progress_at(row);
                 let n = &self.tree.nodes[i];
                 vec![
                     Cell::Text(format!("{}{}", "  ".repeat(n.depth as usize), n.name)),
@@ -90,7 +93,9 @@ impl Report {
         let rows: Vec<Vec<Cell>> = self
             .threads
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(i, t)| {
+                process::progress_at(i);
                 let pct = match t.alive_ns {
                     0 => 0.0,
                     alive => 100.0 * t.busy_ns as f64 / alive as f64,
