@@ -100,8 +100,8 @@ impl Outputs {
     }
 
     /// Process exit, after live print finished: print the last partial interval and the reports, then
-    /// write the files, then print one line per file that could not be written (and the trace's over-limit
-    /// note). The reports come first so that a file that takes no writes (a named pipe nobody reads, a
+    /// write the files, then print one line per file that could not be written (and the trace's line on
+    /// what it lacks). The reports come first so that a file that takes no writes (a named pipe nobody reads, a
     /// stuck disk), which the exit handler gives up on, cannot take them with it; stderr itself never holds
     /// this up for more than 100 ms.
     pub(crate) fn finish(&mut self) {
@@ -125,15 +125,14 @@ impl Outputs {
         let mut results = Vec::new();
         if let Some((path, buffer)) = &mut self.trace {
             let written = write_trace(path, buffer, &threads);
-            if written.is_ok() && buffer.over_limit > 0 {
-                notes.push_str(&format!(
-                    "perfgraph: trace: {} section calls written to {:?}, {} more past \
-                     PERFGRAPH_TRACE_LIMIT={} counted but not written (the file says so too)\n",
-                    buffer.events.len(),
-                    path.display().to_string(),
-                    buffer.over_limit,
-                    buffer.limit
-                ));
+            if written.is_ok() {
+                let losses = TraceLosses {
+                    ring_overflow: ring_dropped(&threads).map(|(_, n)| n).sum(),
+                    past_limit: buffer.over_limit,
+                    limit: buffer.limit,
+                    unmapped_ring_threads: 0,
+                };
+                notes.push_str(&trace_note(buffer.events.len(), path, &losses));
             }
             results.push(written);
         }
@@ -217,14 +216,8 @@ fn write_trace(
         program: process::program_name(),
         clock: clock::source().name(),
         threads: threads.iter().map(|t| (t.index, t.name.clone())).collect(),
-        ring_dropped: threads
-            .iter()
-            .map(|t| {
-                // Relaxed: written by this (the background) thread only.
-                let dropped = t.dropped.load(std::sync::atomic::Ordering::Relaxed);
-                (t.name.clone(), dropped)
-            })
-            .filter(|(_, n)| *n > 0)
+        ring_dropped: ring_dropped(threads)
+            .map(|(name, n)| (name.to_owned(), n))
             .collect(),
         unfinished,
         end,
@@ -233,4 +226,98 @@ fn write_trace(
     files::write_file("PERFGRAPH_TRACE", path, |w| {
         chrome::write(w, buffer, &meta, &section_name)
     })
+}
+
+/// Threads that lost records to ring overflow, with how many: `(name, count)`.
+fn ring_dropped(threads: &[Arc<ThreadState>]) -> impl Iterator<Item = (&str, u64)> {
+    threads
+        .iter()
+        .map(|t| {
+            // Relaxed: written by this (the background) thread only.
+            let dropped = t.dropped.load(std::sync::atomic::Ordering::Relaxed);
+            (t.name.as_str(), dropped)
+        })
+        .filter(|(_, n)| *n > 0)
+}
+
+/// Section calls that ended but are not in the trace, by why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TraceLosses {
+    /// Records lost to ring overflow, all threads (`ThreadState::dropped`).
+    ring_overflow: u64,
+    /// Calls past `PERFGRAPH_TRACE_LIMIT`, counted but not kept.
+    past_limit: u64,
+    /// `PERFGRAPH_TRACE_LIMIT`.
+    limit: usize,
+    /// Threads whose ring could not be mapped, so none of their calls reached the trace (how many calls
+    /// that is, the rings cannot say): 0 until rings can fail to map; stated only when not 0.
+    unmapped_ring_threads: u64,
+}
+
+/// The trace's line on stderr after it is written, when calls are missing from it: how many were written
+/// and every loss with its figure (the file states the same). Empty when nothing is missing.
+fn trace_note(written: usize, path: &std::path::Path, losses: &TraceLosses) -> String {
+    let TraceLosses {
+        ring_overflow,
+        past_limit,
+        limit,
+        unmapped_ring_threads,
+    } = *losses;
+    if ring_overflow == 0 && past_limit == 0 && unmapped_ring_threads == 0 {
+        return String::new();
+    }
+    let unmapped = match unmapped_ring_threads {
+        0 => String::new(),
+        1 => "; nor is any call of 1 thread whose ring could not be mapped".to_owned(),
+        n => format!("; nor is any call of {n} threads whose ring could not be mapped"),
+    };
+    format!(
+        "perfgraph: trace: {written} section calls written to {:?}; {} more are not in it: {ring_overflow} \
+         lost to ring overflow, {past_limit} past PERFGRAPH_TRACE_LIMIT={limit}{unmapped} (the file says \
+         so too)\n",
+        path.display().to_string(),
+        ring_overflow + past_limit,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TraceLosses, trace_note};
+
+    #[test]
+    fn the_trace_line_gives_every_loss_its_figure() {
+        let path = std::path::Path::new("t.json");
+        let losses = TraceLosses {
+            ring_overflow: 0,
+            past_limit: 0,
+            limit: 100,
+            unmapped_ring_threads: 0,
+        };
+        assert_eq!(
+            trace_note(12, path, &losses),
+            "",
+            "nothing missing, nothing said"
+        );
+        let overflow = TraceLosses {
+            ring_overflow: 7,
+            ..losses
+        };
+        assert_eq!(
+            trace_note(12, path, &overflow),
+            "perfgraph: trace: 12 section calls written to \"t.json\"; 7 more are not in it: 7 lost to ring \
+             overflow, 0 past PERFGRAPH_TRACE_LIMIT=100 (the file says so too)\n"
+        );
+        let all = TraceLosses {
+            ring_overflow: 7,
+            past_limit: 952,
+            limit: 100,
+            unmapped_ring_threads: 2,
+        };
+        assert_eq!(
+            trace_note(100, path, &all),
+            "perfgraph: trace: 100 section calls written to \"t.json\"; 959 more are not in it: 7 lost to \
+             ring overflow, 952 past PERFGRAPH_TRACE_LIMIT=100; nor is any call of 2 threads whose ring \
+             could not be mapped (the file says so too)\n"
+        );
+    }
 }
