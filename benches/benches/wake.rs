@@ -50,7 +50,9 @@ fn channel(c: &mut Criterion) {
     // Blocked: a receiver waits in `recv`; each `try_send` hands it a message and wakes it.
     let (tx, rx) = crossbeam_channel::bounded::<u8>(8);
     let receiver = thread::spawn(move || while rx.recv().is_ok_and(|m| m == 0) {});
-    c.bench_function("wake/try_send/blocked", |b| b.iter(|| tx.try_send(0).is_ok()));
+    c.bench_function("wake/try_send/blocked", |b| {
+        b.iter(|| tx.try_send(0).is_ok())
+    });
     let _ = tx.send(1);
     receiver.join().unwrap();
 }
