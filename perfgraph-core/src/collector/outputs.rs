@@ -16,6 +16,7 @@ use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection};
 use crate::base::{process, registry};
 use crate::export::chrome::{self, Event, TraceBuffer, TraceMeta};
+use crate::export::{folded, json};
 use crate::local::record::Record;
 use crate::local::snapshot;
 use crate::local::thread::{self, ThreadState};
@@ -101,9 +102,11 @@ impl Outputs {
 
     /// Process exit, after live print finished: print the last partial interval and the reports, then
     /// write the files, then print one line per file that could not be written (and the trace's line on
-    /// what it lacks). The reports come first so that a file that takes no writes (a named pipe nobody reads, a
-    /// stuck disk), which the exit handler gives up on, cannot take them with it; stderr itself never holds
-    /// this up for more than 100 ms.
+    /// what it lacks). The files are written as they are rendered, so a tree of millions of nodes costs no
+    /// copy of itself as text, and the renderers report progress as they go, so a slow but moving exit is
+    /// never given up. The reports come first so that a file that takes no writes (a named pipe nobody
+    /// reads, a stuck disk), which the exit handler gives up on, cannot take them with it; stderr itself
+    /// never holds this up for more than 100 ms.
     pub(crate) fn finish(&mut self) {
         let threads = thread::all();
         let mut block = String::new();
@@ -112,8 +115,13 @@ impl Outputs {
             let closed = intervals.close(clock::now().0, running_top_level(&threads));
             block.push_str(&format_interval(&closed));
         }
-        let need_report = !self.report.is_empty() || self.folded.is_some() || self.json.is_some();
+        let need_report = !self.report.is_empty() || self.folded.is_some();
         let report = need_report.then(|| snapshot::report(&self.config));
+        // With nothing else needing a report, the JSON is written from the snapshots themselves, which holds
+        // each tree once where a report holds the threads' trees and the merged tree at once; taken now,
+        // when the report would be.
+        let mut json_only =
+            (!need_report && self.json.is_some()).then(|| snapshot::parts(&self.config));
         if let Some(r) = &report {
             block.push_str(&r.render(&self.report));
         }
@@ -138,13 +146,17 @@ impl Outputs {
         }
         if let (Some(path), Some(r)) = (&self.folded, &report) {
             results.push(files::write_file("PERFGRAPH_FOLDED", path, |w| {
-                w.write_all(r.folded().as_bytes())
+                folded::write(w, &r.tree)
             }));
         }
-        if let (Some(path), Some(r)) = (&self.json, &report) {
-            results.push(files::write_file("PERFGRAPH_JSON", path, |w| {
-                w.write_all(r.json().as_bytes())
-            }));
+        if let Some(path) = &self.json {
+            results.push(match (&report, json_only.take()) {
+                (Some(r), _) => files::write_file("PERFGRAPH_JSON", path, |w| json::write(w, r)),
+                (None, Some((run, threads))) => files::write_file("PERFGRAPH_JSON", path, |w| {
+                    json::write_snapshots(w, run, threads)
+                }),
+                (None, None) => Ok(()),
+            });
         }
         for line in results.into_iter().filter_map(Result::err) {
             notes.push_str(&line);
