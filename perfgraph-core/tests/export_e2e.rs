@@ -305,9 +305,10 @@ fn the_trace_limit_cuts_the_trace_and_counts_the_rest() {
             .any(|e| e["ph"] == "i" && e["name"].as_str().unwrap().contains(&note))
     );
     let line = format!(
-        "perfgraph: trace: 100 section calls written to {:?}, {} more past PERFGRAPH_TRACE_LIMIT=100 counted \
-         but not written (the file says so too)",
+        "perfgraph: trace: 100 section calls written to {:?}; {} more are not in it: 0 lost to ring \
+         overflow, {} past PERFGRAPH_TRACE_LIMIT=100 (the file says so too)",
         run.dir.join("trace.json").display().to_string(),
+        TOTAL_CALLS - 100,
         TOTAL_CALLS - 100
     );
     assert!(run.stderr.lines().any(|l| l == line), "{}", run.stderr);

@@ -82,3 +82,63 @@ fn slow_consumer_loses_records_not_counts() {
         assert!(t.dropped < t.recorded);
     }
 }
+
+/// The child of `the_trace_line_states_every_loss`: one thread records far more than its ring holds while
+/// draining is held back, then the process exits with the trace on.
+#[test]
+fn overflow_child() {
+    if std::env::var_os("OVERFLOW_CHILD").is_none() {
+        return;
+    }
+    perfgraph_core::__private::pause_draining(true);
+    common::on_thread("stress-trace", work);
+}
+
+#[test]
+fn the_trace_line_states_every_loss() {
+    let dir = std::env::temp_dir().join(format!("perfgraph-overflow-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("trace.json");
+    let out = common::child_command(std::env::current_exe().unwrap())
+        .args([
+            "overflow_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("OVERFLOW_CHILD", "1")
+        .env("PERFGRAPH_LIVE", "off")
+        .env("PERFGRAPH_VERBOSITY", "2")
+        .env("PERFGRAPH_TRACE", &path)
+        .env("PERFGRAPH_TRACE_LIMIT", "1000")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let other = &trace["otherData"];
+    let ring = other["dropped_ring_overflow"].as_u64().unwrap();
+    let past_limit = other["dropped_past_trace_limit"].as_u64().unwrap();
+    // Both losses happened: the ring kept at most one lap, of which the trace kept its first 1000.
+    assert!(ring >= 1 + 2 * ITERATIONS - RING, "{other}");
+    assert!(past_limit > 0, "{other}");
+    assert_eq!(other["events"], 1000);
+    assert_eq!(
+        1000 + ring + past_limit,
+        1 + 2 * ITERATIONS,
+        "every call is accounted for"
+    );
+    let line = format!(
+        "perfgraph: trace: 1000 section calls written to {:?}; {} more are not in it: {ring} lost to ring \
+         overflow, {past_limit} past PERFGRAPH_TRACE_LIMIT=1000 (the file says so too)",
+        path.display().to_string(),
+        ring + past_limit
+    );
+    assert!(
+        stderr.lines().any(|l| l == line),
+        "no {line:?} in:\n{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

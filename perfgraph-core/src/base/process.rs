@@ -161,11 +161,25 @@ pub fn count_pass() {
 /// Steps the final pass has made so far ([`progress`]).
 static PROGRESS: AtomicU64 = AtomicU64::new(0);
 
-/// The final pass at exit made headway (a step done, a block written to a file): the exit handler keeps
-/// waiting for it.
+/// The final pass at exit made headway (a step done, a block written to a file, a few thousand nodes of a
+/// tree built or rendered): the exit handler keeps waiting for it.
 pub fn progress() {
     // Relaxed: only compared between two reads by the exit handler; a late-seen step waits one slice longer.
     PROGRESS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Items (tree nodes, threads, trace events, table rows) a long build or render handles between two
+/// reports of [`progress`] ([`progress_at`]): a few microseconds of work at most, so a slow but moving exit
+/// (a tree of millions of nodes) is never taken for a stuck one.
+pub const PROGRESS_EVERY: usize = 4096;
+
+/// For a loop over many items: reports [`progress`] at item `i` when `i` is a multiple of
+/// [`PROGRESS_EVERY`] (item 0 included).
+#[inline]
+pub fn progress_at(i: usize) {
+    if i.is_multiple_of(PROGRESS_EVERY) {
+        progress();
+    }
 }
 
 /// The progress count, for the exit handler.

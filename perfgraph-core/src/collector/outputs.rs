@@ -16,6 +16,7 @@ use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection};
 use crate::base::{process, registry};
 use crate::export::chrome::{self, Event, TraceBuffer, TraceMeta};
+use crate::export::{folded, json};
 use crate::local::record::Record;
 use crate::local::snapshot;
 use crate::local::thread::{self, ThreadState};
@@ -100,10 +101,12 @@ impl Outputs {
     }
 
     /// Process exit, after live print finished: print the last partial interval and the reports, then
-    /// write the files, then print one line per file that could not be written (and the trace's over-limit
-    /// note). The reports come first so that a file that takes no writes (a named pipe nobody reads, a
-    /// stuck disk), which the exit handler gives up on, cannot take them with it; stderr itself never holds
-    /// this up for more than 100 ms.
+    /// write the files, then print one line per file that could not be written (and the trace's line on
+    /// what it lacks). The files are written as they are rendered, so a tree of millions of nodes costs no
+    /// copy of itself as text, and the renderers report progress as they go, so a slow but moving exit is
+    /// never given up. The reports come first so that a file that takes no writes (a named pipe nobody
+    /// reads, a stuck disk), which the exit handler gives up on, cannot take them with it; stderr itself
+    /// never holds this up for more than 100 ms.
     pub(crate) fn finish(&mut self) {
         let threads = thread::all();
         let mut block = String::new();
@@ -112,8 +115,13 @@ impl Outputs {
             let closed = intervals.close(clock::now().0, running_top_level(&threads));
             block.push_str(&format_interval(&closed));
         }
-        let need_report = !self.report.is_empty() || self.folded.is_some() || self.json.is_some();
+        let need_report = !self.report.is_empty() || self.folded.is_some();
         let report = need_report.then(|| snapshot::report(&self.config));
+        // With nothing else needing a report, the JSON is written from the snapshots themselves, which holds
+        // each tree once where a report holds the threads' trees and the merged tree at once; taken now,
+        // when the report would be.
+        let mut json_only =
+            (!need_report && self.json.is_some()).then(|| snapshot::parts(&self.config));
         if let Some(r) = &report {
             block.push_str(&r.render(&self.report));
         }
@@ -125,27 +133,30 @@ impl Outputs {
         let mut results = Vec::new();
         if let Some((path, buffer)) = &mut self.trace {
             let written = write_trace(path, buffer, &threads);
-            if written.is_ok() && buffer.over_limit > 0 {
-                notes.push_str(&format!(
-                    "perfgraph: trace: {} section calls written to {:?}, {} more past \
-                     PERFGRAPH_TRACE_LIMIT={} counted but not written (the file says so too)\n",
-                    buffer.events.len(),
-                    path.display().to_string(),
-                    buffer.over_limit,
-                    buffer.limit
-                ));
+            if written.is_ok() {
+                let losses = TraceLosses {
+                    ring_overflow: ring_dropped(&threads).map(|(_, n)| n).sum(),
+                    past_limit: buffer.over_limit,
+                    limit: buffer.limit,
+                    unmapped_ring_threads: 0,
+                };
+                notes.push_str(&trace_note(buffer.events.len(), path, &losses));
             }
             results.push(written);
         }
         if let (Some(path), Some(r)) = (&self.folded, &report) {
             results.push(files::write_file("PERFGRAPH_FOLDED", path, |w| {
-                w.write_all(r.folded().as_bytes())
+                folded::write(w, &r.tree)
             }));
         }
-        if let (Some(path), Some(r)) = (&self.json, &report) {
-            results.push(files::write_file("PERFGRAPH_JSON", path, |w| {
-                w.write_all(r.json().as_bytes())
-            }));
+        if let Some(path) = &self.json {
+            results.push(match (&report, json_only.take()) {
+                (Some(r), _) => files::write_file("PERFGRAPH_JSON", path, |w| json::write(w, r)),
+                (None, Some((run, threads))) => files::write_file("PERFGRAPH_JSON", path, |w| {
+                    json::write_snapshots(w, run, threads)
+                }),
+                (None, None) => Ok(()),
+            });
         }
         for line in results.into_iter().filter_map(Result::err) {
             notes.push_str(&line);
@@ -217,14 +228,8 @@ fn write_trace(
         program: process::program_name(),
         clock: clock::source().name(),
         threads: threads.iter().map(|t| (t.index, t.name.clone())).collect(),
-        ring_dropped: threads
-            .iter()
-            .map(|t| {
-                // Relaxed: written by this (the background) thread only.
-                let dropped = t.dropped.load(std::sync::atomic::Ordering::Relaxed);
-                (t.name.clone(), dropped)
-            })
-            .filter(|(_, n)| *n > 0)
+        ring_dropped: ring_dropped(threads)
+            .map(|(name, n)| (name.to_owned(), n))
             .collect(),
         unfinished,
         end,
@@ -233,4 +238,98 @@ fn write_trace(
     files::write_file("PERFGRAPH_TRACE", path, |w| {
         chrome::write(w, buffer, &meta, &section_name)
     })
+}
+
+/// Threads that lost records to ring overflow, with how many: `(name, count)`.
+fn ring_dropped(threads: &[Arc<ThreadState>]) -> impl Iterator<Item = (&str, u64)> {
+    threads
+        .iter()
+        .map(|t| {
+            // Relaxed: written by this (the background) thread only.
+            let dropped = t.dropped.load(std::sync::atomic::Ordering::Relaxed);
+            (t.name.as_str(), dropped)
+        })
+        .filter(|(_, n)| *n > 0)
+}
+
+/// Section calls that ended but are not in the trace, by why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TraceLosses {
+    /// Records lost to ring overflow, all threads (`ThreadState::dropped`).
+    ring_overflow: u64,
+    /// Calls past `PERFGRAPH_TRACE_LIMIT`, counted but not kept.
+    past_limit: u64,
+    /// `PERFGRAPH_TRACE_LIMIT`.
+    limit: usize,
+    /// Threads whose ring could not be mapped, so none of their calls reached the trace (how many calls
+    /// that is, the rings cannot say): 0 until rings can fail to map; stated only when not 0.
+    unmapped_ring_threads: u64,
+}
+
+/// The trace's line on stderr after it is written, when calls are missing from it: how many were written
+/// and every loss with its figure (the file states the same). Empty when nothing is missing.
+fn trace_note(written: usize, path: &std::path::Path, losses: &TraceLosses) -> String {
+    let TraceLosses {
+        ring_overflow,
+        past_limit,
+        limit,
+        unmapped_ring_threads,
+    } = *losses;
+    if ring_overflow == 0 && past_limit == 0 && unmapped_ring_threads == 0 {
+        return String::new();
+    }
+    let unmapped = match unmapped_ring_threads {
+        0 => String::new(),
+        1 => "; nor is any call of 1 thread whose ring could not be mapped".to_owned(),
+        n => format!("; nor is any call of {n} threads whose ring could not be mapped"),
+    };
+    format!(
+        "perfgraph: trace: {written} section calls written to {:?}; {} more are not in it: {ring_overflow} \
+         lost to ring overflow, {past_limit} past PERFGRAPH_TRACE_LIMIT={limit}{unmapped} (the file says \
+         so too)\n",
+        path.display().to_string(),
+        ring_overflow + past_limit,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TraceLosses, trace_note};
+
+    #[test]
+    fn the_trace_line_gives_every_loss_its_figure() {
+        let path = std::path::Path::new("t.json");
+        let losses = TraceLosses {
+            ring_overflow: 0,
+            past_limit: 0,
+            limit: 100,
+            unmapped_ring_threads: 0,
+        };
+        assert_eq!(
+            trace_note(12, path, &losses),
+            "",
+            "nothing missing, nothing said"
+        );
+        let overflow = TraceLosses {
+            ring_overflow: 7,
+            ..losses
+        };
+        assert_eq!(
+            trace_note(12, path, &overflow),
+            "perfgraph: trace: 12 section calls written to \"t.json\"; 7 more are not in it: 7 lost to ring \
+             overflow, 0 past PERFGRAPH_TRACE_LIMIT=100 (the file says so too)\n"
+        );
+        let all = TraceLosses {
+            ring_overflow: 7,
+            past_limit: 952,
+            limit: 100,
+            unmapped_ring_threads: 2,
+        };
+        assert_eq!(
+            trace_note(100, path, &all),
+            "perfgraph: trace: 100 section calls written to \"t.json\"; 959 more are not in it: 7 lost to \
+             ring overflow, 952 past PERFGRAPH_TRACE_LIMIT=100; nor is any call of 2 threads whose ring \
+             could not be mapped (the file says so too)\n"
+        );
+    }
 }

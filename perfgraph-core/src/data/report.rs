@@ -2,8 +2,9 @@
 //! per thread, and what the tables cannot show. Built by a pure function of its inputs, so the same data
 //! always gives the same report, text and files (the golden tests rely on it).
 
-use super::tree::{CallTree, ThreadSnapshot, merge};
+use super::tree::{CallTree, Merger, ThreadSnapshot};
 use crate::base::config::Verbosity;
+use crate::base::process;
 
 /// What was recorded so far, ready to print: the merged call tree under a root for the whole program, and a
 /// summary per thread.
@@ -118,54 +119,43 @@ impl Report {
     /// Builds a report from what is known of the run and its threads' snapshots (pure: the same input gives
     /// the same report).
     pub fn build(run: RunInfo, threads: &[ThreadSnapshot]) -> Report {
+        Report::from_snapshots(run, threads.to_vec())
+    }
+
+    /// As [`build`](Report::build), taking the snapshots: their trees become the threads' trees, not
+    /// copies, so the report holds each thread's tree once, besides the merged tree. Reports
+    /// [`process::progress`] every few thousand nodes and threads.
+    pub(crate) fn from_snapshots(run: RunInfo, threads: Vec<ThreadSnapshot>) -> Report {
+        let mut merger = Merger::new();
+        for t in &threads {
+            merger.add(&t.tree);
+        }
+        let tree = program_tree(&run, merger.finish(), main_in_sections(&threads));
+        let dropped = threads.iter().map(|t| t.dropped).sum();
+        let wall_ns = run.wall_ns;
+        let summaries = threads
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                process::progress_at(i);
+                ThreadSummary::from_snapshot(t, wall_ns)
+            })
+            .collect();
         let RunInfo {
             program,
             clock,
-            wall_ns,
-            rss_change_bytes,
             verbosity,
             skipped,
             needs_every_record,
+            ..
         } = run;
-        let mut tree = merge(threads.iter().map(|t| &t.tree));
-        let children_mem: i64 = tree.nodes[0]
-            .children
-            .iter()
-            .map(|&c| tree.nodes[c].total_mem_bytes)
-            .sum();
-        // The main thread's time outside sections (all of the run if it recorded nothing).
-        let main_in_sections = threads
-            .iter()
-            .find(|t| t.is_main)
-            .map_or(0, |t| t.tree.root().total_ns);
-        let root = &mut tree.nodes[0];
-        root.name = program;
-        root.calls = 1;
-        root.total_ns = wall_ns;
-        root.self_ns = wall_ns.saturating_sub(main_in_sections);
-        root.total_mem_bytes = rss_change_bytes;
-        root.self_mem_bytes = rss_change_bytes - children_mem;
-        let summaries = threads
-            .iter()
-            .map(|t| ThreadSummary {
-                index: t.index,
-                name: t.name.clone(),
-                is_main: t.is_main,
-                exited: t.exited_ns.is_some(),
-                alive_ns: t.exited_ns.unwrap_or(wall_ns).saturating_sub(t.started_ns),
-                busy_ns: t.tree.root().total_ns,
-                calls: t.tree.nodes.iter().skip(1).map(|n| n.calls).sum(),
-                dropped: t.dropped,
-                tree: t.tree.clone(),
-            })
-            .collect();
         Report {
             program,
             clock,
             wall_ns,
             tree,
             threads: summaries,
-            dropped: threads.iter().map(|t| t.dropped).sum(),
+            dropped,
             needs_every_record,
             verbosity,
             skipped,
@@ -205,6 +195,7 @@ impl Report {
         let mut by_name: Vec<SectionTotal> = Vec::new();
         let mut index: std::collections::HashMap<(&str, bool), usize> = Default::default();
         for (i, node) in self.tree.nodes.iter().enumerate() {
+            process::progress_at(i);
             // The root keeps its own entry even if a section has the program's name.
             let key = (node.name, i == 0);
             let at = *index.entry(key).or_insert_with(|| {
@@ -225,4 +216,47 @@ impl Report {
         by_name.truncate(n);
         by_name
     }
+}
+
+impl ThreadSummary {
+    /// Thread `t`'s line, its tree taken from the snapshot; `wall_ns` is the report's wall time (the time
+    /// alive of a thread still running ends there).
+    pub(crate) fn from_snapshot(t: ThreadSnapshot, wall_ns: u64) -> ThreadSummary {
+        ThreadSummary {
+            index: t.index,
+            exited: t.exited_ns.is_some(),
+            alive_ns: t.exited_ns.unwrap_or(wall_ns).saturating_sub(t.started_ns),
+            busy_ns: t.tree.root().total_ns,
+            calls: t.tree.nodes.iter().skip(1).map(|n| n.calls).sum(),
+            dropped: t.dropped,
+            is_main: t.is_main,
+            name: t.name,
+            tree: t.tree,
+        }
+    }
+}
+
+/// The main thread's time in sections (0 if it recorded nothing): the program's own time is the rest.
+pub(crate) fn main_in_sections(threads: &[ThreadSnapshot]) -> u64 {
+    threads
+        .iter()
+        .find(|t| t.is_main)
+        .map_or(0, |t| t.tree.root().total_ns)
+}
+
+/// The merged `tree` with its root made the whole program's (see [`Report::tree`]).
+pub(crate) fn program_tree(run: &RunInfo, mut tree: CallTree, main_in_sections: u64) -> CallTree {
+    let children_mem: i64 = tree.nodes[0]
+        .children
+        .iter()
+        .map(|&c| tree.nodes[c].total_mem_bytes)
+        .sum();
+    let root = &mut tree.nodes[0];
+    root.name = run.program;
+    root.calls = 1;
+    root.total_ns = run.wall_ns;
+    root.self_ns = run.wall_ns.saturating_sub(main_in_sections);
+    root.total_mem_bytes = run.rss_change_bytes;
+    root.self_mem_bytes = run.rss_change_bytes - children_mem;
+    tree
 }

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::base::process;
 use crate::base::registry::{self, SectionId};
 
 /// One node of a call tree: a call path.
@@ -80,30 +81,70 @@ pub struct ThreadSnapshot {
     pub running: Vec<RunningSection>,
 }
 
-/// Merges trees by call path.
+/// Merges trees by call path. Reports [`process::progress`] every few thousand nodes.
 pub fn merge<'a>(trees: impl IntoIterator<Item = &'a CallTree>) -> CallTree {
-    let mut out = CallTree {
-        nodes: vec![root_node()],
-    };
-    let mut index: HashMap<(usize, SectionId), usize> = HashMap::new();
+    let mut merger = Merger::new();
     for tree in trees {
+        merger.add(tree);
+    }
+    merger.finish()
+}
+
+/// A merge by call path that takes its trees one at a time ([`merge`] is one), so a caller can hand each
+/// over once it is done with it ([`Merger::add_owned`]).
+pub(crate) struct Merger {
+    out: CallTree,
+    /// `(parent, section)` to the merged node; `None` until a second tree needs it (after
+    /// [`add_owned`](Merger::add_owned) took the first tree whole).
+    index: Option<HashMap<(usize, SectionId), usize>>,
+    /// Whether no tree has been added yet.
+    empty: bool,
+    /// Nodes merged so far, for [`process::progress_at`].
+    seen: usize,
+}
+
+impl Merger {
+    pub(crate) fn new() -> Merger {
+        Merger {
+            out: CallTree {
+                nodes: vec![root_node()],
+            },
+            index: Some(HashMap::new()),
+            empty: true,
+            seen: 0,
+        }
+    }
+
+    /// Merges `tree`: its nodes add to those of the same call path, new paths become new nodes.
+    pub(crate) fn add(&mut self, tree: &CallTree) {
+        let out = &mut self.out;
+        let index = self.index.get_or_insert_with(|| {
+            // Every merged node but the root, under its parent.
+            let mut index = HashMap::with_capacity(out.nodes.len());
+            for (i, n) in out.nodes.iter().enumerate() {
+                if let Some(p) = n.parent {
+                    index.insert((p, n.section), i);
+                }
+            }
+            index
+        });
+        self.empty = false;
         let mut map = vec![0usize; tree.nodes.len()];
         for (i, n) in tree.nodes.iter().enumerate() {
+            process::progress_at(self.seen);
+            self.seen += 1;
             let target = match n.parent {
                 None => 0,
                 Some(p) => {
                     let parent = map[p];
                     *index.entry((parent, n.section)).or_insert_with(|| {
                         out.nodes.push(CallNode {
+                            section: n.section,
+                            name: n.name,
+                            level: n.level,
+                            depth: n.depth,
                             parent: Some(parent),
-                            children: Vec::new(),
-                            calls: 0,
-                            running: 0,
-                            self_ns: 0,
-                            total_ns: 0,
-                            self_mem_bytes: 0,
-                            total_mem_bytes: 0,
-                            ..n.clone()
+                            ..root_node()
                         });
                         let new = out.nodes.len() - 1;
                         out.nodes[parent].children.push(new);
@@ -121,8 +162,49 @@ pub fn merge<'a>(trees: impl IntoIterator<Item = &'a CallTree>) -> CallTree {
             t.total_mem_bytes += n.total_mem_bytes;
         }
     }
-    out.reorder();
-    out
+
+    /// As [`add`](Merger::add), taking the tree: the first one becomes the merged tree itself rather than
+    /// being copied into it, so merging a single huge tree costs no second copy of it. `tree` is one as
+    /// snapshots make them: node 0 its root, then the other nodes depth-first, parents first, each child
+    /// of a node a section of its own.
+    pub(crate) fn add_owned(&mut self, mut tree: CallTree) {
+        if !self.empty || tree.nodes.is_empty() {
+            self.add(&tree);
+            return;
+        }
+        debug_assert!(
+            tree.nodes
+                .iter()
+                .enumerate()
+                .skip(1)
+                .all(|(i, n)| n.parent.is_some_and(|p| p < i)),
+            "a snapshot's tree: parents first"
+        );
+        self.seen += tree.nodes.len();
+        process::progress();
+        let root = &mut tree.nodes[0];
+        *root = CallNode {
+            children: std::mem::take(&mut root.children),
+            calls: root.calls,
+            running: root.running,
+            self_ns: root.self_ns,
+            total_ns: root.total_ns,
+            self_mem_bytes: root.self_mem_bytes,
+            total_mem_bytes: root.total_mem_bytes,
+            ..root_node()
+        };
+        self.out = tree;
+        self.index = None;
+        self.empty = false;
+    }
+
+    /// The merged tree, depth-first.
+    pub(crate) fn finish(self) -> CallTree {
+        drop(self.index);
+        let mut out = self.out;
+        out.reorder();
+        out
+    }
 }
 
 fn root_node() -> CallNode {
@@ -148,26 +230,52 @@ impl CallTree {
         &self.nodes[0]
     }
 
-    /// Renumbers nodes depth-first (children in their current order) so parents precede children.
+    /// Renumbers nodes depth-first (children in their current order) so parents precede children; nodes
+    /// not under the root are dropped. In place: besides the tree it takes two indices per node, and
+    /// nothing at all is moved when the nodes are in that order already (a single thread's tree, or a
+    /// merge of one). Reports [`process::progress`] every few thousand nodes.
     pub(crate) fn reorder(&mut self) {
-        let mut order = Vec::with_capacity(self.nodes.len());
+        let len = self.nodes.len();
+        if len == 0 {
+            return;
+        }
+        // Where each node goes: depth-first from the root, then whatever the root does not reach.
+        const UNREACHED: usize = usize::MAX;
+        let mut new_index = vec![UNREACHED; len];
+        let mut next = 0usize;
         let mut stack = vec![0usize];
         while let Some(i) = stack.pop() {
-            order.push(i);
+            process::progress_at(next);
+            new_index[i] = next;
+            next += 1;
             stack.extend(self.nodes[i].children.iter().rev());
         }
-        let mut new_index = vec![0usize; self.nodes.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_index[old] = new;
+        drop(stack);
+        let reached = next;
+        if reached == len && new_index.iter().enumerate().all(|(old, &new)| old == new) {
+            return;
         }
-        let mut nodes: Vec<CallNode> = order.iter().map(|&old| self.nodes[old].clone()).collect();
-        for n in &mut nodes {
+        for slot in new_index.iter_mut().filter(|s| **s == UNREACHED) {
+            *slot = next;
+            next += 1;
+        }
+        for (i, n) in self.nodes.iter_mut().enumerate() {
+            process::progress_at(i);
             n.parent = n.parent.map(|p| new_index[p]);
             for c in &mut n.children {
                 *c = new_index[*c];
             }
         }
-        self.nodes = nodes;
+        // Apply the permutation by cycles: each swap puts one node in its place for good.
+        for i in 0..len {
+            process::progress_at(i);
+            while new_index[i] != i {
+                let j = new_index[i];
+                self.nodes.swap(i, j);
+                new_index.swap(i, j);
+            }
+        }
+        self.nodes.truncate(reached);
     }
 
     /// Finds the first node on the path of section names from the root (`["solve", "residual"]`).
@@ -180,5 +288,140 @@ impl CallTree {
                 .find(|&&c| self.nodes[c].name == *name)?;
         }
         Some(&self.nodes[at])
+    }
+}
+
+/// Trees built by hand for this crate's unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{CallNode, CallTree};
+
+    /// A tree from paths in depth-first order, `(depth, name)` with depth 1 at the top and a one-letter
+    /// name (its section is the letter's place in the alphabet); the figures vary with the node's place,
+    /// totals are summed bottom-up.
+    pub(crate) fn tree(paths: &[(u32, &'static str)]) -> CallTree {
+        let mut nodes = vec![super::root_node()];
+        let mut open = vec![0usize];
+        for (i, &(depth, name)) in paths.iter().enumerate() {
+            open.truncate(depth as usize);
+            let parent = *open
+                .last()
+                .expect("a path at most one deeper than the one before");
+            let k = nodes.len();
+            nodes.push(CallNode {
+                section: u32::from(name.as_bytes()[0] - b'a' + 1),
+                name,
+                level: (i % 3) as u8,
+                depth,
+                parent: Some(parent),
+                calls: i as u64 + 1,
+                running: (i % 4 == 1) as u64,
+                self_ns: 10 * i as u64 + 1,
+                self_mem_bytes: i as i64 * 4096 - 8192,
+                ..super::root_node()
+            });
+            nodes[parent].children.push(k);
+            open.push(k);
+        }
+        for i in (0..nodes.len()).rev() {
+            let (t, m) = nodes[i].children.iter().fold((0, 0), |(t, m), &c| {
+                (t + nodes[c].total_ns, m + nodes[c].total_mem_bytes)
+            });
+            nodes[i].total_ns = nodes[i].self_ns + t;
+            nodes[i].total_mem_bytes = nodes[i].self_mem_bytes + m;
+        }
+        CallTree { nodes }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::tree;
+    use super::*;
+
+    /// `reorder` as it was first written: a depth-first walk copying every node.
+    fn reordered_by_copy(tree: &CallTree) -> CallTree {
+        let mut order = Vec::new();
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            stack.extend(tree.nodes[i].children.iter().rev());
+        }
+        let mut new_index = vec![0usize; tree.nodes.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old] = new;
+        }
+        let mut nodes: Vec<CallNode> = order.iter().map(|&old| tree.nodes[old].clone()).collect();
+        for n in &mut nodes {
+            n.parent = n.parent.map(|p| new_index[p]);
+            for c in &mut n.children {
+                *c = new_index[*c];
+            }
+        }
+        CallTree { nodes }
+    }
+
+    #[test]
+    fn reorder_in_place_renumbers_depth_first_and_drops_what_the_root_does_not_reach() {
+        let mut t = tree(&[(1, "a"), (2, "b"), (3, "c"), (2, "d"), (1, "e"), (2, "f")]);
+        // Already depth-first: nothing moves.
+        let before = t.clone();
+        t.reorder();
+        assert_eq!(t, before);
+        // The root's children the other way round, `b` and `d` swapped, and a node nothing points to.
+        t.nodes[0].children.reverse();
+        t.nodes[1].children.reverse();
+        t.nodes.push(CallNode {
+            parent: Some(3),
+            ..t.nodes[3].clone()
+        });
+        let expected = reordered_by_copy(&t);
+        assert_eq!(expected.nodes.len(), 7);
+        assert_eq!(expected.nodes[1].name, "e");
+        t.reorder();
+        assert_eq!(t, expected);
+    }
+
+    #[test]
+    fn merging_and_reordering_a_large_tree_count_as_progress_of_the_exit() {
+        let n = 3 * process::PROGRESS_EVERY as u32;
+        let deep: Vec<(u32, &str)> = (1..=n).map(|d| (d, "r")).collect();
+        let mut t = tree(&deep);
+        // Other tests may report progress meanwhile: only lower bounds hold.
+        let before = process::progress_count();
+        merge([&t]);
+        let merged = process::progress_count();
+        assert!(merged - before >= 3);
+        t.nodes.swap(1, 2);
+        t.nodes[0].children = vec![2];
+        t.nodes[2].children = vec![1];
+        t.nodes[2].parent = Some(0);
+        t.nodes[1].parent = Some(2);
+        t.nodes[1].children = vec![3];
+        t.nodes[3].parent = Some(1);
+        t.reorder();
+        assert_eq!(t, tree(&deep), "back in depth-first order");
+        assert!(process::progress_count() - merged >= 3);
+    }
+
+    #[test]
+    fn a_merge_that_takes_its_first_tree_gives_the_same_tree() {
+        let one = tree(&[(1, "a"), (2, "b"), (3, "c"), (2, "d"), (1, "e")]);
+        let two = tree(&[(1, "e"), (2, "f"), (1, "a"), (2, "d"), (3, "g")]);
+        let deep: Vec<(u32, &str)> = (1..=50).map(|d| (d, "r")).collect();
+        let three = tree(&deep);
+        let trees = [one, two, three];
+        let expected = merge(&trees);
+        let mut merger = Merger::new();
+        for t in trees.clone() {
+            merger.add_owned(t);
+        }
+        assert_eq!(merger.finish(), expected);
+        // A single tree: the merge is that tree.
+        let mut merger = Merger::new();
+        merger.add_owned(trees[2].clone());
+        let alone = merger.finish();
+        assert_eq!(alone, merge([&trees[2]]));
+        assert_eq!(alone, trees[2]);
     }
 }

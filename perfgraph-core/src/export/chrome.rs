@@ -17,6 +17,7 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
+use crate::base::process;
 use crate::base::registry::SectionId;
 
 /// One section call, in clock ticks. 24 bytes, so a million events cost 24 MB.
@@ -119,7 +120,8 @@ fn tid(index: u32) -> u64 {
 }
 
 /// Writes the trace. `buffer`'s events are sorted in place (by thread, then start, outer calls first).
-/// `section_name` names a section id.
+/// `section_name` names a section id. Reports [`process::progress`] every few thousand threads and
+/// events.
 pub(crate) fn write(
     out: &mut dyn Write,
     buffer: &mut TraceBuffer,
@@ -142,7 +144,8 @@ fn write_names(out: &mut dyn Write, meta: &TraceMeta) -> io::Result<()> {
                "args": {"name": meta.program}})
         .to_string(),
     );
-    for (index, name) in &meta.threads {
+    for (i, (index, name)) in meta.threads.iter().enumerate() {
+        process::progress_at(i);
         lines.push(
             json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid(*index),
                    "args": {"name": name}})
@@ -187,12 +190,14 @@ fn write_calls(
         .sort_by_key(|e| (e.thread, e.start, std::cmp::Reverse(e.end)));
     // Each name escaped once; the event lines then only copy bytes and print integers.
     let mut names: HashMap<SectionId, String> = HashMap::new();
-    for e in &buffer.events {
+    for (i, e) in buffer.events.iter().enumerate() {
+        process::progress_at(i);
         names
             .entry(e.section)
             .or_insert_with(|| json!(section_name(e.section)).to_string());
     }
-    for e in &buffer.events {
+    for (i, e) in buffer.events.iter().enumerate() {
+        process::progress_at(i);
         let (start, end) = ((meta.to_ns)(e.start), (meta.to_ns)(e.end));
         let dur = end.saturating_sub(start);
         write!(

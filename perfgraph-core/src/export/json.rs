@@ -4,81 +4,428 @@
 //! Trees are flat arrays of nodes in depth-first order, each naming its parent, rather than nested objects:
 //! a recursion thousands of calls deep stays a valid document that every JSON parser reads (most stop
 //! at a nesting depth of 128 to 1000), and writing it needs no recursion either.
+//!
+//! The document is written as it is rendered, node by node, straight from the report's trees: no value of
+//! the whole document and no string of it is ever built, so writing it at exit takes a fixed few hundred
+//! bytes besides the trees, however many threads and nodes they hold. The layout is serde_json's pretty
+//! printer's (two-space indent, `"key": value`, `[]` for an empty array), with the members of each object
+//! in the order of their names; strings are escaped by serde_json itself.
 
-use serde_json::{Value, json};
+use std::fmt::Display;
+use std::io::{self, Write};
 
 use crate::base::config::Verbosity;
-use crate::data::report::Report;
-use crate::data::tree::CallTree;
+use crate::base::process;
+use crate::data::report::{self, Report, RunInfo, ThreadSummary};
+use crate::data::tree::{CallTree, Merger, ThreadSnapshot};
 
 impl Report {
     /// The call tree as JSON (schema in `docs/json-schema.md`).
+    ///
+    /// ```
+    /// use perfgraph_core::{report, timed};
+    ///
+    /// #[timed]
+    /// fn assemble() {}
+    ///
+    /// assemble();
+    /// let json = report().json();
+    /// assert!(json.starts_with("{\n  \"clock\": "));
+    /// assert!(json.contains("\"name\": \"assemble\""));
+    /// ```
     pub fn json(&self) -> String {
-        render(self)
+        let mut bytes = Vec::new();
+        // Writing to a `Vec` cannot fail.
+        let _ = write(&mut bytes, self);
+        String::from_utf8(bytes).unwrap_or_default()
     }
 }
 
 /// Schema version written in the `version` field.
 pub(crate) const VERSION: u32 = 1;
 
-/// Renders `report` as pretty-printed JSON.
-pub(crate) fn render(report: &Report) -> String {
-    let threads: Vec<Value> = report
-        .threads
-        .iter()
-        .map(|t| {
-            json!({
-                "index": t.index,
-                "name": t.name,
-                "main": t.is_main,
-                "exited": t.exited,
-                "alive_ns": t.alive_ns,
-                "busy_ns": t.busy_ns,
-                "calls": t.calls,
-                "dropped": t.dropped,
-                "tree": nodes(&t.tree),
-            })
-        })
-        .collect();
-    let value = json!({
-        "format": "perfgraph-call-tree",
-        "version": VERSION,
-        "program": report.program,
-        "clock": report.clock,
-        "wall_ns": report.wall_ns,
-        "verbosity": match report.verbosity {
-            Verbosity::Off => Value::Null,
-            Verbosity::Level(v) => json!(v),
-        },
-        "skipped_sections": report.skipped,
-        "dropped": report.dropped,
-        "tree": nodes(&report.tree),
-        "threads": threads,
-    });
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
-    text.push('\n');
-    text
+/// Writes `report` as pretty-printed JSON, ending with a line break. Reports [`process::progress`] every
+/// few thousand nodes and threads.
+pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    let mut p = Pretty::new(out);
+    head(
+        &mut p,
+        report.clock,
+        report.dropped,
+        report.program,
+        &report.skipped,
+    )?;
+    for (i, t) in report.threads.iter().enumerate() {
+        process::progress_at(i);
+        thread(&mut p, t)?;
+    }
+    tail(&mut p, &report.tree, report.verbosity, report.wall_ns)
 }
 
-fn nodes(tree: &CallTree) -> Vec<Value> {
-    tree.nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            json!({
-                "id": i,
-                "parent": n.parent,
-                "depth": n.depth,
-                "name": n.name,
-                "section": n.section,
-                "level": n.level,
-                "calls": n.calls,
-                "running": n.running,
-                "self_ns": n.self_ns,
-                "total_ns": n.total_ns,
-                "self_mem_bytes": n.self_mem_bytes,
-                "total_mem_bytes": n.total_mem_bytes,
+/// Writes the JSON of the report that `run` and the threads' snapshots make
+/// ([`Report::from_snapshots`]), byte for byte, without making that report: each thread's tree is written
+/// and then handed to the merge, which takes the first one whole, so the process holds each tree once
+/// (a report holds the threads' trees and the merged tree at the same time: twice the nodes of a
+/// single-thread program). Reports [`process::progress`] every few thousand nodes and threads.
+pub(crate) fn write_snapshots(
+    out: &mut dyn Write,
+    run: RunInfo,
+    threads: Vec<ThreadSnapshot>,
+) -> io::Result<()> {
+    let mut p = Pretty::new(out);
+    let dropped = threads.iter().map(|t| t.dropped).sum();
+    let main_in_sections = report::main_in_sections(&threads);
+    head(&mut p, run.clock, dropped, run.program, &run.skipped)?;
+    let mut merger = Merger::new();
+    for (i, t) in threads.into_iter().enumerate() {
+        process::progress_at(i);
+        let summary = ThreadSummary::from_snapshot(t, run.wall_ns);
+        thread(&mut p, &summary)?;
+        merger.add_owned(summary.tree);
+    }
+    let tree = report::program_tree(&run, merger.finish(), main_in_sections);
+    tail(&mut p, &tree, run.verbosity, run.wall_ns)
+}
+
+/// The members before the threads' (in the order of their names), and the threads' array opened.
+fn head(
+    p: &mut Pretty,
+    clock: &str,
+    dropped: u64,
+    program: &str,
+    skipped: &[&str],
+) -> io::Result<()> {
+    p.open(b'{')?;
+    p.string("clock", clock)?;
+    p.raw("dropped", dropped)?;
+    p.string("format", "perfgraph-call-tree")?;
+    p.string("program", program)?;
+    p.key("skipped_sections")?;
+    p.open(b'[')?;
+    for name in skipped {
+        p.item()?;
+        p.escaped(name)?;
+    }
+    p.close(b']')?;
+    p.key("threads")?;
+    p.open(b'[')
+}
+
+/// One element of the threads' array.
+fn thread(p: &mut Pretty, t: &ThreadSummary) -> io::Result<()> {
+    p.item()?;
+    p.open(b'{')?;
+    p.raw("alive_ns", t.alive_ns)?;
+    p.raw("busy_ns", t.busy_ns)?;
+    p.raw("calls", t.calls)?;
+    p.raw("dropped", t.dropped)?;
+    p.raw("exited", t.exited)?;
+    p.raw("index", t.index)?;
+    p.raw("main", t.is_main)?;
+    p.string("name", &t.name)?;
+    p.key("tree")?;
+    nodes(p, &t.tree)?;
+    p.close(b'}')
+}
+
+/// The threads' array closed, the members after it, the document closed.
+fn tail(p: &mut Pretty, tree: &CallTree, verbosity: Verbosity, wall_ns: u64) -> io::Result<()> {
+    p.close(b']')?;
+    p.key("tree")?;
+    nodes(p, tree)?;
+    match verbosity {
+        Verbosity::Off => p.raw("verbosity", "null")?,
+        Verbosity::Level(v) => p.raw("verbosity", v)?,
+    }
+    p.raw("version", VERSION)?;
+    p.raw("wall_ns", wall_ns)?;
+    p.close(b'}')?;
+    p.out.write_all(b"\n")
+}
+
+/// A tree as an array of its nodes, in their order.
+fn nodes(p: &mut Pretty, tree: &CallTree) -> io::Result<()> {
+    p.open(b'[')?;
+    for (i, n) in tree.nodes.iter().enumerate() {
+        process::progress_at(i);
+        p.item()?;
+        p.open(b'{')?;
+        p.raw("calls", n.calls)?;
+        p.raw("depth", n.depth)?;
+        p.raw("id", i)?;
+        p.raw("level", n.level)?;
+        p.string("name", n.name)?;
+        match n.parent {
+            None => p.raw("parent", "null")?,
+            Some(parent) => p.raw("parent", parent)?,
+        }
+        p.raw("running", n.running)?;
+        p.raw("section", n.section)?;
+        p.raw("self_mem_bytes", n.self_mem_bytes)?;
+        p.raw("self_ns", n.self_ns)?;
+        p.raw("total_mem_bytes", n.total_mem_bytes)?;
+        p.raw("total_ns", n.total_ns)?;
+        p.close(b'}')?;
+    }
+    p.close(b']')
+}
+
+/// serde_json's pretty layout, written as it goes: each object member or array element on a line of its
+/// own, indented two spaces per level; a container closes on a line of its own unless it is empty.
+struct Pretty<'a> {
+    out: &'a mut dyn Write,
+    /// Containers open.
+    depth: usize,
+    /// Whether the innermost open container has a member yet (the next one needs a comma first).
+    has_value: bool,
+}
+
+impl Pretty<'_> {
+    fn new(out: &mut dyn Write) -> Pretty<'_> {
+        Pretty {
+            out,
+            depth: 0,
+            has_value: false,
+        }
+    }
+
+    fn open(&mut self, bracket: u8) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        self.out.write_all(&[bracket])
+    }
+
+    fn close(&mut self, bracket: u8) -> io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.newline()?;
+        }
+        // The container is a member of the one around it.
+        self.has_value = true;
+        self.out.write_all(&[bracket])
+    }
+
+    /// Starts an array element: the comma after the previous one, a new line, the indent.
+    fn item(&mut self) -> io::Result<()> {
+        if self.has_value {
+            self.out.write_all(b",")?;
+        }
+        self.has_value = true;
+        self.newline()
+    }
+
+    /// Starts an object member named `key` (a plain name, needing no escapes).
+    fn key(&mut self, key: &str) -> io::Result<()> {
+        self.item()?;
+        write!(self.out, "\"{key}\": ")
+    }
+
+    /// A member whose value is written as is: a number, `true`/`false` or `null`.
+    fn raw(&mut self, key: &str, value: impl Display) -> io::Result<()> {
+        self.key(key)?;
+        write!(self.out, "{value}")
+    }
+
+    /// A member whose value is a string.
+    fn string(&mut self, key: &str, value: &str) -> io::Result<()> {
+        self.key(key)?;
+        self.escaped(value)
+    }
+
+    /// A string value, quoted and escaped by serde_json.
+    fn escaped(&mut self, value: &str) -> io::Result<()> {
+        serde_json::to_writer(&mut *self.out, value).map_err(io::Error::from)
+    }
+
+    fn newline(&mut self) -> io::Result<()> {
+        const SPACES: [u8; 32] = [b' '; 32];
+        self.out.write_all(b"\n")?;
+        let mut indent = 2 * self.depth;
+        while indent > 0 {
+            let n = indent.min(SPACES.len());
+            self.out.write_all(&SPACES[..n])?;
+            indent -= n;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::data::report::ThreadSummary;
+    use crate::data::tree::{CallNode, testing};
+
+    fn node(name: &'static str, depth: u32, parent: Option<usize>) -> CallNode {
+        CallNode {
+            section: depth,
+            name,
+            level: 1,
+            depth,
+            parent,
+            children: Vec::new(),
+            calls: 3,
+            running: 1,
+            self_ns: 5,
+            total_ns: u64::MAX,
+            self_mem_bytes: -4096,
+            total_mem_bytes: i64::MIN,
+        }
+    }
+
+    fn report(nodes: Vec<CallNode>, threads: usize, verbosity: Verbosity) -> Report {
+        let tree = CallTree { nodes };
+        Report {
+            program: "prog \"quoted\"\n\u{1}é",
+            clock: "tsc",
+            wall_ns: 7,
+            threads: (0..threads)
+                .map(|i| ThreadSummary {
+                    index: i as u32,
+                    name: format!("t\\{i}"),
+                    is_main: i == 0,
+                    exited: i == 1,
+                    alive_ns: 1,
+                    busy_ns: 2,
+                    calls: 3,
+                    dropped: 4,
+                    tree: tree.clone(),
+                })
+                .collect(),
+            tree: tree.clone(),
+            dropped: 9,
+            needs_every_record: false,
+            verbosity,
+            skipped: vec!["a\tb", "c"],
+        }
+    }
+
+    /// What serde_json's pretty printer makes of the same document: the layout the streaming writer keeps.
+    fn by_serde(r: &Report) -> String {
+        let nodes = |t: &CallTree| -> Vec<Value> {
+            let node = |(i, n): (usize, &CallNode)| {
+                json!({"id": i, "parent": n.parent, "depth": n.depth, "name": n.name,
+                    "section": n.section, "level": n.level, "calls": n.calls, "running": n.running,
+                    "self_ns": n.self_ns, "total_ns": n.total_ns, "self_mem_bytes": n.self_mem_bytes,
+                    "total_mem_bytes": n.total_mem_bytes})
+            };
+            t.nodes.iter().enumerate().map(node).collect()
+        };
+        let threads: Vec<Value> = r
+            .threads
+            .iter()
+            .map(|t| {
+                json!({"index": t.index, "name": t.name, "main": t.is_main, "exited": t.exited,
+                    "alive_ns": t.alive_ns, "busy_ns": t.busy_ns, "calls": t.calls,
+                    "dropped": t.dropped, "tree": nodes(&t.tree)})
             })
-        })
-        .collect()
+            .collect();
+        let verbosity = match r.verbosity {
+            Verbosity::Off => Value::Null,
+            Verbosity::Level(v) => json!(v),
+        };
+        let value = json!({"format": "perfgraph-call-tree", "version": VERSION, "program": r.program,
+            "clock": r.clock, "wall_ns": r.wall_ns, "verbosity": verbosity,
+            "skipped_sections": r.skipped, "dropped": r.dropped, "tree": nodes(&r.tree),
+            "threads": threads});
+        serde_json::to_string_pretty(&value).unwrap() + "\n"
+    }
+
+    #[test]
+    fn the_layout_is_serde_json_pretty_printers() {
+        let deep = vec![
+            node("(root)", 0, None),
+            node("a\"b", 1, Some(0)),
+            node("ç\u{7f}\u{1f}", 2, Some(1)),
+        ];
+        for r in [
+            report(deep.clone(), 2, Verbosity::Level(3)),
+            report(deep, 0, Verbosity::Off),
+            report(Vec::new(), 1, Verbosity::Level(0)),
+            Report {
+                skipped: Vec::new(),
+                ..report(vec![node("(root)", 0, None)], 0, Verbosity::Off)
+            },
+        ] {
+            assert_eq!(r.json(), by_serde(&r));
+        }
+    }
+
+    #[test]
+    fn written_from_the_snapshots_it_is_the_reports_json() {
+        let deep: Vec<(u32, &str)> = (1..=300).map(|d| (d, "r")).collect();
+        let snapshot = |index: u32, name: &str, tree: CallTree| ThreadSnapshot {
+            index,
+            name: name.to_owned(),
+            is_main: index == 1,
+            started_ns: 10 * index as u64,
+            exited_ns: (index == 0).then_some(900),
+            recorded: 5,
+            dropped: index as u64 * 7,
+            tree,
+            running: Vec::new(),
+        };
+        let threads = vec![
+            snapshot(0, "deep", testing::tree(&deep)),
+            snapshot(1, "main", testing::tree(&[(1, "a"), (2, "b"), (1, "c")])),
+            snapshot(2, "w\"2\"", testing::tree(&[(1, "a"), (2, "d"), (1, "e")])),
+        ];
+        for (verbosity, threads) in [
+            (Verbosity::Level(2), threads.clone()),
+            (Verbosity::Off, threads[1..].to_vec()),
+            (Verbosity::Off, threads[..1].to_vec()),
+            (Verbosity::Off, Vec::new()),
+        ] {
+            let run = RunInfo {
+                program: "prog",
+                clock: "tsc",
+                wall_ns: 1000,
+                rss_change_bytes: -4096,
+                verbosity,
+                skipped: vec!["x"],
+                needs_every_record: true,
+            };
+            let expected = Report::from_snapshots(run.clone(), threads.clone()).json();
+            let mut out = Vec::new();
+            write_snapshots(&mut out, run, threads).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn rendering_a_large_tree_counts_as_progress_of_the_exit() {
+        let n = 3 * process::PROGRESS_EVERY as u32;
+        let deep: Vec<(u32, &str)> = (1..=n).map(|d| (d, "r")).collect();
+        let r = report(testing::tree(&deep).nodes, 1, Verbosity::Off);
+        // Other tests may report progress meanwhile: only a lower bound holds.
+        let before = process::progress_count();
+        let json = r.json();
+        let after_json = process::progress_count();
+        assert!(after_json - before >= 6, "3 per tree, 2 trees");
+        let folded = r.folded();
+        assert!(process::progress_count() - after_json >= 3);
+        assert!(json.len() > folded.len());
+    }
+
+    #[test]
+    fn a_failed_write_stops_the_render() {
+        struct Full(usize);
+        impl Write for Full {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if self.0 < buf.len() {
+                    return Err(io::Error::other("full"));
+                }
+                self.0 -= buf.len();
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let r = report(vec![node("(root)", 0, None)], 3, Verbosity::Off);
+        let err = write(&mut Full(100), &r).unwrap_err();
+        assert_eq!(err.to_string(), "full");
+    }
 }

@@ -25,7 +25,11 @@ pub fn all() -> (Vec<ThreadSnapshot>, Scale) {
     let now = clock::now().0;
     let snapshots = thread::all()
         .iter()
-        .map(|t| snapshot(t, now, scale))
+        .enumerate()
+        .map(|(i, t)| {
+            process::progress_at(i);
+            snapshot(t, now, scale)
+        })
         .collect();
     (snapshots, scale)
 }
@@ -33,6 +37,13 @@ pub fn all() -> (Vec<ThreadSnapshot>, Scale) {
 /// A report of everything recorded so far, while threads keep running: counts are exact, and running
 /// sections count with their time so far. `config` is the settings in force.
 pub fn report(config: &Config) -> Report {
+    let (run, threads) = parts(config);
+    // The snapshots' trees become the report's: each is held once, besides the merged tree.
+    Report::from_snapshots(run, threads)
+}
+
+/// What [`report`] builds its report from: what is known of the run, and every thread's snapshot.
+pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
     let (threads, scale) = all();
     // After the snapshot, so the wall time covers every time in it; with the snapshot's conversion, so the
     // two compare.
@@ -47,7 +58,7 @@ pub fn report(config: &Config) -> Report {
         skipped: registry::skipped().iter().map(|s| s.name).collect(),
         needs_every_record: config.needs_every_record(),
     };
-    Report::build(run, &threads)
+    (run, threads)
 }
 
 fn snapshot(t: &ThreadState, now: u64, scale: Scale) -> ThreadSnapshot {
@@ -93,17 +104,22 @@ pub(crate) fn build_tree(
 ) -> (CallTree, Vec<OpenFrame>) {
     use std::sync::atomic::Ordering::Relaxed;
     let len = tree.len() as usize;
+    // Nodes hold their self time in ticks until the end (one conversion for all).
     let mut nodes: Vec<CallNode> = Vec::with_capacity(len);
-    let mut self_ticks = Vec::with_capacity(len);
+    // Where the walk puts the nodes of the calls open before it, the only ones that can be running: an
+    // entry per open call, not per node (a recursion has as many nodes as it is deep).
+    let mut index_of: HashMap<u32, usize> = before.iter().map(|f| (f.node, usize::MAX)).collect();
     // Walk from the root; collect children oldest first (node indices grow with creation time).
-    let mut index_of = HashMap::with_capacity(len);
     let mut stack = vec![(0u32, None::<usize>, 0u32)];
     while let Some((id, parent, depth)) = stack.pop() {
+        process::progress_at(nodes.len());
         let Some(n) = tree.get(id) else { continue };
         let section = n.section.load(Relaxed);
         let info = registry::info(section).unwrap_or(registry::ROOT);
         let i = nodes.len();
-        index_of.insert(id, i);
+        if let Some(slot) = index_of.get_mut(&id) {
+            *slot = i;
+        }
         nodes.push(CallNode {
             section,
             name: info.name,
@@ -113,19 +129,20 @@ pub(crate) fn build_tree(
             children: Vec::new(),
             calls: n.calls.load(Relaxed),
             running: 0,
-            self_ns: 0,
+            // Acquire: pairs with the Release store in `ThreadState::close`; a call whose time this sees
+            // is closed in the frames read after it (`after`), so it is not counted again as running.
+            self_ns: n.self_ticks.load(std::sync::atomic::Ordering::Acquire),
             total_ns: 0,
             self_mem_bytes: n.self_mem_kb.load(Relaxed) * 1024,
             total_mem_bytes: 0,
         });
-        // Acquire: pairs with the Release store in `ThreadState::close`; a call whose time this sees is
-        // closed in the frames read after it (`after`), so it is not counted again as running.
-        self_ticks.push(n.self_ticks.load(std::sync::atomic::Ordering::Acquire));
         if let Some(p) = parent {
             nodes[p].children.push(i);
         }
         let mut kids: Vec<u32> = tree.children(id).collect();
         kids.sort_unstable_by(|a, b| b.cmp(a)); // pop order: oldest first
+        // Room for exactly its children: a deep recursion has as many nodes as calls deep.
+        nodes[i].children.reserve_exact(kids.len());
         stack.extend(kids.into_iter().map(|c| (c, Some(i), depth + 1)));
     }
     let after = after();
@@ -139,16 +156,16 @@ pub(crate) fn build_tree(
     // after the node reads is in neither: missing, not counted twice).
     let open = &after;
     for (k, f) in open.iter().enumerate().take(common) {
-        let Some(&i) = index_of.get(&f.node) else {
+        let Some(&i) = index_of.get(&f.node).filter(|&&i| i != usize::MAX) else {
             continue;
         };
         let elapsed = now.saturating_sub(f.start);
         let inner = open.get(k + 1).map_or(0, |c| now.saturating_sub(c.start));
-        self_ticks[i] += elapsed.saturating_sub(f.child_ticks).saturating_sub(inner);
+        nodes[i].self_ns += elapsed.saturating_sub(f.child_ticks).saturating_sub(inner);
         nodes[i].running += 1;
     }
-    for (n, ticks) in nodes.iter_mut().zip(&self_ticks) {
-        n.self_ns = scale.delta_ns(Ticks(*ticks));
+    for n in &mut nodes {
+        n.self_ns = scale.delta_ns(Ticks(n.self_ns));
     }
     // Totals bottom-up (children come after parents).
     for i in (0..nodes.len()).rev() {

@@ -12,6 +12,7 @@ pub(crate) mod table;
 use std::fmt;
 
 use crate::base::config::{ReportSelection, Verbosity};
+use crate::base::process;
 use crate::base::text;
 use crate::data::report::Report;
 use table::Cell;
@@ -53,7 +54,9 @@ impl Report {
         ];
         let rows: Vec<Vec<Cell>> = rows
             .iter()
-            .map(|&i| {
+            .enumerate()
+            .map(|(row, &i)| {
+                process::progress_at(row);
                 let n = &self.tree.nodes[i];
                 vec![
                     Cell::Text(format!(
@@ -104,7 +107,9 @@ impl Report {
         let rows: Vec<Vec<Cell>> = self
             .threads
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(i, t)| {
+                process::progress_at(i);
                 let pct = match t.alive_ns {
                     0 => 0.0,
                     alive => 100.0 * t.busy_ns as f64 / alive as f64,

@@ -10,6 +10,8 @@
 
 use crate::base::text;
 
+use crate::base::process;
+
 /// One cell.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Cell {
@@ -44,14 +46,16 @@ impl Cell {
     }
 }
 
-/// Renders a table. Every row has one cell per header.
+/// Renders a table. Every row has one cell per header. Reports [`process::progress`] every few thousand
+/// rows.
 pub(crate) fn render(headers: &[&str], rows: &[Vec<Cell>]) -> String {
     let texts: Vec<Vec<String>> = rows
         .iter()
         .map(|row| row.iter().map(Cell::text).collect())
         .collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for (row, text) in rows.iter().zip(&texts) {
+    for (i, (row, text)) in rows.iter().zip(&texts).enumerate() {
+        process::progress_at(i);
         debug_assert_eq!(row.len(), headers.len());
         for ((w, cell), t) in widths.iter_mut().zip(row).zip(text) {
             *w = (*w).max(cell.width(t));
@@ -71,7 +75,8 @@ pub(crate) fn render(headers: &[&str], rows: &[Vec<Cell>]) -> String {
     out.push('\n');
     out.push_str(&rule);
     out.push('\n');
-    for (row, text) in rows.iter().zip(&texts) {
+    for (i, (row, text)) in rows.iter().zip(&texts).enumerate() {
+        process::progress_at(i);
         out.push('|');
         for ((cell, t), &w) in row.iter().zip(text).zip(&widths) {
             let pad = " ".repeat(w.saturating_sub(text::width(t)));
