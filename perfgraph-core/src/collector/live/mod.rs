@@ -4,6 +4,7 @@
 //! thread calls: it turns drained records and open-frame snapshots into the printer's input, hands the
 //! printer's text to the [`screen`], and tells recording threads which section ends should wake it.
 
+pub(crate) mod line;
 pub(crate) mod panic;
 pub(crate) mod printer;
 pub(crate) mod screen;

@@ -21,8 +21,7 @@
 use crate::base::clock::{Scale, Ticks};
 use crate::base::text;
 
-/// Column (0-based) of the stats' `[` when the text before it fits.
-pub const STATS_COLUMN: usize = 89;
+use super::line::{push_indent, push_padding, push_stats_text};
 
 /// The settings the decisions depend on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -582,31 +581,10 @@ impl Printer {
             .delta_ns(Ticks(e.end).since(Ticks(e.call.start))) as f64
             / 1e9;
         let mb = e.mem_end_kb as u64 * 1024 / 1_000_000;
-        let (on, off) = if self.settings.color {
-            ("\x1b[33m", "\x1b[39m")
-        } else {
-            ("", "")
-        };
-        out.push_str(&format!(
-            "[{on}{seconds:6.2} s{off}] [{on}{mb:5} MB{off}]\n"
-        ));
+        push_stats_text(out, seconds, mb, self.settings.color);
     }
 }
 
 fn key_of(call: &Call) -> (u32, u64) {
     (call.depth, call.start)
-}
-
-fn push_indent(out: &mut String, level: usize) {
-    for _ in 0..level {
-        out.push_str("  ");
-    }
-}
-
-/// Spaces so the `[` lands at [`STATS_COLUMN`], with at least one space before it.
-fn push_padding(out: &mut String, width: usize) {
-    let pad = STATS_COLUMN.saturating_sub(width).max(1);
-    for _ in 0..pad {
-        out.push(' ');
-    }
 }

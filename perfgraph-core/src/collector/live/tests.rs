@@ -580,7 +580,7 @@ fn odd_names_are_escaped_and_wide_ones_keep_the_stats_column() {
         let at = line.find("[  ").unwrap();
         assert_eq!(
             crate::base::text::width(&line[..at]),
-            super::printer::STATS_COLUMN,
+            super::line::STATS_COLUMN,
             "{line}"
         );
     }
