@@ -40,6 +40,19 @@ pub enum LiveMode {
     All,
 }
 
+/// Whether perfgraph takes over the program's stdout and stderr while it runs (`PERFGRAPH_CAPTURE`), so its
+/// own lines go only between the program's lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureMode {
+    /// Capture when fd 1 and fd 2 lead to the same terminal, pipe or file, where lines can collide
+    /// (`auto`, the default).
+    Auto,
+    /// Capture whenever fd 2 is open (fd 1 too when it leads to the same place) (`on`).
+    On,
+    /// Never: the program's descriptors stay as they are (`off`).
+    Off,
+}
+
 /// Which end-of-run reports to print (`PERFGRAPH_REPORT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReportSelection {
@@ -87,6 +100,8 @@ pub struct Config {
     pub clock_monotonic: bool,
     /// `PERFGRAPH_MEM_INTERVAL` in milliseconds (default 20, 1..=1000): resident-memory sampling period.
     pub mem_interval_ns: u64,
+    /// `PERFGRAPH_CAPTURE`: `auto` (default), `on` or `off`.
+    pub capture: CaptureMode,
 }
 
 impl Default for Config {
@@ -104,6 +119,7 @@ impl Default for Config {
             json: None,
             clock_monotonic: false,
             mem_interval_ns: 20_000_000,
+            capture: CaptureMode::Auto,
         }
     }
 }
@@ -166,7 +182,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 12] = [
+const VARIABLES: [Variable; 13] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -273,6 +289,20 @@ const VARIABLES: [Variable; 12] = [
         apply: |c, v| {
             let ms = v.parse::<u64>().ok().filter(|ms| (1..=1000).contains(ms));
             set(&mut c.mem_interval_ns, ms.map(|ms| ms * 1_000_000))
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_CAPTURE",
+        accepted: "auto, on, off",
+        default: "auto",
+        apply: |c, v| {
+            let mode = match v {
+                "auto" => CaptureMode::Auto,
+                "on" => CaptureMode::On,
+                "off" => CaptureMode::Off,
+                _ => return false,
+            };
+            set(&mut c.capture, Some(mode))
         },
     },
 ];
@@ -461,8 +491,14 @@ mod tests {
             ("PERFGRAPH_REPORT", "graph, sections=3"),
             ("PERFGRAPH_INTERVAL", "1"),
             ("PERFGRAPH_TRACE", "t.json"),
+            ("PERFGRAPH_CAPTURE", "off"),
         ]);
         assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.capture, CaptureMode::Off);
+        assert_eq!(
+            parse(&[("PERFGRAPH_CAPTURE", "on")]).0.capture,
+            CaptureMode::On
+        );
         assert_eq!(c.verbosity, None);
         assert_eq!(c.time_limit_ns, 200_000_000);
         assert_eq!(c.mem_limit_bytes, 5_000_000);
@@ -503,5 +539,12 @@ mod tests {
         );
         assert!(w.iter().all(|l| !l.contains('\n')));
         assert!(w[3].contains("PERFGRAPH_REPORT=\"graph,pie\""));
+        assert_eq!(
+            parse(&[("PERFGRAPH_CAPTURE", "yes")]).1,
+            [
+                "perfgraph: warning: PERFGRAPH_CAPTURE=\"yes\" is not valid (accepted: auto, on, off); using \
+                 the default, auto"
+            ]
+        );
     }
 }

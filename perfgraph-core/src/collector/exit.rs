@@ -8,6 +8,7 @@
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use super::capture;
 use super::files;
 use super::live::screen;
 use crate::base::process::{self, Message};
@@ -27,7 +28,12 @@ pub(crate) fn finished() {
 }
 
 pub(crate) extern "C" fn at_exit() {
-    let _ = std::panic::catch_unwind(|| shutdown(EXIT_WAIT));
+    let _ = std::panic::catch_unwind(|| {
+        shutdown(EXIT_WAIT);
+        // What the program writes from now on (C's stdio buffers, flushed after the exit handlers) goes out
+        // through the capture's child once the process is gone.
+        capture::stop();
+    });
 }
 
 /// Asks the background thread for its final pass and waits for it as long as it makes progress; gives up
