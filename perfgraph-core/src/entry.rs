@@ -9,7 +9,7 @@ use crate::base::config::{self, Config, LiveMode};
 use crate::base::registry::Section;
 use crate::base::{clock, process};
 use crate::collector::live::{self, screen};
-use crate::collector::{self, memory, signals};
+use crate::collector::{self, capture, memory, signals};
 use crate::local::guard::Guard;
 use crate::local::thread::{self, MEM_ALERT_KB};
 use crate::local::verbosity;
@@ -56,15 +56,20 @@ fn first_section(site: &'static Section, level: u8) -> Guard {
     unsafe { Guard::open(state, site.id()) }
 }
 
-/// Starts the runtime once: settings, clock, first memory sample, verbosity, the background thread and its
-/// exit handler, and the handlers of the signals that end a run (`PERFGRAPH_SIGNALS`). Every entry point
-/// calls it first; it returns at once after the first time.
+/// Starts the runtime once: settings, the capture of the program's output (`PERFGRAPH_CAPTURE`), clock,
+/// first memory sample, verbosity, the background thread and its exit handler, and the handlers of the
+/// signals that end a run (`PERFGRAPH_SIGNALS`). Every entry point calls it first; it returns at once after
+/// the first time.
 pub fn start() {
     static START: Once = Once::new();
     START.call_once(|| {
         let (config, warnings) = Config::from_env();
         for warning in &warnings {
             screen::warn(warning);
+        }
+        // Before anything live print shows; what the program printed until now went straight through.
+        if let Some(warning) = capture::start(config.capture) {
+            screen::warn(&warning);
         }
         clock::init(config.clock_monotonic);
         if memory::sample().is_some() {

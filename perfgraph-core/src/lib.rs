@@ -33,7 +33,7 @@ mod export;
 mod local;
 mod report;
 
-pub use base::config::{Config, LiveMode, ReportSelection, Verbosity};
+pub use base::config::{CaptureMode, Config, LiveMode, ReportSelection, Verbosity};
 pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
 pub use data::report::{Report, RunInfo, SectionTotal, ThreadSummary};

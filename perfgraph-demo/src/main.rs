@@ -8,7 +8,9 @@
 //! ```
 //!
 //! Benchmark modes (used by `benches/`): `--fine-iters N`, `--fine-secs S` (only the fine-grained loop),
-//! `--idle-secs S` (one timed section that sleeps), and `--cpu` (print the perfgraph thread's CPU time at the
+//! `--idle-secs S` (one timed section that sleeps), `--flood-mb N` (write N MB to stdout in one timed
+//! section: 64 KiB `write_all`s, or `println!` of 100-byte lines with `--lines`; what the capture of the
+//! program's output costs, docs/live-print.md), and `--cpu` (print the perfgraph thread's CPU time at the
 //! end, on stdout).
 
 use std::hint::black_box;
@@ -130,6 +132,35 @@ fn run_show() {
     black_box(sim.mesh.len());
 }
 
+/// Writes `mb` MB to stdout: 64 KiB `write_all`s, or (`lines`) `println!` of 100-byte lines. Then says how
+/// long it took, on stderr.
+#[timed(live = "Flooding stdout")]
+fn flood(mb: u64, lines: bool) {
+    use std::io::Write;
+    let start = Instant::now();
+    let total = mb * 1_000_000;
+    let mut out = std::io::stdout().lock();
+    if lines {
+        let line = "y".repeat(99);
+        for _ in 0..total / 100 {
+            writeln!(out, "{line}").expect("stdout");
+        }
+    } else {
+        let block = [b'y'; 65536];
+        let mut left = total;
+        while left > 0 {
+            let n = left.min(block.len() as u64) as usize;
+            out.write_all(&block[..n]).expect("stdout");
+            left -= n as u64;
+        }
+    }
+    out.flush().expect("stdout");
+    drop(out);
+    perfgraph_core::suspend(|| {
+        eprintln!("flood: {mb} MB in {:.3} s", start.elapsed().as_secs_f64())
+    });
+}
+
 fn main() {
     let args = Args::parse();
     if let Some(n) = args.fine_iters {
@@ -146,6 +177,8 @@ fn main() {
         );
     } else if let Some(secs) = args.idle_secs {
         fine::idle(Duration::from_secs_f64(secs));
+    } else if let Some(mb) = args.flood_mb {
+        flood(mb, args.lines);
     } else {
         run_show();
     }
@@ -163,6 +196,8 @@ struct Args {
     fine_iters: Option<u64>,
     fine_secs: Option<f64>,
     idle_secs: Option<f64>,
+    flood_mb: Option<u64>,
+    lines: bool,
     cpu: bool,
 }
 
@@ -179,6 +214,8 @@ impl Args {
                 "--fine-iters" => args.fine_iters = Some(number(&value("--fine-iters"))),
                 "--fine-secs" => args.fine_secs = Some(number(&value("--fine-secs"))),
                 "--idle-secs" => args.idle_secs = Some(number(&value("--idle-secs"))),
+                "--flood-mb" => args.flood_mb = Some(number(&value("--flood-mb"))),
+                "--lines" => args.lines = true,
                 "--cpu" => args.cpu = true,
                 "-h" | "--help" => usage(""),
                 other => usage(&format!("unknown argument {other:?}")),
@@ -198,7 +235,7 @@ fn usage(problem: &str) -> ! {
         eprintln!("perfgraph-demo: {problem}");
     }
     eprintln!(
-        "usage: perfgraph-demo [--fine-iters N | --fine-secs S | --idle-secs S] [--cpu]\n\
+        "usage: perfgraph-demo [--fine-iters N | --fine-secs S | --idle-secs S | --flood-mb N [--lines]] [--cpu]\n\
          Without options it runs the show (about 12 s). Settings: PERFGRAPH_* variables, see docs/user-guide.md."
     );
     std::process::exit(if problem.is_empty() { 0 } else { 2 })

@@ -40,6 +40,19 @@ pub enum LiveMode {
     All,
 }
 
+/// Whether perfgraph takes over the program's stdout and stderr while it runs (`PERFGRAPH_CAPTURE`), so its
+/// own lines go only between the program's lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureMode {
+    /// Capture when fd 1 and fd 2 lead to the same terminal, pipe or file, where lines can collide
+    /// (`auto`, the default).
+    Auto,
+    /// Capture whenever fd 2 is open (fd 1 too when it leads to the same place) (`on`).
+    On,
+    /// Never: the program's descriptors stay as they are (`off`).
+    Off,
+}
+
 /// Which end-of-run reports to print (`PERFGRAPH_REPORT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReportSelection {
@@ -91,6 +104,8 @@ pub struct Config {
     /// reports and files written, and SIGABRT ends an open live line, for each of them whose disposition was
     /// the default when the runtime started.
     pub signals: bool,
+    /// `PERFGRAPH_CAPTURE`: `auto` (default), `on` or `off`.
+    pub capture: CaptureMode,
 }
 
 impl Default for Config {
@@ -109,6 +124,7 @@ impl Default for Config {
             clock_monotonic: false,
             mem_interval_ns: 20_000_000,
             signals: true,
+            capture: CaptureMode::Auto,
         }
     }
 }
@@ -171,7 +187,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 13] = [
+const VARIABLES: [Variable; 14] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -288,6 +304,20 @@ const VARIABLES: [Variable; 13] = [
             "on" => set(&mut c.signals, Some(true)),
             "off" => set(&mut c.signals, Some(false)),
             _ => false,
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_CAPTURE",
+        accepted: "auto, on, off",
+        default: "auto",
+        apply: |c, v| {
+            let mode = match v {
+                "auto" => CaptureMode::Auto,
+                "on" => CaptureMode::On,
+                "off" => CaptureMode::Off,
+                _ => return false,
+            };
+            set(&mut c.capture, Some(mode))
         },
     },
 ];
@@ -477,8 +507,14 @@ mod tests {
             ("PERFGRAPH_INTERVAL", "1"),
             ("PERFGRAPH_TRACE", "t.json"),
             ("PERFGRAPH_SIGNALS", "off"),
+            ("PERFGRAPH_CAPTURE", "off"),
         ]);
         assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.capture, CaptureMode::Off);
+        assert_eq!(
+            parse(&[("PERFGRAPH_CAPTURE", "on")]).0.capture,
+            CaptureMode::On
+        );
         assert_eq!(c.verbosity, None);
         assert_eq!(c.time_limit_ns, 200_000_000);
         assert_eq!(c.mem_limit_bytes, 5_000_000);
@@ -525,6 +561,13 @@ mod tests {
         assert_eq!(
             w[4],
             "perfgraph: warning: PERFGRAPH_SIGNALS=\"no\" is not valid (accepted: on, off); using the default, on"
+        );
+        assert_eq!(
+            parse(&[("PERFGRAPH_CAPTURE", "yes")]).1,
+            [
+                "perfgraph: warning: PERFGRAPH_CAPTURE=\"yes\" is not valid (accepted: auto, on, off); using \
+                 the default, auto"
+            ]
         );
     }
 }

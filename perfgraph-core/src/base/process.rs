@@ -6,13 +6,16 @@
 //! the collector, which owns the background thread, reads the inbox and the counters. So nothing below the
 //! collector ever calls up into it.
 //!
+//! It also says where perfgraph's own lines go ([`output_fd`]): fd 2, or, while the program's output is
+//! captured, the descriptor fd 2 led to before.
+//!
 //! The inbox is a bounded `crossbeam-channel` of [`Message`]s; its doorbell is the background thread's park
 //! token, which it waits on with a deadline (`park_timeout`). A recording thread's wake-up is the doorbell
 //! alone (a counter and `unpark`): it measured cheaper than `try_send` on the recording side (the `wake`
 //! bench, docs/design.md), and the pass it brings acts on everything anyway.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
@@ -228,4 +231,38 @@ pub fn program_name() -> &'static str {
             .unwrap_or_else(|| "program".to_owned());
         Box::leak(name.into_boxed_str())
     })
+}
+
+/// The descriptor perfgraph writes its own lines to: 2 unless the program's output is captured.
+static OUTPUT_FD: AtomicI32 = AtomicI32::new(2);
+
+/// Where perfgraph's own lines go (live print, reports, warnings): fd 2, or, while the program's output is
+/// captured (`PERFGRAPH_CAPTURE`), a copy of what fd 2 led to before the capture took fds 1 and 2 over.
+pub fn output_fd() -> i32 {
+    // Relaxed: set once, under the terminal's lock, before the capture's forwarder starts; every writer
+    // reads it under that lock (or on a thread started after it).
+    OUTPUT_FD.load(Ordering::Relaxed)
+}
+
+/// Sends perfgraph's own lines to `fd` from now on (the capture's start, under the terminal's lock).
+pub fn set_output_fd(fd: i32) {
+    OUTPUT_FD.store(fd, Ordering::Relaxed);
+}
+
+/// Where the capture's forwarder child learns whether perfgraph's own text left the terminal mid-line (a
+/// word of the memory shared with it; see `collector::capture`).
+static OUTPUT_TAIL: OnceLock<&'static AtomicU64> = OnceLock::new();
+
+/// The capture's start hands over the shared word that [`note_output`] keeps up to date.
+pub fn set_output_tail(word: &'static AtomicU64) {
+    let _ = OUTPUT_TAIL.set(word);
+}
+
+/// perfgraph's own text ending in `last` reached the terminal: a child that forwards the program's bytes
+/// after this process is gone starts them on a new line if `last` is not a newline.
+pub fn note_output(last: u8) {
+    if let Some(word) = OUTPUT_TAIL.get() {
+        // Relaxed: the child reads it only after this process is gone.
+        word.store(u64::from(last != b'\n'), Ordering::Relaxed);
+    }
 }

@@ -2,7 +2,15 @@
 //! monotonic clock, CPUID, the resident-set figure, stderr's `write`/`poll`/`isatty`, `atexit`, the ids
 //! that tell the main thread, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
 //! wrapper is safe to call from any thread and never panics; the ones a signal handler calls say that they
-//! are async-signal-safe.
+//! are async-signal-safe. What "stderr" means here is [`process::output_fd`]: fd 2, or, while the program's
+//! output is captured, the descriptor fd 2 led to before. [`stream`]: the calls behind that capture (pipes,
+//! pseudo-terminals, the forked forwarder).
+
+mod stream;
+
+pub use stream::*;
+
+use super::process;
 
 /// `CLOCK_MONOTONIC` in nanoseconds (through the vDSO on Linux: no system call).
 #[inline]
@@ -85,10 +93,9 @@ pub fn rss_bytes() -> Option<u64> {
     })
 }
 
-/// Whether fd 2 is a terminal (a closed fd 2 is not).
+/// Whether stderr is a terminal (a closed one is not).
 pub fn stderr_is_tty() -> bool {
-    // SAFETY: isatty has no preconditions; fd 2 may be closed, which it reports as "not a tty".
-    unsafe { libc::isatty(2) == 1 }
+    is_tty(process::output_fd())
 }
 
 /// What `poll` says about fd 2.
@@ -104,8 +111,13 @@ pub enum Room {
 
 /// Whether stderr takes a write now, waiting at most `wait_ms` for room.
 pub fn stderr_room(wait_ms: i32) -> Room {
+    room(process::output_fd(), wait_ms)
+}
+
+/// Whether `fd` takes a write now, waiting at most `wait_ms` for room.
+pub fn room(fd: std::os::fd::RawFd, wait_ms: i32) -> Room {
     let mut fd = libc::pollfd {
-        fd: 2,
+        fd,
         events: libc::POLLOUT,
         revents: 0,
     };
@@ -120,15 +132,13 @@ pub fn stderr_room(wait_ms: i32) -> Room {
     Room::Yes
 }
 
-/// One `write(2, ...)` of `bytes`: how many it took, or the OS error.
+/// One `write` of `bytes` to stderr: how many it took, or the OS error.
 pub fn write_stderr(bytes: &[u8]) -> std::io::Result<usize> {
-    // SAFETY: the pointer and length describe `bytes`, initialised and alive for the call.
-    let written = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
-    if written < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(written as usize)
+    let written = write_fd(process::output_fd(), bytes);
+    if let Ok(n @ 1..) = written {
+        process::note_output(bytes[n - 1]);
     }
+    written
 }
 
 /// Registers `f` to run at process exit (return from `main`, `std::process::exit`). `f` must not unwind.

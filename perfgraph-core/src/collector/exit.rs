@@ -8,6 +8,7 @@
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+use super::capture;
 use super::files;
 use super::live::screen;
 use super::signals;
@@ -30,6 +31,9 @@ pub(crate) fn finished() {
 pub(crate) extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
         shutdown(EXIT_WAIT);
+        // What the program writes from now on (C's stdio buffers, flushed after the exit handlers) goes out
+        // through the capture's child once the process is gone.
+        capture::stop();
         // A signal's final pass was under way when the program exited: the signal is raised again right
         // after it, and the exit status is the signal's.
         signals::wait_for_death();

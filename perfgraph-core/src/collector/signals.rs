@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use super::exit;
 use super::live::screen;
+use crate::base::process;
 use crate::base::sys::{self, Disposition};
 
 /// The signals whose arrival ends the run with its outputs written.
@@ -101,10 +102,13 @@ extern "C" fn on_signal(sig: libc::c_int) {
 }
 
 /// The handler of SIGABRT: ends the terminal's open line, then the default action (the process aborts).
-/// Async-signal-safe: an atomic load and a `write`.
+/// Async-signal-safe: atomic loads and stores and a `write`. The newline goes where perfgraph's own lines go
+/// (under `PERFGRAPH_CAPTURE`, not into the program's pipe), and the capture's forwarder learns that the
+/// line is ended.
 extern "C" fn on_abort(sig: libc::c_int) {
     if screen::MID_LINE.load(Ordering::Relaxed) {
-        sys::write_from_handler(2, b"\n");
+        sys::write_from_handler(process::output_fd(), b"\n");
+        process::note_output(b'\n');
     }
     sys::die_of(sig);
 }

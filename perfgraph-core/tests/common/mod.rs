@@ -2,6 +2,8 @@
 #![allow(dead_code)] // reason: each test binary uses a different subset.
 
 use std::ffi::OsStr;
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -68,4 +70,96 @@ pub fn on_thread<R: Send + 'static>(name: &str, f: impl FnOnce() -> R + Send + '
     spawn_named(name, f)
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// Reads `reader` to its end (a pseudo-terminal's master ends with EIO once every slave is closed).
+pub fn read_all(mut reader: impl Read) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return bytes,
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return bytes,
+        }
+    }
+}
+
+/// A pseudo-terminal: `(master, slave)`, its window 100 columns by 40 rows.
+pub fn open_pty() -> (std::fs::File, OwnedFd) {
+    // SAFETY: posix_openpt, grantpt, unlockpt and ptsname_r act on the master just opened; `name` is a
+    // writable buffer of the length passed, which ptsname_r NUL-terminates; open takes that path.
+    unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(
+            master >= 0,
+            "posix_openpt: {}",
+            std::io::Error::last_os_error()
+        );
+        assert_eq!(libc::grantpt(master), 0);
+        assert_eq!(libc::unlockpt(master), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(master, name.as_mut_ptr(), name.len()), 0);
+        let slave = libc::open(
+            name.as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        );
+        assert!(slave >= 0);
+        let master = std::fs::File::from_raw_fd(master);
+        set_size(&master, 100, 40);
+        (master, OwnedFd::from_raw_fd(slave))
+    }
+}
+
+pub fn set_size(master: &std::fs::File, cols: u16, rows: u16) {
+    let ws = libc::winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ reads one winsize from `ws`.
+    let set = unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &ws) };
+    assert_eq!(set, 0);
+}
+
+/// A named test for [`run_tests`].
+pub type Test = (&'static str, Box<dyn Fn() + Send + Sync>);
+
+/// A minimal harness for test binaries with their own `main` (`harness = false`): runs the tests whose name
+/// contains the first argument that is not a flag (`cargo test -- <filter>`), `batch` at a time side by side
+/// (their children mostly sleep), prints libtest's lines, and exits with 1 if any failed.
+pub fn run_tests(tests: Vec<Test>, batch: usize) {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let selected: &'static [Test] = Vec::leak(
+        tests
+            .into_iter()
+            .filter(|(name, _)| filter.as_ref().is_none_or(|f| name.contains(f.as_str())))
+            .collect(),
+    );
+    println!("\nrunning {} tests", selected.len());
+    let mut failed = Vec::new();
+    for batch in selected.chunks(batch.max(1)) {
+        let handles: Vec<_> = batch
+            .iter()
+            .map(|(name, test)| (*name, std::thread::spawn(test)))
+            .collect();
+        for (name, handle) in handles {
+            let ok = handle.join().is_ok();
+            println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
+            if !ok {
+                failed.push(name);
+            }
+        }
+    }
+    println!(
+        "\ntest result: {}. {} passed; {} failed\n",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        selected.len() - failed.len(),
+        failed.len()
+    );
+    if !failed.is_empty() {
+        std::process::exit(1);
+    }
 }

@@ -3,6 +3,11 @@
 //! The decisions are made by the pure [`printer::Printer`]; this module is the thin layer the background
 //! thread calls: it turns drained records and open-frame snapshots into the printer's input, hands the
 //! printer's text to the [`screen`], and tells recording threads which section ends should wake it.
+//!
+//! Every decision is made holding the terminal's lock, right after the program's own output written so far
+//! went out ([`capture::before_live`]): what the printer assumes about the screen (is its line still open?)
+//! is then what the screen shows when its text is written. So the drained records are kept
+//! ([`Live::on_records`]) and acted on at the pass's [`Live::tick`].
 
 pub(crate) mod line;
 pub(crate) mod panic;
@@ -17,6 +22,7 @@ use std::sync::atomic::Ordering;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, LiveMode};
 use crate::base::{process, registry, sys};
+use crate::collector::capture;
 use crate::local::record::Record;
 use crate::local::thread::ThreadState;
 use printer::{Call, Ended, Printer, Settings};
@@ -39,6 +45,16 @@ pub(crate) struct Live {
     other_output: u64,
     /// Panics noted by the panic hook, `(thread index, ticks)`, until their thread's next drain.
     panics: Vec<(u32, u64)>,
+    /// What the drains delivered since the last decisions, in order.
+    drained: Vec<Drained>,
+}
+
+/// What a drain delivered to live print, kept until the printer decides under the terminal's lock.
+enum Drained {
+    /// A completed call of a thread that concerns the printer.
+    Ended(usize, Ended),
+    /// The end of a drain of a thread, and the (depth, start) of the last record it read.
+    Done(usize, Option<(u32, u64)>),
 }
 
 impl Live {
@@ -66,6 +82,7 @@ impl Live {
             out: String::new(),
             other_output: 0,
             panics: Vec::new(),
+            drained: Vec::new(),
         })
     }
 
@@ -92,10 +109,9 @@ impl Live {
     }
 
     /// One drain of `thread`'s ring is complete: `records` are what it delivered (maybe none), in
-    /// completion order.
+    /// completion order. The ones that concern the printer are kept for the next decisions.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
         let limit = self.rescale();
-        self.sync_other_output();
         let t = thread.index as usize;
         self.printer.thread(t, &thread.name, thread.is_main);
         self.panics.extend(panic::take());
@@ -105,7 +121,8 @@ impl Live {
         }
         let all = self.printer.all();
         for r in records {
-            // Most records are short sections nobody shows: skip them before any lookup.
+            // Most records are short sections nobody shows: skip them before any lookup. (Deciding the kept
+            // ones only removes calls the printer expects, so what this skips stays skipped.)
             let grown = r.mem_end_kb as i64 - r.mem_start_kb as i64;
             if !all
                 && r.end.saturating_sub(r.start) <= limit
@@ -128,16 +145,35 @@ impl Live {
                 mem_start_kb: r.mem_start_kb,
                 mem_end_kb: r.mem_end_kb,
             };
-            self.printer.ended(t, ended, &mut self.out);
+            self.drained.push(Drained::Ended(t, ended));
         }
         let last = records.last().map(|r| (r.depth, r.start));
-        self.printer.drained(t, last, &mut self.out);
+        self.drained.push(Drained::Done(t, last));
     }
 
-    /// Decides what to print now. Returns how long (ns) it may sleep before it needs another pass.
+    /// The printer decides on what the drains delivered (terminal held, other output synced).
+    fn decide_drained(&mut self) {
+        for d in std::mem::take(&mut self.drained) {
+            match d {
+                Drained::Ended(t, ended) => self.printer.ended(t, ended, &mut self.out),
+                Drained::Done(t, last) => self.printer.drained(t, last, &mut self.out),
+            }
+        }
+    }
+
+    /// Decides what to print now. Returns how long (ns) it may sleep before it needs another pass. While
+    /// the program has the floor (a partial line it is writing, a thread inside `suspend`), nothing is
+    /// decided: the printer waits, and acts on everything at a later pass.
     pub(crate) fn tick(&mut self, threads: &[Arc<ThreadState>], now: u64) -> Option<u64> {
         self.rescale();
+        let mut screen = screen::lock();
+        if let Some(wait) = capture::before_live(&mut screen) {
+            return Some(wait.as_nanos() as u64);
+        }
+        // The program's output may have gone out just now: the printer sees it before deciding.
+        let now = now.max(clock::now().0);
         self.sync_other_output();
+        self.decide_drained();
         let mut calls: Vec<Call> = Vec::new();
         for state in threads {
             let t = state.index as usize;
@@ -159,7 +195,8 @@ impl Live {
             self.printer.running(t, &calls, now);
         }
         let next = self.printer.tick(now, &mut self.out);
-        self.show();
+        self.show(&mut screen);
+        drop(screen);
         self.set_watch(threads);
         let mut wait = next.map_or(SNAPSHOT_PERIOD_NS, |due| {
             clock::scale()
@@ -175,11 +212,11 @@ impl Live {
 
     /// Hands the decided text to the screen. If the screen had to drop it (stderr full for long), what is on
     /// the terminal is no longer what the printer believes: it starts over as after other output.
-    fn show(&mut self) {
+    fn show(&mut self, screen: &mut screen::Screen) {
         if self.out.is_empty() {
             return;
         }
-        let shown = screen::lock().write_live(&self.out);
+        let shown = screen.write_live(&self.out);
         self.out.clear();
         if !shown {
             self.printer.other_output(clock::now().0);
@@ -202,9 +239,13 @@ impl Live {
     /// Process exit, after the final drain: the final lines of sections still on screen, timed up to `now`.
     pub(crate) fn finish(&mut self, now: u64) {
         self.rescale();
-        self.sync_other_output();
-        self.printer.finish(now, process::rss_kb(), &mut self.out);
         let mut screen = screen::lock();
+        // Everything the program wrote goes out first, a partial line too: nothing will complete it now.
+        capture::flush_all(&mut screen, capture::Wait::Stall(screen::EXIT_FLUSH));
+        let now = now.max(clock::now().0);
+        self.sync_other_output();
+        self.decide_drained();
+        self.printer.finish(now, process::rss_kb(), &mut self.out);
         screen.write_live(&self.out);
         self.out.clear();
         screen.flush(screen::EXIT_FLUSH);

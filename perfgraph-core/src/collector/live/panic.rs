@@ -26,8 +26,11 @@ pub(crate) fn install() {
                 .unwrap_or_else(|e| e.into_inner())
                 .push((index, at));
         }
-        // The background thread may hold the terminal itself: it just prints.
-        if std::thread::current().name() == Some("perfgraph") {
+        // The background thread and the capture's forwarder may hold the terminal themselves: they just print.
+        if matches!(
+            std::thread::current().name(),
+            Some("perfgraph" | "perfgraph-capture")
+        ) {
             previous(info);
         } else {
             super::screen::suspend(|| previous(info));

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::base::sys::{self, Room};
 use crate::base::{clock, process};
+use crate::collector::capture::{self, Wait};
 
 /// Largest single write: `PIPE_BUF` on Linux, which a pipe with room takes without blocking.
 const CHUNK: usize = 4096;
@@ -224,9 +225,44 @@ impl Screen {
         }
     }
 
+    /// Before the program's own bytes (forwarded by the capture): end an open live line and get pending
+    /// live text out, waiting at most `wait` (since stderr last took something). False: stderr did not take
+    /// it all, and the program's bytes must wait too.
+    pub(crate) fn clear_for_program(&mut self, wait: Duration) -> bool {
+        if self.line_open || self.torn {
+            self.newline();
+            self.line_open = false;
+            self.torn = false;
+        }
+        self.write_out(wait, true)
+    }
+
+    /// The program's own bytes, ending in `last`, reached the terminal (forwarded by the capture, or
+    /// written through [`stderr`](crate::stderr)): live print's next text starts on a new line if they left
+    /// a line open, and says `Still` / `Currently`.
+    pub(crate) fn program_wrote(&mut self, last: u8) {
+        self.foreign_open = last != b'\n';
+        self.last_queued = last;
+        self.last_written = last;
+        other_output();
+    }
+
+    /// stderr failed (closed, EPIPE): nothing more goes out.
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken
+    }
+
     /// Writes `text` (whole lines) as other output, without ever blocking for long: what stderr does not
-    /// take within [`STALL`] of its last progress is dropped.
+    /// take within [`STALL`] of its last progress is dropped. While the program's output is captured, what
+    /// it wrote before goes out first, and a line it left open is ended.
     fn write_block(&mut self, text: &str) {
+        if capture::active() {
+            capture::flush_all(self, Wait::Stall(STALL));
+            if self.foreign_open {
+                self.newline();
+                self.foreign_open = false;
+            }
+        }
         self.make_way();
         if self.broken {
             return;
@@ -284,11 +320,46 @@ pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
     if inside() {
         return f();
     }
+    if capture::active() {
+        return suspend_captured(f);
+    }
     with_screen(|_| {
         let result = f();
         let _ = std::io::stderr().flush();
         result
     })
+}
+
+/// [`suspend`] while the program's output is captured: `f`'s output goes through the stream like the rest
+/// (so the lock is not held while `f` runs: the forwarder needs it), and live print waits meanwhile. One
+/// `suspend` runs at a time, as when the lock is held.
+fn suspend_captured<R>(f: impl FnOnce() -> R) -> R {
+    static TURN: Mutex<()> = Mutex::new(());
+    /// Leaving, also by unwinding: `f`'s output goes out, then live print may go on.
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            INSIDE.with(|i| i.set(false));
+            let _ = std::io::stderr().flush();
+            let mut screen = lock();
+            capture::flush_all(&mut screen, Wait::Forever);
+            capture::set_suspended(&mut screen, false);
+            other_output();
+        }
+    }
+    process::catch_up(CATCH_UP);
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    {
+        let mut screen = lock();
+        capture::flush_all(&mut screen, Wait::Forever);
+        screen.make_way();
+        capture::set_suspended(&mut screen, true);
+    }
+    INSIDE.with(|i| i.set(true));
+    let leave = Leave;
+    let result = f();
+    drop(leave);
+    result
 }
 
 /// Writes one warning line to stderr (ending an open live line first). A stderr that is closed, fails or
@@ -323,6 +394,14 @@ impl Write for LiveStderr {
         }
         if inside() {
             return std::io::stderr().write(buf);
+        }
+        if capture::active() {
+            // Straight to the destination, after what the program wrote to the stream before.
+            process::catch_up(CATCH_UP);
+            let mut screen = lock();
+            capture::flush_all(&mut screen, Wait::Forever);
+            screen.make_way();
+            return capture::write_program(&mut screen, buf).map(|()| buf.len());
         }
         with_screen(|screen| {
             writing(buf);

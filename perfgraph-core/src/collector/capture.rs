@@ -1,0 +1,290 @@
+//! Capture of the program's own output (`PERFGRAPH_CAPTURE`): perfgraph takes over fds 1 and 2, forwards the
+//! program's bytes to where they were going, and puts its own lines only at the program's line boundaries.
+//!
+//! At the runtime's start ([`start`]) the destination is kept as a new descriptor (a `dup` of fd 2), and
+//! perfgraph's own lines go there from then on ([`process::output_fd`]). The program gets a stream in its
+//! place, dup'ed onto fd 2 (and fd 1 when it led to the same place): a pseudo-terminal when the destination
+//! is a terminal (so `isatty` stays true and colour detection keeps working; the terminal's settings and
+//! window size are copied to it, and SIGWINCH copies the size again), a pipe otherwise.
+//!
+//! A thread of ours (`perfgraph-capture`) reads that stream and forwards it under the terminal's lock, as
+//! other output: it ends an open live line first and tells live print that other output came (so it says
+//! `Still` / `Currently`). Whole lines go out at once; a partial line (`print!` without a newline) is held
+//! until [`PARTIAL_DELAY`] has passed, then goes out as it is, and live print's next line starts on a fresh
+//! line. Whoever takes the lock to write (live print, a report, `suspend`, the program's `stderr()` writes)
+//! first forwards what the program wrote before ([`before_live`], [`flush_all`]), so nothing perfgraph
+//! writes overtakes it; live print waits while the program holds a partial line younger than the delay.
+//!
+//! The forwarder never takes the program's bytes out of the stream before they are at the destination: it
+//! looks at them with `tee` (a copy into a pipe of its own) to find the line boundaries, and moves them
+//! to the destination with `splice`, inside the kernel. A partial line being held back stays in the
+//! stream. So when the process dies in any way (abort, a fault, SIGKILL), every byte is still in the stream
+//! or already out, and a child process forked at the start ([`child`]) forwards what the stream still holds
+//! once the process is gone, until every write end of it is closed. For a terminal the child also feeds the
+//! pipe from the pseudo-terminal all along (a pseudo-terminal cannot be looked at without taking the bytes
+//! out), so that step is not in the process that dies either. Nothing the program wrote is lost or
+//! reordered. (Where the destination takes no `splice`, the forwarder writes what it looked at and then
+//! takes it out of the stream: a death between the two repeats those bytes.)
+
+mod child;
+mod pump;
+mod start;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::live::screen::{self, Screen};
+use crate::base::config::CaptureMode;
+use crate::base::sys::{self, Io, Kind, Room, Target};
+use pump::Stream;
+pub(crate) use start::start;
+
+/// How long a partial line the program leaves waiting (`print!` without a newline) is held back before it
+/// goes out as it is; live print waits for it at most this long.
+pub const PARTIAL_DELAY: Duration = Duration::from_millis(50);
+/// Most bytes one look at the stream copies (a pipe's default capacity).
+const LOOK: usize = 64 * 1024;
+/// Longest partial line held back; a longer one goes out at once.
+const HOLD_MAX: usize = 32 * 1024;
+/// What one turn of forwarding writes at least before it may stop at a line boundary and let others
+/// write: more than the stream holds, so everything the program wrote before the turn began goes out in it.
+const BUDGET: usize = 256 * 1024;
+/// Largest write to a terminal or socket: `PIPE_BUF`, which one that reports room takes without blocking
+/// for long.
+const CHUNK: usize = 4096;
+/// Largest write to a pipe (non-blocking splice) or a regular file (which never blocks).
+const BIG_CHUNK: usize = 64 * 1024;
+/// How often the forwarder looks whether a held partial line got more bytes (a pipe that holds them
+/// cannot be waited on for *more*).
+const HOLD_POLL: Duration = Duration::from_millis(2);
+
+/// Whether the program's output is captured now.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// The capture's state. Locked only while the terminal's lock is held (every function here takes the
+/// `Screen` as proof), so the order is always screen, then stream.
+static STREAM: Mutex<Option<Stream>> = Mutex::new(None);
+
+/// Whether the program's output is captured now (after [`start`], until the destination failed).
+pub(crate) fn active() -> bool {
+    // Relaxed: set under the terminal's lock; callers that act on it take that lock.
+    ACTIVE.load(Ordering::Relaxed)
+}
+
+/// How long a writer may wait for the destination to take the program's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// Not at all: what does not go out now stays in the stream.
+    No,
+    /// At most this long since the destination last took something.
+    Stall(Duration),
+    /// As long as it takes (the program's own writes would block as long).
+    Forever,
+}
+
+impl Wait {
+    fn as_duration(self) -> Duration {
+        match self {
+            Wait::No => Duration::ZERO,
+            Wait::Stall(d) => d,
+            Wait::Forever => Duration::from_secs(86_400),
+        }
+    }
+}
+
+/// How a turn of forwarding ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pumped {
+    /// The stream is empty and nothing is held.
+    Empty,
+    /// The budget is used up, at a line boundary; the stream may hold more.
+    Cut,
+    /// The stream is empty but a partial line is held, since then.
+    Held(Instant),
+    /// The destination takes nothing now.
+    Blocked,
+    /// The capture is over (every write end closed, the destination failed, or stopped at exit).
+    Done,
+}
+
+fn stream() -> MutexGuard<'static, Option<Stream>> {
+    STREAM.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Live print is about to decide and write (`screen` held): forwards what the program wrote first. Returns
+/// how long live print should wait instead, while the program has the floor: a partial line younger than
+/// [`PARTIAL_DELAY`] (live print waits for it at most that long in all), a thread inside `suspend`, or a
+/// destination with no room for the program's bytes. `None`: live print may write now.
+pub(crate) fn before_live(screen: &mut Screen) -> Option<Duration> {
+    if !active() {
+        return None;
+    }
+    let mut guard = stream();
+    let s = guard.as_mut()?;
+    if s.done {
+        return None;
+    }
+    let waited = s.live_waiting.map_or(Duration::ZERO, |t| t.elapsed());
+    let force = waited >= PARTIAL_DELAY;
+    let busy = match s.pump(screen, force, Wait::No) {
+        Pumped::Empty | Pumped::Cut | Pumped::Done => None,
+        Pumped::Held(since) => {
+            let due = PARTIAL_DELAY.saturating_sub(since.elapsed());
+            Some(due.min(PARTIAL_DELAY.saturating_sub(waited)))
+        }
+        Pumped::Blocked => Some(Duration::from_millis(10)),
+    };
+    let busy = if s.suspended > 0 {
+        Some(Duration::from_millis(10))
+    } else {
+        busy
+    };
+    match busy {
+        None => s.live_waiting = None,
+        Some(_) => {
+            s.live_waiting.get_or_insert_with(Instant::now);
+        }
+    }
+    busy.map(|d| d.max(Duration::from_millis(1)))
+}
+
+/// Forwards everything the program wrote, its partial line included (`screen` held): before perfgraph's
+/// own blocks, before the program's `stderr()` writes and around `suspend`, at exit. Returns false if the
+/// destination did not take it all within `wait`.
+pub(crate) fn flush_all(screen: &mut Screen, wait: Wait) -> bool {
+    if !active() {
+        return true;
+    }
+    let mut guard = stream();
+    let Some(s) = guard.as_mut() else {
+        return true;
+    };
+    // Stopping at the budget is enough: it is more than the stream held when this began.
+    s.pump(screen, true, wait) != Pumped::Blocked
+}
+
+/// A thread enters (`true`) or leaves `suspend` (`screen` held): live print waits while any is inside.
+pub(crate) fn set_suspended(_screen: &mut Screen, inside: bool) {
+    if let Some(s) = stream().as_mut() {
+        if inside {
+            s.suspended += 1;
+        } else {
+            s.suspended = s.suspended.saturating_sub(1);
+        }
+    }
+}
+
+/// Writes the program's `bytes` (its [`stderr`](crate::stderr) writes) straight to the destination, after
+/// what it wrote to the stream before (`screen` held, [`flush_all`] done). Blocks as the program's own write
+/// would.
+pub(crate) fn write_program(screen: &mut Screen, bytes: &[u8]) -> std::io::Result<()> {
+    let mut guard = stream();
+    let Some(s) = guard.as_mut() else {
+        return Ok(());
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        match sys::write_fd_raw(s.dest, &bytes[at..]) {
+            Io::Done(n) => {
+                at += n;
+                // Relaxed: the child reads it only after this process is gone.
+                s.tail.store(0, Ordering::Relaxed);
+                screen.program_wrote(bytes[at - 1]);
+            }
+            Io::Again => {
+                if sys::room(s.dest, -1) == Room::Broken {
+                    return Err(std::io::ErrorKind::BrokenPipe.into());
+                }
+            }
+            Io::End | Io::Refused => return Err(std::io::Error::last_os_error()),
+        }
+    }
+    Ok(())
+}
+
+/// At exit, after the final pass: forwards what is left and stops the forwarder, so what the program
+/// writes after this (C's `stdio` buffers are flushed after the exit handlers) goes through the child,
+/// which forwards it once this process is gone.
+pub(crate) fn stop() {
+    if !active() {
+        return;
+    }
+    let mut screen = screen::lock();
+    flush_all(&mut screen, Wait::Stall(screen::EXIT_FLUSH));
+    if let Some(s) = stream().as_mut() {
+        s.done = true;
+    }
+}
+
+/// Whether to capture, given where fd 1 (`out`) and fd 2 (`err`) lead: `None` for no, else whether fd 1
+/// is captured too (it leads where fd 2 does).
+fn decide(mode: CaptureMode, out: Option<Target>, err: Option<Target>) -> Option<bool> {
+    let err = err?;
+    let same = out.is_some_and(|out| same_place(out, err));
+    match mode {
+        CaptureMode::Off => None,
+        CaptureMode::On => Some(same),
+        CaptureMode::Auto => {
+            let collides = matches!(
+                err.kind,
+                Kind::Terminal | Kind::Pipe | Kind::Socket | Kind::File
+            );
+            (same && collides).then_some(true)
+        }
+    }
+}
+
+/// Whether two descriptors lead to the same place: the same terminal device, or the same pipe or file.
+fn same_place(a: Target, b: Target) -> bool {
+    if a.kind == Kind::Terminal && b.kind == Kind::Terminal {
+        a.rdev == b.rdev
+    } else {
+        a.kind == b.kind && a.dev == b.dev && a.ino == b.ino
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(kind: Kind, dev: u64, ino: u64, rdev: u64) -> Option<Target> {
+        Some(Target {
+            dev,
+            ino,
+            rdev,
+            kind,
+        })
+    }
+
+    #[test]
+    fn auto_captures_only_a_shared_terminal_pipe_or_file() {
+        let pipe = t(Kind::Pipe, 12, 345, 0);
+        let other_pipe = t(Kind::Pipe, 12, 346, 0);
+        let tty = t(Kind::Terminal, 22, 5, 0x8803);
+        let same_tty_other_inode = t(Kind::Terminal, 22, 6, 0x8803);
+        let file = t(Kind::File, 2049, 77, 0);
+        let null = t(Kind::Other, 5, 4, 0x103);
+        let auto = CaptureMode::Auto;
+        assert_eq!(decide(auto, pipe, pipe), Some(true));
+        assert_eq!(decide(auto, tty, same_tty_other_inode), Some(true));
+        assert_eq!(decide(auto, file, file), Some(true));
+        assert_eq!(decide(auto, pipe, other_pipe), None, "two pipes");
+        assert_eq!(decide(auto, tty, pipe), None);
+        assert_eq!(decide(auto, null, null), None, "/dev/null");
+        assert_eq!(decide(auto, None, pipe), None, "fd 1 closed");
+        assert_eq!(decide(auto, pipe, None), None, "fd 2 closed");
+    }
+
+    #[test]
+    fn on_captures_stderr_whenever_it_is_open_and_off_never() {
+        let pipe = t(Kind::Pipe, 12, 345, 0);
+        let tty = t(Kind::Terminal, 22, 5, 0x8803);
+        let null = t(Kind::Other, 5, 4, 0x103);
+        assert_eq!(decide(CaptureMode::On, tty, pipe), Some(false));
+        assert_eq!(decide(CaptureMode::On, pipe, pipe), Some(true));
+        assert_eq!(decide(CaptureMode::On, null, null), Some(true));
+        assert_eq!(decide(CaptureMode::On, tty, None), None);
+        assert_eq!(decide(CaptureMode::Off, pipe, pipe), None);
+    }
+}

@@ -1,0 +1,235 @@
+//! The stream as the forwarder sees it, and one turn of forwarding ([`Stream::pump`]): look at what the
+//! stream holds (`tee`), find the last line boundary, move the whole lines to the destination (`splice`),
+//! hold a partial line back in the stream until it is complete or old.
+
+use std::os::fd::RawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::{ACTIVE, BUDGET, HOLD_MAX, LOOK, PARTIAL_DELAY, Pumped, Wait};
+use crate::base::sys::{self, Io, Room};
+use crate::collector::live::screen::Screen;
+
+/// The capture's state.
+pub(super) struct Stream {
+    /// Read side of the pipe the program's bytes arrive in (non-blocking).
+    pub read: RawFd,
+    /// A pipe of our own that a look copies the stream's front into: (read end, write end).
+    pub peek: (RawFd, RawFd),
+    /// The pseudo-terminal's master (when the destination is a terminal): its window size follows the
+    /// terminal's.
+    pub master: Option<RawFd>,
+    /// The destination: fd 2 as it was.
+    pub dest: RawFd,
+    /// Largest single write to `dest`.
+    pub chunk: usize,
+    /// `dest` takes `splice` (else: write what was looked at, then take it out of the stream).
+    pub splice: bool,
+    /// Fd 1 leads into the stream too (not only fd 2).
+    pub stdout: bool,
+    /// The stream's front as the last look saw it (from the first byte not yet forwarded).
+    pub look: Vec<u8>,
+    /// Bytes at the stream's front that are a partial line held back (they hold no newline).
+    pub held: usize,
+    /// When the partial line held now started to be held.
+    pub held_since: Option<Instant>,
+    /// The stream is over, or the capture was stopped: nothing more is forwarded.
+    pub done: bool,
+    /// Threads inside `suspend`: live print waits.
+    pub suspended: u32,
+    /// Since when live print has been waiting for the program's partial line.
+    pub live_waiting: Option<Instant>,
+    /// SIGWINCH's self-pipe (when the destination is a terminal).
+    pub winch: Option<UnixStream>,
+    /// Shared with the child: perfgraph's own text left the destination mid-line.
+    pub tail: &'static AtomicU64,
+}
+
+impl Stream {
+    /// One turn: forwards whole lines (and a partial line older than the delay or longer than `HOLD_MAX`)
+    /// until the stream is empty or the budget is used up at a line boundary. With `all`, a partial line the
+    /// program left waiting (nothing more behind it) goes out too.
+    pub fn pump(&mut self, screen: &mut Screen, all: bool, wait: Wait) -> Pumped {
+        let mut forwarded = 0;
+        while !self.done {
+            let expired = self
+                .held_since
+                .is_some_and(|t| t.elapsed() >= PARTIAL_DELAY);
+            // Nothing new behind the held partial line: no need to look again.
+            if self.held > 0 && sys::bytes_waiting(self.read) <= self.held {
+                if !(all || expired) {
+                    return Pumped::Held(self.held_since.unwrap_or_else(Instant::now));
+                }
+                if !self.forward(screen, self.held, wait) {
+                    return self.stuck();
+                }
+                self.held = 0;
+                self.held_since = None;
+                continue;
+            }
+            match self.look() {
+                Io::Done(_) => {}
+                Io::End => {
+                    self.done = true;
+                    break;
+                }
+                // Empty (nothing was held, or the held bytes went meanwhile).
+                _ => {
+                    self.held = 0;
+                    self.held_since = None;
+                    return Pumped::Empty;
+                }
+            }
+            let n = self.look.len();
+            let from = self.held.min(n);
+            let cut = memchr::memrchr(b'\n', &self.look[from..]).map_or(0, |i| from + i + 1);
+            let upto = if expired || n - cut > HOLD_MAX {
+                n
+            } else {
+                cut
+            };
+            if upto > 0 {
+                if !self.forward(screen, upto, wait) {
+                    return self.stuck();
+                }
+                forwarded += upto;
+            }
+            let before = self.held;
+            self.held = n - upto;
+            self.held_since = match self.held {
+                0 => None,
+                _ if upto > 0 || before == 0 => Some(Instant::now()),
+                _ => self.held_since,
+            };
+            if forwarded >= BUDGET && upto == cut && upto > 0 {
+                return Pumped::Cut;
+            }
+        }
+        Pumped::Done
+    }
+
+    /// The forward did not finish: the destination is full, or failed.
+    fn stuck(&self) -> Pumped {
+        if self.done {
+            Pumped::Done
+        } else {
+            Pumped::Blocked
+        }
+    }
+
+    /// Looks at the stream's front: copies up to [`LOOK`] bytes into `look` without taking them out.
+    /// [`Io::Again`]: the stream is empty; [`Io::End`]: it is over (every write end closed).
+    fn look(&mut self) -> Io {
+        let n = match sys::tee_pipe(self.read, self.peek.1, LOOK) {
+            Io::Done(n) => n,
+            Io::Refused => return Io::End,
+            other => return other,
+        };
+        self.look.clear();
+        self.look.resize(n, 0);
+        let mut got = 0;
+        while got < n {
+            match sys::read_fd(self.peek.0, &mut self.look[got..]) {
+                Io::Done(k) => got += k,
+                Io::Again => {}
+                Io::End | Io::Refused => break,
+            }
+        }
+        self.look.truncate(got);
+        Io::Done(got)
+    }
+
+    /// Moves the stream's first `upto` bytes (the front of `look`) to the destination, after ending an open
+    /// live line. Returns false when the destination took not all of them (no room within `wait`, or it
+    /// failed); what it took is out of `look` either way.
+    fn forward(&mut self, screen: &mut Screen, upto: usize, wait: Wait) -> bool {
+        if screen.is_broken() || !screen.clear_for_program(wait.as_duration()) {
+            if screen.is_broken() {
+                self.give_back();
+            }
+            return false;
+        }
+        let upto = upto.min(self.look.len());
+        let mut at = 0;
+        let mut deadline = Instant::now() + wait.as_duration();
+        let done = loop {
+            if at >= upto {
+                break true;
+            }
+            let ms = match wait {
+                Wait::Forever => -1,
+                _ => deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_millis()
+                    .min(i32::MAX as u128) as i32,
+            };
+            match sys::room(self.dest, ms) {
+                Room::Yes => {}
+                Room::No if wait == Wait::Forever || Instant::now() < deadline => continue,
+                Room::No => break false,
+                Room::Broken => {
+                    self.give_back();
+                    break false;
+                }
+            }
+            let n = (upto - at).min(self.chunk);
+            match self.move_out(at, n) {
+                Io::Done(w) => {
+                    at += w;
+                    // Relaxed: the child reads it only after this process is gone.
+                    self.tail.store(0, Ordering::Relaxed);
+                    screen.program_wrote(self.look[at - 1]);
+                    if let Wait::Stall(d) = wait {
+                        deadline = Instant::now() + d;
+                    }
+                }
+                Io::Again => {}
+                Io::End | Io::Refused => {
+                    self.give_back();
+                    break false;
+                }
+            }
+        };
+        self.look.drain(..at);
+        self.held = self.held.saturating_sub(at);
+        done
+    }
+
+    /// Moves `n` bytes from the stream's front (`look[at..at + n]`) to the destination: a `splice`, or where
+    /// the destination takes none, a write of what was looked at and then a read that takes as much out.
+    fn move_out(&mut self, at: usize, n: usize) -> Io {
+        if self.splice {
+            match sys::splice_out(self.read, self.dest, n) {
+                Io::Refused => self.splice = false,
+                other => return other,
+            }
+        }
+        let written = sys::write_fd_raw(self.dest, &self.look[at..at + n]);
+        if let Io::Done(w) = written {
+            let mut sink = [0u8; 4096];
+            let mut left = w;
+            while left > 0 {
+                match sys::read_fd(self.read, &mut sink[..left.min(4096)]) {
+                    Io::Done(k) => left -= k,
+                    Io::Again => {}
+                    Io::End | Io::Refused => break,
+                }
+            }
+        }
+        written
+    }
+
+    /// The destination failed (a closed pipe, a hung-up terminal): the program gets it back on fds 1 and 2,
+    /// so its own writes fail as they would without perfgraph, and the capture ends. What the stream still
+    /// holds had nowhere to go.
+    pub fn give_back(&mut self) {
+        if self.stdout {
+            let _ = sys::dup_onto(self.dest, 1);
+        }
+        let _ = sys::dup_onto(self.dest, 2);
+        self.done = true;
+        // Relaxed: read under the terminal's lock by whoever acts on it.
+        ACTIVE.store(false, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,223 @@
+//! The capture's start (descriptors, the child, the program's fds 1 and 2 taken over) and the forwarder
+//! thread.
+
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::Ordering;
+
+use super::pump::Stream;
+use super::{
+    ACTIVE, BIG_CHUNK, CHUNK, HOLD_POLL, LOOK, PARTIAL_DELAY, Pumped, Wait, child, decide, stream,
+};
+use crate::base::config::CaptureMode;
+use crate::base::process;
+use crate::base::sys::{self, Io, Kind, Want};
+use crate::collector::live::screen::{self, Screen};
+
+/// Starts capturing (the runtime's start, after the settings, before the first live line). Returns a
+/// warning when `PERFGRAPH_CAPTURE=on` could not capture.
+pub(crate) fn start(mode: CaptureMode) -> Option<String> {
+    let stdout = decide(mode, sys::target(1), sys::target(2))?;
+    let mut screen = screen::lock();
+    match start_locked(&mut screen, stdout) {
+        Ok(()) => None,
+        Err(err) => (mode == CaptureMode::On).then(|| {
+            format!(
+                "perfgraph: warning: PERFGRAPH_CAPTURE=on: the program's output cannot be captured ({err}); \
+                 it goes straight through"
+            )
+        }),
+    }
+}
+
+/// Descriptors opened so far, closed if the start fails half-way.
+struct Opened(Vec<RawFd>);
+
+impl Opened {
+    fn add(&mut self, fd: RawFd) -> RawFd {
+        self.0.push(fd);
+        fd
+    }
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        for &fd in &self.0 {
+            sys::close_fd(fd);
+        }
+    }
+}
+
+/// The program's stream and what the child needs: `(stream read end, write end for the program, child's
+/// descriptors)`. For a terminal the program writes to a pseudo-terminal's slave and the child feeds the
+/// stream from its master.
+fn open_stream(opened: &mut Opened, dest: RawFd, terminal: bool) -> std::io::Result<child::Fds> {
+    let (read, feed) = sys::pipe_cloexec()?;
+    opened.add(read);
+    opened.add(feed);
+    if !sys::make_nonblocking(read) {
+        return Err(std::io::Error::last_os_error());
+    }
+    let (life_read, life_write) = sys::pipe_cloexec()?;
+    opened.add(life_read);
+    opened.add(life_write);
+    let mut fds = child::Fds {
+        stream: read,
+        feed,
+        master: -1,
+        slave: feed,
+        dest,
+        lifeline: (life_read, life_write),
+        limit: sys::open_files_limit(),
+    };
+    if terminal {
+        let (master, slave) = sys::open_pty()?;
+        opened.add(master);
+        opened.add(slave);
+        sys::copy_terminal(dest, slave);
+        fds.master = master;
+        fds.slave = slave;
+    }
+    Ok(fds)
+}
+
+fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
+    screen.flush(screen::EXIT_FLUSH);
+    let mut opened = Opened(Vec::new());
+    let dest = opened.add(sys::dup_cloexec(2)?);
+    let dest_kind = sys::target(dest).map(|t| t.kind);
+    let terminal = dest_kind == Some(Kind::Terminal);
+    let fds = open_stream(&mut opened, dest, terminal)?;
+    let (peek_read, peek_write) = sys::pipe_cloexec()?;
+    opened.add(peek_read);
+    opened.add(peek_write);
+    let tail = sys::shared_word()?;
+    // SAFETY: `child::run` makes only async-signal-safe calls on fixed buffers and ends with `_exit`.
+    unsafe { sys::fork_detached((fds, tail), child::run)? };
+    // The program's descriptors now lead into the stream (or the pseudo-terminal).
+    if stdout {
+        sys::dup_onto(fds.slave, 1)?;
+    }
+    if let Err(err) = sys::dup_onto(fds.slave, 2) {
+        if stdout {
+            let _ = sys::dup_onto(dest, 1);
+        }
+        return Err(err);
+    }
+    // Ours from now on: the destination, the stream's read end, the master, the look pipe, and the
+    // lifeline's write end (close-on-exec), open for the rest of the process: the child's wait ends when it
+    // closes. The write ends are fds 1 and 2 (and, for a terminal, the child's).
+    opened.0.clear();
+    sys::close_fd(fds.slave);
+    if terminal {
+        sys::close_fd(fds.feed);
+    }
+    sys::close_fd(fds.lifeline.0);
+    let master = (fds.master >= 0).then_some(fds.master);
+    let winch = master.and_then(|m| watch_window(dest, m));
+    process::set_output_tail(tail);
+    *stream() = Some(Stream {
+        read: fds.stream,
+        peek: (peek_read, peek_write),
+        master,
+        dest,
+        chunk: match dest_kind {
+            Some(Kind::File | Kind::Pipe) => BIG_CHUNK,
+            _ => CHUNK,
+        },
+        splice: true,
+        stdout,
+        look: Vec::with_capacity(LOOK),
+        held: 0,
+        held_since: None,
+        done: false,
+        suspended: 0,
+        live_waiting: None,
+        winch,
+        tail,
+    });
+    process::set_output_fd(dest);
+    // Relaxed: read under the terminal's lock (held here) by whoever acts on it.
+    ACTIVE.store(true, Ordering::Relaxed);
+    let spawned = std::thread::Builder::new()
+        .name("perfgraph-capture".into())
+        .stack_size(256 * 1024)
+        .spawn(forwarder);
+    if let Err(err) = spawned {
+        // Nobody would read the stream: the program gets its descriptors back.
+        if let Some(s) = stream().as_mut() {
+            s.give_back();
+        }
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// Registers SIGWINCH (through signal-hook's self-pipe) so the forwarder copies the terminal's new window
+/// size to the pseudo-terminal. `None` if it cannot: the size then stays as it was at the start.
+fn watch_window(dest: RawFd, master: RawFd) -> Option<UnixStream> {
+    let (reader, writer) = UnixStream::pair().ok()?;
+    reader.set_nonblocking(true).ok()?;
+    signal_hook::low_level::pipe::register(signal_hook::consts::SIGWINCH, writer).ok()?;
+    // A resize between the copy at the start and the registration is not lost.
+    sys::copy_window_size(dest, master);
+    Some(reader)
+}
+
+/// The forwarder thread: forwards the stream as it comes, until the capture ends. Should it ever fail, the
+/// program gets its descriptors back rather than block on a stream nobody reads.
+fn forwarder() {
+    if std::panic::catch_unwind(forward_loop).is_err() {
+        let _screen = screen::lock();
+        if let Some(s) = stream().as_mut() {
+            s.give_back();
+        }
+    }
+}
+
+fn forward_loop() {
+    loop {
+        let (pumped, read, dest, master, winch) = {
+            let mut screen = screen::lock();
+            let mut guard = stream();
+            let Some(s) = guard.as_mut() else {
+                return;
+            };
+            if s.done {
+                return;
+            }
+            let pumped = s.pump(&mut screen, false, Wait::No);
+            let winch = s.winch.as_ref().map(AsRawFd::as_raw_fd);
+            (pumped, s.read, s.dest, s.master, winch)
+        };
+        let (first, wait_ms) = match pumped {
+            Pumped::Done => return,
+            Pumped::Cut => continue,
+            Pumped::Empty => (Some((read, Want::Read)), -1),
+            // The held bytes keep the stream readable: look again shortly, or when the delay is up.
+            Pumped::Held(since) => {
+                let left = PARTIAL_DELAY.saturating_sub(since.elapsed()).min(HOLD_POLL);
+                (None, left.as_millis() as i32 + 1)
+            }
+            Pumped::Blocked => (Some((dest, Want::Write)), 100),
+        };
+        let w = winch.map(|w| (w, Want::Read));
+        let ready = match (first, w) {
+            (Some(f), Some(w)) => sys::poll_fds(&[w, f], wait_ms),
+            (Some(f), None) => sys::poll_fds(&[f], wait_ms) << 1,
+            (None, Some(w)) => sys::poll_fds(&[w], wait_ms),
+            (None, None) => {
+                std::thread::sleep(std::time::Duration::from_millis(wait_ms as u64));
+                0
+            }
+        };
+        if let (Some(w), Some(m)) = (winch, master)
+            && ready & 1 != 0
+        {
+            // SIGWINCH came: empty the self-pipe, then copy the terminal's window size.
+            let mut buf = [0u8; 64];
+            while let Io::Done(_) = sys::read_fd(w, &mut buf) {}
+            sys::copy_window_size(dest, m);
+        }
+    }
+}

@@ -1,0 +1,597 @@
+//! Capture of the program's own output (`PERFGRAPH_CAPTURE`) end to end: this test binary runs itself as a
+//! child (`CAPTURE_CHILD=<scenario>`, `PERFGRAPH_TIME_LIMIT=0.1`) whose stdout and stderr lead to one place,
+//! as in a terminal or with `2>&1 | cat`: a pseudo-terminal the test opens, or one pipe for both. The
+//! program prints with `println!`, `eprintln!`, `print!` without a newline, a panic, `main` returning `Err`,
+//! C's `printf`, while live lines print; then every byte the program wrote must arrive, in order, and no line
+//! may mix program text with live text. A child that kills itself with SIGKILL (or aborts) right after
+//! writing must lose nothing either.
+//!
+//! Its own `main` (`harness = false`): the child's work runs on the real main thread, and `main` can return
+//! `Err` as a program's does. Time bounds are generous: they catch hangs, not slowness.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use perfgraph_core::timed;
+
+/// A child that runs longer than this is hung.
+const HANG: Duration = Duration::from_secs(30);
+
+// ---- the child's scenarios (time limit 0.1 s) --------------------------------------------------------------
+
+fn sleep_ms(ms: u64) {
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+#[timed(live = "Working")]
+fn working_println(i: u32) {
+    sleep_ms(250);
+    println!("result {} of 10", i * 7);
+}
+
+#[timed(live = "Working")]
+fn working_eprintln(i: u32) {
+    sleep_ms(250);
+    eprintln!("result {} of 10", i * 7);
+}
+
+#[timed(live = "Chatting", dots)]
+fn chatting() {
+    // Another thread prints while this section's dots come every 0.1 s.
+    std::thread::spawn(|| {
+        for i in 0..30 {
+            if i % 2 == 0 {
+                println!("chat line {i} on stdout");
+            } else {
+                eprintln!("chat line {i} on stderr");
+            }
+            sleep_ms(23);
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+#[timed(live = "Working")]
+fn working_partial() {
+    print!("partial");
+    std::io::stdout().flush().unwrap();
+    sleep_ms(300);
+    println!(" rest");
+}
+
+#[timed(live = "Working")]
+fn working_then_panicking() {
+    println!("before the panic");
+    sleep_ms(250);
+    panic!("deliberate failure");
+}
+
+#[timed(live = "Background", dots)]
+fn background() {
+    sleep_ms(700);
+}
+
+#[timed(live = "Working")]
+fn working_printf() {
+    // SAFETY: NUL-terminated format strings whose conversions match the arguments; fflush(NULL) flushes
+    // every C stream.
+    unsafe {
+        libc::printf(c"c says %d\n".as_ptr(), 42);
+        libc::printf(c"c partial".as_ptr());
+        libc::fflush(std::ptr::null_mut());
+    }
+    sleep_ms(250);
+    // Not flushed: to a pipe C's stdout is fully buffered, so this goes out when C flushes at exit, after
+    // perfgraph's exit handler.
+    // SAFETY: as above.
+    unsafe { libc::printf(c" and more\n".as_ptr()) };
+}
+
+/// Lines the killed child writes.
+const KILL_LINES: usize = 20_000;
+
+#[timed(live = "Working", dots)]
+fn working_then_dying(how: &str) {
+    sleep_ms(150);
+    let mut out = std::io::stdout().lock();
+    for i in 0..KILL_LINES {
+        writeln!(out, "line {i}").unwrap();
+    }
+    write!(out, "tail without a newline").unwrap();
+    out.flush().unwrap();
+    if how == "abort" {
+        std::process::abort();
+    }
+    // SAFETY: kill and getpid have no memory-safety preconditions.
+    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    sleep_ms(10_000);
+}
+
+/// Where fds 1 and 2 lead and whether they are terminals, as the child sees them once the runtime runs.
+#[timed]
+fn describe() {
+    let link = |fd: i32| {
+        std::fs::read_link(format!("/proc/self/fd/{fd}"))
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    };
+    // SAFETY: isatty has no preconditions.
+    let tty = |fd: i32| unsafe { libc::isatty(fd) };
+    // SAFETY: an all-zero winsize is valid; TIOCGWINSZ writes one into it.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) };
+    println!(
+        "fd1 {} fd2 {} tty {} {} size {}x{}",
+        link(1),
+        link(2),
+        tty(1),
+        tty(2),
+        ws.ws_col,
+        ws.ws_row
+    );
+}
+
+/// Waits for the window size of fd 1 to change from what it is (the test resizes the terminal and sends
+/// SIGWINCH), then prints it.
+fn wait_for_resize() {
+    let size = || {
+        // SAFETY: an all-zero winsize is valid; TIOCGWINSZ writes one into it.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) };
+        (ws.ws_col, ws.ws_row)
+    };
+    let before = size();
+    println!("ready {}x{}", before.0, before.1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while size() == before && Instant::now() < deadline {
+        sleep_ms(5);
+    }
+    let after = size();
+    println!("resized {}x{}", after.0, after.1);
+}
+
+fn child(scenario: &str) -> Result<(), String> {
+    match scenario {
+        "println" => (1..=4).for_each(working_println),
+        "eprintln" => (1..=4).for_each(working_eprintln),
+        "chatter" => chatting(),
+        "partial" => working_partial(),
+        "panic" => working_then_panicking(),
+        "err" => {
+            let worker = common::spawn_named("worker", background);
+            sleep_ms(300);
+            // Returned while the worker's dots line is open; std prints `Error: ...` after `main`.
+            std::mem::forget(worker);
+            return Err("failed on purpose".into());
+        }
+        "printf" => working_printf(),
+        "sigkill" => working_then_dying("kill"),
+        "abort" => working_then_dying("abort"),
+        "describe" => describe(),
+        "resize" => {
+            describe();
+            wait_for_resize();
+        }
+        _ => panic!("unknown scenario {scenario}"),
+    }
+    println!("child done");
+    Ok(())
+}
+
+// ---- running a child --------------------------------------------------------------------------------------
+
+fn command(scenario: &str) -> Command {
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.env("CAPTURE_CHILD", scenario)
+        .env("PERFGRAPH_TIME_LIMIT", "0.1")
+        .env("NO_COLOR", "1")
+        .env("RUST_BACKTRACE", "0");
+    cmd
+}
+
+/// Where the child's fds 1 and 2 lead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// One pipe for both (`2>&1 | cat`).
+    Pipe,
+    /// A pseudo-terminal of the test's own, both on its slave side.
+    Terminal,
+}
+
+/// What a child did: its status, and everything it wrote (`\r\n` read as `\n`: a terminal's processing).
+struct Run {
+    status: ExitStatus,
+    out: String,
+}
+
+fn wait(process: &mut Child, start: Instant) -> ExitStatus {
+    loop {
+        if let Some(status) = process.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > HANG {
+            let _ = process.kill();
+            panic!("child still running after {HANG:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Spawns `cmd` with fds 1 and 2 on `place`; returns the child and what reads its output.
+fn spawn(mut cmd: Command, place: Place) -> (Child, Box<dyn Read + Send>) {
+    match place {
+        Place::Pipe => {
+            let (reader, writer) = std::io::pipe().unwrap();
+            cmd.stdout(writer.try_clone().unwrap()).stderr(writer);
+            let child = cmd.spawn().unwrap();
+            // The Command holds our copies of the write end: drop it so the reader sees the end.
+            drop(cmd);
+            (child, Box::new(reader))
+        }
+        Place::Terminal => {
+            let (master, slave) = common::open_pty();
+            cmd.stdout(slave.try_clone().unwrap()).stderr(slave);
+            let child = cmd.spawn().unwrap();
+            drop(cmd);
+            (child, Box::new(master))
+        }
+    }
+}
+
+fn run(cmd: Command, place: Place) -> Run {
+    let start = Instant::now();
+    let (mut child, reader) = spawn(cmd, place);
+    let reading = std::thread::spawn(move || common::read_all(reader));
+    let status = wait(&mut child, start);
+    let bytes = reading.join().unwrap();
+    assert!(start.elapsed() < HANG, "output still open after {HANG:?}");
+    Run {
+        status,
+        out: String::from_utf8_lossy(&bytes).replace("\r\n", "\n"),
+    }
+}
+
+// ---- checking the output ----------------------------------------------------------------------------------
+
+/// Whether `line` is one of live print's lines about `messages` (any prefix and indent, `Still` /
+/// `Currently` / `Finished`, dots, stats).
+fn is_live(line: &str, messages: &[&str]) -> bool {
+    let body = match line.split_once(": ") {
+        Some((prefix, rest)) if !prefix.contains(' ') => rest,
+        _ => line,
+    };
+    let body = body.trim_start();
+    let body = ["Still ", "Currently ", "Finished "]
+        .iter()
+        .find_map(|w| body.strip_prefix(w))
+        .unwrap_or(body);
+    messages.iter().any(|m| {
+        body.strip_prefix(m).is_some_and(|rest| {
+            let rest = rest.trim_start_matches('.');
+            let rest = rest.strip_prefix(" (panicked)").unwrap_or(rest);
+            rest.is_empty()
+                || (rest.starts_with(' ')
+                    && rest.trim_start().starts_with('[')
+                    && rest.ends_with(" MB]"))
+        })
+    })
+}
+
+/// The output without live print's lines: what must be the program's bytes.
+fn program_text(out: &str, messages: &[&str]) -> String {
+    out.split_inclusive('\n')
+        .filter(|line| !is_live(line.trim_end_matches('\n'), messages))
+        .collect()
+}
+
+/// Every byte of `expected` arrived in order, and no line mixes program text with live text: without the
+/// live lines the output is `expected` exactly, except for newlines perfgraph may add after a partial line
+/// the program left waiting (only at `pauses`: the program text before which a newline may be added).
+fn check(run: &Run, messages: &[&str], expected: &str, pauses: &[&str]) {
+    let got = program_text(&run.out, messages);
+    let mut allowed = vec![expected.to_owned()];
+    for pause in pauses {
+        let with: Vec<String> = allowed
+            .iter()
+            .map(|a| a.replacen(pause, &format!("\n{pause}"), 1))
+            .collect();
+        allowed.extend(with);
+    }
+    assert!(
+        allowed.contains(&got),
+        "program text differs\n--- expected\n{expected}\n--- got (live lines removed)\n{got}\n--- output\n{}",
+        run.out
+    );
+    // Live print did print (else the test proves nothing).
+    assert!(
+        run.out.lines().any(|l| is_live(l, messages)),
+        "no live line:\n{}",
+        run.out
+    );
+}
+
+fn lines_of(i: impl IntoIterator<Item = String>) -> String {
+    i.into_iter().map(|l| l + "\n").collect()
+}
+
+// ---- the tests --------------------------------------------------------------------------------------------
+
+fn println_lines_stay_whole(place: Place) {
+    let r = run(command("println"), place);
+    assert!(r.status.success(), "{}", r.out);
+    let expected = lines_of((1..=4).map(|i| format!("result {} of 10", i * 7))) + "child done\n";
+    check(&r, &["Working"], &expected, &[]);
+}
+
+fn eprintln_lines_stay_whole(place: Place) {
+    let r = run(command("eprintln"), place);
+    assert!(r.status.success(), "{}", r.out);
+    let expected = lines_of((1..=4).map(|i| format!("result {} of 10", i * 7))) + "child done\n";
+    check(&r, &["Working"], &expected, &[]);
+}
+
+fn chatter_between_dots_stays_whole(place: Place) {
+    let r = run(command("chatter"), place);
+    assert!(r.status.success(), "{}", r.out);
+    let expected = lines_of((0..30).map(|i| {
+        let stream = if i % 2 == 0 { "stdout" } else { "stderr" };
+        format!("chat line {i} on {stream}")
+    })) + "child done\n";
+    check(&r, &["Chatting"], &expected, &[]);
+}
+
+fn a_partial_line_goes_out_and_live_print_starts_a_new_line(place: Place) {
+    let r = run(command("partial"), place);
+    assert!(r.status.success(), "{}", r.out);
+    check(&r, &["Working"], "partial rest\nchild done\n", &[" rest"]);
+    // The partial line went out while the section ran (after the delay), before its live line.
+    let partial = r.out.find("partial").unwrap();
+    let live = r.out.find("Working").unwrap();
+    assert!(partial < live, "{}", r.out);
+}
+
+fn a_panic_message_stays_whole(place: Place) {
+    let r = run(command("panic"), place);
+    assert!(!r.status.success());
+    let got = program_text(&r.out, &["Working"]);
+    // std's hook starts with an empty line of its own.
+    let lines: Vec<&str> = got.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 4, "{}", r.out);
+    assert_eq!(lines[0], "before the panic", "{}", r.out);
+    assert!(
+        lines[1].starts_with("thread 'main' ") && lines[1].contains(" panicked at "),
+        "{}",
+        r.out
+    );
+    assert_eq!(lines[2], "deliberate failure", "{}", r.out);
+    assert!(
+        lines[3].starts_with("note: run with `RUST_BACKTRACE=1`"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out
+            .lines()
+            .any(|l| l.starts_with("Finished Working (panicked) ")),
+        "{}",
+        r.out
+    );
+}
+
+fn main_returning_err_stays_whole(place: Place) {
+    let r = run(command("err"), place);
+    assert_eq!(r.status.code(), Some(1), "{}", r.out);
+    check(&r, &["Background"], "Error: \"failed on purpose\"\n", &[]);
+}
+
+fn c_printf_arrives_in_order(place: Place) {
+    let r = run(command("printf"), place);
+    assert!(r.status.success(), "{}", r.out);
+    // Rust's "child done" is written before C flushes its buffer at exit when C's stdout is a pipe. The live
+    // line printed while "c partial" waited starts on a new line after it.
+    let expected = match place {
+        Place::Pipe => "c says 42\nc partialchild done\n and more\n",
+        Place::Terminal => "c says 42\nc partial and more\nchild done\n",
+    };
+    check(&r, &["Working"], expected, &["child done", " and more"]);
+}
+
+fn nothing_is_lost_when_the_program_dies(place: Place, how: &str) {
+    let r = run(command(how), place);
+    assert!(!r.status.success(), "{}", r.out);
+    let expected =
+        lines_of((0..KILL_LINES).map(|i| format!("line {i}"))) + "tail without a newline";
+    let got = program_text(&r.out, &["Working"]);
+    // After the tail a newline may follow (a live line the exit printed starts on a fresh line).
+    let got = got.strip_suffix('\n').unwrap_or(&got);
+    if got != expected {
+        let first_bad = got.lines().zip(expected.lines()).position(|(a, b)| a != b);
+        panic!(
+            "{how}: {} bytes of {} arrived; first difference at line {first_bad:?}; last 300 bytes:\n{}",
+            got.len(),
+            expected.len(),
+            &got[got.len().saturating_sub(300)..]
+        );
+    }
+}
+
+/// `pipe:[12345]` for a pipe end.
+fn pipe_name(fd: &impl AsRawFd) -> String {
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap();
+    link.display().to_string()
+}
+
+fn described(r: &Run) -> Vec<String> {
+    let line = r
+        .out
+        .lines()
+        .find(|l| l.starts_with("fd1 "))
+        .unwrap_or_else(|| panic!("{}", r.out));
+    line.split(' ').map(str::to_owned).collect()
+}
+
+fn capture_off_and_auto_on_a_shared_pipe() {
+    for (mode, captured) in [("off", false), ("auto", true), ("on", true)] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let ours = pipe_name(&writer);
+        let mut cmd = command("describe");
+        cmd.env("PERFGRAPH_CAPTURE", mode);
+        cmd.stdout(writer.try_clone().unwrap()).stderr(writer);
+        let mut child = cmd.spawn().unwrap();
+        drop(cmd);
+        let out = String::from_utf8(common::read_all(reader)).unwrap();
+        assert!(child.wait().unwrap().success());
+        let r = Run {
+            status: ExitStatus::default(),
+            out,
+        };
+        let d = described(&r);
+        // fd1 <link> fd2 <link> tty <1> <2> size ...
+        assert_eq!(
+            d[1], d[3],
+            "{mode}: fds 1 and 2 lead to one place: {}",
+            r.out
+        );
+        assert_eq!(d[1] != ours, captured, "{mode}: ours {ours}: {}", r.out);
+        assert!(d[1].starts_with("pipe:"), "{}", r.out);
+    }
+}
+
+fn auto_leaves_separate_pipes_alone() {
+    let mut cmd = command("describe");
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let (out_name, err_name) = (pipe_name(&stdout), pipe_name(&stderr));
+    let err = std::thread::spawn(move || common::read_all(stderr));
+    let out = String::from_utf8(common::read_all(stdout)).unwrap();
+    let _ = err.join();
+    assert!(child.wait().unwrap().success());
+    let r = Run {
+        status: ExitStatus::default(),
+        out,
+    };
+    let d = described(&r);
+    // The child sees the same pipe inodes as we do (the names match only as `pipe:[inode]`).
+    assert_eq!(
+        (d[1].as_str(), d[3].as_str()),
+        (out_name.as_str(), err_name.as_str())
+    );
+}
+
+fn a_terminal_stays_a_terminal_with_its_size() {
+    let r = run(command("describe"), Place::Terminal);
+    assert!(r.status.success(), "{}", r.out);
+    let d = described(&r);
+    assert_eq!(&d[4..7], ["tty", "1", "1"], "{}", r.out);
+    assert_eq!(d[8], "100x40", "{}", r.out);
+}
+
+fn a_resize_reaches_the_program() {
+    let (master, slave) = common::open_pty();
+    let mut cmd = command("resize");
+    cmd.stdout(slave.try_clone().unwrap()).stderr(slave);
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let reader = master.try_clone().unwrap();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel::<String>();
+    let reading = std::thread::spawn(move || {
+        let mut reader = reader;
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    all.extend_from_slice(&buf[..n]);
+                    let _ = seen_tx.send(String::from_utf8_lossy(&all).into_owned());
+                }
+            }
+        }
+        String::from_utf8_lossy(&all).replace("\r\n", "\n")
+    });
+    // Once the child is ready: a new size, and the SIGWINCH a terminal sends its foreground group.
+    while let Ok(seen) = seen_rx.recv_timeout(HANG) {
+        if seen.contains("ready") {
+            break;
+        }
+    }
+    common::set_size(&master, 120, 50);
+    // SAFETY: kill has no memory-safety preconditions; the pid is our running child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGWINCH) };
+    let status = wait(&mut child, start);
+    let out = reading.join().unwrap();
+    assert!(status.success(), "{out}");
+    assert!(out.contains("ready 100x40\n"), "{out}");
+    assert!(out.contains("resized 120x50\n"), "{out}");
+}
+
+// ---- a minimal harness ------------------------------------------------------------------------------------
+
+/// A test that runs on either place.
+type Case = (&'static str, fn(Place));
+
+fn main() -> Result<(), String> {
+    if let Ok(scenario) = std::env::var("CAPTURE_CHILD") {
+        return child(&scenario);
+    }
+    let mut tests: Vec<common::Test> = Vec::new();
+    for (place, name) in [(Place::Pipe, "pipe"), (Place::Terminal, "terminal")] {
+        let cases: [Case; 7] = [
+            ("println_lines_stay_whole", println_lines_stay_whole),
+            ("eprintln_lines_stay_whole", eprintln_lines_stay_whole),
+            (
+                "chatter_between_dots_stays_whole",
+                chatter_between_dots_stays_whole,
+            ),
+            (
+                "a_partial_line_goes_out_and_live_print_starts_a_new_line",
+                a_partial_line_goes_out_and_live_print_starts_a_new_line,
+            ),
+            ("a_panic_message_stays_whole", a_panic_message_stays_whole),
+            (
+                "main_returning_err_stays_whole",
+                main_returning_err_stays_whole,
+            ),
+            ("c_printf_arrives_in_order", c_printf_arrives_in_order),
+        ];
+        for (case, f) in cases {
+            let full: &'static str = Box::leak(format!("{case}_{name}").into_boxed_str());
+            tests.push((full, Box::new(move || f(place))));
+        }
+        for how in ["sigkill", "abort"] {
+            let full: &'static str =
+                Box::leak(format!("nothing_is_lost_after_{how}_{name}").into_boxed_str());
+            tests.push((
+                full,
+                Box::new(move || nothing_is_lost_when_the_program_dies(place, how)),
+            ));
+        }
+    }
+    tests.push((
+        "capture_off_and_auto_on_a_shared_pipe",
+        Box::new(capture_off_and_auto_on_a_shared_pipe),
+    ));
+    tests.push((
+        "auto_leaves_separate_pipes_alone",
+        Box::new(auto_leaves_separate_pipes_alone),
+    ));
+    tests.push((
+        "a_terminal_stays_a_terminal_with_its_size",
+        Box::new(a_terminal_stays_a_terminal_with_its_size),
+    ));
+    tests.push((
+        "a_resize_reaches_the_program",
+        Box::new(a_resize_reaches_the_program),
+    ));
+    common::run_tests(tests, 8);
+    Ok(())
+}
