@@ -207,6 +207,9 @@ impl Collector {
 }
 
 fn background(config: Config) {
+    // Signals sent to the process go to the program's threads, as without perfgraph (a program that blocks
+    // a signal in its threads to `sigwait` for it keeps it).
+    sys::block_signals_here();
     let mut collector = Collector::new(config);
     let inbox = process::receiver();
     loop {

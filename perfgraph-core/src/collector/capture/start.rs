@@ -167,6 +167,8 @@ fn watch_window(dest: RawFd, master: RawFd) -> Option<UnixStream> {
 /// The forwarder thread: forwards the stream as it comes, until the capture ends. Should it ever fail, the
 /// program gets its descriptors back rather than block on a stream nobody reads.
 fn forwarder() {
+    // Signals sent to the process go to the program's threads, as without perfgraph.
+    sys::block_signals_here();
     if std::panic::catch_unwind(forward_loop).is_err() {
         let _screen = screen::lock();
         if let Some(s) = stream().as_mut() {
