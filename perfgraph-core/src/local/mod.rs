@@ -17,4 +17,6 @@ mod ring_tests;
 pub(crate) mod snapshot;
 pub(crate) mod thread;
 pub(crate) mod tree;
+#[cfg(test)]
+mod tree_tests;
 pub(crate) mod verbosity;
