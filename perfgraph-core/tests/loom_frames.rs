@@ -29,7 +29,7 @@ mod local {
 
 use std::collections::HashMap;
 
-use local::frames::{FrameData, FrameTable, OpenFrame};
+use local::frames::{FrameData, FrameTable, Inside, OpenFrame};
 use loom::sync::Arc;
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
@@ -181,9 +181,11 @@ fn owner_and_reader(public: usize, script: &'static [Step], reads: usize) {
             })
         };
         for _ in 0..reads {
-            let (mut read, next) = table.read_with_next();
+            let (mut read, inside) = table.read_inside();
             // The frame the second depth load cut off is the innermost one's child all the same.
-            read.extend(next);
+            if let Inside::Closed(child) = inside {
+                read.push(child);
+            }
             check(&read, &expected);
         }
         owner.join().unwrap();

@@ -83,6 +83,18 @@ pub struct OpenFrame {
     pub child_ticks: u64,
 }
 
+/// What a reader knows of what is open inside the innermost frame it read ([`FrameTable::read_inside`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inside {
+    /// Nothing, by the second depth load.
+    Nothing,
+    /// Its child, which the second depth load cut off: it closed during the read.
+    Closed(OpenFrame),
+    /// A frame the first depth load counted but the read could not get (being rewritten, or past the
+    /// table): something runs inside, since a moment the reader does not know.
+    Unknown,
+}
+
 /// One open section in the table.
 ///
 /// Invariant: `slot` holds a [`FrameData`]'s words with the owner's enter sequence number, its word
@@ -169,14 +181,13 @@ impl FrameTable {
     /// The sections open now, outermost first: a consistent stack (up to the table's size) even while the
     /// owner keeps entering and leaving sections.
     pub fn read(&self) -> Vec<OpenFrame> {
-        self.read_with_next().0
+        self.read_inside().0
     }
 
-    /// [`read`](FrameTable::read), and the frame just inside the innermost one if the second depth load cut
-    /// it off (it was the innermost's child, and closed during the read). A snapshot subtracts that child's
-    /// time from its parent's running time: the parent's `child_ticks`, read before the child closed, may
-    /// not include it.
-    pub fn read_with_next(&self) -> (Vec<OpenFrame>, Option<OpenFrame>) {
+    /// [`read`](FrameTable::read), and what is open inside the innermost frame it returns. A snapshot
+    /// needs it to subtract that child's time from the innermost frame's running time: the frame's
+    /// `child_ticks`, read before the child closed, may not include it.
+    pub fn read_inside(&self) -> (Vec<OpenFrame>, Inside) {
         // Acquire: pairs with the Release store in `publish_depth`; the frames below it are written.
         let depth = self.depth.load(Ordering::Acquire) as usize;
         let public = depth.min(self.frames.len());
@@ -207,8 +218,14 @@ impl FrameTable {
         let mut out = inward;
         // Acquire: pairs with the Release store in `publish_depth`; frames popped meanwhile are not open.
         let now_depth = self.depth.load(Ordering::Acquire) as usize;
-        let next = out.get(now_depth).copied();
+        let inside = if let Some(&cut) = out.get(now_depth) {
+            Inside::Closed(cut)
+        } else if out.len() < depth {
+            Inside::Unknown
+        } else {
+            Inside::Nothing
+        };
         out.truncate(now_depth);
-        (out, next)
+        (out, inside)
     }
 }

@@ -9,10 +9,19 @@
 //!
 //! The order that keeps a reading from counting a call twice (once in its node, once as running):
 //!
-//! * close pushes the record, publishes the lower depth (`Release`), adds the elapsed time to the parent
-//!   frame's `child_ticks`, then the node's memory change and self time (`Release`, last);
+//! * close pushes the record, adds the elapsed time to the parent frame's `child_ticks`, publishes the
+//!   lower depth (`Release`), then adds the node's memory change and self time (`Release`, last);
 //! * a reader reads the open frames, then every node (self time with `Acquire`), then the open frames
-//!   again, and counts as running only the calls open at both reads (same sequence numbers).
+//!   again, and counts as running only the calls open at both reads (same sequence numbers). A running
+//!   call's self time so far is its time minus its `child_ticks` (as read the second time) minus the time
+//!   of the next frame inward, even one the second read cut off because it just closed; if a frame is
+//!   open inside that could not be read (being rewritten, or past the table), it is not counted.
+//!
+//! A call whose time a reader sees in its node is therefore closed in the second read and inside its
+//! parent's `child_ticks`; a call that ends during the reading is counted once or, for that instant, not
+//! at all. `tests/loom_snapshot.rs` found three ways the old order counted a grandchild twice: the lower
+//! depth published before the parent's `child_ticks` included the call; a parent whose just-closed child
+//! the second depth load cut off; a parent whose child's frame was being rewritten, counted as innermost.
 //!
 //! Clock readings and memory figures are the caller's, passed in, so this file depends only on
 //! [`crate::base::sync`], the section id type and the local structures: `tests/loom_snapshot.rs` compiles
@@ -23,7 +32,7 @@ use std::collections::HashMap;
 
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::Ordering;
-use crate::local::frames::{FrameData, FrameTable, OpenFrame, PUBLIC_DEPTH};
+use crate::local::frames::{FrameData, FrameTable, Inside, OpenFrame, PUBLIC_DEPTH};
 use crate::local::record::Record;
 use crate::local::ring::Ring;
 use crate::local::tree::{Node, Tree};
@@ -273,11 +282,9 @@ impl Stack {
             mem_end_kb: mem_end,
         };
         self.ring.push(record.to_words());
-        // It also publishes the ring push above.
-        self.frames.publish_depth(d);
-        // The call's time goes into the tree only now that its frame is closed, its parent's share first and
-        // its own node last, so a reading (`read`) never counts it twice: in its node and again as running.
-        // (It may briefly count as its running parent's own time, or be missing.)
+        // The parent's share goes in before the lower depth: a reader that sees this frame closed then sees
+        // the parent's `child_ticks` including it, and does not count the call (and the children whose time
+        // it saw in their nodes) again as the running parent's own time.
         if d > 0
             && !self.frames.add_child(d - 1, elapsed, grown)
             && let Some(parent) = own.deep.last_mut()
@@ -285,6 +292,10 @@ impl Stack {
             parent.child_ticks += elapsed;
             parent.child_mem_kb += grown;
         }
+        // It also publishes the ring push and the parent's share above.
+        self.frames.publish_depth(d);
+        // The call's own time goes into its node last, so a reading never counts it twice: in its node and
+        // again as running. (For an instant it may be missing, or subtracted twice from a running parent.)
         n.self_mem_kb.store(
             n.self_mem_kb.load(Ordering::Relaxed) + grown - f.child_mem_kb,
             Ordering::Relaxed,
@@ -311,23 +322,34 @@ impl Stack {
         // before it started.
         let before = self.frames.read();
         let (mut nodes, index_of) = self.read_nodes();
-        let after = self.frames.read();
+        let (after, inside) = self.frames.read_inside();
         let common = before
             .iter()
             .zip(&after)
             .take_while(|(b, a)| b.seq == a.seq && b.depth == a.depth)
             .count();
         // Running calls: self time so far = elapsed - completed children - the open child's elapsed. Their
-        // frames as read after the nodes, so every child in the nodes is in `child_ticks` (a child that ended
-        // after the node reads is in neither: missing, not counted twice).
+        // frames as read after the nodes, so every child whose time (or whose descendants' time) is in the
+        // nodes is in `child_ticks`, or is the open child: the parent's frame is read after that child's,
+        // and a child that closed before the depth load is in `child_ticks` (`close` adds it before it
+        // publishes the lower depth). The open child is the next frame read, even one the second depth load
+        // cut off: the parent's `child_ticks`, read before that cut, may not include it. When a child is open
+        // but could not be read (`Inside::Unknown`), the parent's time so far is not counted. A child that
+        // ended after the node reads is then missing, or subtracted twice, never counted twice.
         for (k, f) in after.iter().enumerate().take(common) {
             let Some(&i) = index_of.get(&f.node) else {
                 continue;
             };
-            let elapsed = now.saturating_sub(f.start);
-            let inner = after.get(k + 1).map_or(0, |c| now.saturating_sub(c.start));
-            nodes[i].self_ticks += elapsed.saturating_sub(f.child_ticks).saturating_sub(inner);
             nodes[i].running += 1;
+            let inner = match (after.get(k + 1), inside) {
+                (Some(&child), _) | (None, Inside::Closed(child)) => {
+                    now.saturating_sub(child.start)
+                }
+                (None, Inside::Nothing) => 0,
+                (None, Inside::Unknown) => continue,
+            };
+            let elapsed = now.saturating_sub(f.start);
+            nodes[i].self_ticks += elapsed.saturating_sub(f.child_ticks).saturating_sub(inner);
         }
         let mut running = after;
         running.truncate(common);
