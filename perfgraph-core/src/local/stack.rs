@@ -85,8 +85,9 @@ struct Own {
 /// A thread's sections: completed ones on their way to the background thread, the open ones, their
 /// aggregate, and the owner's private state.
 ///
-/// Invariant: one thread, the owner, calls [`enter`](Stack::enter) and [`exit`](Stack::exit); it alone writes
-/// `ring`, `frames` and `tree` and touches `own`, whose pointers are to nodes of `tree`.
+/// Invariant: only the owner calls [`enter`](Stack::enter) and [`exit`](Stack::exit), one call after another
+/// (in production, one thread; the loom model hands the stack over through spawn and join); the owner alone
+/// writes `ring`, `frames` and `tree` and touches `own`, whose pointers are to nodes of `tree`.
 #[derive(Debug)]
 pub struct Stack {
     /// Completed sections, for the background thread.
@@ -98,8 +99,8 @@ pub struct Stack {
     own: UnsafeCell<Own>,
 }
 
-// SAFETY: `own` is only touched through `enter` and `exit`, which only the owner may call (their contract);
-// every other field is atomic or immutable, and safe to read from any thread.
+// SAFETY: `own` is only touched through `enter` and `exit`, whose calls never overlap and are ordered one
+// after another (their contract); every other field is atomic or immutable, and safe to read from any thread.
 unsafe impl Sync for Stack {}
 // SAFETY: `own`'s pointers are to nodes in `tree`'s heap segments, which never move, so moving the stack
 // (and with it, per the contract, its owner's role) to another thread keeps them valid.
@@ -169,7 +170,8 @@ impl Stack {
     /// is found and counted, for its start time and memory.
     ///
     /// # Safety
-    /// Only the stack's owner may call this: one thread, the same for every `enter` and `exit`.
+    /// Only the stack's owner may call this: `enter` and `exit` calls never overlap, each happens after the
+    /// previous one (in production, one thread makes them all).
     #[inline(always)]
     pub unsafe fn enter(&self, section: SectionId, sample: impl FnOnce() -> Sample) -> u32 {
         // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
@@ -210,7 +212,8 @@ impl Stack {
     /// time is in.
     ///
     /// # Safety
-    /// Only the stack's owner may call this: one thread, the same for every `enter` and `exit`.
+    /// Only the stack's owner may call this: `enter` and `exit` calls never overlap, each happens after the
+    /// previous one (in production, one thread makes them all).
     #[inline(always)]
     pub unsafe fn exit(
         &self,
