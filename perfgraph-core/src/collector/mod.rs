@@ -176,6 +176,7 @@ impl Collector {
             self.records.clear();
             let records = &mut self.records;
             t.state
+                .stack
                 .ring
                 .drain(&mut t.cursor, |w| records.push(Record::from_words(w)));
             // Relaxed: this thread is the only writer; readers only want a recent figure.

@@ -1,19 +1,24 @@
 //! A thread's open-frame table: the sections it has open now, outermost first, readable by any thread while
 //! the owner keeps entering and leaving sections. The one owner of the frame's word layout.
 //!
-//! Frame `d` is a seqlocked [`Slot`] (its sequence number: the owner's enter count when it opened) plus the
-//! time and memory change of the call's completed children so far. The depth is published with a `Release`
-//! store after the frame is written ([`FrameTable::publish_depth`]) and read with `Acquire` by
-//! [`FrameTable::read`], before and after it reads the frames: a frame whose sequence number is not greater
-//! than its parent's belongs to an older stack and ends the read, and the read is cut to the second depth.
-//! So a reader gets a consistent prefix of the stack as it was at some instant. `tests/loom_frames.rs`
-//! model-checks this file itself against loom's atomics.
+//! Frame `d` is a seqlocked [`Slot`] (its sequence number: the owner's enter count when it opened) holding
+//! the call's [`FrameData`] and the time of its completed children so far (`child_ticks`, amended in place,
+//! so a reader gets it from the same call as the rest of the frame), plus the memory change of those
+//! children, which only the owner reads. The depth is published with a `Release` store after the frame is
+//! written ([`FrameTable::publish_depth`]) and read with `Acquire` by [`FrameTable::read`], before and after
+//! it reads the frames. It reads them innermost first: a frame read after its child (whose slot read
+//! acquired the child's write, made while the child's parent was open) is that parent or a newer call at
+//! its depth, whose sequence number is greater than the child's. So every frame whose sequence number is
+//! less than the next one's is that one's parent; the read keeps the outermost run of such frames, cut to
+//! the second depth. A reader gets a consistent prefix of the stack as it was at some instant (reading
+//! outermost first, it could pair a parent with a child of a newer call at the parent's depth).
+//! `tests/loom_frames.rs` model-checks this file itself against loom's atomics.
 //!
 //! This file depends only on [`crate::base::sync`] and the ring's [`Slot`], so the model can compile it.
 
 use crossbeam_utils::CachePadded;
 
-use crate::base::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+use crate::base::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use crate::local::ring::{Slot, WORDS};
 
 /// Open frames visible to other threads per thread; deeper ones are timed and aggregated all the same.
@@ -32,8 +37,11 @@ pub struct FrameData {
     pub mem_start_kb: u32,
 }
 
+/// The slot word that holds the frame's `child_ticks` (0 when the frame opens).
+const CHILD_TICKS: usize = 3;
+
 impl FrameData {
-    /// The slot's words: `[section, start, node | mem_start_kb << 32, 0]`.
+    /// The slot's words when the frame opens: `[section, start, node | mem_start_kb << 32, child_ticks = 0]`.
     #[inline(always)]
     fn to_words(self) -> [u64; WORDS] {
         [
@@ -44,7 +52,7 @@ impl FrameData {
         ]
     }
 
-    /// Decodes [`to_words`](FrameData::to_words).
+    /// Decodes [`to_words`](FrameData::to_words) (but for `child_ticks`).
     #[inline(always)]
     fn from_words(w: [u64; WORDS]) -> FrameData {
         FrameData {
@@ -75,15 +83,26 @@ pub struct OpenFrame {
     pub child_ticks: u64,
 }
 
+/// What a reader knows of what is open inside the innermost frame it read ([`FrameTable::read_inside`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inside {
+    /// Nothing, by the second depth load.
+    Nothing,
+    /// Its child, which the second depth load cut off: it closed during the read.
+    Closed(OpenFrame),
+    /// A frame the first depth load counted but the read could not get (being rewritten, or past the
+    /// table): something runs inside, since a moment the reader does not know.
+    Unknown,
+}
+
 /// One open section in the table.
 ///
-/// Invariant: `slot` holds a [`FrameData`]'s words with the owner's enter sequence number; `child_ticks` and
-/// `child_mem_kb` are the time and memory change of this call's completed children so far. Only the owning
-/// thread writes any of it.
+/// Invariant: `slot` holds a [`FrameData`]'s words with the owner's enter sequence number, its word
+/// [`CHILD_TICKS`] the time of this call's completed children so far; `child_mem_kb` is their memory change
+/// (read by the owner only). Only the owning thread writes any of it.
 #[derive(Debug, Default)]
 struct Frame {
     slot: Slot,
-    child_ticks: AtomicU64,
     child_mem_kb: AtomicI64,
 }
 
@@ -113,8 +132,8 @@ impl FrameTable {
         let Some(frame) = self.frames.get(depth as usize) else {
             return false;
         };
-        frame.child_ticks.store(0, Ordering::Relaxed);
         frame.child_mem_kb.store(0, Ordering::Relaxed);
+        // `child_ticks` starts at 0 inside the seqlocked write: a reader never pairs it with another call.
         frame.slot.write(seq, data.to_words());
         true
     }
@@ -132,9 +151,10 @@ impl FrameTable {
     #[inline(always)]
     pub fn peek(&self, depth: u32) -> Option<(FrameData, u64, i64)> {
         let frame = self.frames.get(depth as usize)?;
+        let words = frame.slot.peek();
         Some((
-            FrameData::from_words(frame.slot.peek()),
-            frame.child_ticks.load(Ordering::Relaxed),
+            FrameData::from_words(words),
+            words[CHILD_TICKS],
             frame.child_mem_kb.load(Ordering::Relaxed),
         ))
     }
@@ -146,11 +166,11 @@ impl FrameTable {
         let Some(frame) = self.frames.get(depth as usize) else {
             return false;
         };
-        // Single writer: plain load and store, never a read-modify-write.
-        frame.child_ticks.store(
-            frame.child_ticks.load(Ordering::Relaxed) + ticks,
-            Ordering::Relaxed,
-        );
+        // Single writer: plain load and store, never a read-modify-write. In place in the slot, so a reader
+        // that accepts the frame gets this call's `child_ticks`, older or newer (see `Slot::amend`).
+        frame
+            .slot
+            .amend(CHILD_TICKS, frame.slot.peek_word(CHILD_TICKS) + ticks);
         frame.child_mem_kb.store(
             frame.child_mem_kb.load(Ordering::Relaxed) + mem_kb,
             Ordering::Relaxed,
@@ -161,31 +181,51 @@ impl FrameTable {
     /// The sections open now, outermost first: a consistent stack (up to the table's size) even while the
     /// owner keeps entering and leaving sections.
     pub fn read(&self) -> Vec<OpenFrame> {
-        // Acquire: pairs with the Release store in `publish_depth`.
+        self.read_inside().0
+    }
+
+    /// [`read`](FrameTable::read), and what is open inside the innermost frame it returns. A snapshot
+    /// needs it to subtract that child's time from the innermost frame's running time: the frame's
+    /// `child_ticks`, read before the child closed, may not include it.
+    pub fn read_inside(&self) -> (Vec<OpenFrame>, Inside) {
+        // Acquire: pairs with the Release store in `publish_depth`; the frames below it are written.
         let depth = self.depth.load(Ordering::Acquire) as usize;
-        let mut out: Vec<OpenFrame> = Vec::with_capacity(depth.min(self.frames.len()));
-        for (d, frame) in self.frames.iter().take(depth).enumerate() {
+        let public = depth.min(self.frames.len());
+        // Innermost first (see the module docs); `inward` ends up the outermost run of frames each the parent
+        // of the next, innermost first.
+        let mut inward: Vec<OpenFrame> = Vec::with_capacity(public);
+        for (d, frame) in self.frames.iter().enumerate().take(public).rev() {
             let Some((seq, w)) = frame.slot.read_latest() else {
-                break;
+                inward.clear(); // being rewritten: the frames inside it are of no stack we can name
+                continue;
             };
-            // A frame pushed before its parent belongs to an older stack: stop there.
-            if out.last().is_some_and(|p| p.seq >= seq) {
-                break;
+            // Not older than its child: a newer call at this depth, so the child is of an older stack.
+            if inward.last().is_some_and(|c| c.seq <= seq) {
+                inward.clear();
             }
             let data = FrameData::from_words(w);
-            out.push(OpenFrame {
+            inward.push(OpenFrame {
                 depth: d as u32,
                 seq,
                 section: data.section,
                 start: data.start,
                 node: data.node,
                 mem_start_kb: data.mem_start_kb,
-                child_ticks: frame.child_ticks.load(Ordering::Relaxed),
+                child_ticks: w[CHILD_TICKS],
             });
         }
+        inward.reverse();
+        let mut out = inward;
         // Acquire: pairs with the Release store in `publish_depth`; frames popped meanwhile are not open.
         let now_depth = self.depth.load(Ordering::Acquire) as usize;
+        let inside = if let Some(&cut) = out.get(now_depth) {
+            Inside::Closed(cut)
+        } else if out.len() < depth {
+            Inside::Unknown
+        } else {
+            Inside::Nothing
+        };
         out.truncate(now_depth);
-        out
+        (out, inside)
     }
 }

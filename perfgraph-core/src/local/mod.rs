@@ -6,7 +6,9 @@
 //! * [`frames`]: the open-frame table (what runs now), readable by any thread;
 //! * [`ring`] and [`record`]: completed sections on their way to the background thread;
 //! * [`tree`]: the thread's call tree, aggregated as it runs;
-//! * [`snapshot`]: reading all of the above, from any thread, into plain data.
+//! * [`stack`]: the enter/exit steps on all of the above, and a consistent reading of them from any
+//!   thread (the call-tree snapshot protocol);
+//! * [`snapshot`]: every thread's reading as plain data (names, nanoseconds, totals).
 
 pub(crate) mod frames;
 pub(crate) mod guard;
@@ -15,6 +17,9 @@ pub(crate) mod ring;
 #[cfg(test)]
 mod ring_tests;
 pub(crate) mod snapshot;
+pub(crate) mod stack;
 pub(crate) mod thread;
 pub(crate) mod tree;
+#[cfg(test)]
+mod tree_tests;
 pub(crate) mod verbosity;

@@ -69,6 +69,21 @@ impl Slot {
         words
     }
 
+    /// Word `i` of the record this slot holds, for its writer only.
+    #[inline(always)]
+    pub fn peek_word(&self, i: usize) -> u64 {
+        self.words[i].load(Ordering::Relaxed)
+    }
+
+    /// Replaces word `i` of the record this slot holds, in place, with no new stamp. Its writer only, and
+    /// only after [`write`](Slot::write) returned. A reader that accepts that record gets the old or the new
+    /// value of the word; one that wants an older record still rejects the slot, because the store comes
+    /// after the newer record's `Release` fence (see the module docs).
+    #[inline(always)]
+    pub fn amend(&self, i: usize, word: u64) {
+        self.words[i].store(word, Ordering::Relaxed);
+    }
+
     /// Record `seq` if the slot holds it, complete and untouched while we read.
     #[inline]
     pub fn read(&self, seq: u64) -> Option<[u64; WORDS]> {

@@ -5,11 +5,8 @@
 //! self time so far), so a snapshot taken mid-run is consistent: every node's `total_ns` is its `self_ns`
 //! plus its children's `total_ns`.
 
-use std::collections::HashMap;
-
-use super::frames::OpenFrame;
+use super::stack::{NodeReading, Reading};
 use super::thread::{self, ThreadState};
-use super::tree::Tree;
 use super::verbosity;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, Verbosity};
@@ -62,23 +59,21 @@ pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
 }
 
 fn snapshot(t: &ThreadState, now: u64, scale: Scale) -> ThreadSnapshot {
-    // The thread keeps recording while we read. Its open frames are read before and after its tree, and
-    // only calls open at both reads count as running: read only before, a call that ended meanwhile was
-    // counted twice (in its node, and as running); read only after, a call entered meanwhile could run in a
-    // node whose count was read before it started.
-    let before = t.open_frames();
+    // Acquire: pairs with the Release store in `ExitHook::drop`. Read first: if the thread has exited, the
+    // reading below is of its final state.
     let exited = t.exited_ticks.load(std::sync::atomic::Ordering::Acquire);
-    let (tree, open) = build_tree(&t.tree, &before, || t.open_frames(), now, scale);
+    // The thread keeps recording while we read; `Stack::read` sees that no call counts twice.
+    let Reading { nodes, running } = t.stack.read(now);
     ThreadSnapshot {
         index: t.index,
         name: t.name.clone(),
         is_main: t.is_main,
         started_ns: scale.to_ns(Ticks(t.born_ticks)),
         exited_ns: (exited != 0).then(|| scale.to_ns(Ticks(exited))),
-        recorded: t.ring.pushed(),
+        recorded: t.stack.ring.pushed(),
         dropped: t.dropped.load(std::sync::atomic::Ordering::Relaxed),
-        tree,
-        running: open
+        tree: build_tree(&nodes, scale),
+        running: running
             .iter()
             .map(|f| RunningSection {
                 section: f.section,
@@ -91,81 +86,35 @@ fn snapshot(t: &ThreadState, now: u64, scale: Scale) -> ThreadSnapshot {
     }
 }
 
-/// Reads a live tree into plain values, adding the running calls' time so far. `before` are the open
-/// frames read just before, `after` reads them again once the nodes are read; the calls open at both
-/// (the common prefix) are the running ones, which it returns. Any call that ends during the reads is
-/// then either complete in its node or missing (its time is not counted twice).
-pub(crate) fn build_tree(
-    tree: &Tree,
-    before: &[OpenFrame],
-    after: impl FnOnce() -> Vec<OpenFrame>,
-    now: u64,
-    scale: Scale,
-) -> (CallTree, Vec<OpenFrame>) {
-    use std::sync::atomic::Ordering::Relaxed;
-    let len = tree.len() as usize;
-    // Nodes hold their self time in ticks until the end (one conversion for all).
-    let mut nodes: Vec<CallNode> = Vec::with_capacity(len);
-    // Where the walk puts the nodes of the calls open before it, the only ones that can be running: an
-    // entry per open call, not per node (a recursion has as many nodes as it is deep).
-    let mut index_of: HashMap<u32, usize> = before.iter().map(|f| (f.node, usize::MAX)).collect();
-    // Walk from the root; collect children oldest first (node indices grow with creation time).
-    let mut stack = vec![(0u32, None::<usize>, 0u32)];
-    while let Some((id, parent, depth)) = stack.pop() {
-        process::progress_at(nodes.len());
-        let Some(n) = tree.get(id) else { continue };
-        let section = n.section.load(Relaxed);
-        let info = registry::info(section).unwrap_or(registry::ROOT);
-        let i = nodes.len();
-        if let Some(slot) = index_of.get_mut(&id) {
-            *slot = i;
-        }
-        nodes.push(CallNode {
-            section,
-            name: info.name,
-            level: info.level,
-            depth,
-            parent,
-            children: Vec::new(),
-            calls: n.calls.load(Relaxed),
-            running: 0,
-            // Acquire: pairs with the Release store in `ThreadState::close`; a call whose time this sees
-            // is closed in the frames read after it (`after`), so it is not counted again as running.
-            self_ns: n.self_ticks.load(std::sync::atomic::Ordering::Acquire),
-            total_ns: 0,
-            self_mem_bytes: n.self_mem_kb.load(Relaxed) * 1024,
-            total_mem_bytes: 0,
-        });
-        if let Some(p) = parent {
+/// Turns a reading's nodes into plain values: names, nanoseconds (with `scale`), totals summed bottom-up.
+pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
+    let mut nodes: Vec<CallNode> = reading
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            process::progress_at(i);
+            let info = registry::info(n.section).unwrap_or(registry::ROOT);
+            CallNode {
+                section: n.section,
+                name: info.name,
+                level: info.level,
+                depth: n.depth,
+                parent: n.parent,
+                children: Vec::new(),
+                calls: n.calls,
+                running: n.running,
+                self_ns: scale.delta_ns(Ticks(n.self_ticks)),
+                total_ns: 0,
+                self_mem_bytes: n.self_mem_kb * 1024,
+                total_mem_bytes: 0,
+            }
+        })
+        .collect();
+    // Parents come before their children, and siblings in the reading's order (oldest first).
+    for i in 0..nodes.len() {
+        if let Some(p) = nodes[i].parent {
             nodes[p].children.push(i);
         }
-        let mut kids: Vec<u32> = tree.children(id).collect();
-        kids.sort_unstable_by(|a, b| b.cmp(a)); // pop order: oldest first
-        // Room for exactly its children: a deep recursion has as many nodes as calls deep.
-        nodes[i].children.reserve_exact(kids.len());
-        stack.extend(kids.into_iter().map(|c| (c, Some(i), depth + 1)));
-    }
-    let after = after();
-    let common = before
-        .iter()
-        .zip(&after)
-        .take_while(|(b, a)| b.seq == a.seq && b.depth == a.depth)
-        .count();
-    // Running calls: self time so far = elapsed - completed children - the open child's elapsed. Their
-    // frames as read after the nodes, so every child in the nodes is in `child_ticks` (a child that ended
-    // after the node reads is in neither: missing, not counted twice).
-    let open = &after;
-    for (k, f) in open.iter().enumerate().take(common) {
-        let Some(&i) = index_of.get(&f.node).filter(|&&i| i != usize::MAX) else {
-            continue;
-        };
-        let elapsed = now.saturating_sub(f.start);
-        let inner = open.get(k + 1).map_or(0, |c| now.saturating_sub(c.start));
-        nodes[i].self_ns += elapsed.saturating_sub(f.child_ticks).saturating_sub(inner);
-        nodes[i].running += 1;
-    }
-    for n in &mut nodes {
-        n.self_ns = scale.delta_ns(Ticks(n.self_ns));
     }
     // Totals bottom-up (children come after parents).
     for i in (0..nodes.len()).rev() {
@@ -177,7 +126,5 @@ pub(crate) fn build_tree(
     }
     let mut tree = CallTree { nodes };
     tree.reorder();
-    let mut running = after;
-    running.truncate(common);
-    (tree, running)
+    tree
 }

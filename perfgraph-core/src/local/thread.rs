@@ -3,59 +3,34 @@
 //! A thread's first section allocates its [`ThreadState`] (the event ring, the open-frame table, the call
 //! tree's first segment) and registers it in the global thread list, which keeps it for the rest of the
 //! process, so recorded data outlives the thread and a [`Guard`](super::guard::Guard)'s pointer to it is
-//! always valid. After that, entering and leaving a section touches only memory this thread owns:
+//! always valid. After that, entering and leaving a section touches only memory this thread owns, in
+//! [`Stack::enter`] and [`Stack::exit`] (where the order readers rely on is spelled out), with the clock
+//! and memory figures read here:
 //!
 //! * enter: find the call-tree child (a cached compare, usually), bump its call count, read the clock, write
-//!   the open frame ([`FrameTable::open`]) and publish the depth;
-//! * exit: read the clock, add self time and memory change to the node and the elapsed time to the parent
-//!   frame, publish the depth, push one [`Record`] into the ring.
+//!   the open frame and publish the depth;
+//! * exit: read the clock, push one record into the ring, publish the depth, add the elapsed time to the
+//!   parent frame and self time and memory change to the node, then decide whether to wake the background
+//!   thread.
 //!
 //! No lock, no allocation (except a new call path or a depth never reached before), no syscall besides the
 //! vDSO clock, and no store to a cache line any other thread stores to. The background thread reads the
 //! ring, the frames ("what is running now") and the tree concurrently; the only thing it ever writes here is
 //! `watch`, on its own cache line, which the hot path only loads.
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_utils::CachePadded;
 
-use super::frames::{FrameData, FrameTable, OpenFrame, PUBLIC_DEPTH};
-use super::record::Record;
-use super::ring::Ring;
-use super::tree::{Node, Tree};
+use super::frames::{OpenFrame, PUBLIC_DEPTH};
+use super::stack::{Sample, Stack};
 use crate::base::registry::SectionId;
 use crate::base::{clock, process, sys};
 
 /// Records in each thread's ring (40 bytes each).
 pub const RING_CAPACITY: usize = 8192;
-
-/// The owner's view of one open frame: what it needs to close it. Decoded from the public table for the
-/// outermost [`PUBLIC_DEPTH`] frames; deeper ones live only here.
-#[derive(Debug, Clone, Copy)]
-struct OwnFrame {
-    data: FrameData,
-    /// Its call-tree node, a node of the owner's tree.
-    node: *const Node,
-    child_ticks: u64,
-    child_mem_kb: i64,
-}
-
-/// State only the owning thread touches.
-///
-/// Invariant: `depth` open sections; `nodes[d]` is the call-tree node of public frame `d < depth`, and
-/// `deep` holds the frames below [`PUBLIC_DEPTH`], innermost last; `current` is the innermost open
-/// section's node (the root when none). Every pointer is to a node of the owner's tree.
-#[derive(Debug)]
-struct Own {
-    depth: u32,
-    current: *const Node,
-    /// Sections entered so far: the sequence number of the next public frame write.
-    enters: u64,
-    nodes: [*const Node; PUBLIC_DEPTH],
-    deep: Vec<OwnFrame>,
-}
 
 /// Everything one thread records. Shared (through `Arc`) with the background thread and readers.
 #[derive(Debug)]
@@ -70,24 +45,13 @@ pub struct ThreadState {
     pub born_ticks: u64,
     /// Clock ticks when the thread exited, 0 while it runs. Written once (Release) by the exit hook.
     pub exited_ticks: AtomicU64,
-    /// Completed sections, for the background thread.
-    pub ring: Ring,
-    /// Open sections, outermost first.
-    pub frames: FrameTable,
-    /// The aggregated call tree.
-    pub tree: Tree,
+    /// Its sections: completed (the ring), open (the frames), aggregated (the tree).
+    pub stack: Stack,
     /// Written by the background thread: the owner wakes it when a section at a depth below this ends.
     pub watch: CachePadded<AtomicU32>,
     /// Ring records the background thread lost (it is their only writer).
     pub dropped: AtomicU64,
-    own: UnsafeCell<Own>,
 }
-
-// SAFETY: `own` is only ever accessed by the thread that created the state (through `CURRENT` and guards,
-// which are `!Send`); every other field is immutable or atomic.
-unsafe impl Sync for ThreadState {}
-// SAFETY: as above; moving the `Arc` between threads never moves access to `own` with it.
-unsafe impl Send for ThreadState {}
 
 /// Memory growth (KiB) above which a section's end wakes the background thread; `i64::MAX` when nobody
 /// prints memory alerts.
@@ -95,39 +59,16 @@ pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
 impl ThreadState {
     fn new(index: u32, name: String, is_main: bool) -> ThreadState {
-        let tree = Tree::new();
-        // Nodes live in heap segments that never move, so the root's address survives moving `tree`.
-        let root: *const Node = tree.root();
         ThreadState {
             index,
             name,
             is_main,
             born_ticks: clock::now().0,
             exited_ticks: AtomicU64::new(0),
-            ring: Ring::new(RING_CAPACITY),
-            frames: FrameTable::new(PUBLIC_DEPTH),
-            tree,
+            stack: Stack::new(RING_CAPACITY, PUBLIC_DEPTH),
             watch: CachePadded::new(AtomicU32::new(0)),
             dropped: AtomicU64::new(0),
-            own: UnsafeCell::new(Own {
-                depth: 0,
-                current: root,
-                enters: 0,
-                nodes: [std::ptr::null(); PUBLIC_DEPTH],
-                deep: Vec::with_capacity(64),
-            }),
         }
-    }
-
-    /// Owner-only access to the private state.
-    ///
-    /// # Safety
-    /// Call only on the thread that created this state, and do not hold two results at once.
-    #[allow(clippy::mut_from_ref)] // reason: single-owner interior mutability, see the type's Sync impl.
-    #[inline(always)]
-    unsafe fn own(&self) -> &mut Own {
-        // SAFETY: the caller is the owning thread and holds no other reference (this fn's contract).
-        unsafe { &mut *self.own.get() }
     }
 
     /// Starts a section; returns the depth it opened at. Owner only.
@@ -136,35 +77,17 @@ impl ThreadState {
     /// Call only on the thread that owns this state.
     #[inline(always)]
     pub unsafe fn enter(&self, section: SectionId) -> u32 {
-        // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
-        let own = unsafe { self.own() };
-        let depth = own.depth;
-        // SAFETY: `own.current` is always a node of `self.tree` (the root or a node `child_of` returned),
-        // and nodes live as long as the tree.
-        let n = self.tree.child_of(unsafe { &*own.current }, section);
-        n.calls
-            .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        let data = FrameData {
-            section,
-            node: n.index.load(Ordering::Relaxed),
-            mem_start_kb: process::rss_kb(),
-            start: clock::now().0,
-        };
-        if self.frames.open(depth, own.enters, data) {
-            own.nodes[depth as usize] = n;
-        } else {
-            own.deep.push(OwnFrame {
-                data,
-                node: n,
-                child_ticks: 0,
-                child_mem_kb: 0,
-            });
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        unsafe {
+            self.stack.enter(section, || {
+                let mem_kb = process::rss_kb();
+                Sample {
+                    ticks: clock::now().0,
+                    mem_kb,
+                }
+            })
         }
-        own.enters += 1;
-        own.current = n;
-        own.depth = depth + 1;
-        self.frames.publish_depth(depth + 1);
-        depth
     }
 
     /// Ends the section opened at `depth` (and any left open inside it). Owner only.
@@ -174,99 +97,23 @@ impl ThreadState {
     #[inline(always)]
     pub unsafe fn exit(&self, depth: u32) {
         let end = clock::now().0;
-        // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
-        let own = unsafe { self.own() };
-        if own.depth != depth + 1 {
-            if own.depth <= depth {
-                return; // already closed (a guard dropped out of order); nothing to do
-            }
-            while own.depth > depth + 1 {
-                self.close(own, end);
-            }
-        }
-        self.close(own, end);
-    }
-
-    /// The innermost open frame, as the owner closes it.
-    #[inline(always)]
-    fn innermost(&self, own: &mut Own, end: u64) -> OwnFrame {
-        let d = own.depth - 1;
-        match self.frames.peek(d) {
-            Some((data, child_ticks, child_mem_kb)) => OwnFrame {
-                data,
-                node: own.nodes[d as usize],
-                child_ticks,
-                child_mem_kb,
-            },
-            None => own.deep.pop().unwrap_or(OwnFrame {
-                data: FrameData {
-                    start: end,
-                    ..FrameData::default()
-                },
-                node: own.current,
-                child_ticks: 0,
-                child_mem_kb: 0,
-            }),
-        }
-    }
-
-    #[inline(always)]
-    fn close(&self, own: &mut Own, end: u64) {
-        let f = self.innermost(own, end);
-        let d = own.depth - 1;
-        let elapsed = end.saturating_sub(f.data.start);
-        // SAFETY: `f.node` is the node `enter` kept for this frame (or `own.current`), a node of
-        // `self.tree`, which lives as long as `self`.
-        let n = unsafe { &*f.node };
-        let own_ticks = elapsed.saturating_sub(f.child_ticks);
-        let mem_end = process::rss_kb();
-        let grown = mem_end as i64 - f.data.mem_start_kb as i64;
-        // The root is never closed, so `n` has a parent.
-        own.current = n.parent_node().map_or(own.current, |p| p as *const Node);
-        own.depth = d;
-        // The record goes out before the lower depth: a reader whose snapshot no longer shows this section
-        // knows its end record is already in the ring (live print relies on it to tell a late record from a
-        // lost one).
-        let record = Record {
-            start: f.data.start,
-            end,
-            section: f.data.section,
-            depth: d,
-            mem_start_kb: f.data.mem_start_kb,
-            mem_end_kb: mem_end,
-        };
-        self.ring.push(record.to_words());
-        // It also publishes the ring push above.
-        self.frames.publish_depth(d);
-        // The call's time goes into the tree only now that its frame is closed, its parent's share first and
-        // its own node last, so a snapshot (`snapshot::build_tree`) never counts it twice: in its node and
-        // again as running. (It may briefly count as its running parent's own time, or be missing.)
-        if d > 0
-            && !self.frames.add_child(d - 1, elapsed, grown)
-            && let Some(parent) = own.deep.last_mut()
-        {
-            parent.child_ticks += elapsed;
-            parent.child_mem_kb += grown;
-        }
-        n.self_mem_kb.store(
-            n.self_mem_kb.load(Ordering::Relaxed) + grown - f.child_mem_kb,
-            Ordering::Relaxed,
-        );
-        // Release: pairs with the Acquire load in `snapshot::build_tree`; a reader that sees this call's
-        // time in the node then sees its frame closed and its parent's `child_ticks` including it.
-        n.self_ticks.store(
-            n.self_ticks.load(Ordering::Relaxed) + own_ticks,
-            Ordering::Release,
-        );
-        if d < self.watch.load(Ordering::Relaxed) || grown > MEM_ALERT_KB.load(Ordering::Relaxed) {
-            process::wake();
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        unsafe {
+            self.stack.exit(depth, end, process::rss_kb, |closed| {
+                if closed.depth < self.watch.load(Ordering::Relaxed)
+                    || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+                {
+                    process::wake();
+                }
+            });
         }
     }
 
     /// The sections open now, outermost first: a consistent stack (up to [`PUBLIC_DEPTH`] deep) even while
     /// the owner keeps entering and leaving sections.
     pub fn open_frames(&self) -> Vec<OpenFrame> {
-        self.frames.read()
+        self.stack.frames.read()
     }
 
     /// Whether the thread has exited.

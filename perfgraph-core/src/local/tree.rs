@@ -13,14 +13,18 @@
 //! lives: segment `k` holds `64 << k` nodes, so a thread with a handful of call paths costs 4 KiB. A new
 //! node is fully written before it is linked into its parent's child list with a `Release` store, which
 //! readers load with `Acquire`.
-
-use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+//!
+//! This file depends only on [`crate::base::sync`] and the section id type, so `tests/loom_snapshot.rs`
+//! compiles it against loom's atomics; its unit tests live in `tree_tests.rs`.
 
 use crate::base::registry::SectionId;
+use crate::base::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// "No node".
 pub const NIL: u32 = u32::MAX;
-const FIRST: usize = 64;
+/// Nodes in the first segment. In the loom model, 2: loom's atomics are costly to create, and the model's
+/// third node then takes the path that allocates and publishes a segment.
+const FIRST: usize = if crate::base::sync::MODEL { 2 } else { 64 };
 const SEGMENTS: usize = 26;
 
 /// One call path. 64 bytes, so a node never shares a cache line with another thread's data.
@@ -54,8 +58,9 @@ pub struct Node {
     pub self_mem_kb: AtomicI64,
 }
 
-// One node per cache line: a thread's nodes never share a line with another thread's data.
-const _: () = assert!(std::mem::size_of::<Node>() == 64);
+// One node per cache line: a thread's nodes never share a line with another thread's data (loom's atomics,
+// in the model, are larger).
+const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Node>() == 64);
 
 impl Node {
     fn init(&self, section: SectionId, parent: u32, index: u32, parent_node: *mut Node) {
@@ -89,7 +94,8 @@ pub struct Tree {
     len: AtomicU32,
 }
 
-fn locate(index: u32) -> (usize, usize) {
+/// The segment holding node `index`, and its offset there.
+pub(crate) fn locate(index: u32) -> (usize, usize) {
     let biased = index as usize / FIRST + 1;
     let segment = (usize::BITS - 1 - biased.leading_zeros()) as usize;
     let offset = index as usize - ((1usize << segment) - 1) * FIRST;
@@ -100,7 +106,8 @@ impl Tree {
     /// A tree holding only its root.
     pub fn new() -> Tree {
         let tree = Tree {
-            segments: [const { AtomicPtr::new(std::ptr::null_mut()) }; SEGMENTS],
+            // Not a `const` block: loom's atomics have no `const fn new`.
+            segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             len: AtomicU32::new(0),
         };
         let root = tree.slot(0);
@@ -263,37 +270,5 @@ impl Drop for Tree {
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn locate_maps_segments() {
-        assert_eq!(locate(0), (0, 0));
-        assert_eq!(locate(63), (0, 63));
-        assert_eq!(locate(64), (1, 0));
-        assert_eq!(locate(191), (1, 127));
-        assert_eq!(locate(192), (2, 0));
-    }
-
-    #[test]
-    fn children_are_found_and_created_once() {
-        let t = Tree::new();
-        let a = t.child(0, 7);
-        let b = t.child(0, 8);
-        assert_eq!(t.child(0, 7), a);
-        assert_eq!(t.child(0, 8), b);
-        let aa = t.child(a, 8);
-        assert_ne!(aa, b);
-        assert_eq!(t.len(), 4);
-        assert_eq!(t.children(0).collect::<Vec<_>>(), vec![b, a]);
-        for i in 0..10_000 {
-            t.child(aa, 100 + i);
-        }
-        assert_eq!(t.len(), 10_004);
-        assert_eq!(t.children(aa).count(), 10_000);
     }
 }
