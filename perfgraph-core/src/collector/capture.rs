@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::live::screen::{self, Screen};
+use super::live::terminal::{self, Screen};
 use crate::base::config::CaptureMode;
 use crate::base::sys::{self, Io, Kind, Room, Target};
 use pump::Stream;
@@ -210,8 +210,8 @@ pub(crate) fn stop() {
     if !active() {
         return;
     }
-    let mut screen = screen::lock();
-    flush_all(&mut screen, Wait::Stall(screen::EXIT_FLUSH));
+    let mut screen = terminal::lock();
+    flush_all(&mut screen, Wait::Stall(terminal::EXIT_FLUSH));
     if let Some(s) = stream().as_mut() {
         s.done = true;
     }

@@ -5,13 +5,14 @@
 //! with one line on stderr, and its half-written file removed: a stuck output loses its own lines but never
 //! hangs the exit, while a large trace that is still being written is not cut short.
 
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use super::capture;
 use super::files;
 use super::live::screen;
-use super::signals;
+
 use crate::base::process::{self, Message};
 
 /// Longest the exit handler waits for the background thread's final pass to make progress: it gives up
@@ -28,6 +29,24 @@ pub(crate) fn finished() {
     cvar.notify_all();
 }
 
+/// The signal whose final pass is under way (0: none): set by `signals` before it asks for that pass.
+static ENDING_BY: AtomicI32 = AtomicI32::new(0);
+
+/// A signal is ending the run: its final pass comes next, then the signal is raised again. The exit handler
+/// then waits rather than let the process exit with another status.
+pub(crate) fn ending_by_signal(sig: i32) {
+    ENDING_BY.store(sig, Ordering::Relaxed);
+}
+
+/// For the exit handler: when a signal is ending the run, waits (briefly: the signal is raised as soon as
+/// its final pass is over) for it to end the process, so the exit status is the signal's.
+fn wait_for_death() {
+    // Relaxed: set before the signal's final pass, which this handler's own `shutdown` waited for.
+    if ENDING_BY.load(Ordering::Relaxed) != 0 {
+        std::thread::sleep(EXIT_WAIT + Duration::from_secs(1));
+    }
+}
+
 pub(crate) extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
         shutdown(EXIT_WAIT);
@@ -36,7 +55,7 @@ pub(crate) extern "C" fn at_exit() {
         capture::stop();
         // A signal's final pass was under way when the program exited: the signal is raised again right
         // after it, and the exit status is the signal's.
-        signals::wait_for_death();
+        wait_for_death();
     });
 }
 

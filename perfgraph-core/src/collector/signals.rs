@@ -23,7 +23,6 @@
 use std::io::{PipeReader, Read};
 use std::os::fd::{AsRawFd, IntoRawFd};
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
-use std::time::Duration;
 
 use super::exit;
 use super::live::screen;
@@ -38,14 +37,6 @@ static PIPE: AtomicI32 = AtomicI32::new(-1);
 /// The process that installed the handlers: a child forked from it shares the pipe, and must not end its
 /// parent's run.
 static OWNER: AtomicU32 = AtomicU32::new(0);
-/// The signal whose final pass is under way (0: none).
-static ENDING_BY: AtomicI32 = AtomicI32::new(0);
-
-/// Whether a signal is ending the run: its final pass is under way or done, and the signal will be raised
-/// again. The exit handler then waits rather than let the process exit with another status.
-pub(crate) fn ending() -> bool {
-    ENDING_BY.load(Ordering::Relaxed) != 0
-}
 
 /// Catches SIGINT, SIGTERM, SIGHUP and SIGABRT, each only if its disposition is the default now. Called
 /// once, by the runtime's start, after the background thread runs.
@@ -157,15 +148,7 @@ fn release() {
 
 /// The final pass, as at a normal exit, then death by `sig`.
 fn end_run(sig: i32) -> ! {
-    ENDING_BY.store(sig, Ordering::Relaxed);
+    exit::ending_by_signal(sig);
     let _ = std::panic::catch_unwind(|| exit::shutdown(exit::EXIT_WAIT));
     sys::die_of(sig)
-}
-
-/// For the exit handler: when a signal is ending the run, waits (briefly: the watcher raises the signal as
-/// soon as the final pass is over) for it to end the process, so the exit status is the signal's.
-pub(crate) fn wait_for_death() {
-    if ending() {
-        std::thread::sleep(exit::EXIT_WAIT + Duration::from_secs(1));
-    }
 }

@@ -12,13 +12,13 @@ use super::{
 use crate::base::config::CaptureMode;
 use crate::base::process;
 use crate::base::sys::{self, Io, Kind, Want};
-use crate::collector::live::screen::{self, Screen};
+use crate::collector::live::terminal::{self, Screen};
 
 /// Starts capturing (the runtime's start, after the settings, before the first live line). Returns a
 /// warning when `PERFGRAPH_CAPTURE=on` could not capture.
 pub(crate) fn start(mode: CaptureMode) -> Option<String> {
     let stdout = decide(mode, sys::target(1), sys::target(2))?;
-    let mut screen = screen::lock();
+    let mut screen = terminal::lock();
     match start_locked(&mut screen, stdout) {
         Ok(()) => None,
         Err(err) => (mode == CaptureMode::On).then(|| {
@@ -82,7 +82,7 @@ fn open_stream(opened: &mut Opened, dest: RawFd, terminal: bool) -> std::io::Res
 }
 
 fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
-    screen.flush(screen::EXIT_FLUSH);
+    screen.flush(terminal::EXIT_FLUSH);
     let mut opened = Opened(Vec::new());
     let dest = opened.add(sys::dup_cloexec(2)?);
     let dest_kind = sys::target(dest).map(|t| t.kind);
@@ -170,7 +170,7 @@ fn forwarder() {
     // Signals sent to the process go to the program's threads, as without perfgraph.
     sys::block_signals_here();
     if std::panic::catch_unwind(forward_loop).is_err() {
-        let _screen = screen::lock();
+        let _screen = terminal::lock();
         if let Some(s) = stream().as_mut() {
             s.give_back();
         }
@@ -180,7 +180,7 @@ fn forwarder() {
 fn forward_loop() {
     loop {
         let (pumped, read, dest, master, winch) = {
-            let mut screen = screen::lock();
+            let mut screen = terminal::lock();
             let mut guard = stream();
             let Some(s) = guard.as_mut() else {
                 return;

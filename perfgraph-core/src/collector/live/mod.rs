@@ -13,6 +13,7 @@ pub(crate) mod line;
 pub(crate) mod panic;
 pub(crate) mod printer;
 pub(crate) mod screen;
+pub(crate) mod terminal;
 #[cfg(test)]
 mod tests;
 

@@ -1,301 +1,40 @@
-//! The terminal as live print shares it: one lock that orders live lines, reports and the program's own
-//! output through [`suspend`], and a writer that never blocks on stderr.
-//!
-//! Only the background thread writes live lines. It never blocks on stderr: before each `write` it polls
-//! the descriptor for room (a pipe nobody reads reports none), writes at most [`CHUNK`] bytes (a pipe
-//! that reports room takes up to `PIPE_BUF` bytes at once), and keeps the rest for the next pass, up to
-//! [`MAX_PENDING`] bytes; beyond that a pass's text is dropped whole and counted, and live print starts
-//! over on a fresh line as after other output. A closed stderr or one that returns errors (EPIPE) stops
-//! live output for good; nothing else notices.
+//! The ways to write to the terminal live print shares: [`suspend`], [`LiveStderr`] (behind
+//! [`stderr`](crate::stderr)), warnings and blocks of lines. They take the terminal's lock
+//! ([`terminal`](super::terminal)), forward what the program wrote to a captured stream before their own
+//! text, and end an open live line first. Only the background thread writes live lines
+//! (`Screen::write_live`).
 //!
 //! Why not a writer thread behind a channel: `poll` + writes of at most `PIPE_BUF` already never block on a
 //! pipe, a file never blocks, and a terminal stopped with Ctrl-S reports no room; a thread would add a
 //! second place that owns the terminal's state (is a live line open?) and a hand-off that `suspend` would
 //! have to wait for anyway.
 
-use std::cell::Cell;
 use std::io::Write;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
-use crate::base::sys::{self, Room};
-use crate::base::{clock, process};
+use super::terminal::{CATCH_UP, STALL, inside, other_output, set_inside, writing};
+pub use super::terminal::{EXIT_FLUSH, MID_LINE, OTHER_OUTPUT_AT, Screen, lock};
+use crate::base::process;
 use crate::collector::capture::{self, Wait};
-
-/// Largest single write: `PIPE_BUF` on Linux, which a pipe with room takes without blocking.
-const CHUNK: usize = 4096;
-/// Live text kept while stderr has no room; past this, new text is dropped (and counted).
-const MAX_PENDING: usize = 64 * 1024;
-/// Longest a block of other output (a report) or a warning waits for stderr to take more of it: the wait
-/// starts over whenever stderr takes something, so a slow reader gets everything and a dead one costs this
-/// once.
-const STALL: Duration = Duration::from_millis(100);
-/// Longest the final live lines wait for stderr at process exit.
-pub const EXIT_FLUSH: Duration = Duration::from_millis(100);
-/// Longest [`suspend`] waits for live print to catch up before the program's output goes out.
-const CATCH_UP: Duration = Duration::from_millis(50);
-
-/// Shared state of the terminal.
-///
-/// Invariant: `pending` holds bytes accepted but not yet written, in order; `last_queued` is the last byte
-/// accepted (written or pending), `last_written` the last byte stderr took.
-#[derive(Debug)]
-pub struct Screen {
-    pending: Vec<u8>,
-    /// Live print's line is open (its last byte is not a newline): other output must end it first.
-    line_open: bool,
-    /// Live text was dropped; the terminal may hold part of a line: the next text starts on a new line.
-    torn: bool,
-    /// The program's own output (through [`stderr`](crate::stderr)) ended without a newline: live print's
-    /// next text starts on a new line.
-    foreign_open: bool,
-    last_queued: u8,
-    last_written: u8,
-    /// stderr failed (closed, EPIPE): live output stops.
-    broken: bool,
-}
-
-/// The one lock around the terminal.
-static SCREEN: Mutex<Screen> = Mutex::new(Screen {
-    pending: Vec::new(),
-    line_open: false,
-    torn: false,
-    foreign_open: false,
-    last_queued: b'\n',
-    last_written: b'\n',
-    broken: false,
-});
-
-/// The atomic mirror of `Screen::last_written != b'\n'`: the terminal, as perfgraph last wrote to it (live
-/// print, or the program through [`stderr`](crate::stderr)), ends in the middle of a line. What the SIGABRT
-/// handler (`collector::signals`) reads, since it may not take the lock: an abort then ends that line, so
-/// stderr does not stop mid-line. It mirrors the bytes stderr took, not live print's `line_open`, which also
-/// counts queued bytes that an abort loses and misses a line torn by dropped text.
-///
-/// Set before a write that may leave the line open, and to the exact value after it ([`writing`],
-/// `Screen::wrote`): a reader of stderr may see the bytes and make the program abort before the writing
-/// thread is back from `write`. A signal in that window costs at most one empty line. Relaxed: the handler
-/// runs on any thread and orders nothing by it.
-pub static MID_LINE: AtomicBool = AtomicBool::new(false);
-
-/// About to write `bytes` to stderr: if they may end the terminal mid-line, say so first ([`MID_LINE`]).
-fn writing(bytes: &[u8]) {
-    if bytes.last().is_some_and(|&b| b != b'\n') {
-        MID_LINE.store(true, Ordering::Relaxed);
-    }
-}
-
-/// When other output (through [`suspend`], [`stderr`](crate::stderr) or a report) last reached the terminal,
-/// in clock ticks (0: never); the printer compares it between passes.
-pub static OTHER_OUTPUT_AT: AtomicU64 = AtomicU64::new(0);
-
-/// Notes that other output has just reached the terminal.
-fn other_output() {
-    // Before the first section there is no clock yet, and nothing for live print to say `Currently` about.
-    if process::started() {
-        // Relaxed: the printer reads it on its next pass; the screen lock orders the output itself.
-        OTHER_OUTPUT_AT.fetch_max(clock::now().0.max(1), Ordering::Relaxed);
-    }
-}
-
-thread_local! {
-    /// This thread is inside [`suspend`] (holds the screen): a nested `suspend` or [`stderr`](crate::stderr)
-    /// write just runs.
-    static INSIDE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Locks the terminal (a panic elsewhere never makes it unusable).
-pub fn lock() -> std::sync::MutexGuard<'static, Screen> {
-    SCREEN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl Screen {
-    fn queue(&mut self, bytes: &[u8]) {
-        if let Some(&last) = bytes.last() {
-            self.pending.extend_from_slice(bytes);
-            self.last_queued = last;
-        }
-    }
-
-    /// stderr took bytes ending in `last`.
-    fn wrote(&mut self, last: u8) {
-        self.last_written = last;
-        MID_LINE.store(last != b'\n', Ordering::Relaxed);
-    }
-
-    /// Starts a new line unless the terminal is at the start of one.
-    fn newline(&mut self) {
-        if self.last_queued != b'\n' {
-            self.queue(b"\n");
-        }
-    }
-
-    /// Queues live print's `text` and writes what stderr takes now, without blocking. Returns false when the
-    /// text was dropped (stderr has taken nothing for a while), so the terminal no longer shows what live
-    /// print decided.
-    pub fn write_live(&mut self, text: &str) -> bool {
-        if text.is_empty() || self.broken {
-            return true;
-        }
-        if self.pending.len() + text.len() + 1 > MAX_PENDING {
-            self.torn = true;
-            self.line_open = false;
-            return false;
-        }
-        if self.torn || self.foreign_open {
-            self.newline();
-            self.torn = false;
-            self.foreign_open = false;
-        }
-        self.queue(text.as_bytes());
-        self.line_open = self.last_queued != b'\n';
-        self.flush(Duration::ZERO);
-        true
-    }
-
-    /// Writes pending bytes, waiting for room at most `budget` in total. Returns whether all went out.
-    pub fn flush(&mut self, budget: Duration) -> bool {
-        self.write_out(budget, false)
-    }
-
-    /// Writes pending bytes; waits for room at most `wait`, in total (`stall == false`) or since stderr
-    /// last took something (`stall == true`). Returns whether all went out.
-    fn write_out(&mut self, wait: Duration, stall: bool) -> bool {
-        let mut deadline = Instant::now() + wait;
-        while !self.pending.is_empty() && !self.broken {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ms = left.as_millis().min(i32::MAX as u128) as i32;
-            match sys::stderr_room(ms) {
-                Room::Yes => {}
-                Room::No => return false,
-                Room::Broken => {
-                    self.broken = true;
-                    break;
-                }
-            }
-            let n = self.pending.len().min(CHUNK);
-            writing(&self.pending[..n]);
-            match sys::write_stderr(&self.pending[..n]) {
-                Ok(0) => {}
-                Ok(written) => {
-                    self.wrote(self.pending[written - 1]);
-                    self.pending.drain(..written);
-                    if stall {
-                        deadline = Instant::now() + wait;
-                    }
-                }
-                Err(err) => {
-                    if !matches!(
-                        err.kind(),
-                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-                    ) {
-                        self.broken = true;
-                    }
-                }
-            }
-        }
-        if self.broken {
-            self.discard();
-        }
-        self.pending.is_empty()
-    }
-
-    /// Drops what stderr did not take (counted); the terminal may now end in part of a line.
-    fn discard(&mut self) {
-        if self.pending.is_empty() {
-            return;
-        }
-        self.pending.clear();
-        self.last_queued = self.last_written;
-        self.torn = self.last_written != b'\n';
-        self.line_open = false;
-    }
-
-    /// Before other output: end an open live line and get pending live text out (waiting briefly for room; if
-    /// stderr stays full, drop it rather than let it land after the newer output).
-    fn make_way(&mut self) {
-        if self.line_open || self.torn {
-            self.newline();
-            self.line_open = false;
-            self.torn = false;
-        }
-        if !self.write_out(STALL, true) {
-            self.discard();
-        }
-    }
-
-    /// Before the program's own bytes (forwarded by the capture): end an open live line and get pending
-    /// live text out, waiting at most `wait` (since stderr last took something). False: stderr did not take
-    /// it all, and the program's bytes must wait too.
-    pub(crate) fn clear_for_program(&mut self, wait: Duration) -> bool {
-        if self.line_open || self.torn {
-            self.newline();
-            self.line_open = false;
-            self.torn = false;
-        }
-        self.write_out(wait, true)
-    }
-
-    /// The program's own bytes, ending in `last`, reached the terminal (forwarded by the capture, or
-    /// written through [`stderr`](crate::stderr)): live print's next text starts on a new line if they left
-    /// a line open, and says `Still` / `Currently`.
-    pub(crate) fn program_wrote(&mut self, last: u8) {
-        self.foreign_open = last != b'\n';
-        self.last_queued = last;
-        self.last_written = last;
-        other_output();
-    }
-
-    /// stderr failed (closed, EPIPE): nothing more goes out.
-    pub(crate) fn is_broken(&self) -> bool {
-        self.broken
-    }
-
-    /// Writes `text` (whole lines) as other output, without ever blocking for long: what stderr does not
-    /// take within [`STALL`] of its last progress is dropped. While the program's output is captured, what
-    /// it wrote before goes out first, and a line it left open is ended.
-    fn write_block(&mut self, text: &str) {
-        if capture::active() {
-            capture::flush_all(self, Wait::Stall(STALL));
-            if self.foreign_open {
-                self.newline();
-                self.foreign_open = false;
-            }
-        }
-        self.make_way();
-        if self.broken {
-            return;
-        }
-        self.queue(text.as_bytes());
-        if !self.write_out(STALL, true) {
-            self.discard();
-        }
-    }
-}
 
 /// Runs `f` holding the terminal, after ending an open live line; then live print knows other output came.
 fn with_screen<R>(f: impl FnOnce(&mut Screen) -> R) -> R {
     struct Inside;
     impl Drop for Inside {
         fn drop(&mut self) {
-            INSIDE.with(|i| i.set(false));
+            set_inside(false);
         }
     }
     process::catch_up(CATCH_UP);
     let mut screen = lock();
     screen.make_way();
-    INSIDE.with(|i| i.set(true));
+    set_inside(true);
     let inside = Inside;
     let result = f(&mut screen);
     drop(inside);
     other_output();
     drop(screen);
     result
-}
-
-fn inside() -> bool {
-    INSIDE.try_with(Cell::get).unwrap_or(false)
 }
 
 /// Runs `f`, which prints to the terminal, without breaking live print's lines: an open dots line is ended
@@ -339,7 +78,7 @@ fn suspend_captured<R>(f: impl FnOnce() -> R) -> R {
     struct Leave;
     impl Drop for Leave {
         fn drop(&mut self) {
-            INSIDE.with(|i| i.set(false));
+            set_inside(false);
             let _ = std::io::stderr().flush();
             let mut screen = lock();
             capture::flush_all(&mut screen, Wait::Forever);
@@ -355,7 +94,7 @@ fn suspend_captured<R>(f: impl FnOnce() -> R) -> R {
         screen.make_way();
         capture::set_suspended(&mut screen, true);
     }
-    INSIDE.with(|i| i.set(true));
+    set_inside(true);
     let leave = Leave;
     let result = f();
     drop(leave);
@@ -379,7 +118,14 @@ pub fn write_block(text: &str) {
         let _ = std::io::stderr().write_all(text.as_bytes());
         return;
     }
-    lock().write_block(text);
+    let mut screen = lock();
+    if capture::active() {
+        // What the program wrote before goes out first, and a line it left open is ended.
+        capture::flush_all(&mut screen, Wait::Stall(STALL));
+        screen.end_program_line();
+    }
+    screen.write_lines(text);
+    drop(screen);
     other_output();
 }
 
@@ -407,9 +153,7 @@ impl Write for LiveStderr {
             writing(buf);
             let result = std::io::stderr().write_all(buf);
             if result.is_ok() {
-                screen.foreign_open = buf.last() != Some(&b'\n');
-                screen.last_queued = buf[buf.len() - 1];
-                screen.wrote(screen.last_queued);
+                screen.stderr_wrote(buf[buf.len() - 1]);
             }
             result
         })
