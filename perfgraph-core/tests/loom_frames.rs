@@ -83,7 +83,10 @@ impl Owner {
                 Step::Enter(tick) => {
                     let seq = self.enters;
                     // A frame past the table is the owner's private business, as in production.
-                    if !self.table.open(self.depth, seq, data(seq, tick)) {
+                    if !self
+                        .table
+                        .open(self.depth, seq, data(seq, tick), std::ptr::null())
+                    {
                         self.deep.push(tick);
                     }
                     self.enters += 1;
@@ -93,7 +96,7 @@ impl Owner {
                 Step::Exit(tick) => {
                     let d = self.depth - 1;
                     let start = match self.table.peek(d) {
-                        Some((f, _, _)) => f.start,
+                        Some((f, _, _, _)) => f.start,
                         None => self.deep.pop().unwrap(),
                     };
                     let elapsed = tick - start;

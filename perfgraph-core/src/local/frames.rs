@@ -18,7 +18,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::base::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use crate::base::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, Ordering};
 use crate::local::ring::{Slot, WORDS};
 
 /// Open frames visible to other threads per thread; deeper ones are timed and aggregated all the same.
@@ -95,16 +95,23 @@ pub enum Inside {
     Unknown,
 }
 
-/// One open section in the table.
+/// One open section in the table: 64 bytes, one cache line, so a frame's address is a shift of its depth.
 ///
 /// Invariant: `slot` holds a [`FrameData`]'s words with the owner's enter sequence number, its word
 /// [`CHILD_TICKS`] the time of this call's completed children so far; `child_mem_kb` is their memory change
-/// (read by the owner only). Only the owning thread writes any of it.
+/// and `owner` a pointer the owner keeps with the frame (its call-tree node), both read by the owner only.
+/// Only the owning thread writes any of it.
 #[derive(Debug, Default)]
+#[repr(C, align(64))]
 struct Frame {
     slot: Slot,
     child_mem_kb: AtomicI64,
+    owner: AtomicPtr<()>,
 }
+
+// The slot (40 bytes), the memory change and the owner's pointer fill one 64-byte line (loom's atomics, in
+// the model, are larger).
+const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Frame>() == 64);
 
 /// The table: `frames` for the outermost open sections, and how many are open.
 ///
@@ -128,11 +135,12 @@ impl FrameTable {
     /// Owner only: writes the frame at `depth` (the first call of a new open section), if it is public.
     /// Returns `false` for a frame too deep for the table, which the owner keeps privately.
     #[inline(always)]
-    pub fn open(&self, depth: u32, seq: u64, data: FrameData) -> bool {
+    pub fn open(&self, depth: u32, seq: u64, data: FrameData, owner: *const ()) -> bool {
         let Some(frame) = self.frames.get(depth as usize) else {
             return false;
         };
         frame.child_mem_kb.store(0, Ordering::Relaxed);
+        frame.owner.store(owner.cast_mut(), Ordering::Relaxed);
         // `child_ticks` starts at 0 inside the seqlocked write: a reader never pairs it with another call.
         frame.slot.write(seq, data.to_words());
         true
@@ -147,15 +155,17 @@ impl FrameTable {
         self.depth.store(depth, Ordering::Release);
     }
 
-    /// Owner only: the public frame at `depth` as written, with its completed children's time and memory.
+    /// Owner only: the public frame at `depth` as written, with its completed children's time and memory,
+    /// and the pointer the owner kept with it.
     #[inline(always)]
-    pub fn peek(&self, depth: u32) -> Option<(FrameData, u64, i64)> {
+    pub fn peek(&self, depth: u32) -> Option<(FrameData, u64, i64, *const ())> {
         let frame = self.frames.get(depth as usize)?;
         let words = frame.slot.peek();
         Some((
             FrameData::from_words(words),
             words[CHILD_TICKS],
             frame.child_mem_kb.load(Ordering::Relaxed),
+            frame.owner.load(Ordering::Relaxed),
         ))
     }
 

@@ -69,16 +69,15 @@ struct OwnFrame {
 
 /// State only the owning thread touches.
 ///
-/// Invariant: `depth` open sections; `nodes[d]` is the call-tree node of public frame `d < depth`, and
-/// `deep` holds the frames past the table, innermost last; `current` is the innermost open section's node
-/// (the root when none). Every pointer is to a node of the owner's tree.
+/// Invariant: `depth` open sections; the table keeps each public frame's call-tree node with it (the
+/// pointer `FrameTable::open` takes), `deep` holds the frames past the table, innermost last; `current` is
+/// the innermost open section's node (the root when none). Every pointer is to a node of the owner's tree.
 #[derive(Debug)]
 struct Own {
     depth: u32,
     current: *const Node,
     /// Sections entered so far: the sequence number of the next frame.
     enters: u64,
-    nodes: [*const Node; PUBLIC_DEPTH],
     deep: Vec<OwnFrame>,
 }
 
@@ -149,7 +148,6 @@ impl Stack {
                 depth: 0,
                 current: root,
                 enters: 0,
-                nodes: [std::ptr::null(); PUBLIC_DEPTH],
                 deep: Vec::with_capacity(64),
             }),
         }
@@ -190,9 +188,8 @@ impl Stack {
             mem_start_kb: at.mem_kb,
             start: at.ticks,
         };
-        if self.frames.open(depth, own.enters, data) {
-            own.nodes[depth as usize] = n;
-        } else {
+        let node_ptr: *const Node = n;
+        if !self.frames.open(depth, own.enters, data, node_ptr.cast()) {
             own.deep.push(OwnFrame {
                 data,
                 node: n,
@@ -240,9 +237,9 @@ impl Stack {
     fn innermost(&self, own: &mut Own, end: u64) -> OwnFrame {
         let d = own.depth - 1;
         match self.frames.peek(d) {
-            Some((data, child_ticks, child_mem_kb)) => OwnFrame {
+            Some((data, child_ticks, child_mem_kb, node)) => OwnFrame {
                 data,
-                node: own.nodes[d as usize],
+                node: node.cast(),
                 child_ticks,
                 child_mem_kb,
             },
