@@ -38,3 +38,18 @@ fn exited_thread_keeps_its_tree_and_records() {
         100
     );
 }
+
+#[test]
+fn threads_of_one_name_are_told_apart() {
+    for _ in 0..2 {
+        common::on_thread("twin", || {
+            perfgraph_core::time_section!("twin work");
+        });
+    }
+    let names: Vec<String> = perfgraph_core::threads()
+        .into_iter()
+        .map(|t| t.name)
+        .filter(|n| n.starts_with("twin"))
+        .collect();
+    assert_eq!(names, ["twin", "twin#2"]);
+}

@@ -147,6 +147,20 @@ pub fn at_exit(f: extern "C" fn()) {
     unsafe { libc::atexit(f) };
 }
 
+/// The calling thread's OS id (`gettid` on Linux; elsewhere its `pthread_self`).
+pub fn thread_id() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions.
+        unsafe { libc::gettid() as u64 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        // SAFETY: pthread_self has no preconditions.
+        unsafe { libc::pthread_self() as u64 }
+    }
+}
+
 /// Whether the calling thread is the process's main thread.
 pub fn is_main_thread() -> bool {
     #[cfg(target_os = "linux")]

@@ -65,7 +65,7 @@ pub struct Report {
 pub struct ThreadSummary {
     /// Dense number in order of first section.
     pub index: u32,
-    /// The thread's name (`thread-<n>` for unnamed threads).
+    /// The thread's name (`worker#2` for the second thread named `worker`, `unnamed-<OS thread id>` for unnamed threads).
     pub name: String,
     /// Whether this is the process's main thread.
     pub is_main: bool,

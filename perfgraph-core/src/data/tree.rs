@@ -63,7 +63,7 @@ pub struct RunningSection {
 pub struct ThreadSnapshot {
     /// Dense number in order of first section.
     pub index: u32,
-    /// Name (`thread-<n>` for unnamed threads).
+    /// Name (`worker#2` for the second thread named `worker`, `unnamed-<OS thread id>` for unnamed threads).
     pub name: String,
     /// Whether this is the main thread.
     pub is_main: bool,

@@ -19,6 +19,7 @@
 //! `watch`, on its own cache line, which the hot path only loads.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -37,7 +38,8 @@ pub const RING_CAPACITY: usize = 8192;
 pub struct ThreadState {
     /// Dense number in order of first section, from 0.
     pub index: u32,
-    /// The thread's name, or `thread-<index>` for unnamed threads.
+    /// The thread's name, told apart from others of the same name (`worker#2`), `main` for the main thread,
+    /// `unnamed-<OS thread id>` for unnamed threads.
     pub name: String,
     /// Whether this is the process's main thread.
     pub is_main: bool,
@@ -161,6 +163,27 @@ impl Drop for ExitHook {
     }
 }
 
+/// How many threads of each name have recorded so far: the second `worker` is `worker#2`.
+static NAMES: Mutex<BTreeMap<String, u32>> = Mutex::new(BTreeMap::new());
+
+/// `name` as this thread shows it in tables and live-print prefixes: the name itself for the first thread
+/// that bears it, `name#k` for the k-th (tokio's and rayon's workers share one name).
+fn told_apart(name: &str) -> String {
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let seen = names.entry(name.to_owned()).or_insert(0);
+    *seen += 1;
+    label(name, *seen)
+}
+
+/// The label of the `nth` thread named `name` (from 1).
+fn label(name: &str, nth: u32) -> String {
+    if nth == 1 {
+        name.to_owned()
+    } else {
+        format!("{name}#{nth}")
+    }
+}
+
 /// This thread's state, or null before its first section.
 #[inline(always)]
 pub fn current_ptr() -> *const ThreadState {
@@ -183,14 +206,14 @@ pub fn current() -> &'static ThreadState {
 fn register() -> &'static ThreadState {
     let thread = std::thread::current();
     let is_main = sys::is_main_thread();
+    let name = match thread.name() {
+        Some(name) => told_apart(name),
+        None if is_main => "main".to_owned(),
+        None => format!("unnamed-{}", sys::thread_id()),
+    };
     let state = {
         let mut threads = THREADS.lock().unwrap_or_else(|e| e.into_inner());
         let index = threads.len() as u32;
-        let name = match thread.name() {
-            Some(name) => name.to_owned(),
-            None if is_main => "main".to_owned(),
-            None => format!("thread-{index}"),
-        };
         let state = Arc::new(ThreadState::new(index, name, is_main));
         threads.push(Arc::clone(&state));
         state
@@ -202,4 +225,19 @@ fn register() -> &'static ThreadState {
     // SAFETY: `THREADS` holds a clone of this `Arc` for the rest of the process, so the state outlives 'static
     // uses in practice (it is never removed or dropped).
     unsafe { &*ptr }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn threads_of_one_name_are_told_apart() {
+        assert_eq!(super::label("tokio-rt-worker", 1), "tokio-rt-worker");
+        assert_eq!(super::label("tokio-rt-worker", 3), "tokio-rt-worker#3");
+        let first = super::told_apart("told-apart-test");
+        let second = super::told_apart("told-apart-test");
+        assert_eq!(
+            (first.as_str(), second.as_str()),
+            ("told-apart-test", "told-apart-test#2")
+        );
+    }
 }
