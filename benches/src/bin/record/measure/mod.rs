@@ -2,6 +2,7 @@
 //! Criterion results are read from disk; the rest is measured here, on the demo binaries, the peers bench
 //! and child processes of `record` itself.
 
+pub mod capture;
 pub mod demo;
 pub mod layouts;
 pub mod machine;
@@ -10,6 +11,7 @@ pub mod rss;
 
 use std::path::PathBuf;
 
+use capture::Capture;
 use demo::{Demo, DemoFigures};
 use layouts::Layouts;
 use machine::Machine;
@@ -44,10 +46,13 @@ pub struct Record {
     pub rss: Rss,
     /// The demo's figures; `None` if its binaries do not support `--fine-iters`.
     pub demo: Option<DemoFigures>,
+    /// The cost of capturing the program's output.
+    pub capture: Capture,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
-/// results, the short processes, the demo's whole-process time, the memory, then the demo's loops.
+/// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
+/// capture's floods.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
@@ -58,11 +63,13 @@ pub fn record(inputs: &Inputs) -> Record {
     let demo = demo
         .zip(process_time)
         .map(|(demo, process_time)| demo.figures(process_time));
+    let capture = Capture::measure(&inputs.demo_on);
     Record {
         machine,
         results,
         layouts,
         rss,
         demo,
+        capture,
     }
 }

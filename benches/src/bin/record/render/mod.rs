@@ -1,6 +1,7 @@
 //! Rendering: the markdown of `docs/performance.md`, a pure function of the measured [`Record`]. Nothing
 //! here measures, reads a file or runs a process.
 
+mod capture;
 mod demo;
 mod fmt;
 mod header;
@@ -30,5 +31,6 @@ pub fn render(r: &Record) -> String {
     layouts::write(&mut doc, &r.layouts);
     rss::write(&mut doc, &r.rss);
     demo::write(&mut doc, r.demo.as_ref());
+    capture::write(&mut doc, &r.capture);
     doc
 }

@@ -9,6 +9,7 @@ use perfgraph_benches::ids::{case, group, process};
 
 use super::render;
 use crate::measure::Record;
+use crate::measure::capture::{Capture, Flood};
 use crate::measure::demo::{CpuRun, DemoFigures, FineLoop, PrintThreadCpu, ProcessTime};
 use crate::measure::layouts::Layouts;
 use crate::measure::machine::Machine;
@@ -126,7 +127,42 @@ fn canned() -> Record {
             full: Some(11092.0),
         },
         demo: Some(demo()),
+        capture: Capture {
+            floods: vec![
+                Flood {
+                    mb: 1000,
+                    lines: false,
+                    off_ms: 330.0,
+                    auto_ms: 530.0,
+                    runs: 3,
+                },
+                Flood {
+                    mb: 100,
+                    lines: true,
+                    off_ms: 971.0,
+                    auto_ms: 719.0,
+                    runs: 3,
+                },
+            ],
+        },
     }
+}
+
+#[test]
+fn the_capture_rows_give_both_times_and_their_ratio() {
+    let doc = render(&canned());
+    assert_eq!(
+        line(&doc, "| 1000 MB in 64 KiB writes"),
+        "| 1000 MB in 64 KiB writes | 330 ms | 530 ms | 1.61 |"
+    );
+    assert_eq!(
+        line(&doc, "| 100 MB in 100-byte lines"),
+        "| 100 MB in 100-byte lines | 971 ms | 719 ms | 0.74 |"
+    );
+    let none = Capture { floods: Vec::new() };
+    let mut text = String::new();
+    super::capture::write(&mut text, &none);
+    assert!(text.contains("Not measured"), "{text}");
 }
 
 /// The line of `doc` that starts with `start`.
@@ -301,7 +337,8 @@ fn demo_figures_are_printed_as_measured() {
         line(&doc, "| **added by perfgraph**"),
         "| **added by perfgraph** | **0.27** | 0.24 |"
     );
-    assert!(doc.ends_with("| **added by perfgraph** | **0.27** | 0.24 |\n\n"));
+    // The demo's section ends with its last table, then the capture's section follows.
+    assert!(doc.contains("| **added by perfgraph** | **0.27** | 0.24 |\n\n## Capture"));
 }
 
 #[test]
@@ -313,8 +350,9 @@ fn without_the_demo_the_record_says_so() {
         line(&doc, "| process exit latency"),
         "| process exit latency added < 5 ms | — | not measured |"
     );
-    assert!(doc.ends_with(
-        "## Demo measurements\n\nNot measured: the demo binaries do not support `--fine-iters` yet.\n\n"
+    assert!(doc.contains(
+        "## Demo measurements\n\nNot measured: the demo binaries do not support `--fine-iters` yet.\n\n\
+         ## Capture"
     ));
     assert!(!doc.contains("## Whole-process time"));
 }
