@@ -505,33 +505,10 @@ fn main() {
             stderr_a_pipe_nobody_reads_never_stalls,
         ),
     ];
-    // `cargo test -- <filter>`: run the tests whose name contains it. Flags (`--nocapture`, ...) are ignored.
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let selected: Vec<_> = tests
+    let tests = tests
         .iter()
-        .filter(|(name, _)| filter.as_ref().is_none_or(|f| name.contains(f.as_str())))
+        .map(|&(name, test)| (name, Box::new(test) as Box<dyn Fn() + Send + Sync>))
         .collect();
-    println!("\nrunning {} tests", selected.len());
     // The children mostly sleep: run them side by side.
-    let handles: Vec<_> = selected
-        .iter()
-        .map(|&&(name, test)| (name, std::thread::spawn(test)))
-        .collect();
-    let mut failed = Vec::new();
-    for (name, handle) in handles {
-        let ok = handle.join().is_ok();
-        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
-        if !ok {
-            failed.push(name);
-        }
-    }
-    println!(
-        "\ntest result: {}. {} passed; {} failed\n",
-        if failed.is_empty() { "ok" } else { "FAILED" },
-        selected.len() - failed.len(),
-        failed.len()
-    );
-    if !failed.is_empty() {
-        std::process::exit(1);
-    }
+    common::run_tests(tests, usize::MAX);
 }
