@@ -37,7 +37,7 @@ pub use base::config::{CaptureMode, Config, LiveMode, ReportSelection, Verbosity
 pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
 pub use data::report::{Report, RunInfo, SectionTotal, ThreadSummary};
-pub use data::tree::{CallNode, CallTree, RunningSection, ThreadSnapshot, merge};
+pub use data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot, merge};
 pub use local::verbosity::set_verbosity;
 pub use perfgraph_macros::{time_section, timed};
 pub use report::TABLE_DEPTH;

@@ -31,7 +31,7 @@ use crate::base::config::Config;
 use crate::base::process::{self, Message};
 use crate::base::{clock, sys};
 use crate::local::record::Record;
-use crate::local::ring::Cursor;
+use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
 use live::Live;
 use outputs::Outputs;
@@ -67,14 +67,21 @@ struct Tracked {
     cursor: Cursor,
     /// Drained after the thread exited: nothing more will come.
     finished: bool,
+    /// Exited with sections still open, so never folded (`thread::retire`).
+    pinned: bool,
 }
 
 /// The background thread's state.
 pub(crate) struct Collector {
     config: Config,
+    /// The live threads whose rings this thread drains; a finished one is folded and dropped from here.
     tracked: Vec<Tracked>,
-    /// Every thread that recorded, in order (a copy of the global list, refreshed each pass).
+    /// The next thread index not tracked yet.
+    next_index: u32,
+    /// The live threads, in order (a copy of the global list, refreshed when it changed).
     threads: Vec<Arc<ThreadState>>,
+    /// `thread::generation()` when `threads` was copied.
+    generation: u64,
     next_memory: u64,
     /// `process::wakes()` as the last pass read it.
     seen_wakes: u64,
@@ -83,6 +90,8 @@ pub(crate) struct Collector {
     /// An output keeps every record: drain at every pass.
     needs_every_record: bool,
     records: Vec<Record>,
+    /// Whether the line on threads without a ring of their own was printed (it is printed once).
+    warned_unmapped: bool,
     live: Option<Live>,
     outputs: Outputs,
 }
@@ -99,9 +108,12 @@ impl Collector {
             next_drain: 0,
             config,
             tracked: Vec::new(),
+            next_index: 0,
             threads: Vec::new(),
+            generation: u64::MAX,
             next_memory: 0,
             records: Vec::with_capacity(4096),
+            warned_unmapped: false,
         }
     }
 
@@ -151,22 +163,30 @@ impl Collector {
         deadline
     }
 
-    /// Picks up threads that recorded their first section since the last pass.
+    /// Picks up threads that recorded their first section, or were folded, since the last pass.
     fn refresh_threads(&mut self) {
-        if thread::count() != self.threads.len() {
+        let generation = thread::generation();
+        if generation != self.generation {
             self.threads = thread::all();
+            self.generation = generation;
         }
     }
 
-    /// Drains every ring (unless a test holds draining back) and hands the records to the outputs.
+    /// Drains every live thread's ring (unless a test holds draining back) and hands the records to the
+    /// outputs; then folds the threads whose final drain this was.
     fn drain(&mut self) {
         self.refresh_threads();
-        for state in self.threads.iter().skip(self.tracked.len()) {
+        // The live list is in order of index: the new threads are at its end.
+        let new = self.threads.partition_point(|s| s.index < self.next_index);
+        for state in &self.threads[new..] {
             self.tracked.push(Tracked {
                 state: Arc::clone(state),
-                cursor: Cursor::default(),
+                // Its ring may be recycled: the records before its start are another thread's.
+                cursor: state.stack.ring.cursor(),
                 finished: false,
+                pinned: false,
             });
+            self.next_index = state.index + 1;
         }
         if PAUSED.load(Ordering::Relaxed) && !process::shutting_down() {
             return;
@@ -188,6 +208,43 @@ impl Collector {
             if !self.records.is_empty() {
                 self.outputs.on_records(&t.state, &self.records);
             }
+        }
+        self.retire_finished();
+        if !self.warned_unmapped && ring::unmapped() > 0 {
+            self.warned_unmapped = true;
+            live::screen::warn(
+                "perfgraph: warning: out of memory for a thread's ring of section records: such threads \
+                 record into a 2-slot ring; their counts and times are exact, the trace and interval \
+                 statistics lack most of their calls",
+            );
+        }
+    }
+
+    /// Folds every thread drained after its exit (`thread::retire`) once live print is done with it, and
+    /// stops tracking it: its state and ring can go. Work per pass is in proportion to the live threads.
+    fn retire_finished(&mut self) {
+        let live = &mut self.live;
+        let before = self.tracked.len();
+        self.tracked.retain_mut(|t| {
+            if !t.finished || t.pinned {
+                return true;
+            }
+            let index = t.state.index;
+            // Live print still shows (or waits for) one of its calls: the next snapshot clears it.
+            if live.as_ref().is_some_and(|l| l.busy(index)) {
+                return true;
+            }
+            if !thread::retire(&t.state, t.cursor.dropped) {
+                t.pinned = true;
+                return true;
+            }
+            if let Some(l) = live.as_mut() {
+                l.forget(index);
+            }
+            false
+        });
+        if self.tracked.len() != before {
+            self.refresh_threads();
         }
     }
 

@@ -6,6 +6,7 @@
 //! finished) it prints the last partial interval and the selected reports, writes the files, then prints
 //! any file error; a file that cannot be written costs one error line and nothing else.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -18,8 +19,8 @@ use crate::base::{process, registry};
 use crate::export::chrome::{self, Event, TraceBuffer, TraceMeta};
 use crate::export::{folded, json};
 use crate::local::record::Record;
-use crate::local::snapshot;
 use crate::local::thread::{self, ThreadState};
+use crate::local::{ring, snapshot};
 
 /// State of the at-exit outputs, owned by the background thread.
 pub(crate) struct Outputs {
@@ -32,6 +33,9 @@ pub(crate) struct Outputs {
     trace: Option<(PathBuf, TraceBuffer)>,
     folded: Option<PathBuf>,
     json: Option<PathBuf>,
+    /// Thread names by index, for the trace and the interval statistics, which name threads that may
+    /// have been folded (and left the live list) by the time they are written.
+    names: HashMap<u32, String>,
 }
 
 impl Outputs {
@@ -48,11 +52,17 @@ impl Outputs {
                 .map(|path| (path, TraceBuffer::new(config.trace_limit))),
             folded: config.folded.clone(),
             json: config.json.clone(),
+            names: HashMap::new(),
         }
     }
 
     /// Records `thread` completed since the last pass, in completion order.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
+        if (self.interval.is_some() || self.trace.is_some())
+            && !self.names.contains_key(&thread.index)
+        {
+            self.names.insert(thread.index, thread.name.clone());
+        }
         if let Some((_, intervals)) = &mut self.interval {
             intervals.on_records(thread.index, records);
         }
@@ -91,7 +101,7 @@ impl Outputs {
     pub(crate) fn tick(&mut self, now: u64) -> Option<u64> {
         let (interval_ns, intervals) = self.interval.as_mut()?;
         if let Some(closed) = intervals.finish_close() {
-            let text = format_interval(&closed);
+            let text = format_interval(&closed, &self.names);
             if !text.is_empty() {
                 screen::write_block(&text);
             }
@@ -113,7 +123,7 @@ impl Outputs {
         if let Some((_, intervals)) = &mut self.interval {
             // After the final drain: every call that ended is in.
             let closed = intervals.close(clock::now().0, running_top_level(&threads));
-            block.push_str(&format_interval(&closed));
+            block.push_str(&format_interval(&closed, &self.names));
         }
         let need_report = !self.report.is_empty() || self.folded.is_some();
         let report = need_report.then(|| snapshot::report(&self.config));
@@ -132,13 +142,13 @@ impl Outputs {
         let mut notes = String::new();
         let mut results = Vec::new();
         if let Some((path, buffer)) = &mut self.trace {
-            let written = write_trace(path, buffer, &threads);
+            let written = write_trace(path, buffer, &threads, &self.names);
             if written.is_ok() {
                 let losses = TraceLosses {
-                    ring_overflow: ring_dropped(&threads).map(|(_, n)| n).sum(),
+                    ring_overflow: ring_dropped(&threads).iter().map(|(_, n)| n).sum(),
                     past_limit: buffer.over_limit,
                     limit: buffer.limit,
-                    unmapped_ring_threads: 0,
+                    unmapped_ring_threads: ring::unmapped(),
                 };
                 notes.push_str(&trace_note(buffer.events.len(), path, &losses));
             }
@@ -185,15 +195,17 @@ fn running_top_level(threads: &[Arc<ThreadState>]) -> interval::Running {
         .collect()
 }
 
-fn format_interval(closed: &Interval) -> String {
-    let threads = thread::all();
+fn format_interval(closed: &Interval, names: &HashMap<u32, String>) -> String {
+    let live = thread::all();
     interval::format(
         closed,
         clock::scale(),
         |t| {
-            threads
-                .get(t as usize)
-                .map_or_else(|| format!("thread-{t}"), |s| s.name.clone())
+            names
+                .get(&t)
+                .cloned()
+                .or_else(|| live.iter().find(|s| s.index == t).map(|s| s.name.clone()))
+                .unwrap_or_else(|| format!("thread-{t}"))
         },
         section_name,
     )
@@ -207,6 +219,7 @@ fn write_trace(
     path: &std::path::Path,
     buffer: &mut TraceBuffer,
     threads: &[Arc<ThreadState>],
+    names: &HashMap<u32, String>,
 ) -> Result<(), String> {
     let end = clock::now().0;
     let unfinished = threads
@@ -227,10 +240,18 @@ fn write_trace(
         pid: std::process::id(),
         program: process::program_name(),
         clock: clock::source().name(),
-        threads: threads.iter().map(|t| (t.index, t.name.clone())).collect(),
-        ring_dropped: ring_dropped(threads)
-            .map(|(name, n)| (name.to_owned(), n))
-            .collect(),
+        threads: {
+            let mut all: Vec<(u32, String)> = names.iter().map(|(&i, n)| (i, n.clone())).collect();
+            all.extend(
+                threads
+                    .iter()
+                    .filter(|t| !names.contains_key(&t.index))
+                    .map(|t| (t.index, t.name.clone())),
+            );
+            all.sort_unstable_by_key(|t| t.0);
+            all
+        },
+        ring_dropped: ring_dropped(threads),
         unfinished,
         end,
         to_ns: &to_ns,
@@ -240,16 +261,20 @@ fn write_trace(
     })
 }
 
-/// Threads that lost records to ring overflow, with how many: `(name, count)`.
-fn ring_dropped(threads: &[Arc<ThreadState>]) -> impl Iterator<Item = (&str, u64)> {
+/// Threads that lost records to ring overflow, with how many: `(name, count)`; the live ones in `threads`,
+/// then the folded ones by group.
+fn ring_dropped(threads: &[Arc<ThreadState>]) -> Vec<(String, u64)> {
+    let (_, retired) = thread::view();
     threads
         .iter()
         .map(|t| {
             // Relaxed: written by this (the background) thread only.
             let dropped = t.dropped.load(std::sync::atomic::Ordering::Relaxed);
-            (t.name.as_str(), dropped)
+            (t.name.clone(), dropped)
         })
+        .chain(retired.iter().map(|g| (g.shown_name(), g.dropped)))
         .filter(|(_, n)| *n > 0)
+        .collect()
 }
 
 /// Section calls that ended but are not in the trace, by why.
@@ -262,7 +287,7 @@ struct TraceLosses {
     /// `PERFGRAPH_TRACE_LIMIT`.
     limit: usize,
     /// Threads whose ring could not be mapped, so none of their calls reached the trace (how many calls
-    /// that is, the rings cannot say): 0 until rings can fail to map; stated only when not 0.
+    /// that is, the rings cannot say; `local::ring::unmapped`); stated only when not 0.
     unmapped_ring_threads: u64,
 }
 

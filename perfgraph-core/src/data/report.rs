@@ -71,7 +71,8 @@ pub struct ThreadSummary {
     pub is_main: bool,
     /// Whether the thread has exited.
     pub exited: bool,
-    /// Wall time from its first section to its exit (or to the report while it runs), ns.
+    /// Wall time from its first section to its exit (or to the report while it runs), ns; summed over
+    /// the threads of a group of exited ones ([`ThreadSnapshot::group`](super::tree::ThreadSnapshot::group)).
     pub alive_ns: u64,
     /// Time inside its top-level sections, ns (running ones up to the report).
     pub busy_ns: u64,
@@ -225,7 +226,10 @@ impl ThreadSummary {
         ThreadSummary {
             index: t.index,
             exited: t.exited_ns.is_some(),
-            alive_ns: t.exited_ns.unwrap_or(wall_ns).saturating_sub(t.started_ns),
+            alive_ns: t.group.map_or_else(
+                || t.exited_ns.unwrap_or(wall_ns).saturating_sub(t.started_ns),
+                |g| g.alive_ns,
+            ),
             busy_ns: t.tree.root().total_ns,
             calls: t.tree.nodes.iter().skip(1).map(|n| n.calls).sum(),
             dropped: t.dropped,

@@ -79,6 +79,21 @@ pub struct ThreadSnapshot {
     pub tree: CallTree,
     /// What it runs now, outermost first (up to 64 deep).
     pub running: Vec<RunningSection>,
+    /// `None` for a thread still recording (or exited and not folded yet). For exited threads the
+    /// background thread has folded (see [`Group`]): how many threads this entry stands for, and their
+    /// time alive summed; `name` is then the thread's own for one thread, `<name> ×<count>` for more,
+    /// `index` the first one's, `started_ns` the earliest start, `exited_ns` the latest exit, and the tree,
+    /// `recorded` and `dropped` are summed.
+    pub group: Option<Group>,
+}
+
+/// Exited threads of one name, folded into one entry of the thread list (see [`ThreadSnapshot::group`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Group {
+    /// How many threads.
+    pub threads: u64,
+    /// Their time alive (first section to exit), summed, ns.
+    pub alive_ns: u64,
 }
 
 /// Merges trees by call path. Reports [`process::progress`] every few thousand nodes.

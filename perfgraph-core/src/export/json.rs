@@ -366,6 +366,7 @@ mod tests {
             dropped: index as u64 * 7,
             tree,
             running: Vec::new(),
+            group: None,
         };
         let threads = vec![
             snapshot(0, "deep", testing::tree(&deep)),

@@ -5,6 +5,7 @@
 //! * [`thread`]: a thread's recording state and the enter/exit hot path;
 //! * [`frames`]: the open-frame table (what runs now), readable by any thread;
 //! * [`ring`] and [`record`]: completed sections on their way to the background thread;
+//! * [`retired`]: exited threads folded into one call tree per thread name;
 //! * [`tree`]: the thread's call tree, aggregated as it runs;
 //! * [`stack`]: the enter/exit steps on all of the above, and a consistent reading of them from any
 //!   thread (the call-tree snapshot protocol);
@@ -13,6 +14,7 @@
 pub(crate) mod frames;
 pub(crate) mod guard;
 pub(crate) mod record;
+pub(crate) mod retired;
 pub(crate) mod ring;
 #[cfg(test)]
 mod ring_tests;

@@ -19,8 +19,32 @@
 //! programming language memory models?", 2012), with the sequence number doubling as the lap detector.
 //!
 //! The producer never reads anything the consumer writes: the consumer's position lives in its own [`Cursor`].
+//!
+//! Recycling ([`Ring::reused`]): a ring made that way goes back to a process-wide pool when it is dropped
+//! (its thread exited, was folded into the retired summary, and the last reader let go), keeping its slots
+//! *and its head*, and the next thread that needs a ring takes it from there. The new owner goes on
+//! numbering records from that head ([`Ring::start`]), so every slot's stamp still only grows and the old
+//! thread's records are simply older records: a consumer whose [`Cursor`] starts at the ring's start
+//! ([`Ring::cursor`]) never asks for them, and one that falls a lap behind rejects them as it rejects any
+//! overwritten record (their sequence numbers are below the one it wants). No slot needs re-zeroing, and no
+//! page that became resident is given back and faulted in again. When the ring's memory cannot be had at
+//! all (the allocation fails, e.g. under `ulimit -v`), the thread gets a 2-slot ring allocated normally
+//! instead: its calls are counted and timed as usual (the trees do not depend on the ring), only the
+//! outputs that need every record lose them; [`unmapped`] counts such threads.
 
 use crate::base::sync::atomic::{AtomicU64, Ordering, fence};
+
+/// Rings given back by dropped [`Ring::reused`] rings: their slots and their head. At most as many as
+/// were ever alive at once.
+static POOL: std::sync::Mutex<Vec<(Box<[Slot]>, u64)>> = std::sync::Mutex::new(Vec::new());
+
+/// Threads whose ring could not be allocated (they got a 2-slot ring instead).
+static UNMAPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many threads got a 2-slot ring because their ring's memory could not be allocated.
+pub fn unmapped() -> u64 {
+    UNMAPPED.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// Words per record.
 pub const WORDS: usize = 4;
@@ -120,8 +144,13 @@ const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Slot>() ==
 pub struct Ring {
     /// `capacity` slots, a power of two.
     slots: Box<[Slot]>,
-    /// Number of records ever pushed. Written only by the producer (Release), read by the consumer (Acquire).
+    /// Number of records ever pushed, from `start`. Written only by the producer (Release), read by the
+    /// consumer (Acquire).
     head: AtomicU64,
+    /// The head when this owner got the ring: 0 for a new ring, the last owner's head for a recycled one.
+    start: u64,
+    /// Whether the ring goes back to the pool when dropped.
+    pooled: bool,
 }
 
 /// The consumer's position; owned by the consumer, so the producer never touches its cache line.
@@ -137,9 +166,56 @@ impl Ring {
     /// A ring of `capacity` records (rounded up to a power of two, at least 2).
     pub fn new(capacity: usize) -> Ring {
         let capacity = capacity.max(2).next_power_of_two();
+        let slots = new_slots(capacity).unwrap_or_else(|| small_slots(capacity));
         Ring {
-            slots: new_slots(capacity),
+            slots,
             head: AtomicU64::new(0),
+            start: 0,
+            pooled: false,
+        }
+    }
+
+    /// A ring of `capacity` records (a power of two) from the pool of dropped ones, or a new one; it goes
+    /// back to the pool when dropped (see the module docs). If no memory can be had for a new one, a 2-slot
+    /// ring, counted in [`unmapped`].
+    pub fn reused(capacity: usize) -> Ring {
+        let capacity = capacity.max(2).next_power_of_two();
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = pool.iter().rposition(|(s, _)| s.len() == capacity) {
+            let (slots, head) = pool.swap_remove(i);
+            drop(pool);
+            return Ring {
+                slots,
+                head: AtomicU64::new(head),
+                start: head,
+                pooled: true,
+            };
+        }
+        drop(pool);
+        match new_slots(capacity) {
+            Some(slots) => Ring {
+                slots,
+                head: AtomicU64::new(0),
+                start: 0,
+                pooled: !crate::base::sync::MODEL,
+            },
+            None => {
+                UNMAPPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Ring::new(2)
+            }
+        }
+    }
+
+    /// The head when this owner got the ring (records before it are a previous owner's).
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// A consumer's position at the ring's start: the first record of its current owner.
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            next: self.start,
+            dropped: 0,
         }
     }
 
@@ -161,10 +237,10 @@ impl Ring {
         self.slots.len()
     }
 
-    /// Number of records ever pushed.
+    /// Number of records its current owner pushed.
     pub fn pushed(&self) -> u64 {
         // Acquire: pairs with the Release store in `push`.
-        self.head.load(Ordering::Acquire)
+        self.head.load(Ordering::Acquire) - self.start
     }
 
     /// Hands every record published since `cursor` to `f`, in order, and counts what was lost. Consumer only.
@@ -188,21 +264,41 @@ impl Ring {
     }
 }
 
-fn new_slots(capacity: usize) -> Box<[Slot]> {
-    if crate::base::sync::MODEL {
-        // loom's atomics are not plain integers: build them one by one.
-        return (0..capacity).map(|_| Slot::default()).collect();
+impl Drop for Ring {
+    fn drop(&mut self) {
+        if !self.pooled {
+            return;
+        }
+        // `&mut self`: no producer or consumer is left. The head goes with the slots (see the module docs).
+        let slots = std::mem::take(&mut self.slots);
+        let head = self.head.load(Ordering::Relaxed);
+        POOL.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((slots, head));
     }
-    use std::alloc::{Layout, alloc_zeroed, handle_alloc_error};
-    let layout = Layout::array::<Slot>(capacity).expect("ring capacity overflows");
+}
+
+/// `capacity` slots built one by one (loom's atomics are not plain integers; also the fallback when the
+/// zeroed allocation fails, for the 2 slots of a ring that could not be had).
+fn small_slots(capacity: usize) -> Box<[Slot]> {
+    (0..capacity).map(|_| Slot::default()).collect()
+}
+
+/// `capacity` zeroed slots, or `None` if the memory cannot be had.
+fn new_slots(capacity: usize) -> Option<Box<[Slot]>> {
+    if crate::base::sync::MODEL {
+        return Some(small_slots(capacity));
+    }
+    use std::alloc::{Layout, alloc_zeroed};
+    let layout = Layout::array::<Slot>(capacity).ok()?;
     // SAFETY: `layout` has a non-zero size (capacity >= 2, Slot is 40 bytes).
     let ptr = unsafe { alloc_zeroed(layout) }.cast::<Slot>();
     if ptr.is_null() {
-        handle_alloc_error(layout);
+        return None;
     }
     // SAFETY: `ptr` is a live allocation of `capacity` Slots made with the global allocator and `Layout::array`,
     // which is what `Box<[Slot]>` frees with; all-zero bytes are a valid `Slot` (std atomics of 0; the loom build,
     // whose atomics are not, took the branch above). Zeroed pages stay untouched, so a ring costs resident memory
     // only as it fills.
-    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, capacity)) }
+    Some(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, capacity)) })
 }

@@ -5,6 +5,7 @@
 //! self time so far), so a snapshot taken mid-run is consistent: every node's `total_ns` is its `self_ns`
 //! plus its children's `total_ns`.
 
+use super::retired::Group as RetiredGroup;
 use super::stack::{NodeReading, Reading};
 use super::thread::{self, ThreadState};
 use super::verbosity;
@@ -12,15 +13,18 @@ use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, Verbosity};
 use crate::base::{process, registry};
 use crate::data::report::{Report, RunInfo};
-use crate::data::tree::{CallNode, CallTree, RunningSection, ThreadSnapshot};
+use crate::data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot};
 
 /// Every thread's snapshot, in order of first section, with the one conversion all of their figures use
-/// (reports compute the wall time alongside them with it).
+/// (reports compute the wall time alongside them with it). Exited threads the background thread has
+/// folded come one entry per name ([`retired`](super::retired)), at their first thread's place.
 pub fn all() -> (Vec<ThreadSnapshot>, Scale) {
     clock::calibrate();
     let scale = clock::scale();
     let now = clock::now().0;
-    let snapshots = thread::all()
+    // One instant: each thread is live or folded, never both, never neither.
+    let (live, retired) = thread::view();
+    let mut snapshots: Vec<ThreadSnapshot> = live
         .iter()
         .enumerate()
         .map(|(i, t)| {
@@ -28,7 +32,28 @@ pub fn all() -> (Vec<ThreadSnapshot>, Scale) {
             snapshot(t, now, scale)
         })
         .collect();
+    snapshots.extend(retired.iter().map(|g| folded(g, scale)));
+    snapshots.sort_by_key(|s| s.index);
     (snapshots, scale)
+}
+
+/// A group of folded threads as one entry.
+fn folded(g: &RetiredGroup, scale: Scale) -> ThreadSnapshot {
+    ThreadSnapshot {
+        index: g.index,
+        name: g.shown_name(),
+        is_main: g.is_main,
+        started_ns: scale.to_ns(Ticks(g.born_ticks)),
+        exited_ns: Some(scale.to_ns(Ticks(g.exited_ticks))),
+        recorded: g.recorded,
+        dropped: g.dropped,
+        tree: build_tree(&g.nodes, scale),
+        running: Vec::new(),
+        group: Some(Group {
+            threads: g.threads,
+            alive_ns: scale.delta_ns(Ticks(g.alive_ticks)),
+        }),
+    }
 }
 
 /// A report of everything recorded so far, while threads keep running: counts are exact, and running
@@ -83,6 +108,7 @@ fn snapshot(t: &ThreadState, now: u64, scale: Scale) -> ThreadSnapshot {
                 elapsed_ns: scale.delta_ns(Ticks(now.saturating_sub(f.start))),
             })
             .collect(),
+        group: None,
     }
 }
 

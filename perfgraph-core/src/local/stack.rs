@@ -137,11 +137,16 @@ impl Stack {
     /// An empty stack: a ring of `ring_capacity` records, and a frame table showing the outermost `public`
     /// (at most [`PUBLIC_DEPTH`]) open sections.
     pub fn new(ring_capacity: usize, public: usize) -> Stack {
+        Stack::with_ring(Ring::new(ring_capacity), public)
+    }
+
+    /// As [`new`](Stack::new), with `ring` (a recycled one, say) for its completed sections.
+    pub fn with_ring(ring: Ring, public: usize) -> Stack {
         let tree = Tree::new();
         // Nodes live in heap segments that never move, so the root's address survives moving `tree`.
         let root: *const Node = tree.root();
         Stack {
-            ring: Ring::new(ring_capacity),
+            ring,
             frames: FrameTable::new(public.min(PUBLIC_DEPTH)),
             tree,
             own: UnsafeCell::new(Own {

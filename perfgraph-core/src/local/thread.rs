@@ -1,9 +1,12 @@
 //! Per-thread recording state and the hot path.
 //!
-//! A thread's first section allocates its [`ThreadState`] (the event ring, the open-frame table, the call
-//! tree's first segment) and registers it in the global thread list, which keeps it for the rest of the
-//! process, so recorded data outlives the thread and a [`Guard`](super::guard::Guard)'s pointer to it is
-//! always valid. After that, entering and leaving a section touches only memory this thread owns, in
+//! A thread's first section allocates its [`ThreadState`] (the event ring, recycled from exited threads when
+//! one is free; the open-frame table, the call tree's first segment) and registers it in the global list of
+//! live threads. Once the thread has exited and the background thread has drained its ring for the last
+//! time, [`retire`] folds it into the retired summary ([`super::retired`]) and takes it off that list; its
+//! state is freed when the last reader lets go of it (readers hold `Arc`s), its ring goes back to the pool.
+//! A [`Guard`](super::guard::Guard)'s pointer to it is valid while its thread runs, which is all a guard
+//! needs. After that, entering and leaving a section touches only memory this thread owns, in
 //! [`Stack::enter`] and [`Stack::exit`] (where the order readers rely on is spelled out), with the clock
 //! and memory figures read here:
 //!
@@ -26,6 +29,8 @@ use std::sync::{Arc, Mutex};
 use crossbeam_utils::CachePadded;
 
 use super::frames::{OpenFrame, PUBLIC_DEPTH};
+use super::retired::{Exited, Group, Retired};
+use super::ring::Ring;
 use super::stack::{Sample, Stack};
 use crate::base::registry::SectionId;
 use crate::base::{clock, process, sys};
@@ -41,6 +46,9 @@ pub struct ThreadState {
     /// The thread's name, told apart from others of the same name (`worker#2`), `main` for the main thread,
     /// `unnamed-<OS thread id>` for unnamed threads.
     pub name: String,
+    /// The name the thread was given (`worker` for `worker#2`), `None` for an unnamed thread: what its
+    /// summary is grouped under once it has exited.
+    pub family: Option<String>,
     /// Whether this is the process's main thread.
     pub is_main: bool,
     /// Clock ticks at the thread's first section.
@@ -60,14 +68,15 @@ pub struct ThreadState {
 pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
 impl ThreadState {
-    fn new(index: u32, name: String, is_main: bool) -> ThreadState {
+    fn new(index: u32, name: String, family: Option<String>, is_main: bool) -> ThreadState {
         ThreadState {
             index,
             name,
+            family,
             is_main,
             born_ticks: clock::now().0,
             exited_ticks: AtomicU64::new(0),
-            stack: Stack::new(RING_CAPACITY, PUBLIC_DEPTH),
+            stack: Stack::with_ring(Ring::reused(RING_CAPACITY), PUBLIC_DEPTH),
             watch: CachePadded::new(AtomicU32::new(0)),
             dropped: AtomicU64::new(0),
         }
@@ -125,17 +134,88 @@ impl ThreadState {
     }
 }
 
-/// Every thread that ever recorded, in order of first section. Never shrinks: recorded data outlives threads.
-static THREADS: Mutex<Vec<Arc<ThreadState>>> = Mutex::new(Vec::new());
-
-/// All threads that ever recorded.
-pub fn all() -> Vec<Arc<ThreadState>> {
-    THREADS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+/// The threads that recorded: the live ones (in order of first section) and the retired ones, folded. One
+/// lock over both, so a reader sees every thread exactly once.
+struct Threads {
+    live: Vec<Arc<ThreadState>>,
+    retired: Retired,
+    /// Threads ever registered: the next one's index.
+    registered: u32,
+    /// Changes whenever `live` does.
+    generation: u64,
 }
 
-/// How many threads ever recorded (what [`all`] would return, without copying it).
-pub fn count() -> usize {
-    THREADS.lock().unwrap_or_else(|e| e.into_inner()).len()
+static THREADS: Mutex<Threads> = Mutex::new(Threads {
+    live: Vec::new(),
+    retired: Retired::new(),
+    registered: 0,
+    generation: 0,
+});
+
+/// Exited threads not folded yet. Every [`EXITED_WAKE`]th one wakes the background thread, so their
+/// states (and rings) go back soon even in a program that ends threads by the thousand, without a pass per
+/// exit.
+static EXITED_PENDING: AtomicU64 = AtomicU64::new(0);
+
+/// See [`EXITED_PENDING`].
+const EXITED_WAKE: u64 = 64;
+
+fn threads() -> std::sync::MutexGuard<'static, Threads> {
+    THREADS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The live threads (not folded yet), in order of first section.
+pub fn all() -> Vec<Arc<ThreadState>> {
+    threads().live.clone()
+}
+
+/// A number that changes whenever the live list does (what [`all`] would return, without copying it).
+pub fn generation() -> u64 {
+    threads().generation
+}
+
+/// The live threads and the retired groups, read at one instant: every thread is in exactly one of them.
+pub fn view() -> (Vec<Arc<ThreadState>>, Vec<Group>) {
+    let t = threads();
+    (t.live.clone(), t.retired.groups().to_vec())
+}
+
+/// Folds `state`, an exited thread whose ring the background thread drained for the last time (losing
+/// `dropped` records in all), into the retired summary, and takes it off the live list. Background thread
+/// only, after that final drain.
+///
+/// Returns `false`, and keeps the thread live for good, if sections are still open on it: a guard kept in
+/// a thread-local that outlived the exit hook may still close them.
+pub fn retire(state: &ThreadState, dropped: u64) -> bool {
+    let exited_ticks = state.exited_ticks.load(Ordering::Acquire);
+    debug_assert!(exited_ticks != 0, "only an exited thread is retired");
+    if !state.open_frames().is_empty() {
+        return false;
+    }
+    // Outside the lock: the thread has exited (Acquire above pairs with the exit hook's Release), so its
+    // state no longer changes.
+    let reading = state.stack.read(exited_ticks);
+    let exited = Exited {
+        name: &state.name,
+        family: state.family.as_deref(),
+        index: state.index,
+        is_main: state.is_main,
+        born_ticks: state.born_ticks,
+        exited_ticks,
+        recorded: state.stack.ring.pushed(),
+        dropped,
+    };
+    let mut t = threads();
+    // The live list is in order of index.
+    if let Ok(i) = t.live.binary_search_by_key(&state.index, |s| s.index) {
+        t.live.remove(i);
+        t.retired.fold(&exited, &reading);
+        t.generation += 1;
+    }
+    drop(t);
+    // Relaxed: a counter for the wake-up heuristic only.
+    let _ = EXITED_PENDING.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    true
 }
 
 thread_local! {
@@ -152,13 +232,22 @@ impl Drop for ExitHook {
     fn drop(&mut self) {
         let state = self.0.get();
         if !state.is_null() {
-            // SAFETY: the pointer came from an `Arc` that `THREADS` keeps alive for the whole process.
+            // A section entered later in this thread's teardown (from another thread-local's destructor)
+            // registers a state of its own, which is never retired: this one may be freed once retired.
+            CURRENT.with(|c| c.set(std::ptr::null()));
+            // SAFETY: the pointer came from an `Arc` in the live list, which keeps it until the background
+            // thread retires the thread, which it does only after it saw the store below.
             let state = unsafe { &*state };
             // Release: pairs with the Acquire load in `exited`: the thread's last records are visible.
             state
                 .exited_ticks
                 .store(clock::now().0.max(1), Ordering::Release);
-            process::wake();
+            // Not a pass per exit: only every `EXITED_WAKE`th exit waiting to be folded wakes the background
+            // thread (otherwise the next pass folds it). Relaxed: a heuristic counter.
+            let pending = EXITED_PENDING.fetch_add(1, Ordering::Relaxed) + 1;
+            if pending.is_multiple_of(EXITED_WAKE) {
+                process::wake();
+            }
         }
     }
 }
@@ -197,7 +286,8 @@ pub fn current() -> &'static ThreadState {
     if ptr.is_null() {
         return register();
     }
-    // SAFETY: non-null values come from `register`, from an `Arc` that `THREADS` keeps for the whole process.
+    // SAFETY: non-null values come from `register`, from an `Arc` that the live list keeps while the thread
+    // runs (it is retired only after its exit hook ran).
     unsafe { &*ptr }
 }
 
@@ -206,24 +296,27 @@ pub fn current() -> &'static ThreadState {
 fn register() -> &'static ThreadState {
     let thread = std::thread::current();
     let is_main = sys::is_main_thread();
-    let name = match thread.name() {
-        Some(name) => told_apart(name),
-        None if is_main => "main".to_owned(),
-        None => format!("unnamed-{}", sys::thread_id()),
+    let (name, family) = match thread.name() {
+        Some(name) => (told_apart(name), Some(name.to_owned())),
+        None if is_main => ("main".to_owned(), Some("main".to_owned())),
+        None => (format!("unnamed-{}", sys::thread_id()), None),
     };
     let state = {
-        let mut threads = THREADS.lock().unwrap_or_else(|e| e.into_inner());
-        let index = threads.len() as u32;
-        let state = Arc::new(ThreadState::new(index, name, is_main));
-        threads.push(Arc::clone(&state));
+        let mut threads = threads();
+        let index = threads.registered;
+        let state = Arc::new(ThreadState::new(index, name, family, is_main));
+        threads.registered += 1;
+        threads.generation += 1;
+        threads.live.push(Arc::clone(&state));
         state
     };
     let ptr = Arc::as_ptr(&state);
     // The exit hook may be unavailable during thread teardown; the state then simply never reads as exited.
     let _ = EXIT_HOOK.try_with(|hook| hook.0.set(ptr));
     CURRENT.with(|c| c.set(ptr));
-    // SAFETY: `THREADS` holds a clone of this `Arc` for the rest of the process, so the state outlives 'static
-    // uses in practice (it is never removed or dropped).
+    // SAFETY: the live list holds a clone of this `Arc` until the thread has exited and been retired, so the
+    // state outlives every use this thread makes of it (the 'static is this thread's lifetime: guards are
+    // `!Send`, and the exit hook, which runs last, is what lets it be retired).
     unsafe { &*ptr }
 }
 

@@ -113,6 +113,7 @@ pub fn thread(
         dropped,
         tree,
         running: Vec::new(),
+        group: None,
     }
 }
 

@@ -17,6 +17,7 @@ pub(crate) mod terminal;
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -48,6 +49,11 @@ pub(crate) struct Live {
     panics: Vec<(u32, u64)>,
     /// What the drains delivered since the last decisions, in order.
     drained: Vec<Drained>,
+    /// The printer's number for each thread it knows (by thread index): numbers of threads it is done with
+    /// are given to new ones, so its state is in proportion to the live threads, not to every thread ever.
+    slots: HashMap<u32, usize>,
+    /// Numbers free for new threads.
+    free: Vec<usize>,
 }
 
 /// What a drain delivered to live print, kept until the printer decides under the terminal's lock.
@@ -84,7 +90,34 @@ impl Live {
             other_output: 0,
             panics: Vec::new(),
             drained: Vec::new(),
+            slots: HashMap::new(),
+            free: Vec::new(),
         })
+    }
+
+    /// The printer's number for thread `index`, given now if it has none.
+    fn slot(&mut self, index: u32) -> usize {
+        let next = self.slots.len();
+        let free = &mut self.free;
+        *self
+            .slots
+            .entry(index)
+            .or_insert_with(|| free.pop().unwrap_or(next))
+    }
+
+    /// Whether live print still has something of thread `index` (an exited one) to show or wait for.
+    pub(crate) fn busy(&self, index: u32) -> bool {
+        self.slots
+            .get(&index)
+            .is_some_and(|&t| !self.printer.done_with(t))
+    }
+
+    /// Thread `index` was folded: live print forgets it (it was not [`busy`](Live::busy)).
+    pub(crate) fn forget(&mut self, index: u32) {
+        if let Some(t) = self.slots.remove(&index) {
+            self.printer.forget(t);
+            self.free.push(t);
+        }
     }
 
     /// Re-reads the clock's conversion; returns the time limit in ticks.
@@ -113,7 +146,7 @@ impl Live {
     /// completion order. The ones that concern the printer are kept for the next decisions.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
         let limit = self.rescale();
-        let t = thread.index as usize;
+        let t = self.slot(thread.index);
         self.printer.thread(t, &thread.name, thread.is_main);
         self.panics.extend(panic::take());
         while let Some(i) = self.panics.iter().position(|p| p.0 == thread.index) {
@@ -177,11 +210,11 @@ impl Live {
         self.decide_drained();
         let mut calls: Vec<Call> = Vec::new();
         for state in threads {
-            let t = state.index as usize;
             // An exited thread runs nothing: once the printer is done with it, it costs nothing per pass.
-            if state.exited() && !self.printer.busy(t) {
+            if state.exited() && !self.busy(state.index) {
                 continue;
             }
+            let t = self.slot(state.index);
             self.printer.thread(t, &state.name, state.is_main);
             calls.clear();
             calls.extend(state.open_frames().iter().map_while(|f| {
@@ -230,7 +263,9 @@ impl Live {
             let watch = if self.printer.all() {
                 u32::MAX
             } else {
-                self.printer.printed_depth(state.index as usize)
+                self.slots
+                    .get(&state.index)
+                    .map_or(0, |&t| self.printer.printed_depth(t))
             };
             // Relaxed: a late update only delays one wake-up to the next scheduled pass.
             state.watch.store(watch, Ordering::Relaxed);

@@ -316,6 +316,20 @@ impl Printer {
             || self.limbo.iter().any(|l| l.thread == thread)
     }
 
+    /// Whether the printer is done with `thread` (an exited one): nothing of it is running, awaited, or on
+    /// the open line, so [`forget`](Printer::forget) may drop it.
+    pub fn done_with(&self, thread: usize) -> bool {
+        !self.busy(thread) && self.line.is_none_or(|l| l.thread != thread)
+    }
+
+    /// Drops what the printer knows of `thread` (one it is [done with](Printer::done_with)); the number
+    /// may then be given to another thread.
+    pub fn forget(&mut self, thread: usize) {
+        if let Some(view) = self.threads.get_mut(thread) {
+            *view = ThreadView::default();
+        }
+    }
+
     /// One more than the depth of `thread`'s innermost call on screen (0: none): ends of calls above it are
     /// what the printer must see at once.
     pub fn printed_depth(&self, thread: usize) -> u32 {
