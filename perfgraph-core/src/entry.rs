@@ -9,7 +9,7 @@ use crate::base::config::{self, Config, LiveMode};
 use crate::base::registry::Section;
 use crate::base::{clock, process};
 use crate::collector::live::{self, screen};
-use crate::collector::{self, capture, memory, signals};
+use crate::collector::{self, capture, fork, memory, signals};
 use crate::local::guard::Guard;
 use crate::local::thread::{self, MEM_ALERT_KB};
 use crate::local::verbosity;
@@ -58,7 +58,7 @@ fn first_section(site: &'static Section, level: u8) -> Guard {
 
 /// Starts the runtime once: settings, the capture of the program's output (`PERFGRAPH_CAPTURE`), clock,
 /// first memory sample, verbosity, the background thread and its exit handler, and the handlers of the
-/// signals that end a run (`PERFGRAPH_SIGNALS`). Every entry point calls it first; it returns at once after
+/// signals that end a run (`PERFGRAPH_SIGNALS`), and what a `fork()` does (`collector::fork`). Every entry point calls it first; it returns at once after
 /// the first time.
 pub fn start() {
     static START: Once = Once::new();
@@ -91,6 +91,8 @@ pub fn start() {
         if signals && process::collecting() {
             signals::install();
         }
+        // After the capture's own fork: a child forked from now on forgets the parent's threads.
+        fork::install();
     });
 }
 

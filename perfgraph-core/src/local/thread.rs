@@ -20,7 +20,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_utils::CachePadded;
 
@@ -129,6 +129,11 @@ static THREADS: Mutex<Vec<Arc<ThreadState>>> = Mutex::new(Vec::new());
 /// All threads that ever recorded.
 pub fn all() -> Vec<Arc<ThreadState>> {
     THREADS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The thread list's lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
+pub fn hold_for_fork() -> MutexGuard<'static, Vec<Arc<ThreadState>>> {
+    THREADS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// How many threads ever recorded (what [`all`] would return, without copying it).
