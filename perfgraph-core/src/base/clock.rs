@@ -18,8 +18,8 @@
 //! Why not quanta or fastant: both calibrate on first use, synchronously; quanta spends up to 200 ms in
 //! `Clock::new()`, which would land on the first timed section of every program (and on its exit latency).
 
-use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use super::sys;
 

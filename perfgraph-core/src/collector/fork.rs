@@ -12,7 +12,9 @@
 //! * forgets a signal's final pass that was under way in the parent (its signal handlers already let the
 //!   default action happen in any process but the one that installed them).
 //!
-//! Locks: a lock held by another thread at the fork stays held for good in the child. The locks the child
+//! Locks: a lock held by another thread at the fork stays held for good in the child, and so does a
+//! one-time start under way: [`prepare`] first waits for the runtime's start if another thread is running
+//! it (a fork before perfgraph was ever called, racing its first call, is not covered). The locks the child
 //! may still take after a fork (the section registry and its skipped list, the thread list, the panic
 //! list) are short, never held while user code runs, and never nested: [`prepare`] takes them all, in
 //! one order, before the fork, and both sides release them after it. The clock's calibration takes no
@@ -21,7 +23,7 @@
 //! itself fork, and while a stalled stderr is waited for).
 
 use std::cell::RefCell;
-use std::sync::{Arc, MutexGuard};
+use std::sync::{Arc, MutexGuard, OnceLock};
 
 use super::capture;
 use super::exit;
@@ -32,7 +34,10 @@ use crate::local::thread::{self, ThreadState};
 
 /// The locks [`prepare`] took, in the order it took them.
 struct Held {
-    _registry: (MutexGuard<'static, u32>, MutexGuard<'static, Vec<SectionId>>),
+    _registry: (
+        MutexGuard<'static, u32>,
+        MutexGuard<'static, Vec<SectionId>>,
+    ),
     _threads: MutexGuard<'static, Vec<Arc<ThreadState>>>,
     _panics: MutexGuard<'static, Vec<(u32, u64)>>,
 }
@@ -42,14 +47,26 @@ thread_local! {
     static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
 }
 
-/// Registers the handlers (once, by the runtime's start).
-pub(crate) fn install() {
+/// What [`prepare`] calls first: waits for the runtime's start to finish on another thread (entry's `start`).
+static WAIT_FOR_START: OnceLock<fn()> = OnceLock::new();
+
+/// Registers the handlers (once, at the first call of the runtime's start, before the start itself).
+/// `wait_for_start` returns once no other thread is starting the runtime.
+pub(crate) fn install(wait_for_start: fn()) {
+    let _ = WAIT_FOR_START.set(wait_for_start);
     sys::at_fork(prepare, release, in_child);
 }
 
-/// Before the fork, in the forking thread: takes every lock the child may need.
+/// Before the fork, in the forking thread: waits for a start under way elsewhere (the child would inherit
+/// it half done, and wait for it for good), then takes every lock the child may need.
 extern "C" fn prepare() {
     let _ = std::panic::catch_unwind(|| {
+        // Inside `suspend` this thread may hold the terminal, which a start under way may be waiting for.
+        if !terminal::inside()
+            && let Some(wait) = WAIT_FOR_START.get()
+        {
+            wait();
+        }
         let held = Held {
             _registry: registry::hold_for_fork(),
             _threads: thread::hold_for_fork(),
