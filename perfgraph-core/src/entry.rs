@@ -4,12 +4,13 @@
 //! signal.
 
 use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::base::config::{self, Config, LiveMode};
 use crate::base::registry::Section;
 use crate::base::{clock, process};
 use crate::collector::live::{self, screen};
-use crate::collector::{self, capture, memory, signals};
+use crate::collector::{self, capture, fork, memory, signals};
 use crate::local::guard::Guard;
 use crate::local::thread::{self, MEM_ALERT_KB};
 use crate::local::verbosity;
@@ -60,38 +61,69 @@ fn first_section(site: &'static Section, level: u8) -> Guard {
 /// first memory sample, verbosity, the background thread and its exit handler, and the handlers of the
 /// signals that end a run (`PERFGRAPH_SIGNALS`). Every entry point calls it first; it returns at once after
 /// the first time.
+///
+/// What a `fork()` does from the first call on (`collector::fork`) is registered before the start itself: a
+/// fork while another thread is starting the runtime then waits for it, so the child never inherits the
+/// start half done.
 pub fn start() {
     static START: Once = Once::new();
+    // A flag, not a `Once`: a fork can never find it half set.
+    static FORK_HANDLERS: AtomicBool = AtomicBool::new(false);
+    // Relaxed: only picks the one caller that registers; `pthread_atfork` orders the rest.
+    if !FORK_HANDLERS.load(Ordering::Relaxed) && !FORK_HANDLERS.swap(true, Ordering::Relaxed) {
+        fork::install(start_elsewhere);
+    }
     START.call_once(|| {
-        let (config, warnings) = Config::from_env();
-        for warning in &warnings {
-            screen::warn(warning);
-        }
-        // Before anything live print shows; what the program printed until now went straight through.
-        if let Some(warning) = capture::start(config.capture) {
-            screen::warn(&warning);
-        }
-        clock::init(config.clock_monotonic);
-        if memory::sample().is_some() {
-            process::set_start_rss_kb(process::rss_kb());
-        }
-        verbosity::init(config.verbosity);
-        if config.live != LiveMode::Off {
-            live::panic::install();
-            MEM_ALERT_KB.store(
-                (config.mem_limit_bytes / 1024) as i64,
-                std::sync::atomic::Ordering::Relaxed,
-            );
-        }
-        let config = config::set_in_force(config).clone();
-        let signals = config.signals;
-        process::mark_started();
-        collector::spawn(config);
-        // Only with a background thread to make the final pass; only signals still at their default.
-        if signals && process::collecting() {
-            signals::install();
-        }
+        STARTING.with(|s| s.set(true));
+        start_once();
+        STARTING.with(|s| s.set(false));
     });
+}
+
+thread_local! {
+    /// This thread is running the runtime's start (whose capture forks a child of its own).
+    static STARTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Before a `fork()`: waits until the runtime's start has finished, unless this thread is the one running it.
+fn start_elsewhere() {
+    if !STARTING.try_with(std::cell::Cell::get).unwrap_or(true) {
+        start();
+    }
+}
+
+/// The runtime's start ([`start`]), run once.
+fn start_once() {
+    let (config, warnings) = Config::from_env();
+    for warning in &warnings {
+        screen::warn(warning);
+    }
+    // Before anything live print shows; what the program printed until now went straight through.
+    if let Some(warning) = capture::start(config.capture) {
+        screen::warn(&warning);
+    }
+    clock::init(config.clock_monotonic);
+    if memory::sample().is_some() {
+        process::set_start_rss_kb(process::rss_kb());
+    }
+    verbosity::init(config.verbosity);
+    if config.live != LiveMode::Off {
+        live::panic::install();
+        MEM_ALERT_KB.store(
+            (config.mem_limit_bytes / 1024) as i64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+    let config = config::set_in_force(config).clone();
+    let signals = config.signals;
+    process::mark_started();
+    collector::spawn(config);
+    // Only with a background thread to make the final pass; only signals still at their default.
+    if signals && process::collecting() {
+        signals::install();
+    }
+    // Read once here, where a fork waits for it, rather than first by a report a fork could interrupt.
+    process::program_name();
 }
 
 /// The settings in force (read from the environment at the runtime's start).

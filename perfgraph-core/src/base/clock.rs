@@ -18,8 +18,8 @@
 //! Why not quanta or fastant: both calibrate on first use, synchronously; quanta spends up to 200 ms in
 //! `Clock::new()`, which would land on the first timed section of every program (and on its exit latency).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use super::sys;
 
@@ -106,9 +106,9 @@ fn manual_now() -> u64 {
 /// If the runtime has already chosen its clock.
 pub fn select_manual(start_ticks: u64) {
     // Under the lock `init` holds while it chooses the source: either it has chosen, or it will see this.
-    let base = BASE.lock().unwrap_or_else(|e| e.into_inner());
+    let _choosing = CHOOSING.lock().unwrap_or_else(|e| e.into_inner());
     assert!(
-        base.is_none(),
+        BASE.get().is_none(),
         "perfgraph: the manual clock must be selected before the runtime starts"
     );
     MANUAL_TICKS.store(start_ticks, Ordering::Relaxed);
@@ -141,7 +141,12 @@ struct Base {
     mono_ns: u64,
 }
 
-static BASE: Mutex<Option<Base>> = Mutex::new(None);
+/// Set once by [`init`]; read without a lock afterwards, so [`calibrate`] (the background thread, every
+/// report) takes none: a process forked while another thread calibrates cannot inherit a lock held for good.
+static BASE: OnceLock<Base> = OnceLock::new();
+/// Held while the source is chosen ([`init`]) or the manual clock selected ([`select_manual`]): only ever
+/// during the runtime's start, never after it.
+static CHOOSING: Mutex<()> = Mutex::new(());
 /// Base ticks (copy of `BASE.ticks`), written once in `init`.
 static BASE_TICKS: AtomicU64 = AtomicU64::new(0);
 /// Nanoseconds per tick as `f64` bits; 1.0 until the first calibration (exact for the monotonic source).
@@ -150,8 +155,8 @@ static NS_PER_TICK: AtomicU64 = AtomicU64::new(0x3FF0_0000_0000_0000);
 /// Chooses the source and takes the base pair. Idempotent; called by the runtime's one-time init. Keeps the
 /// manual clock if a test selected it ([`select_manual`]), whatever `prefer_monotonic` says.
 pub fn init(prefer_monotonic: bool) -> Source {
-    let mut base = BASE.lock().unwrap_or_else(|e| e.into_inner());
-    if base.is_none() {
+    let _choosing = CHOOSING.lock().unwrap_or_else(|e| e.into_inner());
+    if BASE.get().is_none() {
         let (ticks, mono_ns) = if MODE.load(Ordering::Relaxed) == MODE_MANUAL {
             // Exactly the manual clock's reading: `pair` would average two equal readings, rounding odd ones.
             (manual_now(), monotonic_ns())
@@ -162,7 +167,7 @@ pub fn init(prefer_monotonic: bool) -> Source {
             pair()
         };
         BASE_TICKS.store(ticks, Ordering::Relaxed);
-        *base = Some(Base { ticks, mono_ns });
+        let _ = BASE.set(Base { ticks, mono_ns });
     }
     source()
 }
@@ -186,13 +191,13 @@ fn pair() -> (u64, u64) {
 
 /// Re-measures nanoseconds per tick over the run so far (no-op for the monotonic and manual sources, whose
 /// ticks are nanoseconds: the ratio stays exactly 1.0). If the run is younger than [`MIN_CALIBRATION_NS`],
-/// first spins until it is that old so the ratio is sound.
+/// first spins until it is that old so the ratio is sound. Takes no lock: two threads calibrating at once
+/// both store a sound ratio.
 pub fn calibrate() {
     if source() != Source::Tsc {
         return;
     }
-    let base = BASE.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(base) = base.as_ref() else { return };
+    let Some(base) = BASE.get() else { return };
     let (mut ticks, mut mono) = pair();
     // A spin, not a sleep: at most 50 µs, and only in runs that short; a sleep's granularity would add up
     // to a millisecond to the exit of every short program.

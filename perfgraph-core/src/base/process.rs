@@ -41,8 +41,12 @@ pub fn receiver() -> &'static Receiver<Message> {
 /// The background thread, once it runs: the inbox's doorbell is its park token.
 static COLLECTOR: OnceLock<std::thread::Thread> = OnceLock::new();
 
-/// Rings the doorbell: the background thread's `park_timeout` returns (or its next one does at once).
+/// Rings the doorbell: the background thread's `park_timeout` returns (or its next one does at once). Not
+/// in a forked child: the thread the doorbell names does not exist there.
 fn ring() {
+    if !collecting() {
+        return;
+    }
     if let Some(thread) = COLLECTOR.get() {
         thread.unpark();
     }
@@ -78,6 +82,25 @@ pub fn mark_collecting(thread: std::thread::Thread) {
 /// Whether a background thread runs.
 pub fn collecting() -> bool {
     COLLECTING.load(Ordering::Relaxed)
+}
+
+/// Set in a child forked after the runtime started (`collector::fork`).
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// This process is a child forked after the runtime started: none of the parent's threads (the background
+/// thread, the capture's forwarder, the signal watcher) exists in it, so nothing collects, nothing is
+/// waited for at exit, and perfgraph's own lines go to fd 2 as they are. Called in the child right after
+/// `fork`: atomic stores only (async-signal-safe).
+pub fn mark_forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
+    // Relaxed: the child has one thread now; these are read by it later.
+    COLLECTING.store(false, Ordering::Relaxed);
+    OUTPUT_FD.store(2, Ordering::Relaxed);
+}
+
+/// Whether this process is a child forked after the runtime started ([`mark_forked_child`]).
+pub fn forked() -> bool {
+    FORKED.load(Ordering::Relaxed)
 }
 
 /// Whether process exit has begun (the background thread is doing its final pass).
@@ -261,6 +284,10 @@ pub fn set_output_tail(word: &'static AtomicU64) {
 /// perfgraph's own text ending in `last` reached the terminal: a child that forwards the program's bytes
 /// after this process is gone starts them on a new line if `last` is not a newline.
 pub fn note_output(last: u8) {
+    if forked() {
+        // The word is the parent's: its forwarder child reads it once the parent is gone.
+        return;
+    }
     if let Some(word) = OUTPUT_TAIL.get() {
         // Relaxed: the child reads it only after this process is gone.
         word.store(u64::from(last != b'\n'), Ordering::Relaxed);

@@ -15,8 +15,8 @@
 //! through a `Relaxed` path (e.g. an id a recording thread copied into its ring) may in theory not yet see the
 //! table entry; it then takes the registration mutex, which orders it after the registration that wrote it.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// A section's id: small, dense, starting at 1. Id 0 is the per-thread root of the call tree.
 pub type SectionId = u32;
@@ -114,6 +114,18 @@ static REGISTRY: Mutex<u32> = Mutex::new(0);
 /// Sections reached at least once while their level was above the verbosity, in the order first seen
 /// (each once). Written on the cold path only, once per site.
 static SKIPPED: Mutex<Vec<SectionId>> = Mutex::new(Vec::new());
+
+/// Both of this module's locks, taken in that order (`collector::fork`, before a `fork()`): a child then
+/// never inherits one held by a thread that does not exist in it. Neither is held while anything else is
+/// locked, or while user code runs.
+pub fn hold_for_fork() -> (
+    MutexGuard<'static, u32>,
+    MutexGuard<'static, Vec<SectionId>>,
+) {
+    let registry = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    (registry, skipped)
+}
 
 impl Section {
     /// A call site, not yet registered.

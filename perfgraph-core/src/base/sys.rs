@@ -1,6 +1,6 @@
 //! Every call into the operating system or the CPU's identification that perfgraph makes, in one place: the
-//! monotonic clock, CPUID, the resident-set figure, stderr's `write`/`poll`/`isatty`, `atexit`, the ids
-//! that tell the main thread, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
+//! monotonic clock, CPUID, the resident-set figure, stderr's `write`/`poll`/`isatty`, `atexit`,
+//! `pthread_atfork`, the ids that tell the main thread, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
 //! wrapper is safe to call from any thread and never panics; the ones a signal handler calls say that they
 //! are async-signal-safe. What "stderr" means here is [`process::output_fd`]: fd 2, or, while the program's
 //! output is captured, the descriptor fd 2 led to before. [`stream`]: the calls behind that capture (pipes,
@@ -159,6 +159,16 @@ pub fn thread_id() -> u64 {
         // SAFETY: pthread_self has no preconditions.
         unsafe { libc::pthread_self() as u64 }
     }
+}
+
+/// Registers handlers run around every `fork()` of the process (`pthread_atfork`): `prepare` in the forking
+/// thread before the fork, `parent` after it in the parent, `child` in the child (whose only thread is the
+/// one that forked). They must not unwind; `child` should make only async-signal-safe calls. Returns
+/// whether they were registered.
+pub fn at_fork(prepare: extern "C" fn(), parent: extern "C" fn(), child: extern "C" fn()) -> bool {
+    // SAFETY: three plain `extern "C" fn()`s, valid for the whole process; the caller promises they never
+    // unwind.
+    unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) == 0 }
 }
 
 /// Whether the calling thread is the process's main thread.

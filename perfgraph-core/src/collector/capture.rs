@@ -72,6 +72,13 @@ pub(crate) fn active() -> bool {
     ACTIVE.load(Ordering::Relaxed)
 }
 
+/// In a child forked after the start: the capture is the parent's. The child's fds 1 and 2 still lead into
+/// the program's stream, which the parent's forwarder forwards; nothing in the child touches the stream or
+/// the parent's forwarder (there is no forwarder thread in it). Async-signal-safe: one atomic store.
+pub(crate) fn forget_in_child() {
+    ACTIVE.store(false, Ordering::Relaxed);
+}
+
 /// How long a writer may wait for the destination to take the program's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wait {

@@ -38,6 +38,12 @@ pub(crate) fn ending_by_signal(sig: i32) {
     ENDING_BY.store(sig, Ordering::Relaxed);
 }
 
+/// In a child forked after the start: a signal ending the parent's run does not end the child's.
+/// Async-signal-safe: one atomic store.
+pub(crate) fn forget_in_child() {
+    ENDING_BY.store(0, Ordering::Relaxed);
+}
+
 /// For the exit handler: when a signal is ending the run, waits (briefly: the signal is raised as soon as
 /// its final pass is over) for it to end the process, so the exit status is the signal's.
 fn wait_for_death() {

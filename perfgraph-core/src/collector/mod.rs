@@ -17,6 +17,7 @@
 pub(crate) mod capture;
 pub(crate) mod exit;
 pub(crate) mod files;
+pub(crate) mod fork;
 pub(crate) mod interval;
 pub(crate) mod live;
 pub(crate) mod memory;

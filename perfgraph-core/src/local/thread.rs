@@ -24,7 +24,7 @@
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_utils::CachePadded;
 
@@ -136,7 +136,7 @@ impl ThreadState {
 
 /// The threads that recorded: the live ones (in order of first section) and the retired ones, folded. One
 /// lock over both, so a reader sees every thread exactly once.
-struct Threads {
+pub struct Threads {
     live: Vec<Arc<ThreadState>>,
     retired: Retired,
     /// Threads ever registered: the next one's index.
@@ -216,6 +216,11 @@ pub fn retire(state: &ThreadState, dropped: u64) -> bool {
     // Relaxed: a counter for the wake-up heuristic only.
     let _ = EXITED_PENDING.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
     true
+}
+
+/// The thread list's lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
+pub fn hold_for_fork() -> MutexGuard<'static, Threads> {
+    threads()
 }
 
 thread_local! {

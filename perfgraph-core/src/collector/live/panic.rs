@@ -3,7 +3,7 @@
 //! live line) and notes which thread panicked when, so the sections the unwinding ends print as
 //! `Finished <message> (panicked)`.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use crate::base::clock;
 use crate::local::thread;
@@ -41,4 +41,9 @@ pub(crate) fn install() {
 /// The panics noted since the last call, oldest first.
 pub(crate) fn take() -> Vec<(u32, u64)> {
     std::mem::take(&mut *PANICS.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The list's lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
+pub(crate) fn hold_for_fork() -> MutexGuard<'static, Vec<(u32, u64)>> {
+    PANICS.lock().unwrap_or_else(|e| e.into_inner())
 }

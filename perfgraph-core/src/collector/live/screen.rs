@@ -56,7 +56,8 @@ fn with_screen<R>(f: impl FnOnce(&mut Screen) -> R) -> R {
 /// assert!(solve(3) < 1e-3);
 /// ```
 pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
-    if inside() {
+    // In a forked child there is no live print to wait, and the terminal's lock is the parent's.
+    if inside() || process::forked() {
         return f();
     }
     if capture::active() {
@@ -113,8 +114,9 @@ pub fn warn(line: &str) {
 /// Writes `text` (whole lines) as other output: reports and interval statistics from the background thread,
 /// warnings. Never blocks for long (see [`STALL`]).
 pub fn write_block(text: &str) {
-    if inside() {
-        // Our own thread holds the screen (a warning raised inside `suspend`): the line just goes out.
+    if inside() || process::forked() {
+        // Our own thread holds the screen (a warning raised inside `suspend`), or this is a forked child
+        // (no live print, and the terminal's lock is the parent's): the line just goes out.
         let _ = std::io::stderr().write_all(text.as_bytes());
         return;
     }
@@ -138,7 +140,7 @@ impl Write for LiveStderr {
         if buf.is_empty() {
             return Ok(0);
         }
-        if inside() {
+        if inside() || process::forked() {
             return std::io::stderr().write(buf);
         }
         if capture::active() {
