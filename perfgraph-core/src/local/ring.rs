@@ -36,7 +36,16 @@ use crate::base::sync::atomic::{AtomicU64, Ordering, fence};
 
 /// Rings given back by dropped [`Ring::reused`] rings: their slots and their head. At most as many as
 /// were ever alive at once.
-static POOL: std::sync::Mutex<Vec<(Box<[Slot]>, u64)>> = std::sync::Mutex::new(Vec::new());
+static POOL: std::sync::Mutex<Pool> = std::sync::Mutex::new(Vec::new());
+
+/// What [`POOL`] holds: rings given back, with their heads.
+pub type Pool = Vec<(Box<[Slot]>, u64)>;
+
+/// The pool's lock, taken before a `fork()` (`collector::fork`, after the thread list's, the order every
+/// other path takes them in) so a child never inherits it held.
+pub fn hold_pool_for_fork() -> std::sync::MutexGuard<'static, Pool> {
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Threads whose ring could not be allocated (they got a 2-slot ring instead).
 static UNMAPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

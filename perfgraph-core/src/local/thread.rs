@@ -260,6 +260,11 @@ impl Drop for ExitHook {
 /// How many threads of each name have recorded so far: the second `worker` is `worker#2`.
 static NAMES: Mutex<BTreeMap<String, u32>> = Mutex::new(BTreeMap::new());
 
+/// The names' lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
+pub fn hold_names_for_fork() -> MutexGuard<'static, BTreeMap<String, u32>> {
+    NAMES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// `name` as this thread shows it in tables and live-print prefixes: the name itself for the first thread
 /// that bears it, `name#k` for the k-th (tokio's and rayon's workers share one name).
 fn told_apart(name: &str) -> String {
