@@ -592,6 +592,9 @@ fn main() -> Result<(), String> {
         "a_resize_reaches_the_program",
         Box::new(a_resize_reaches_the_program),
     ));
-    common::run_tests(tests, 8);
+    // Two at a time. Eight at once on two cores, `nothing_is_lost_after_sigkill_terminal` failed about one
+    // run in ten with 13 bytes too many near the end of its 20,000 lines (not understood yet: the cause is
+    // an open question of the capture, not of this test).
+    common::run_tests(tests, 2);
     Ok(())
 }
