@@ -133,7 +133,17 @@ pub fn room(fd: std::os::fd::RawFd, wait_ms: i32) -> Room {
 }
 
 /// One `write` of `bytes` to stderr: how many it took, or the OS error.
+///
+/// Bytes that may leave the line open are noted before the write, and the exact last byte after it: a
+/// process killed right after the write (SIGKILL) must not leave the capture's forwarder child believing
+/// the line ended, or the program's next bytes would join perfgraph's open line. A write that then fails
+/// costs at most one empty line.
 pub fn write_stderr(bytes: &[u8]) -> std::io::Result<usize> {
+    if let Some(&last) = bytes.last()
+        && last != b'\n'
+    {
+        process::note_output(last);
+    }
     let written = write_fd(process::output_fd(), bytes);
     if let Ok(n @ 1..) = written {
         process::note_output(bytes[n - 1]);
