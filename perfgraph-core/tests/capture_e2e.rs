@@ -211,19 +211,6 @@ struct Run {
     out: String,
 }
 
-fn wait(process: &mut Child, start: Instant) -> ExitStatus {
-    loop {
-        if let Some(status) = process.try_wait().unwrap() {
-            return status;
-        }
-        if start.elapsed() > HANG {
-            let _ = process.kill();
-            panic!("child still running after {HANG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// Spawns `cmd` with fds 1 and 2 on `place`; returns the child and what reads its output.
 fn spawn(mut cmd: Command, place: Place) -> (Child, Box<dyn Read + Send>) {
     match place {
@@ -249,7 +236,7 @@ fn run(cmd: Command, place: Place) -> Run {
     let start = Instant::now();
     let (mut child, reader) = spawn(cmd, place);
     let reading = std::thread::spawn(move || common::read_all(reader));
-    let status = wait(&mut child, start);
+    let status = common::wait_or_kill(&mut child, start, HANG);
     let bytes = reading.join().unwrap();
     assert!(start.elapsed() < HANG, "output still open after {HANG:?}");
     Run {
@@ -527,7 +514,7 @@ fn a_resize_reaches_the_program() {
     common::set_size(&master, 120, 50);
     // SAFETY: kill has no memory-safety preconditions; the pid is our running child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGWINCH) };
-    let status = wait(&mut child, start);
+    let status = common::wait_or_kill(&mut child, start, HANG);
     let out = reading.join().unwrap();
     assert!(status.success(), "{out}");
     assert!(out.contains("ready 100x40\n"), "{out}");

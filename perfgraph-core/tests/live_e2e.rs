@@ -178,25 +178,12 @@ fn run(cmd: &mut Command) -> Run {
             s
         })
     });
-    let status = wait(&mut process, start);
+    let status = common::wait_or_kill(&mut process, start, HANG);
     Run {
         success: status.success(),
         took: start.elapsed(),
         stdout: stdout.map(|t| t.join().unwrap()).unwrap_or_default(),
         stderr: stderr.map(|t| t.join().unwrap()).unwrap_or_default(),
-    }
-}
-
-fn wait(process: &mut std::process::Child, start: Instant) -> std::process::ExitStatus {
-    loop {
-        if let Some(status) = process.try_wait().unwrap() {
-            return status;
-        }
-        if start.elapsed() > HANG {
-            let _ = process.kill();
-            panic!("child still running after {HANG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -423,7 +410,7 @@ fn stderr_a_broken_pipe_never_hurts_the_program() {
         .unwrap()
         .read_to_string(&mut stdout)
         .unwrap();
-    let status = wait(&mut process, start);
+    let status = common::wait_or_kill(&mut process, start, HANG);
     assert!(status.success());
     assert_eq!(stdout, "child done\n");
     assert!(start.elapsed() < Duration::from_secs(5));
@@ -443,7 +430,7 @@ fn stderr_a_pipe_nobody_reads_never_stalls() {
         .unwrap()
         .read_to_string(&mut stdout)
         .unwrap();
-    let status = wait(&mut process, start);
+    let status = common::wait_or_kill(&mut process, start, HANG);
     assert!(status.success());
     assert_eq!(stdout, "child done\n");
     let took = start.elapsed();

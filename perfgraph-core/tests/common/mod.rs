@@ -163,3 +163,22 @@ pub fn run_tests(tests: Vec<Test>, batch: usize) {
         std::process::exit(1);
     }
 }
+
+/// Waits for `process` (started at `start`) to exit; kills it and fails the test if it still runs after
+/// `hang` (a bound that only catches a hang).
+pub fn wait_or_kill(
+    process: &mut std::process::Child,
+    start: std::time::Instant,
+    hang: Duration,
+) -> std::process::ExitStatus {
+    loop {
+        if let Some(status) = process.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > hang {
+            let _ = process.kill();
+            panic!("child still running after {hang:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
