@@ -37,8 +37,14 @@ use crate::local::thread::{self, ThreadState};
 use live::Live;
 use outputs::Outputs;
 
-/// Longest the background thread goes without draining the rings when no output needs every record.
+/// Longest the background thread goes without draining the rings when no output needs every record, while
+/// threads record.
 pub const DRAIN_PERIOD: Duration = Duration::from_millis(250);
+
+/// Longest it goes without draining when the drains find nothing (no record, no exited thread): the period
+/// doubles from [`DRAIN_PERIOD`] up to this, and is back to [`DRAIN_PERIOD`] after the first drain that
+/// finds something. An idle program then pays for no scheduled drain passes of its own.
+pub const DRAIN_QUIET_MAX: Duration = Duration::from_secs(2);
 
 /// Test hook: while set, the background thread does not drain the rings (a deliberately slow consumer).
 static PAUSED: AtomicBool = AtomicBool::new(false);
@@ -74,7 +80,6 @@ struct Tracked {
 
 /// The background thread's state.
 pub(crate) struct Collector {
-    config: Config,
     /// The live threads whose rings this thread drains; a finished one is folded and dropped from here.
     tracked: Vec<Tracked>,
     /// The next thread index not tracked yet.
@@ -83,11 +88,14 @@ pub(crate) struct Collector {
     threads: Vec<Arc<ThreadState>>,
     /// `thread::generation()` when `threads` was copied.
     generation: u64,
-    next_memory: u64,
+    /// When the next memory sample is due.
+    memory: memory::Pace,
     /// `process::wakes()` as the last pass read it.
     seen_wakes: u64,
     /// Monotonic ns by which the next drain is due regardless of need.
     next_drain: u64,
+    /// The current period of those drains (ns): in `DRAIN_PERIOD..=DRAIN_QUIET_MAX`.
+    drain_period: u64,
     /// An output keeps every record: drain at every pass.
     needs_every_record: bool,
     records: Vec<Record>,
@@ -99,6 +107,7 @@ pub(crate) struct Collector {
 
 impl Collector {
     fn new(config: Config) -> Collector {
+        let pace = memory::Pace::new(config.mem_interval_ns);
         Collector {
             live: Live::new(&config),
             outputs: Outputs::new(&config),
@@ -107,12 +116,12 @@ impl Collector {
             needs_every_record: config.needs_every_record(),
             seen_wakes: 0,
             next_drain: 0,
-            config,
+            drain_period: DRAIN_PERIOD.as_nanos() as u64,
             tracked: Vec::new(),
             next_index: 0,
             threads: Vec::new(),
             generation: u64::MAX,
-            next_memory: 0,
+            memory: pace,
             records: Vec::with_capacity(4096),
             warned_unmapped: false,
         }
@@ -124,11 +133,12 @@ impl Collector {
         // Keep the ticks-to-ns ratio fresh: live print converts its time limit and printed times with it.
         clock::calibrate();
         let mono = clock::monotonic_ns();
-        if mono >= self.next_memory {
-            if let Some(bytes) = memory::sample() {
+        if mono >= self.memory.next_ns() {
+            let bytes = memory::sample();
+            if let Some(bytes) = bytes {
                 self.outputs.on_memory(clock::now().0, bytes);
             }
-            self.next_memory = mono + self.config.mem_interval_ns;
+            self.memory.sampled(mono, bytes);
         }
         // The records of what woke us are visible (`process::wakes` is an Acquire load).
         let wakes = process::wakes();
@@ -142,13 +152,18 @@ impl Collector {
         // records or in the running snapshot, never in neither.
         self.outputs.before_drain(clock::now().0);
         if drain {
-            self.drain();
-            self.next_drain = mono + DRAIN_PERIOD.as_nanos() as u64;
+            let found = self.drain();
+            self.drain_period = if found {
+                DRAIN_PERIOD.as_nanos() as u64
+            } else {
+                (self.drain_period * 2).min(DRAIN_QUIET_MAX.as_nanos() as u64)
+            };
+            self.next_drain = mono + self.drain_period;
         } else {
             self.refresh_threads();
         }
         let now = clock::now().0;
-        let mut deadline = self.next_memory.min(self.next_drain);
+        let mut deadline = self.memory.next_ns().min(self.next_drain);
         if let Some(wait) = self
             .live
             .as_mut()
@@ -174,8 +189,10 @@ impl Collector {
     }
 
     /// Drains every live thread's ring (unless a test holds draining back) and hands the records to the
-    /// outputs; then folds the threads whose final drain this was.
-    fn drain(&mut self) {
+    /// outputs; then folds the threads whose final drain this was. Returns whether it found anything: a
+    /// record, a new thread or an exited one.
+    fn drain(&mut self) -> bool {
+        let mut found = false;
         self.refresh_threads();
         // The live list is in order of index: the new threads are at its end.
         let new = self.threads.partition_point(|s| s.index < self.next_index);
@@ -188,9 +205,10 @@ impl Collector {
                 pinned: false,
             });
             self.next_index = state.index + 1;
+            found = true;
         }
         if PAUSED.load(Ordering::Relaxed) && !process::shutting_down() {
-            return;
+            return found;
         }
         for t in self.tracked.iter_mut().filter(|t| !t.finished) {
             let exited = t.state.exited();
@@ -203,6 +221,7 @@ impl Collector {
             // Relaxed: this thread is the only writer; readers only want a recent figure.
             t.state.dropped.store(t.cursor.dropped, Ordering::Relaxed);
             t.finished = exited;
+            found |= exited || !self.records.is_empty();
             if let Some(live) = &mut self.live {
                 live.on_records(&t.state, &self.records);
             }
@@ -219,6 +238,7 @@ impl Collector {
                  statistics lack most of their calls",
             );
         }
+        found
     }
 
     /// Folds every thread drained after its exit (`thread::retire`) once live print is done with it, and

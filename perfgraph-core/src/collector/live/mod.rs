@@ -29,14 +29,20 @@ use crate::local::record::Record;
 use crate::local::thread::ThreadState;
 use printer::{Call, Ended, Printer, Settings};
 
-/// Longest live print lets pass without looking at what runs, so a section crossing the time limit prints
-/// within this much of the crossing even when nothing else wakes the background thread.
-const SNAPSHOT_PERIOD_NS: u64 = 50_000_000;
+/// Longest live print lets pass without looking at what runs, as a fraction of the time limit: half of it.
+/// A call that starts just after a look is in the next one, before it crosses the limit; from then on the
+/// printer knows when it crosses (and when its dots are due) and asks for a pass at that moment, so lines
+/// come on time, with a look every half second at the default limit instead of every few milliseconds.
+fn snapshot_period_ns(time_limit_ns: u64) -> u64 {
+    (time_limit_ns / 2).max(1_000_000)
+}
 
 /// The live printer's state, owned by the background thread.
 pub(crate) struct Live {
     printer: Printer,
     time_limit_ns: u64,
+    /// [`snapshot_period_ns`] of the time limit.
+    snapshot_period_ns: u64,
     mem_limit_kb: u64,
     /// Every drain matters: live-all, or a time limit so short that a section can run past it between two
     /// snapshots (then only its end record tells).
@@ -72,9 +78,9 @@ impl Live {
         }
         let color =
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && sys::stderr_is_tty();
-        // Passes come at least every memory interval and every snapshot period; a section longer than two of
-        // those is in some snapshot, so its crossing is seen without its record.
-        let pass_interval = config.mem_interval_ns.min(SNAPSHOT_PERIOD_NS);
+        // Passes come at least every snapshot period; a section longer than two of those is in some snapshot,
+        // so its crossing is seen without its record.
+        let pass_interval = snapshot_period_ns(config.time_limit_ns);
         Some(Live {
             printer: Printer::new(Settings {
                 time_limit: config.time_limit_ns,
@@ -84,6 +90,7 @@ impl Live {
                 color,
             }),
             time_limit_ns: config.time_limit_ns,
+            snapshot_period_ns: pass_interval,
             mem_limit_kb: config.mem_limit_bytes / 1024,
             drain_always: config.live == LiveMode::All || config.time_limit_ns < 2 * pass_interval,
             out: String::new(),
@@ -232,7 +239,7 @@ impl Live {
         self.show(&mut screen);
         drop(screen);
         self.set_watch(threads);
-        let mut wait = next.map_or(SNAPSHOT_PERIOD_NS, |due| {
+        let mut wait = next.map_or(self.snapshot_period_ns, |due| {
             clock::scale()
                 .delta_ns(Ticks(due).since(clock::now()))
                 .max(1_000_000)
@@ -241,7 +248,7 @@ impl Live {
             // A section ended without waking us (it was printed just as it ended): its record is in the ring.
             wait = wait.min(1_000_000);
         }
-        Some(wait.min(SNAPSHOT_PERIOD_NS))
+        Some(wait.min(self.snapshot_period_ns))
     }
 
     /// Hands the decided text to the screen. If the screen had to drop it (stderr full for long), what is on
