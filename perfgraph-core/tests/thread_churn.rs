@@ -2,8 +2,8 @@
 //! exited thread is folded into its name's tree and its state and ring go back, so the child's peak
 //! resident set stays near that of the same program with `PERFGRAPH_VERBOSITY=off` (read by the parent
 //! from `wait4`'s `ru_maxrss`), its wall time too (a generous ratio: it catches a regression, it is no
-//! benchmark), and the counts are exact. A second child runs under an address-space limit (`setrlimit`)
-//! too low for every ring: threads without one still count exactly.
+//! benchmark), and the counts are exact. The same churn runs under `ulimit -v 4000000` (an address-space
+//! limit HPC batch systems set), and threads that find no memory at all for their ring still count exactly.
 //!
 //! `THREAD_CHURN_N=100000 cargo test --release -p perfgraph-core --test thread_churn -- --nocapture` runs
 //! the full-size figure.
@@ -11,12 +11,16 @@
 mod common;
 
 use std::process::Stdio;
+use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
 use perfgraph_core::time_section;
 
 const THREADS: usize = 10_000;
 const AT_ONCE: usize = 8;
+
+/// `ulimit -v 4000000`: the address-space limit, in KiB, of the limited run.
+const LIMIT_KB: u64 = 4_000_000;
 
 fn size() -> usize {
     std::env::var("THREAD_CHURN_N")
@@ -32,33 +36,40 @@ fn work() {
     }
 }
 
-/// The child's work: `THREAD_CHURN_CHILD` set; `THREAD_CHURN_LIMIT_KB` caps the address space first.
+/// Caps the address space at `kb` KiB (`setrlimit(RLIMIT_AS)`, what `ulimit -v` sets).
+fn limit_address_space(kb: u64) {
+    let limit = libc::rlimit {
+        rlim_cur: kb * 1024,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: `limit` is a valid `rlimit` for the duration of the call.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
+}
+
+/// The process's address space now, in KiB.
+fn address_space_kb() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split(' ').next().unwrap().parse().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64 / 1024
+}
+
+/// The child's work: `THREAD_CHURN_CHILD` set. `THREAD_CHURN_LIMIT_KB` caps the address space first;
+/// `THREAD_CHURN_NO_RINGS` runs `no_rings` instead of the churn.
 #[test]
 fn child_entry() {
     if std::env::var_os("THREAD_CHURN_CHILD").is_none() {
         return;
     }
+    if std::env::var_os("THREAD_CHURN_NO_RINGS").is_some() {
+        return no_rings();
+    }
     let n = size();
-    // The runtime first (its own thread, the main thread's ring), then the limit.
-    perfgraph_core::threads();
     if let Some(kb) = std::env::var("THREAD_CHURN_LIMIT_KB")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
-        let vm_kb = std::fs::read_to_string("/proc/self/statm")
-            .unwrap()
-            .split(' ')
-            .next()
-            .unwrap()
-            .parse::<u64>()
-            .unwrap()
-            * 4;
-        let limit = libc::rlimit {
-            rlim_cur: (vm_kb + kb) * 1024,
-            rlim_max: libc::RLIM_INFINITY,
-        };
-        // SAFETY: `limit` is a valid `rlimit` for the duration of the call.
-        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
+        limit_address_space(kb);
     }
     let mut spawned = 0;
     while spawned < n {
@@ -76,6 +87,38 @@ fn child_entry() {
             h.join().unwrap();
         }
     }
+}
+
+/// `AT_ONCE` threads are started and wait (their stacks and std's alternate signal stacks mapped), then the
+/// address space is capped a little above what is mapped: room for the threads' small allocations (one
+/// malloc arena, `MALLOC_ARENA_MAX=1`, so none of them has a 64 MiB arena reserved to carve a ring from),
+/// none for a 320 KiB ring. Then each records, and the cap is lifted for the exit.
+fn no_rings() {
+    // The runtime first (its own thread, the main thread's ring).
+    perfgraph_core::threads();
+    let ready = Arc::new(Barrier::new(AT_ONCE + 1));
+    let go = Arc::new(Barrier::new(AT_ONCE + 1));
+    let threads: Vec<_> = (0..AT_ONCE)
+        .map(|_| {
+            let (ready, go) = (Arc::clone(&ready), Arc::clone(&go));
+            std::thread::Builder::new()
+                .name("churn-worker".into())
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    ready.wait();
+                    go.wait();
+                    work();
+                })
+                .unwrap()
+        })
+        .collect();
+    ready.wait();
+    limit_address_space(address_space_kb() + 192);
+    go.wait();
+    for t in threads {
+        t.join().unwrap();
+    }
+    limit_address_space(libc::RLIM_INFINITY / 1024);
 }
 
 struct Run {
@@ -131,8 +174,8 @@ fn run_child(env: &[(&str, &str)], json: bool) -> Run {
     }
 }
 
-fn check_counts(run: &Run) {
-    let n = size() as u64;
+fn check_counts(run: &Run, n: usize) {
+    let n = n as u64;
     let json = run.json.as_ref().unwrap();
     let tree = json["tree"].as_array().unwrap();
     let step = tree.iter().find(|t| t["name"] == "churn::step").unwrap();
@@ -163,7 +206,7 @@ fn churned_threads_cost_little_memory_and_time() {
         off.max_rss_kb,
         off.secs
     );
-    check_counts(&on);
+    check_counts(&on, size());
     // Generous bounds: every state kept (the old way) costs ~190 MB at 10,000 threads.
     assert!(
         on.max_rss_kb <= 8 * off.max_rss_kb + 32 * 1024,
@@ -180,10 +223,30 @@ fn churned_threads_cost_little_memory_and_time() {
 }
 
 #[test]
-#[ignore = "under RLIMIT_AS the child's threads fail first on std's alternate signal stack; limit not tuned yet"]
-fn without_memory_for_rings_counts_stay_exact() {
-    // Room for the threads' small stacks and a few rings, not for one ring per thread at once.
-    let run = run_child(&[("THREAD_CHURN_LIMIT_KB", "2048")], true);
-    check_counts(&run);
+fn churn_under_ulimit_v_4000000_finishes() {
+    let limit = LIMIT_KB.to_string();
+    let run = run_child(&[("THREAD_CHURN_LIMIT_KB", limit.as_str())], true);
+    check_counts(&run, size());
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+}
+
+#[test]
+fn threads_without_memory_for_a_ring_count_exactly() {
+    let run = run_child(
+        &[("THREAD_CHURN_NO_RINGS", "1"), ("MALLOC_ARENA_MAX", "1")],
+        true,
+    );
+    check_counts(&run, AT_ONCE);
     assert!(!run.stderr.contains("memory allocation"), "{}", run.stderr);
+    let warnings: Vec<_> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(
+        warnings[0].contains("out of memory for a thread's ring"),
+        "{}",
+        run.stderr
+    );
 }
