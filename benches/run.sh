@@ -9,7 +9,8 @@
 # compiled-out bench (benches/compiled-out, its own build so perfgraph-core really lacks `enabled`); then
 # `record` measures the demo, the memory per thread and the off-by-verbosity cost in a dozen short peers-bench
 # processes with ASLR and a few with it off (to see how far that cost varies across processes and layouts),
-# and writes the file. PERFGRAPH_* variables are cleared so every run uses the defaults.
+# reads the figures of the lifecycle tests run at full size just before, and writes the file. PERFGRAPH_*
+# variables are cleared so every run uses the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -56,7 +57,20 @@ echo "== perfgraph compiled out (its own build)"
 wait_quiet
 (cd benches/compiled-out && CRITERION_HOME="$out/criterion/compiled-out" cargo bench --bench compiled_out)
 
+# The lifecycle tests at full size (perfgraph-core/tests/thread_churn.rs and fork.rs): their figure lines
+# go to a file `record` reads. A failing test stops the run here, before the record is written.
+echo "== lifecycles at full size: 100,000 churned threads (three times), 200 forks"
+cargo test --release -p perfgraph-core --test thread_churn --test fork --no-run
+wait_quiet
+for _ in 1 2 3; do
+    THREAD_CHURN_N=100000 cargo test --release -p perfgraph-core --test thread_churn -- --nocapture \
+        --test-threads=1
+done 2>&1 | tee "$out/lifecycle.txt"
+FORK_COUNT=200 cargo test --release -p perfgraph-core --test fork -- --nocapture 2>&1 |
+    tee -a "$out/lifecycle.txt"
+
 echo "== demo and memory measurements; writing docs/performance.md"
 wait_quiet
 target/release/record --criterion "$out/criterion" --demo-on "$out/demo-on" --demo-off "$out/demo-off" \
-    --peers-bench "$peers_bench" --out docs/performance.md --command "benches/run.sh"
+    --peers-bench "$peers_bench" --out docs/performance.md --command "benches/run.sh" \
+    --lifecycle "$out/lifecycle.txt"

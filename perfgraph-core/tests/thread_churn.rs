@@ -198,8 +198,9 @@ fn check_counts(run: &Run, n: usize) {
 fn churned_threads_cost_little_memory_and_time() {
     let off = run_child(&[("PERFGRAPH_VERBOSITY", "off")], false);
     let on = run_child(&[], true);
+    // One line `benches/run.sh` reads for docs/performance.md.
     eprintln!(
-        "{} threads: peak resident {} KiB, {:.2} s recording; {} KiB, {:.2} s with PERFGRAPH_VERBOSITY=off",
+        "churn: threads {} on_kib {} on_s {:.3} off_kib {} off_s {:.3}",
         size(),
         on.max_rss_kb,
         on.secs,
@@ -228,6 +229,13 @@ fn churn_under_ulimit_v_4000000_finishes() {
     let run = run_child(&[("THREAD_CHURN_LIMIT_KB", limit.as_str())], true);
     check_counts(&run, size());
     assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    // One line `benches/run.sh` reads for docs/performance.md (printed once the counts are checked).
+    eprintln!(
+        "churn limited: threads {} limit_kib {LIMIT_KB} on_kib {} on_s {:.3}",
+        size(),
+        run.max_rss_kb,
+        run.secs
+    );
 }
 
 #[test]

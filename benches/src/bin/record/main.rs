@@ -3,7 +3,8 @@
 //! thread CPU time, the fine-grained loop on / off / compiled out, whole-process time) and in child
 //! processes of its own (resident memory per recording thread). Every figure in the file comes from this run.
 //!
-//! `record --criterion DIR --demo-on BIN --demo-off BIN --peers-bench BIN --out FILE --command TEXT`
+//! `record --criterion DIR --demo-on BIN --demo-off BIN --peers-bench BIN --out FILE --command TEXT
+//! [--lifecycle FILE]` (`FILE`: the saved output of the full-size lifecycle tests, see `measure::lifecycle`)
 //! (`record --rss-child MODE N` is the child it runs for the memory figures.)
 //!
 //! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
@@ -34,6 +35,11 @@ fn main() {
         peers_bench: PathBuf::from(opt("--peers-bench")),
         out: PathBuf::from(opt("--out")),
         command: opt("--command"),
+        lifecycle: args
+            .iter()
+            .position(|a| a == "--lifecycle")
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from),
     };
     let record = measure::record(&inputs);
     std::fs::write(&inputs.out, render::render(&record)).expect("write the record");

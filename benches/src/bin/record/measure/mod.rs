@@ -5,6 +5,7 @@
 pub mod capture;
 pub mod demo;
 pub mod layouts;
+pub mod lifecycle;
 pub mod machine;
 pub mod results;
 pub mod rss;
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 use capture::Capture;
 use demo::{Demo, DemoFigures};
 use layouts::Layouts;
+use lifecycle::Lifecycle;
 use machine::Machine;
 use results::Results;
 use rss::Rss;
@@ -32,6 +34,8 @@ pub struct Inputs {
     pub out: PathBuf,
     /// The command that made the record, as the header shows it.
     pub command: String,
+    /// The saved output of the full-size lifecycle tests ([`Lifecycle`]), if `run.sh` ran them.
+    pub lifecycle: Option<PathBuf>,
 }
 
 /// Every figure of one record.
@@ -48,11 +52,13 @@ pub struct Record {
     pub demo: Option<DemoFigures>,
     /// The cost of capturing the program's output.
     pub capture: Capture,
+    /// Thread churn, the address-space limit and fork, at full size.
+    pub lifecycle: Lifecycle,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
 /// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
-/// capture's floods.
+/// capture's floods; then the lifecycle tests' figures are read.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
@@ -64,6 +70,7 @@ pub fn record(inputs: &Inputs) -> Record {
         .zip(process_time)
         .map(|(demo, process_time)| demo.figures(process_time));
     let capture = Capture::measure(&inputs.demo_on);
+    let lifecycle = Lifecycle::read(inputs.lifecycle.as_deref());
     Record {
         machine,
         results,
@@ -71,5 +78,6 @@ pub fn record(inputs: &Inputs) -> Record {
         rss,
         demo,
         capture,
+        lifecycle,
     }
 }

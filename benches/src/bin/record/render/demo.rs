@@ -57,12 +57,13 @@ fn print_cpu(doc: &mut String, c: &PrintThreadCpu) {
         "this kernel has no `schedstat`, so the figures are `stat`'s user + system ticks, counted as 10 ms each"
     };
     let row = |run: Option<&CpuRun>| {
-        run.map_or("— | — | —".into(), |r| {
+        run.map_or("— | — | — | —".into(), |r| {
             format!(
-                "{:.1} | {:.2} | {:.2} ms/s",
+                "{:.1} | {:.2} | {:.2} ms/s | {:.3}%",
                 r.cpu_ms,
                 r.wall_ms / 1e3,
-                r.cpu_ms / (r.wall_ms / 1e3)
+                r.cpu_ms / (r.wall_ms / 1e3),
+                r.cpu_ms / r.wall_ms * 100.0
             )
         })
     };
@@ -72,8 +73,9 @@ fn print_cpu(doc: &mut String, c: &PrintThreadCpu) {
          CPU time of the thread named `perfgraph` over a whole demo run, default settings. The demo (`--cpu`)\n\
          reads it from `/proc/self/task/<tid>/schedstat`, or from `stat` where the kernel has no `schedstat`;\n\
          {source}. Each row is the median of {runs} runs by CPU time; *per second of run* divides it by that\n\
-         run's own wall time from spawn to exit.\n\n\
-         | Run | CPU ms | run s | per second of run |\n|---|---:|---:|---:|\n\
+         run's own wall time from spawn to exit (start-up and exit included), and *of a core* says it as a\n\
+         share of one core. The target for a program that only waits is under 0.1% of a core.\n\n\
+         | Run | CPU ms | run s | per second of run | of a core |\n|---|---:|---:|---:|---:|\n\
          | `--idle-secs {secs}`: one section that sleeps | {} |\n\
          | `--fine-secs {secs}`: the fine-grained loop | {} |\n",
         row(c.idle.as_ref()),

@@ -6,6 +6,7 @@ mod demo;
 mod fmt;
 mod header;
 mod layouts;
+mod lifecycle;
 mod overhead;
 mod rows;
 mod rss;
@@ -32,5 +33,6 @@ pub fn render(r: &Record) -> String {
     rss::write(&mut doc, &r.rss);
     demo::write(&mut doc, r.demo.as_ref());
     capture::write(&mut doc, &r.capture);
+    lifecycle::write(&mut doc, &r.lifecycle);
     doc
 }

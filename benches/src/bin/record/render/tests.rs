@@ -12,6 +12,7 @@ use crate::measure::Record;
 use crate::measure::capture::{Capture, Flood};
 use crate::measure::demo::{CpuRun, DemoFigures, FineLoop, PrintThreadCpu, ProcessTime};
 use crate::measure::layouts::Layouts;
+use crate::measure::lifecycle::{Churn, Forks, Lifecycle, Limited};
 use crate::measure::machine::Machine;
 use crate::measure::results::Results;
 use crate::measure::rss::Rss;
@@ -145,7 +146,50 @@ fn canned() -> Record {
                 },
             ],
         },
+        lifecycle: Lifecycle {
+            churn: Some(Churn {
+                threads: 100_000,
+                on_kib: 27280.0,
+                on_s: 4.42,
+                off_kib: 3380.0,
+                off_s: 3.97,
+            }),
+            runs: 3,
+            limited: Some(Limited {
+                threads: 100_000,
+                limit_kib: 4_000_000,
+                on_kib: 26112.0,
+                on_s: 4.51,
+            }),
+            forks: Some(Forks {
+                forks: 200,
+                hangs: 0,
+                errors: 0,
+                mean_us: 4512,
+                max_us: 9120,
+            }),
+        },
     }
+}
+
+#[test]
+fn the_lifecycle_rows_check_the_targets() {
+    let doc = render(&canned());
+    // 27280 − 3380 = 23900 KiB of growth; 4.42 / 3.97 = 1.11.
+    assert_eq!(
+        line(&doc, "| peak resident KiB"),
+        "| peak resident KiB | 27280 | 3380 | +23900 KiB | ≤ +32768 KiB: met |"
+    );
+    assert_eq!(
+        line(&doc, "| wall s"),
+        "| wall s | 4.42 | 3.97 | 1.11× | ≤ 1.3×: met |"
+    );
+    let mut slow = canned();
+    slow.lifecycle.churn.as_mut().unwrap().on_s = 6.0;
+    assert!(render(&slow).contains("≤ 1.3×: **missed**"));
+    let mut text = String::new();
+    super::lifecycle::write(&mut text, &Lifecycle::default());
+    assert!(text.contains("Not measured"), "{text}");
 }
 
 #[test]
@@ -331,7 +375,7 @@ fn demo_figures_are_printed_as_measured() {
     );
     assert_eq!(
         line(&doc, "| `--fine-secs 5`"),
-        "| `--fine-secs 5`: the fine-grained loop | 13.0 | 5.00 | 2.60 ms/s |"
+        "| `--fine-secs 5`: the fine-grained loop | 13.0 | 5.00 | 2.60 ms/s | 0.260% |"
     );
     assert_eq!(
         line(&doc, "| **added by perfgraph**"),
