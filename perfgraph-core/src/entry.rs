@@ -107,6 +107,7 @@ fn start_once() {
         process::set_start_rss_kb(process::rss_kb());
     }
     verbosity::init(config.verbosity);
+    thread::set_ring_capacity(config.ring_capacity());
     if config.live != LiveMode::Off {
         live::panic::install();
         MEM_ALERT_KB.store(

@@ -314,7 +314,18 @@ fn check_trace(trace: &Value) {
     let mut open: HashMap<u64, Vec<(u64, String)>> = HashMap::new();
     let mut last_start: HashMap<u64, u64> = HashMap::new();
     let mut counters = 0;
-    for e in trace["traceEvents"].as_array().unwrap() {
+    // Calls are written as they end; a viewer orders them by thread, start, and outer call first.
+    let mut events: Vec<&Value> = trace.as_array().unwrap().iter().collect();
+    events.sort_by_key(|e| {
+        let start = e["ts"].as_f64().map_or(0, |_| ns(&e["ts"]));
+        let dur = e["dur"].as_f64().map_or(0, |_| ns(&e["dur"]));
+        (
+            e["tid"].as_u64().unwrap_or(0),
+            start,
+            std::cmp::Reverse(dur),
+        )
+    });
+    for e in events {
         match e["ph"].as_str().unwrap() {
             "X" => {
                 let tid = e["tid"].as_u64().unwrap();

@@ -73,6 +73,13 @@ impl ReportSelection {
     }
 }
 
+/// Records in each thread's ring (40 bytes each: 320 KiB) without a trace.
+pub const RING_CAPACITY: usize = 8192;
+
+/// Records in each thread's ring while a trace is written (40 bytes each: 5 MiB, resident only as far as a
+/// thread filled it): 65 ms of a thread recording 2 million sections a second.
+pub const TRACE_RING_CAPACITY: usize = 1 << 17;
+
 /// Every setting, with its default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -88,10 +95,11 @@ pub struct Config {
     pub report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` in seconds: per-thread interval statistics. Default off.
     pub interval_ns: Option<u64>,
-    /// `PERFGRAPH_TRACE`: Chrome trace JSON path. Default off.
+    /// `PERFGRAPH_TRACE`: the trace's path, streamed while the program runs: Perfetto protobuf when it ends
+    /// in `.pftrace` or `.perfetto-trace`, Chrome trace JSON otherwise. Default off.
     pub trace: Option<PathBuf>,
-    /// `PERFGRAPH_TRACE_LIMIT`: most section events kept for the trace (default 1,000,000).
-    pub trace_limit: usize,
+    /// `PERFGRAPH_TRACE_LIMIT`: the trace file's largest size in bytes, `None` for unlimited (the default).
+    pub trace_limit: Option<u64>,
     /// `PERFGRAPH_FOLDED`: folded-stacks path. Default off.
     pub folded: Option<PathBuf>,
     /// `PERFGRAPH_JSON`: call-tree JSON path. Default off.
@@ -118,7 +126,7 @@ impl Default for Config {
             report: ReportSelection::default(),
             interval_ns: None,
             trace: None,
-            trace_limit: 1_000_000,
+            trace_limit: None,
             folded: None,
             json: None,
             clock_monotonic: false,
@@ -134,6 +142,17 @@ impl Config {
     /// thread must drain the rings at every pass and records lost to overflow are missing from it.
     pub fn needs_every_record(&self) -> bool {
         self.trace.is_some() || self.interval_ns.is_some()
+    }
+
+    /// Records in each thread's ring: [`TRACE_RING_CAPACITY`] while a trace is written (it keeps every
+    /// record, and the rings must hold what threads record between two drains), else
+    /// [`RING_CAPACITY`].
+    pub fn ring_capacity(&self) -> usize {
+        if self.trace.is_some() {
+            TRACE_RING_CAPACITY
+        } else {
+            RING_CAPACITY
+        }
     }
 
     /// Reads the process environment. Returns the settings and one warning line per bad value and per
@@ -268,14 +287,9 @@ const VARIABLES: [Variable; 14] = [
     },
     Variable {
         name: "PERFGRAPH_TRACE_LIMIT",
-        accepted: "a whole number of events >= 1",
-        default: "1000000",
-        apply: |c, v| {
-            set(
-                &mut c.trace_limit,
-                v.parse::<usize>().ok().filter(|&n| n >= 1),
-            )
-        },
+        accepted: "a file size in bytes >= 4096, with an optional K, M or G (1000, 1000000, 1000000000), or unlimited",
+        default: "unlimited",
+        apply: |c, v| v == "unlimited" || set(&mut c.trace_limit, file_size(v).map(Some)),
     },
     Variable {
         name: "PERFGRAPH_CLOCK",
@@ -385,6 +399,22 @@ fn set<T>(slot: &mut T, value: Option<T>) -> bool {
 
 /// A number of seconds from 1 ms to 1e9 s, as nanoseconds. Shorter limits are refused: a time limit of
 /// `1e-12` would otherwise be a 0 ns limit that prints every section.
+/// A file size: a whole number of bytes with an optional `K`, `M` or `G` (decimal multiples), at least
+/// 4096 (room for the trace's header and closing lines).
+fn file_size(v: &str) -> Option<u64> {
+    let (digits, unit) = match v.as_bytes().last()? {
+        b'K' | b'k' => (&v[..v.len() - 1], 1_000),
+        b'M' => (&v[..v.len() - 1], 1_000_000),
+        b'G' => (&v[..v.len() - 1], 1_000_000_000),
+        _ => (v, 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(unit)
+        .filter(|&n| n >= 4096)
+}
+
 fn seconds_ns(v: &str) -> Option<u64> {
     let s = v.parse::<f64>().ok()?;
     (s.is_finite() && (0.001..1e9).contains(&s)).then_some((s * 1e9).round() as u64)

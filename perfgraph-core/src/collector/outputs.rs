@@ -13,10 +13,11 @@ use std::sync::Arc;
 use super::files;
 use super::interval::{self, Interval, Intervals};
 use super::live::screen;
+use super::trace::Trace;
 use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection};
 use crate::base::{process, registry};
-use crate::export::chrome::{self, Event, TraceBuffer, TraceMeta};
+use crate::export::trace::Losses;
 use crate::export::{folded, json};
 use crate::local::record::Record;
 use crate::local::thread::{self, ThreadState};
@@ -29,8 +30,8 @@ pub(crate) struct Outputs {
     report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` (ns) and the interval being accumulated.
     interval: Option<(u64, Intervals)>,
-    /// `PERFGRAPH_TRACE` and the events gathered for it.
-    trace: Option<(PathBuf, TraceBuffer)>,
+    /// `PERFGRAPH_TRACE`, streamed as the program runs.
+    trace: Option<Trace>,
     folded: Option<PathBuf>,
     json: Option<PathBuf>,
     /// Thread names by index, for the trace and the interval statistics, which name threads that may
@@ -48,8 +49,8 @@ impl Outputs {
                 .map(|ns| (ns, Intervals::new(clock::now().0))),
             trace: config
                 .trace
-                .clone()
-                .map(|path| (path, TraceBuffer::new(config.trace_limit))),
+                .as_ref()
+                .map(|path| Trace::open(path, config.trace_limit)),
             folded: config.folded.clone(),
             json: config.json.clone(),
             names: HashMap::new(),
@@ -58,30 +59,28 @@ impl Outputs {
 
     /// Records `thread` completed since the last pass, in completion order.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
-        if (self.interval.is_some() || self.trace.is_some())
-            && !self.names.contains_key(&thread.index)
-        {
+        if self.interval.is_some() && !self.names.contains_key(&thread.index) {
             self.names.insert(thread.index, thread.name.clone());
         }
         if let Some((_, intervals)) = &mut self.interval {
             intervals.on_records(thread.index, records);
         }
-        if let Some((_, trace)) = &mut self.trace {
-            for r in records {
-                trace.push(Event {
-                    start: r.start,
-                    end: r.end,
-                    section: r.section,
-                    thread: thread.index,
-                });
-            }
+        if let Some(trace) = &mut self.trace {
+            trace.on_records(thread, records);
         }
     }
 
     /// A resident-memory sample taken at `ticks`.
     pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
-        if let Some((_, trace)) = &mut self.trace {
+        if let Some(trace) = &mut self.trace {
             trace.on_memory(ticks, bytes);
+        }
+    }
+
+    /// Live print printed `text` at `ticks`.
+    pub(crate) fn on_printed(&mut self, ticks: u64, text: &str) {
+        if let Some(trace) = &mut self.trace {
+            trace.on_printed(ticks, text);
         }
     }
 
@@ -99,7 +98,10 @@ impl Outputs {
     /// After the drain: prints the interval that `before_drain` ended, if any. Returns how long (ns) the
     /// background thread may sleep before the next interval is due.
     pub(crate) fn tick(&mut self, now: u64) -> Option<u64> {
-        let (interval_ns, intervals) = self.interval.as_mut()?;
+        let trace_wait = self.trace.as_mut().and_then(Trace::tick);
+        let Some((interval_ns, intervals)) = self.interval.as_mut() else {
+            return trace_wait;
+        };
         if let Some(closed) = intervals.finish_close() {
             let text = format_interval(&closed, &self.names);
             if !text.is_empty() {
@@ -107,7 +109,8 @@ impl Outputs {
             }
         }
         let due = due(intervals.start(), *interval_ns);
-        Some(clock::scale().delta_ns(Ticks(due.saturating_sub(now))) + 1)
+        let wait = clock::scale().delta_ns(Ticks(due.saturating_sub(now))) + 1;
+        Some(trace_wait.map_or(wait, |t| t.min(wait)))
     }
 
     /// Process exit, after live print finished: print the last partial interval and the reports, then
@@ -141,18 +144,17 @@ impl Outputs {
         process::progress();
         let mut notes = String::new();
         let mut results = Vec::new();
-        if let Some((path, buffer)) = &mut self.trace {
-            let written = write_trace(path, buffer, &threads, &self.names);
-            if written.is_ok() {
-                let losses = TraceLosses {
-                    ring_overflow: ring_dropped(&threads).iter().map(|(_, n)| n).sum(),
-                    past_limit: buffer.over_limit,
-                    limit: buffer.limit,
-                    unmapped_ring_threads: ring::unmapped(),
-                };
-                notes.push_str(&trace_note(buffer.events.len(), path, &losses));
+        if let Some(trace) = self.trace.take() {
+            let losses = Losses {
+                ring_overflow: ring_dropped(&threads),
+                unmapped_ring_threads: ring::unmapped(),
+                ..Losses::default()
+            };
+            if let Some(line) = trace.finish(&threads, losses) {
+                notes.push_str(&line);
+                notes.push('\n');
             }
-            results.push(written);
+            process::progress();
         }
         if let (Some(path), Some(r)) = (&self.folded, &report) {
             results.push(files::write_file("PERFGRAPH_FOLDED", path, |w| {
@@ -215,52 +217,6 @@ fn section_name(section: u32) -> String {
     registry::info(section).map_or_else(|| format!("section-{section}"), |i| i.name.to_owned())
 }
 
-fn write_trace(
-    path: &std::path::Path,
-    buffer: &mut TraceBuffer,
-    threads: &[Arc<ThreadState>],
-    names: &HashMap<u32, String>,
-) -> Result<(), String> {
-    let end = clock::now().0;
-    let unfinished = threads
-        .iter()
-        .flat_map(|t| {
-            t.open_frames().into_iter().map(move |f| Event {
-                start: f.start,
-                end,
-                section: f.section,
-                thread: t.index,
-            })
-        })
-        .collect();
-    // One conversion for every event, so they keep their order and nesting.
-    let scale = clock::scale();
-    let to_ns = move |ticks| scale.to_ns(Ticks(ticks));
-    let meta = TraceMeta {
-        pid: std::process::id(),
-        program: process::program_name(),
-        clock: clock::source().name(),
-        threads: {
-            let mut all: Vec<(u32, String)> = names.iter().map(|(&i, n)| (i, n.clone())).collect();
-            all.extend(
-                threads
-                    .iter()
-                    .filter(|t| !names.contains_key(&t.index))
-                    .map(|t| (t.index, t.name.clone())),
-            );
-            all.sort_unstable_by_key(|t| t.0);
-            all
-        },
-        ring_dropped: ring_dropped(threads),
-        unfinished,
-        end,
-        to_ns: &to_ns,
-    };
-    files::write_file("PERFGRAPH_TRACE", path, |w| {
-        chrome::write(w, buffer, &meta, &section_name)
-    })
-}
-
 /// Threads that lost records to ring overflow, with how many: `(name, count)`; the live ones in `threads`,
 /// then the folded ones by group.
 fn ring_dropped(threads: &[Arc<ThreadState>]) -> Vec<(String, u64)> {
@@ -275,86 +231,4 @@ fn ring_dropped(threads: &[Arc<ThreadState>]) -> Vec<(String, u64)> {
         .chain(retired.iter().map(|g| (g.shown_name(), g.dropped)))
         .filter(|(_, n)| *n > 0)
         .collect()
-}
-
-/// Section calls that ended but are not in the trace, by why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct TraceLosses {
-    /// Records lost to ring overflow, all threads (`ThreadState::dropped`).
-    ring_overflow: u64,
-    /// Calls past `PERFGRAPH_TRACE_LIMIT`, counted but not kept.
-    past_limit: u64,
-    /// `PERFGRAPH_TRACE_LIMIT`.
-    limit: usize,
-    /// Threads whose ring could not be mapped, so none of their calls reached the trace (how many calls
-    /// that is, the rings cannot say; `local::ring::unmapped`); stated only when not 0.
-    unmapped_ring_threads: u64,
-}
-
-/// The trace's line on stderr after it is written, when calls are missing from it: how many were written
-/// and every loss with its figure (the file states the same). Empty when nothing is missing.
-fn trace_note(written: usize, path: &std::path::Path, losses: &TraceLosses) -> String {
-    let TraceLosses {
-        ring_overflow,
-        past_limit,
-        limit,
-        unmapped_ring_threads,
-    } = *losses;
-    if ring_overflow == 0 && past_limit == 0 && unmapped_ring_threads == 0 {
-        return String::new();
-    }
-    let unmapped = match unmapped_ring_threads {
-        0 => String::new(),
-        1 => "; nor is any call of 1 thread whose ring could not be mapped".to_owned(),
-        n => format!("; nor is any call of {n} threads whose ring could not be mapped"),
-    };
-    format!(
-        "perfgraph: trace: {written} section calls written to {:?}; {} more are not in it: {ring_overflow} \
-         lost to ring overflow, {past_limit} past PERFGRAPH_TRACE_LIMIT={limit}{unmapped} (the file says \
-         so too)\n",
-        path.display().to_string(),
-        ring_overflow + past_limit,
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{TraceLosses, trace_note};
-
-    #[test]
-    fn the_trace_line_gives_every_loss_its_figure() {
-        let path = std::path::Path::new("t.json");
-        let losses = TraceLosses {
-            ring_overflow: 0,
-            past_limit: 0,
-            limit: 100,
-            unmapped_ring_threads: 0,
-        };
-        assert_eq!(
-            trace_note(12, path, &losses),
-            "",
-            "nothing missing, nothing said"
-        );
-        let overflow = TraceLosses {
-            ring_overflow: 7,
-            ..losses
-        };
-        assert_eq!(
-            trace_note(12, path, &overflow),
-            "perfgraph: trace: 12 section calls written to \"t.json\"; 7 more are not in it: 7 lost to ring \
-             overflow, 0 past PERFGRAPH_TRACE_LIMIT=100 (the file says so too)\n"
-        );
-        let all = TraceLosses {
-            ring_overflow: 7,
-            past_limit: 952,
-            limit: 100,
-            unmapped_ring_threads: 2,
-        };
-        assert_eq!(
-            trace_note(100, path, &all),
-            "perfgraph: trace: 100 section calls written to \"t.json\"; 959 more are not in it: 7 lost to \
-             ring overflow, 952 past PERFGRAPH_TRACE_LIMIT=100; nor is any call of 2 threads whose ring \
-             could not be mapped (the file says so too)\n"
-        );
-    }
 }

@@ -1,0 +1,461 @@
+//! Perfetto's native protobuf trace (`PERFGRAPH_TRACE` ending in `.pftrace` or `.perfetto-trace`),
+//! written as a stream of `TracePacket`s while the program runs. ui.perfetto.dev and Perfetto's
+//! trace processor open it.
+//!
+//! What it holds (field numbers from Perfetto's `protos/perfetto/trace/`):
+//! - a process track (`TrackDescriptor.process`: pid and program name), one thread track per thread
+//!   (`TrackDescriptor.thread`: its name), a counter track for resident memory (bytes) and a track for the
+//!   lines live print printed (instant events);
+//! - per section call a `TYPE_SLICE_BEGIN` and a `TYPE_SLICE_END` `TrackEvent`, the name interned
+//!   (`InternedData.event_names`, the iid is the section's id), the section's level as its interned category
+//!   (`level 0` … `level 3`), its live message (when it has one) as the debug annotation `message`;
+//! - timestamps delta-encoded: each sequence defines the sequence-scoped incremental clock 64
+//!   (`ClockSnapshot.Clock.is_incremental`, tied to BOOTTIME) and makes it the default
+//!   (`TracePacketDefaults.timestamp_clock_id`), so a packet's `timestamp` is the nanoseconds since the
+//!   sequence's previous packet: one or two bytes for a short call.
+//!
+//! Calls reach us in the order they *ended*, children first, so one sequence per thread could not be in
+//! time order (a parent's begin comes after its children's). Calls at one depth of one thread do not
+//! overlap, though, and end in time order: so each (thread, depth) gets a sequence of its own, whose
+//! timestamps only grow, with the thread's track as its default track. Trace processor sorts every
+//! sequence's events by time before it nests the slices of a track. A call and its child that start on
+//! the same nanosecond (a coarse clock) may then nest either way round.
+//!
+//! The messages are hand-encoded: a dozen messages and a varint, against a protobuf crate plus either a
+//! `protoc` at build time or thousands of generated lines checked in; every packet is built in the caller's
+//! buffer with no allocation. The file is checked by Perfetto's own Python classes
+//! (`tests/perfetto/check_trace.py`), not by this code.
+//!
+//! Each packet is one `Trace.packet` field, appended whole: a file cut off between two writes holds
+//! whole packets only.
+
+use super::trace::{Call, SectionText, Summary};
+use crate::base::registry::SectionId;
+
+/// `Trace.packet`.
+const TRACE_PACKET: u32 = 1;
+
+// TracePacket.
+const TIMESTAMP: u32 = 8;
+const TIMESTAMP_CLOCK_ID: u32 = 58;
+const SEQUENCE_ID: u32 = 10;
+const SEQUENCE_FLAGS: u32 = 13;
+const TRACK_EVENT: u32 = 11;
+const TRACK_DESCRIPTOR: u32 = 60;
+const INTERNED_DATA: u32 = 12;
+const DEFAULTS: u32 = 59;
+const CLOCK_SNAPSHOT: u32 = 6;
+/// `SEQ_INCREMENTAL_STATE_CLEARED`.
+const STATE_CLEARED: u64 = 1;
+
+// TrackEvent.
+const EV_TYPE: u32 = 9;
+const EV_NAME_IID: u32 = 10;
+const EV_NAME: u32 = 23;
+const EV_CATEGORY_IIDS: u32 = 3;
+const EV_DEBUG: u32 = 4;
+const EV_COUNTER_VALUE: u32 = 30;
+const SLICE_BEGIN: u64 = 1;
+const SLICE_END: u64 = 2;
+const INSTANT: u64 = 3;
+const COUNTER: u64 = 4;
+
+/// The sequence-scoped incremental clock every sequence defines.
+const DELTA_CLOCK: u64 = 64;
+/// `BuiltinClocks.BOOTTIME`, the clock our nanoseconds are given in.
+const BOOTTIME: u64 = 6;
+
+/// The debug annotation name of a section's live message (interned iid 1 on each sequence).
+const MESSAGE_IID: u64 = 1;
+/// Sequence ids below this are the fixed ones; (thread, depth) sequences are numbered from it.
+const FIRST_CALL_SEQUENCE: u32 = 4;
+const META_SEQUENCE: u32 = 1;
+const MEMORY_SEQUENCE: u32 = 2;
+const MARKER_SEQUENCE: u32 = 3;
+
+/// One sequence's incremental state.
+#[derive(Debug)]
+struct Sequence {
+    id: u32,
+    /// The timestamp of its last packet (ns), which the next one's delta is from.
+    last_ns: u64,
+    /// By section id: whether its name (and message) was interned on this sequence.
+    interned: Vec<bool>,
+    /// Levels whose category was interned (bit `level`).
+    categories: u8,
+}
+
+/// The encoder's state: the sequences and what each has interned.
+#[derive(Debug)]
+pub(crate) struct Perfetto {
+    pid: u32,
+    /// By thread index, then depth: the sequence of that thread's calls at that depth.
+    calls: Vec<Vec<Option<Sequence>>>,
+    memory: Option<Sequence>,
+    markers: Option<Sequence>,
+    next_sequence: u32,
+    /// By section id: its text, once asked for.
+    sections: Vec<Option<SectionText>>,
+}
+
+fn process_uuid(pid: u32) -> u64 {
+    (pid as u64) << 32 | 0x8000_0000
+}
+
+fn thread_uuid(pid: u32, index: u32) -> u64 {
+    (pid as u64) << 32 | index as u64
+}
+
+fn memory_uuid(pid: u32) -> u64 {
+    (pid as u64) << 32 | 0x8000_0001
+}
+
+fn marker_uuid(pid: u32) -> u64 {
+    (pid as u64) << 32 | 0x8000_0002
+}
+
+/// The thread id shown for thread `index` (as in the Chrome trace).
+fn tid(index: u32) -> u64 {
+    index as u64 + 1
+}
+
+impl Perfetto {
+    /// The start of the file: the process track, the memory counter track and the live print track.
+    pub(crate) fn header(out: &mut Vec<u8>, pid: u32, program: &str) -> Perfetto {
+        packet(out, |p| {
+            uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+            message(p, TRACK_DESCRIPTOR, |d| {
+                uint(d, 1, process_uuid(pid));
+                message(d, 3, |proc| {
+                    uint(proc, 1, pid as u64);
+                    string(proc, 6, program);
+                });
+            });
+        });
+        packet(out, |p| {
+            uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+            message(p, TRACK_DESCRIPTOR, |d| {
+                uint(d, 1, memory_uuid(pid));
+                uint(d, 5, process_uuid(pid));
+                string(d, 2, "Resident memory");
+                // CounterDescriptor.unit = UNIT_SIZE_BYTES.
+                message(d, 8, |c| uint(c, 3, 3));
+            });
+        });
+        packet(out, |p| {
+            uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+            message(p, TRACK_DESCRIPTOR, |d| {
+                uint(d, 1, marker_uuid(pid));
+                uint(d, 5, process_uuid(pid));
+                string(d, 2, "Live print");
+            });
+        });
+        Perfetto {
+            pid,
+            calls: Vec::new(),
+            memory: None,
+            markers: None,
+            next_sequence: FIRST_CALL_SEQUENCE,
+            sections: Vec::new(),
+        }
+    }
+
+    /// A thread's track, before its first call.
+    pub(crate) fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str) {
+        let pid = self.pid;
+        packet(out, |p| {
+            uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+            message(p, TRACK_DESCRIPTOR, |d| {
+                uint(d, 1, thread_uuid(pid, index));
+                uint(d, 5, process_uuid(pid));
+                message(d, 4, |t| {
+                    uint(t, 1, pid as u64);
+                    uint(t, 2, tid(index));
+                    string(t, 5, name);
+                });
+            });
+        });
+    }
+
+    /// One section call: its begin and end on the sequence of its thread and depth.
+    pub(crate) fn call(
+        &mut self,
+        out: &mut Vec<u8>,
+        call: &Call,
+        text: &dyn Fn(SectionId) -> SectionText,
+    ) {
+        let pid = self.pid;
+        let (thread, depth) = (call.thread as usize, call.depth as usize);
+        if self.calls.len() <= thread {
+            self.calls.resize_with(thread + 1, Vec::new);
+        }
+        let depths = &mut self.calls[thread];
+        if depths.len() <= depth {
+            depths.resize_with(depth + 1, || None);
+        }
+        let seq = match &mut depths[depth] {
+            Some(seq) => seq,
+            slot => {
+                let id = self.next_sequence;
+                self.next_sequence += 1;
+                slot.insert(open_sequence(
+                    out,
+                    id,
+                    thread_uuid(pid, call.thread),
+                    call.start_ns,
+                ))
+            }
+        };
+        let section = call.section;
+        let i = section as usize;
+        if self.sections.len() <= i {
+            self.sections.resize_with(i + 1, || None);
+        }
+        let info = self.sections[i].get_or_insert_with(|| text(section));
+        if seq.interned.len() <= i {
+            seq.interned.resize(i + 1, false);
+        }
+        let new_name = !seq.interned[i];
+        seq.interned[i] = true;
+        let level = info.level.min(7);
+        let new_category = seq.categories & (1 << level) == 0;
+        seq.categories |= 1 << level;
+        let start = call.start_ns.max(seq.last_ns);
+        let end = call.end_ns.max(start);
+        packet(out, |p| {
+            uint(p, TIMESTAMP, start - seq.last_ns);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            if new_name || new_category {
+                message(p, INTERNED_DATA, |d| {
+                    if new_category {
+                        message(d, 1, |c| {
+                            uint(c, 1, level as u64 + 1);
+                            string(c, 2, &format!("level {level}"));
+                        });
+                    }
+                    if new_name {
+                        message(d, 2, |n| {
+                            uint(n, 1, section as u64);
+                            string(n, 2, &info.name);
+                        });
+                        if let Some(text) = &info.message {
+                            // DebugAnnotationName and the message as an interned string value.
+                            message(d, 3, |n| {
+                                uint(n, 1, MESSAGE_IID);
+                                string(n, 2, "message");
+                            });
+                            message(d, 29, |s| {
+                                uint(s, 1, section as u64);
+                                string(s, 2, text);
+                            });
+                        }
+                    }
+                });
+            }
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_CATEGORY_IIDS, level as u64 + 1);
+                uint(e, EV_TYPE, SLICE_BEGIN);
+                uint(e, EV_NAME_IID, section as u64);
+                if info.message.is_some() {
+                    message(e, EV_DEBUG, |a| {
+                        uint(a, 1, MESSAGE_IID);
+                        uint(a, 17, section as u64);
+                    });
+                }
+                if call.unfinished {
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, "unfinished");
+                        // DebugAnnotation.bool_value.
+                        uint(a, 2, 1);
+                    });
+                }
+            });
+        });
+        packet(out, |p| {
+            uint(p, TIMESTAMP, end - start);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            message(p, TRACK_EVENT, |e| uint(e, EV_TYPE, SLICE_END));
+        });
+        seq.last_ns = end;
+    }
+
+    /// A resident-memory sample on the counter track.
+    pub(crate) fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+        let pid = self.pid;
+        let seq = self
+            .memory
+            .get_or_insert_with(|| open_sequence(out, MEMORY_SEQUENCE, memory_uuid(pid), ts_ns));
+        let ts = ts_ns.max(seq.last_ns);
+        packet(out, |p| {
+            uint(p, TIMESTAMP, ts - seq.last_ns);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_TYPE, COUNTER);
+                uint(e, EV_COUNTER_VALUE, bytes);
+            });
+        });
+        seq.last_ns = ts;
+    }
+
+    /// Live print printed `text` (one line) at `ts_ns`: an instant event on the live print track.
+    pub(crate) fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
+        let pid = self.pid;
+        let seq = self
+            .markers
+            .get_or_insert_with(|| open_sequence(out, MARKER_SEQUENCE, marker_uuid(pid), ts_ns));
+        let ts = ts_ns.max(seq.last_ns);
+        packet(out, |p| {
+            uint(p, TIMESTAMP, ts - seq.last_ns);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_TYPE, INSTANT);
+                string(e, EV_NAME, text);
+            });
+        });
+        seq.last_ns = ts;
+    }
+
+    /// The end of a complete trace: the `perfgraph trace end` instant event on the live print track, its
+    /// debug annotations stating what is missing.
+    pub(crate) fn footer(&mut self, out: &mut Vec<u8>, summary: &Summary) {
+        let pid = self.pid;
+        let seq = self.markers.get_or_insert_with(|| {
+            open_sequence(out, MARKER_SEQUENCE, marker_uuid(pid), summary.end_ns)
+        });
+        let ts = summary.end_ns.max(seq.last_ns);
+        let losses = &summary.losses;
+        let sentence = losses.sentence();
+        packet(out, |p| {
+            uint(p, TIMESTAMP, ts - seq.last_ns);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_TYPE, INSTANT);
+                string(e, EV_NAME, "perfgraph trace end");
+                let mut annotate = |name: &str, value: u64| {
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, name);
+                        uint(a, 3, value);
+                    });
+                };
+                annotate("events", summary.calls);
+                annotate("unfinished", summary.unfinished);
+                annotate("dropped_past_trace_limit", losses.past_limit);
+                annotate("dropped_unwritten", losses.unwritten);
+                annotate("dropped_ring_overflow", losses.ring_overflow_total());
+                annotate("threads_without_ring", losses.unmapped_ring_threads);
+                if let Some(limit) = losses.limit {
+                    annotate("trace_limit_bytes", limit);
+                }
+                for (name, n) in &losses.ring_overflow {
+                    annotate(&format!("dropped_ring_overflow.{name}"), *n);
+                }
+                let mut text = |name: &str, value: &str| {
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, name);
+                        string(a, 6, value);
+                    });
+                };
+                text("clock", summary.clock);
+                if !sentence.is_empty() {
+                    text("missing", &format!("perfgraph: {sentence}"));
+                }
+            });
+        });
+        seq.last_ns = ts;
+    }
+}
+
+/// The first packet of a sequence: its incremental state cleared, the delta clock defined from `base_ns`,
+/// and `track` as the default track of its events.
+fn open_sequence(out: &mut Vec<u8>, id: u32, track: u64, base_ns: u64) -> Sequence {
+    packet(out, |p| {
+        uint(p, TIMESTAMP, base_ns);
+        uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+        uint(p, SEQUENCE_ID, id as u64);
+        uint(p, SEQUENCE_FLAGS, STATE_CLEARED);
+        message(p, CLOCK_SNAPSHOT, |s| {
+            message(s, 1, |c| {
+                uint(c, 1, DELTA_CLOCK);
+                uint(c, 2, base_ns);
+                uint(c, 3, 1);
+            });
+            message(s, 1, |c| {
+                uint(c, 1, BOOTTIME);
+                uint(c, 2, base_ns);
+            });
+        });
+        message(p, DEFAULTS, |d| {
+            uint(d, TIMESTAMP_CLOCK_ID, DELTA_CLOCK);
+            // TrackEventDefaults.track_uuid.
+            message(d, 11, |t| uint(t, 11, track));
+        });
+    });
+    Sequence {
+        id,
+        last_ns: base_ns,
+        interned: Vec::new(),
+        categories: 0,
+    }
+}
+
+/// Appends a base-128 varint.
+#[inline]
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A varint field.
+#[inline]
+fn uint(out: &mut Vec<u8>, field: u32, v: u64) {
+    varint(out, (field as u64) << 3);
+    varint(out, v);
+}
+
+/// A string field.
+fn string(out: &mut Vec<u8>, field: u32, s: &str) {
+    varint(out, (field as u64) << 3 | 2);
+    varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A length-delimited field holding the message `body` writes. The length is written after the body, in
+/// the one byte reserved for it when it fits (nearly always), else the body moves to make room.
+#[inline]
+fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
+    varint(out, (field as u64) << 3 | 2);
+    let at = out.len();
+    out.push(0);
+    body(out);
+    let len = out.len() - at - 1;
+    if len < 0x80 {
+        out[at] = len as u8;
+    } else {
+        let mut prefix = Vec::with_capacity(10);
+        varint(&mut prefix, len as u64);
+        out.splice(at..at + 1, prefix);
+    }
+}
+
+/// One `Trace.packet`.
+#[inline]
+fn packet(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) {
+    message(out, TRACE_PACKET, body);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn varints_and_long_messages() {
+        let mut out = Vec::new();
+        super::varint(&mut out, 300);
+        assert_eq!(out, [0xac, 0x02]);
+        let mut out = Vec::new();
+        super::message(&mut out, 1, |m| m.extend(std::iter::repeat_n(7u8, 200)));
+        assert_eq!(&out[..3], &[0x0a, 0xc8, 0x01]);
+        assert_eq!(out.len(), 203);
+    }
+}
