@@ -394,8 +394,8 @@ impl Trace {
     }
 }
 
-/// The lines of live print's `text` without terminal controls (colours, carriage returns), empty ones
-/// left out.
+/// The lines of live print's `text` without terminal controls (colours, carriage returns) or the padding
+/// that aligns its columns (runs of spaces become one), empty ones left out.
 fn plain_lines(text: &str) -> Vec<String> {
     let mut plain = String::with_capacity(text.len());
     let mut chars = text.chars();
@@ -417,9 +417,8 @@ fn plain_lines(text: &str) -> Vec<String> {
     }
     plain
         .split('\n')
-        .map(str::trim)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|l| !l.is_empty())
-        .map(str::to_owned)
         .collect()
 }
 
@@ -428,7 +427,7 @@ mod tests {
     #[test]
     fn printed_lines_lose_their_colours() {
         assert_eq!(
-            super::plain_lines("\u{1b}[2mSolving\u{1b}[0m...\n\r  done 1.2 s\n\n"),
+            super::plain_lines("\u{1b}[2mSolving\u{1b}[0m...\n\r  done     1.2 s\n\n"),
             ["Solving...", "done 1.2 s"]
         );
     }

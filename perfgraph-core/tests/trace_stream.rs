@@ -1,0 +1,300 @@
+//! The streamed trace end to end, in child processes (this test binary, with `TRACE_CHILD` set):
+//! - a Perfetto protobuf trace of the `workload` example, decoded by Perfetto's own Python classes
+//!   (`tests/perfetto/check_trace.py`, with the `perfetto` and `protobuf` packages from PyPI: the Python
+//!   named by `PERFETTO_CHECK_PYTHON`, as `.ci/run` sets it up, else a `python3` that has them, else the
+//!   check is skipped with a line saying so); the same run's bytes framed as whole packets;
+//! - live print's lines as instant events in the Chrome trace;
+//! - a run killed with SIGKILL in the middle: its trace, under the temporary name, is readable up to its
+//!   last write (Chrome JSON as an array without its `]`, protobuf as whole packets) and the name asked
+//!   for was never created.
+
+mod common;
+#[path = "../examples/workload.rs"]
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use workload::{CHUNKS, ITERATIONS, RESIDUALS, TOTAL_CALLS};
+
+#[test]
+fn child_entry() {
+    match std::env::var("TRACE_CHILD").as_deref() {
+        Ok("workload") => {
+            workload::run();
+        }
+        Ok("endless") => endless(),
+        _ => {}
+    }
+}
+
+#[perfgraph_core::timed(level = 1)]
+fn leaf(i: u64) -> u64 {
+    std::hint::black_box(i)
+}
+
+/// Records sections until killed: bursts of a thousand short calls, then a short sleep.
+fn endless() {
+    perfgraph_core::time_section!("endless");
+    let mut i = 0u64;
+    loop {
+        for _ in 0..1000 {
+            i = leaf(i + 1);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// A fresh directory for one test.
+fn fresh_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("perfgraph-trace-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn child(mode: &str, env: &[(&str, &str)]) -> Command {
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
+        .env("TRACE_CHILD", mode)
+        .env("PERFGRAPH_LIVE", "off")
+        .env("PERFGRAPH_CAPTURE", "off");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// The Python that can run `check_trace.py`, if any.
+fn python() -> Option<String> {
+    let candidates = std::env::var("PERFETTO_CHECK_PYTHON")
+        .ok()
+        .into_iter()
+        .chain(["python3".to_owned()]);
+    for python in candidates {
+        let ok = Command::new(&python)
+            .args([
+                "-c",
+                "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+            ])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(python);
+        }
+        assert!(
+            std::env::var("PERFETTO_CHECK_PYTHON").ok().as_ref() != Some(&python),
+            "PERFETTO_CHECK_PYTHON={python} cannot import perfetto's classes"
+        );
+    }
+    None
+}
+
+/// What `check_trace.py` found in `path`, or `None` when no Python can run it.
+fn decode_with_perfetto(path: &Path, partial: bool) -> Option<Value> {
+    let Some(python) = python() else {
+        eprintln!(
+            "note: the Perfetto check is skipped: no Python with the `perfetto` and `protobuf` packages \
+             (set PERFETTO_CHECK_PYTHON; .ci/run does)"
+        );
+        return None;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto/check_trace.py");
+    let mut cmd = Command::new(python);
+    cmd.arg(script).arg(path);
+    if partial {
+        cmd.arg("--partial");
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "check_trace.py failed on {}:\n{}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// The file is a sequence of whole `Trace.packet` fields (tag 0x0a, length, bytes) to its last byte.
+fn whole_packets(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    let mut packets = 0;
+    while at < bytes.len() {
+        assert_eq!(bytes[at], 0x0a, "a Trace.packet field at byte {at}");
+        at += 1;
+        let (mut len, mut shift) = (0usize, 0);
+        loop {
+            let b = bytes[at];
+            at += 1;
+            len |= ((b & 0x7f) as usize) << shift;
+            shift += 7;
+            if b < 0x80 {
+                break;
+            }
+        }
+        assert!(at + len <= bytes.len(), "packet at byte {at} is cut off");
+        at += len;
+        packets += 1;
+    }
+    packets
+}
+
+#[test]
+fn a_perfetto_trace_reads_back_with_perfettos_own_classes() {
+    let dir = fresh_dir("pftrace");
+    let path = dir.join("run.pftrace");
+    let out = child(
+        "workload",
+        &[
+            ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+            ("PERFGRAPH_LIVE", "on"),
+        ],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(whole_packets(&bytes) as u64 > 2 * TOTAL_CALLS);
+    // Nothing else is left in the directory: the temporary file took the name.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    if let Some(t) = decode_with_perfetto(&path, false) {
+        assert_eq!(t["calls"], TOTAL_CALLS, "{t}");
+        assert_eq!(t["names"]["residual"], ITERATIONS * RESIDUALS);
+        assert_eq!(t["names"]["write_chunk"], CHUNKS);
+        // Nesting kept: run > solve > residual on the main thread, write_output > write_chunk on the other.
+        assert_eq!(t["threads"]["child_entry"], 3, "{t}");
+        assert_eq!(t["threads"]["io-worker"], 2, "{t}");
+        assert_eq!(t["sections"]["solve"]["message"], "Solving");
+        assert_eq!(t["sections"]["solve"]["category"], "level 0");
+        assert_eq!(t["sections"]["residual"]["category"], "level 1");
+        assert!(t["memory_samples"].as_u64().unwrap() >= 2, "{t}");
+        let markers = t["markers"].as_array().unwrap();
+        assert!(
+            markers
+                .iter()
+                .any(|m| m.as_str().unwrap().ends_with(" Solving")),
+            "{t}"
+        );
+        assert_eq!(t["end"]["events"], TOTAL_CALLS);
+        assert_eq!(t["end"]["dropped_ring_overflow"], 0);
+        assert!(
+            t["process"][0]["process"]
+                .as_str()
+                .unwrap()
+                .starts_with("trace_stream")
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn live_print_lines_are_instant_events_in_the_chrome_trace() {
+    let dir = fresh_dir("markers");
+    let path = dir.join("trace.json");
+    let out = child(
+        "workload",
+        &[
+            ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+            ("PERFGRAPH_LIVE", "on"),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success());
+    let events: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let markers: Vec<&str> = events
+        .iter()
+        .filter(|e| e["cat"] == "live print")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    // Each line as printed, without colours and padding: the thread's prefix, the message, the figures.
+    assert!(markers.contains(&"child_entry: Solving"), "{markers:?}");
+    assert!(
+        markers
+            .iter()
+            .any(|m| m.starts_with("child_entry: Finished run [") && m.ends_with(" MB]")),
+        "{markers:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs the endless child writing `name` in a fresh directory until its unfinished trace holds `bytes`,
+/// kills it with SIGKILL, and returns the directory and the unfinished trace's path.
+fn killed_run(tag: &str, name: &str, bytes: u64) -> (PathBuf, PathBuf) {
+    let dir = fresh_dir(tag);
+    let path = dir.join(name);
+    let mut process = child("endless", &[("PERFGRAPH_TRACE", path.to_str().unwrap())])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let temp = loop {
+        let found = std::fs::read_dir(&dir).unwrap().find_map(|e| {
+            let e = e.unwrap();
+            let n = e.file_name().to_string_lossy().into_owned();
+            (n.starts_with(&format!(".{name}.perfgraph-")) && e.metadata().unwrap().len() >= bytes)
+                .then(|| e.path())
+        });
+        if let Some(temp) = found {
+            break temp;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the trace did not grow while the program ran"
+        );
+        assert!(process.try_wait().unwrap().is_none(), "the child ended");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: `kill` with the pid of our own child, which has not been reaped (it cannot exit by itself).
+    assert_eq!(unsafe { libc::kill(process.id() as i32, libc::SIGKILL) }, 0);
+    let status = process.wait().unwrap();
+    assert!(!status.success());
+    assert!(
+        !path.exists(),
+        "an unfinished trace took the name asked for"
+    );
+    (dir, temp)
+}
+
+#[test]
+fn a_chrome_trace_cut_by_sigkill_is_an_array_without_its_bracket() {
+    let (dir, temp) = killed_run("kill-json", "trace.json", 2_000_000);
+    let text = std::fs::read_to_string(&temp).unwrap();
+    // Whole lines only, each an event followed by its comma.
+    assert!(
+        text.starts_with("[\n") && text.ends_with("},\n"),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    // As viewers read it: the trailing comma dropped, the bracket added.
+    let events: Vec<Value> =
+        serde_json::from_str(&format!("{}]", text.trim_end().trim_end_matches(','))).unwrap();
+    assert!(events.iter().filter(|e| e["name"] == "leaf").count() > 10_000);
+    assert!(events.iter().all(|e| e["name"] != "perfgraph trace end"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["name"] == "thread_name" && e["args"]["name"] == "child_entry")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_perfetto_trace_cut_by_sigkill_holds_whole_packets() {
+    let (dir, temp) = killed_run("kill-pftrace", "run.pftrace", 1_000_000);
+    let bytes = std::fs::read(&temp).unwrap();
+    assert!(whole_packets(&bytes) > 20_000);
+    // Perfetto's classes want the name to end as a trace's does.
+    let copy = dir.join("copy.pftrace");
+    std::fs::copy(&temp, &copy).unwrap();
+    if let Some(t) = decode_with_perfetto(&copy, true) {
+        assert!(t["names"]["leaf"].as_u64().unwrap() > 10_000, "{t}");
+        assert!(t["end"].is_null());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
