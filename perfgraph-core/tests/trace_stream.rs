@@ -150,6 +150,8 @@ fn a_perfetto_trace_reads_back_with_perfettos_own_classes() {
         &[
             ("PERFGRAPH_TRACE", path.to_str().unwrap()),
             ("PERFGRAPH_LIVE", "on"),
+            // `solve` lasts 0.2 s at least (1000 residuals of 0.2 ms): past this limit, so it is printed.
+            ("PERFGRAPH_TIME_LIMIT", "0.05"),
         ],
     )
     .output()
@@ -199,6 +201,8 @@ fn live_print_lines_are_instant_events_in_the_chrome_trace() {
         &[
             ("PERFGRAPH_TRACE", path.to_str().unwrap()),
             ("PERFGRAPH_LIVE", "on"),
+            // `solve` lasts 0.2 s at least (1000 residuals of 0.2 ms): past this limit, so it is printed.
+            ("PERFGRAPH_TIME_LIMIT", "0.05"),
         ],
     )
     .output()

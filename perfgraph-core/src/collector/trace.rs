@@ -66,8 +66,15 @@ impl TickMap {
         }
     }
 
+    #[inline]
     fn to_ns(&self, ticks: u64) -> u64 {
-        let i = self.pieces.partition_point(|p| p.0 <= ticks).max(1) - 1;
+        // Nearly every tick is in the newest piece.
+        let last = self.pieces.len() - 1;
+        let i = if ticks >= self.pieces[last].0 {
+            last
+        } else {
+            self.pieces.partition_point(|p| p.0 <= ticks).max(1) - 1
+        };
         let (first, ns, scale) = self.pieces[i];
         if i == 0 {
             scale.to_ns(Ticks(ticks))

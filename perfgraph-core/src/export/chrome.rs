@@ -25,10 +25,15 @@ use crate::base::registry::SectionId;
 pub(crate) struct Chrome {
     /// Process id.
     pid: u32,
+    /// By thread index: `,"pid":…,"tid":…`.
+    ids: Vec<Box<[u8]>>,
     /// By section id: `{"name":"…","ph":"X","ts":` and `,"args":{"level":…}},` with the pid and tid
     /// left out (they go between).
-    sections: Vec<Option<(Box<[u8]>, Box<[u8]>)>>,
+    sections: Vec<Option<Framing>>,
 }
+
+/// A section's call text before its `ts` and after its `tid`.
+type Framing = (Box<[u8]>, Box<[u8]>);
 
 /// Nanoseconds as microseconds with all nanosecond digits (`12.345`), a plain JSON number.
 fn push_micros(out: &mut Vec<u8>, ns: u64) {
@@ -62,6 +67,7 @@ impl Chrome {
         );
         Chrome {
             pid,
+            ids: Vec::new(),
             sections: Vec::new(),
         }
     }
@@ -69,6 +75,13 @@ impl Chrome {
     /// A thread's name and place, before its first call.
     pub(crate) fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str) {
         let pid = self.pid;
+        let i = index as usize;
+        if self.ids.len() <= i {
+            self.ids.resize_with(i + 1, Default::default);
+        }
+        self.ids[i] = format!(",\"pid\":{pid},\"tid\":{}", tid(index))
+            .into_bytes()
+            .into();
         line(
             out,
             &json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid(index),
@@ -81,7 +94,8 @@ impl Chrome {
         );
     }
 
-    /// One section call. `text` describes its section (asked once per section).
+    /// One section call, on a thread named before ([`Chrome::thread`]). `text` describes its section
+    /// (asked once per section).
     pub(crate) fn call(
         &mut self,
         out: &mut Vec<u8>,
@@ -98,10 +112,15 @@ impl Chrome {
         push_micros(out, call.start_ns);
         out.extend_from_slice(b",\"dur\":");
         push_micros(out, call.end_ns.saturating_sub(call.start_ns));
-        out.extend_from_slice(b",\"pid\":");
-        push_u64(out, self.pid as u64);
-        out.extend_from_slice(b",\"tid\":");
-        push_u64(out, tid(call.thread));
+        match self.ids.get(call.thread as usize) {
+            Some(ids) if !ids.is_empty() => out.extend_from_slice(ids),
+            _ => {
+                out.extend_from_slice(b",\"pid\":");
+                push_u64(out, self.pid as u64);
+                out.extend_from_slice(b",\"tid\":");
+                push_u64(out, tid(call.thread));
+            }
+        }
         if call.unfinished {
             // The suffix without its closing `}},\n`, then the mark.
             out.extend_from_slice(&suffix[..suffix.len() - 4]);
@@ -176,7 +195,7 @@ fn line(out: &mut Vec<u8>, event: &serde_json::Value) {
 }
 
 /// The text before a call's `ts` and after its `tid`.
-fn section_text(text: &SectionText) -> (Box<[u8]>, Box<[u8]>) {
+fn section_text(text: &SectionText) -> Framing {
     let prefix = format!("{{\"name\":{},\"ph\":\"X\",\"ts\":", json!(text.name));
     let mut args = serde_json::Map::new();
     args.insert("level".into(), json!(text.level));

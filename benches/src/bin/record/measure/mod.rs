@@ -9,6 +9,7 @@ pub mod lifecycle;
 pub mod machine;
 pub mod results;
 pub mod rss;
+pub mod trace;
 
 use std::path::PathBuf;
 
@@ -19,6 +20,7 @@ use lifecycle::Lifecycle;
 use machine::Machine;
 use results::Results;
 use rss::Rss;
+use trace::TraceFigures;
 
 /// What `record` is given on its command line.
 pub struct Inputs {
@@ -54,6 +56,8 @@ pub struct Record {
     pub capture: Capture,
     /// Thread churn, the address-space limit and fork, at full size.
     pub lifecycle: Lifecycle,
+    /// The streamed trace.
+    pub trace: TraceFigures,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
@@ -71,6 +75,8 @@ pub fn record(inputs: &Inputs) -> Record {
         .map(|(demo, process_time)| demo.figures(process_time));
     let capture = Capture::measure(&inputs.demo_on);
     let lifecycle = Lifecycle::read(inputs.lifecycle.as_deref());
+    let scratch = inputs.criterion.parent().unwrap_or(&inputs.criterion);
+    let trace = trace::measure(scratch);
     Record {
         machine,
         results,
@@ -79,5 +85,6 @@ pub fn record(inputs: &Inputs) -> Record {
         demo,
         capture,
         lifecycle,
+        trace,
     }
 }

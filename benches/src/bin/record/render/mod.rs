@@ -11,6 +11,7 @@ mod overhead;
 mod rows;
 mod rss;
 mod targets;
+pub mod trace;
 
 #[cfg(test)]
 mod tests;
@@ -34,5 +35,6 @@ pub fn render(r: &Record) -> String {
     demo::write(&mut doc, r.demo.as_ref());
     capture::write(&mut doc, &r.capture);
     lifecycle::write(&mut doc, &r.lifecycle);
+    trace::write(&mut doc, &r.trace);
     doc
 }
