@@ -7,7 +7,7 @@ use perfgraph_core::{time_section, timed};
 
 const ITERATIONS: u64 = 200_000;
 /// Records per thread ring while a trace is written (perfgraph-core's `TRACE_RING_CAPACITY`).
-const TRACE_RING: u64 = 1 << 17;
+const TRACE_RING: u64 = 1 << 18;
 /// Records per thread ring without a trace (perfgraph-core's `RING_CAPACITY`).
 const RING: u64 = 8192;
 

@@ -76,9 +76,10 @@ impl ReportSelection {
 /// Records in each thread's ring (40 bytes each: 320 KiB) without a trace.
 pub const RING_CAPACITY: usize = 8192;
 
-/// Records in each thread's ring while a trace is written (40 bytes each: 5 MiB, resident only as far as a
-/// thread filled it): 65 ms of a thread recording 2 million sections a second.
-pub const TRACE_RING_CAPACITY: usize = 1 << 17;
+/// Records in each thread's ring while a trace is written (40 bytes each: 10 MiB, resident only as far as a
+/// thread filled it): 131 ms of a thread recording 2 million sections a second, so a background thread
+/// kept off the CPU by other work for a while loses nothing.
+pub const TRACE_RING_CAPACITY: usize = 1 << 18;
 
 /// Every setting, with its default.
 #[derive(Debug, Clone, PartialEq)]

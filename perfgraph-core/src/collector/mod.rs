@@ -200,7 +200,7 @@ impl Collector {
 
     /// Drains as the rings fill, not only on a timer: how long (ns) until the busiest ring, recording at
     /// the rate it did since the last drain, fills a quarter of its capacity; between 1 ms and the time a
-    /// quarter of a ring takes at [`LOSSLESS_RATE`] (16 ms for the trace's rings of 131,072), so a thread
+    /// quarter of a ring takes at [`LOSSLESS_RATE`] (33 ms for the trace's rings of 262,144), so a thread
     /// that starts recording at that rate after a quiet spell loses nothing either. Call after a drain.
     fn fill_time(&mut self, mono: u64) -> u64 {
         let (records, at) = std::mem::replace(&mut self.busiest, (0, mono));

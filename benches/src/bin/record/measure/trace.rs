@@ -49,12 +49,15 @@ pub struct Run {
     pub rate: f64,
 }
 
-/// One rung of the ladder: the rate per thread and the runs of each format.
+/// One rung of the ladder: the rate per thread and the runs of each format (each run twice: the machine is
+/// shared, and a rate counts as lossless only if both runs lost nothing).
 #[derive(Debug, Clone)]
 pub struct Rung {
     pub rate: u64,
-    pub chrome: Run,
-    pub perfetto: Run,
+    pub chrome: [Run; 2],
+    pub perfetto: [Run; 2],
+    /// The 1-minute load average as the rung started (other work on the machine).
+    pub load: f64,
 }
 
 /// Every trace figure.
@@ -75,17 +78,20 @@ pub fn measure(dir: &Path) -> TraceFigures {
     std::fs::create_dir_all(&dir).expect("scratch directory");
     let mut ladder = Vec::new();
     for rate in LADDER {
-        let chrome = run(&dir, Some("t.json"), &rate.to_string(), RUNG_SECONDS);
-        let perfetto = run(&dir, Some("t.pftrace"), &rate.to_string(), RUNG_SECONDS);
+        let load = load_average();
+        let twice = |file| [0, 1].map(|_| run(&dir, Some(file), &rate.to_string(), RUNG_SECONDS));
+        let chrome = twice("t.json");
+        let perfetto = twice("t.pftrace");
         eprintln!(
-            "   trace at {rate}/s per thread: chrome lost {}, perfetto lost {}",
-            chrome.lost, perfetto.lost
+            "   trace at {rate}/s per thread (load {load}): chrome lost {} and {}, perfetto lost {} and {}",
+            chrome[0].lost, chrome[1].lost, perfetto[0].lost, perfetto[1].lost
         );
-        let done = chrome.lost > 0 && perfetto.lost > 0;
+        let done = chrome.iter().chain(&perfetto).all(|r| r.lost > 0);
         ladder.push(Rung {
             rate,
             chrome,
             perfetto,
+            load,
         });
         if done {
             break;
@@ -101,6 +107,14 @@ pub fn measure(dir: &Path) -> TraceFigures {
         cost: Some(cost),
         long: Some((rate, seconds, without, with)),
     }
+}
+
+/// The 1-minute load average.
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 /// Runs one child with the trace written to `file` in `dir` (`None`: no trace).

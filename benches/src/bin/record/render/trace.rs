@@ -41,10 +41,10 @@ fn mb(bytes: f64) -> String {
 }
 
 /// The highest rate of the ladder at which `pick` lost nothing, below the first that lost.
-fn lossless(t: &TraceFigures, pick: fn(&crate::measure::trace::Rung) -> &Run) -> String {
+fn lossless(t: &TraceFigures, pick: fn(&crate::measure::trace::Rung) -> &[Run; 2]) -> String {
     let mut best = None;
     for rung in &t.ladder {
-        if pick(rung).lost > 0 {
+        if pick(rung).iter().any(|r| r.lost > 0) {
             break;
         }
         best = Some(rung.rate);
@@ -72,37 +72,51 @@ pub fn write(doc: &mut String, t: &TraceFigures) {
     }
     let _ = writeln!(
         doc,
-        "### Lossless rate and bytes per call ({}-second runs)\n\n\
-         | Rate per thread | Chrome: calls made | lost | bytes per call | Perfetto: calls made | lost | bytes per call |\n\
-         |---:|---:|---:|---:|---:|---:|---:|",
+        "### Lossless rate and bytes per call ({}-second runs, each twice)\n\n\
+         | Rate per thread | load average | Chrome: calls made | lost | bytes per call | Perfetto: calls made | lost | bytes per call |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|",
         crate::measure::trace::RUNG_SECONDS
     );
     for r in &t.ladder {
-        let lost = |run: &Run| {
-            if run.lost == 0 {
-                "0".to_owned()
-            } else {
-                format!("{} ({})", run.lost, run.lost_per_thread)
-            }
-        };
-        let _ = writeln!(
-            doc,
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            millions(r.rate as f64),
-            r.chrome.made,
-            lost(&r.chrome),
-            per_call(&r.chrome),
-            r.perfetto.made,
-            lost(&r.perfetto),
-            per_call(&r.perfetto),
-        );
+        for i in 0..2 {
+            let lost = |run: &Run| {
+                if run.lost == 0 {
+                    "0".to_owned()
+                } else {
+                    format!("{} ({})", run.lost, run.lost_per_thread)
+                }
+            };
+            let (chrome, perfetto) = (&r.chrome[i], &r.perfetto[i]);
+            let _ = writeln!(
+                doc,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                if i == 0 {
+                    millions(r.rate as f64)
+                } else {
+                    String::new()
+                },
+                if i == 0 {
+                    format!("{:.2}", r.load)
+                } else {
+                    String::new()
+                },
+                chrome.made,
+                lost(chrome),
+                per_call(chrome),
+                perfetto.made,
+                lost(perfetto),
+                per_call(perfetto),
+            );
+        }
     }
     let _ = writeln!(
         doc,
         "\nHighest lossless rate per thread, two threads at once: **Chrome JSON {}, Perfetto {}** (the\n\
-         highest rung of the ladder with no call lost). The rungs tried stop at the first that lost calls in\n\
-         both formats. Bytes per call include the file's header, names and memory counter, over the calls\n\
-         kept.\n",
+         highest rung below the first where a run lost calls; a rung counts only if both its runs lost\n\
+         nothing). The rungs stop at the first where every run lost calls. The load average is other work\n\
+         on the same 2 cores, which takes CPU time from the background thread: the lossless rate is lower\n\
+         on a busier machine. Bytes per call include the file's header, names and memory counter, over the\n\
+         calls kept.\n",
         lossless(t, |r| &r.chrome),
         lossless(t, |r| &r.perfetto),
     );
