@@ -601,4 +601,34 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn the_trace_limit_is_a_file_size() {
+        let limit = |v: &str| parse(&[("PERFGRAPH_TRACE_LIMIT", v)]);
+        assert_eq!(limit("500M").0.trace_limit, Some(500_000_000));
+        assert_eq!(limit("4096").0.trace_limit, Some(4096));
+        assert_eq!(limit("64k").0.trace_limit, Some(64_000));
+        assert_eq!(limit("2G").0.trace_limit, Some(2_000_000_000));
+        assert_eq!(limit("unlimited").0.trace_limit, None);
+        assert_eq!(Config::default().trace_limit, None);
+        for bad in ["100", "1.5G", "M", "-5M", "99999999999G"] {
+            let (c, w) = limit(bad);
+            assert_eq!(c.trace_limit, None, "{bad}");
+            assert_eq!(
+                w,
+                [format!(
+                    "perfgraph: warning: PERFGRAPH_TRACE_LIMIT={bad:?} is not valid (accepted: a file size in \
+                     bytes >= 4096, with an optional K, M or G (1000, 1000000, 1000000000), or unlimited); \
+                     using the default, unlimited"
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn a_trace_sizes_the_rings() {
+        assert_eq!(Config::default().ring_capacity(), RING_CAPACITY);
+        let (c, _) = parse(&[("PERFGRAPH_TRACE", "t.pftrace")]);
+        assert_eq!(c.ring_capacity(), TRACE_RING_CAPACITY);
+    }
 }

@@ -3,8 +3,8 @@
 //! The background thread hands every drained record here; each becomes a call event in the format the
 //! path chose ([`Format`]: Perfetto protobuf for `.pftrace` / `.perfetto-trace`, Chrome JSON otherwise),
 //! appended to a buffer that goes to the file every [`FLUSH_INTERVAL`] or [`FLUSH_BYTES`], whichever comes
-//! first. Memory held for the trace is that buffer and a few bytes per thread, section and nesting depth,
-//! whatever the run's length.
+//! first. Memory held for the trace is that buffer and a few bytes per thread, section and nesting depth
+//! (and 32 bytes a second for [`TickMap`]), whatever the run's length.
 //!
 //! `PERFGRAPH_TRACE_LIMIT` caps the file's size: once the next call would take the file past it, calls are
 //! counted and not written, and the closing event (which may take it a few hundred bytes past) says how
@@ -48,9 +48,9 @@ pub(crate) fn is_perfetto(path: &Path) -> bool {
 
 /// Ticks to nanoseconds for the whole trace, one function of the ticks for every event so calls keep
 /// their order and nesting, yet following the calibration as the run goes on: a piecewise-linear map,
-/// continuous and increasing, with a new piece from "now" on every [`REMAP_NS`] (a piece never changes
-/// once ticks in it were converted, as no later record can hold a tick from before it was added... except
-/// its start, which is its first tick).
+/// continuous and increasing, with a new piece every [`REMAP_NS`] that starts at the tick read then. No
+/// tick converted before a piece was added can lie in it (it had been read already), so every tick maps
+/// through one piece, whenever it is converted. 32 bytes a second of run: 1.4 MB in 12 hours.
 struct TickMap {
     /// Pieces `(first tick, ns at it, scale)`, by first tick; the first starts at tick 0.
     pieces: Vec<(u64, u64, Scale)>,
