@@ -4,6 +4,7 @@
 //!   named by `PERFETTO_CHECK_PYTHON`, as `.ci/run` sets it up, else a `python3` that has them, else the
 //!   check is skipped with a line saying so); the same run's bytes framed as whole packets;
 //! - live print's lines as instant events in the Chrome trace;
+//! - a full disk (`/dev/full`): one warning line, and the run goes on;
 //! - a run killed with SIGKILL in the middle: its trace, under the temporary name, is readable up to its
 //!   last write (Chrome JSON as an array without its `]`, protobuf as whole packets) and the name asked
 //!   for was never created.
@@ -301,4 +302,32 @@ fn a_perfetto_trace_cut_by_sigkill_holds_whole_packets() {
         assert!(t["end"].is_null());
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_full_disk_is_one_warning_line_and_the_run_goes_on() {
+    // /dev/full: every write fails with ENOSPC, as on a full disk.
+    let out = child("workload", &[("PERFGRAPH_TRACE", "/dev/full")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("perfgraph: warning: the disk is full"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with(
+            "perfgraph: warning: the disk is full: the PERFGRAPH_TRACE file \"/dev/full\" stops at "
+        ) && warnings[0].ends_with(" bytes; later calls are counted, not written"),
+        "{stderr}"
+    );
+    // The lines that follow it: the trace could not be finished either.
+    assert!(
+        stderr.contains(
+            "perfgraph: error: cannot write PERFGRAPH_TRACE file \"/dev/full\": No space left on device"
+        ),
+        "{stderr}"
+    );
 }
