@@ -64,7 +64,9 @@ pub fn write(doc: &mut String, t: &TraceFigures) {
          `rec-1` each record a one-section leaf at RATE sections a second, spinning between sections (so each\n\
          keeps a core busy and the background thread competes with them for the 2 cores), with\n\
          `PERFGRAPH_TRACE` set to a `.json` (Chrome JSON) or a `.pftrace` (Perfetto protobuf) file. A call is\n\
-         lost when the trace lacks it: the trace's stderr line states the losses, per thread and in total.\n"
+         lost when the trace lacks it: the trace's stderr line states the losses, per thread and in total.\n\
+         `benches/run.sh` measures this with the rest of the record; `record --trace-only docs/performance.md\n\
+         DIR` measures this section alone and puts it in place of the one in the file.\n"
     );
     if t.ladder.is_empty() {
         let _ = writeln!(doc, "Not measured in this run.\n");
