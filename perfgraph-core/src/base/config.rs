@@ -74,12 +74,12 @@ impl ReportSelection {
 }
 
 /// Records in each thread's ring (40 bytes each: 320 KiB) without a trace.
-pub const RING_CAPACITY: usize = 8192;
+pub(crate) const RING_CAPACITY: usize = 8192;
 
 /// Records in each thread's ring while a trace is written (40 bytes each: 10 MiB, resident only as far as a
 /// thread filled it): 131 ms of a thread recording 2 million sections a second, so a background thread
 /// kept off the CPU by other work for a while loses nothing.
-pub const TRACE_RING_CAPACITY: usize = 1 << 18;
+pub(crate) const TRACE_RING_CAPACITY: usize = 1 << 18;
 
 /// Every setting, with its default.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,7 +148,7 @@ impl Config {
     /// Records in each thread's ring: [`TRACE_RING_CAPACITY`] while a trace is written (it keeps every
     /// record, and the rings must hold what threads record between two drains), else
     /// [`RING_CAPACITY`].
-    pub fn ring_capacity(&self) -> usize {
+    pub(crate) fn ring_capacity(&self) -> usize {
         if self.trace.is_some() {
             TRACE_RING_CAPACITY
         } else {

@@ -2,7 +2,8 @@
 //!
 //! It samples resident memory every `PERFGRAPH_MEM_INTERVAL` ([`memory`]), drains every thread's ring
 //! (counting what was lost) and hands the records to live print ([`live`]) and the outputs ([`outputs`]:
-//! interval statistics, the trace buffer, the reports and files at exit, written by [`files`]). Between
+//! interval statistics, the trace streamed to its file ([`trace`]), the reports and files at exit, written
+//! by [`files`]). Between
 //! passes it parks until its next deadline; recording threads wake it only when something needs it at
 //! once (a watched section ended, a memory alert, a thread exited), and the exit handler ([`exit`]) puts
 //! the exit in its inbox ([`process::receiver`]) and wakes it; so does the watcher of SIGINT, SIGTERM and
@@ -10,7 +11,7 @@
 //!
 //! Draining is the expensive part of a pass when threads record millions of sections a second, so a pass
 //! drains only when someone needs the records: always when an output keeps every record (the trace,
-//! interval statistics), else when a recording thread woke it (what woke it is in the ring), when live print
+//! interval statistics), with passes paced by how fast the rings fill ([`Collector::fill_time`]), else when a recording thread woke it (what woke it is in the ring), when live print
 //! asks, and every [`DRAIN_PERIOD`] (so a moderately busy program loses nothing to overflow). The other
 //! passes only sample memory and let live print look at what runs.
 
