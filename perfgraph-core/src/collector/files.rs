@@ -4,7 +4,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -153,7 +153,10 @@ impl Stream {
                     Ok(())
                 }
                 Err(e) => {
+                    // Back to the end of the last whole write, the length and the position both (a
+                    // later write must not leave a hole where the partial one was).
                     let _ = file.set_len(self.written);
+                    let _ = file.seek(io::SeekFrom::Start(self.written));
                     Err(e)
                 }
             };
