@@ -243,9 +243,10 @@ impl Trace {
                 unfinished: false,
             };
             self.call(&call);
-        }
-        if self.buffer.len() >= FLUSH_BYTES {
-            self.flush();
+            // Writes stay near 1 MiB (so does the buffer) however many records one drain brings.
+            if self.buffer.len() >= FLUSH_BYTES {
+                self.flush();
+            }
         }
     }
 
