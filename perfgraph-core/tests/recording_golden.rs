@@ -10,7 +10,8 @@
 //! as in a user's program (the `main` thread and the root row's self time depend on it).
 //!
 //! Placeholders, each for something a fake clock cannot fix: the process id (`"pid":"[pid]"` in the
-//! trace). Nothing else needs one: memory is sampled every `PERFGRAPH_MEM_INTERVAL=1000` ms, and the child
+//! trace) and the threads' CPU time (`[cpu]` in the `Threads:` table, `"[cpu_ns]"` in the JSON, checked
+//! for plausibility instead). Nothing else needs one: memory is sampled every `PERFGRAPH_MEM_INTERVAL=1000` ms, and the child
 //! waits for the background thread's first pass (which takes the first sample) before it moves the clock,
 //! so the counter track is that one sample at time 0 and its value again at the end.
 
@@ -197,12 +198,18 @@ fn run_child() -> Outputs {
 
 fn recording_under_a_fake_clock() {
     let out = run_child();
-    insta::assert_snapshot!("stderr", out.stderr);
+    insta::assert_snapshot!("stderr", cpu_cells_redacted(&out.stderr));
     insta::assert_snapshot!("folded", out.folded);
 
     let json: Value = serde_json::from_str(&out.json).expect("the JSON file is JSON");
     check_json(&json);
-    insta::assert_snapshot!("json", out.json);
+    for t in json["threads"].as_array().unwrap() {
+        let (cpu, alive) = (&t["cpu_ns"], t["alive_ns"].as_u64().unwrap());
+        assert!(cpu.is_u64(), "{t}");
+        // The threads only move a fake clock: their real CPU time is far below the fake time alive.
+        assert!(cpu.as_u64().unwrap() < alive, "{t}");
+    }
+    insta::assert_snapshot!("json", cpu_ns_redacted(&out.json));
 
     let trace: Value = serde_json::from_str(&out.trace).expect("the trace is JSON");
     check_trace(&trace);
@@ -210,6 +217,39 @@ fn recording_under_a_fake_clock() {
     let pid = format!("\"pid\":{}", out.pid);
     assert!(out.trace.contains(&pid), "{}", out.trace);
     insta::assert_snapshot!("trace", out.trace.replace(&pid, "\"pid\":\"[pid]\""));
+}
+
+/// The `Threads:` table's `CPU(s)` and `CPU %` cells as `[cpu]`, keeping the widths: a thread's CPU time is
+/// the one figure of the table a fake clock cannot fix.
+fn cpu_cells_redacted(stderr: &str) -> String {
+    let mut in_threads = false;
+    let mut out = String::new();
+    for line in stderr.lines() {
+        in_threads = match line {
+            "Threads:" => true,
+            "" => false,
+            _ => in_threads,
+        };
+        let mut cells: Vec<String> = line.split('|').map(str::to_owned).collect();
+        if in_threads && cells.len() == 9 && !line.contains("CPU(s)") {
+            for cell in &mut cells[5..7] {
+                *cell = format!("{:>w$} ", "[cpu]", w = cell.len() - 1);
+            }
+        }
+        out.push_str(&cells.join("|"));
+        out.push('\n');
+    }
+    out
+}
+
+/// Each `"cpu_ns": <number>` of the JSON as `"cpu_ns": "[cpu_ns]"` (see [`cpu_cells_redacted`]).
+fn cpu_ns_redacted(json: &str) -> String {
+    json.lines()
+        .map(|line| match line.split_once("\"cpu_ns\": ") {
+            Some((head, _)) => format!("{head}\"cpu_ns\": \"[cpu_ns]\",\n"),
+            None => format!("{line}\n"),
+        })
+        .collect()
 }
 
 /// `self = total - children` and `children <= total` at every node but the merged root (whose time is the

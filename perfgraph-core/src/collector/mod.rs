@@ -245,6 +245,7 @@ impl Collector {
     /// stops tracking it: its state and ring can go. Work per pass is in proportion to the live threads.
     fn retire_finished(&mut self) {
         let live = &mut self.live;
+        let outputs = &mut self.outputs;
         let before = self.tracked.len();
         self.tracked.retain_mut(|t| {
             if !t.finished || t.pinned {
@@ -255,6 +256,7 @@ impl Collector {
             if live.as_ref().is_some_and(|l| l.busy(index)) {
                 return true;
             }
+            outputs.on_retiring(&t.state);
             if !thread::retire(&t.state, t.cursor.dropped) {
                 t.pinned = true;
                 return true;

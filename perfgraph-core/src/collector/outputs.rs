@@ -85,6 +85,14 @@ impl Outputs {
         }
     }
 
+    /// Thread `state` has exited and is about to be folded: off the live list, its final CPU time still
+    /// counts in the interval it exited in.
+    pub(crate) fn on_retiring(&mut self, state: &ThreadState) {
+        if let Some((_, intervals)) = &mut self.interval {
+            intervals.thread_ended(state.index, state.read_cpu());
+        }
+    }
+
     /// Before the background thread drains the rings: if an interval is due, it ends now, with a snapshot of
     /// the top-level sections running; the drain that follows brings every call that ended before it.
     pub(crate) fn before_drain(&mut self, now: u64) {
@@ -92,7 +100,8 @@ impl Outputs {
             && !intervals.closing()
             && now >= due(intervals.start(), *interval_ns)
         {
-            intervals.begin_close(now, running_top_level(&thread::all()));
+            let threads = thread::all();
+            intervals.begin_close(now, running_top_level(&threads), cpu_times(&threads));
         }
     }
 
@@ -122,7 +131,11 @@ impl Outputs {
         let mut block = String::new();
         if let Some((_, intervals)) = &mut self.interval {
             // After the final drain: every call that ended is in.
-            let closed = intervals.close(clock::now().0, running_top_level(&threads));
+            let closed = intervals.close(
+                clock::now().0,
+                running_top_level(&threads),
+                cpu_times(&threads),
+            );
             block.push_str(&format_interval(&closed, &self.names));
         }
         let need_report = !self.report.is_empty() || self.folded.is_some();
@@ -193,6 +206,11 @@ fn running_top_level(threads: &[Arc<ThreadState>]) -> interval::Running {
             Some((t.index, frame.section, frame.start))
         })
         .collect()
+}
+
+/// Each live thread's CPU time now (a system call each), for the interval statistics.
+fn cpu_times(threads: &[Arc<ThreadState>]) -> interval::Cpu {
+    threads.iter().map(|t| (t.index, t.read_cpu())).collect()
 }
 
 fn format_interval(closed: &Interval, names: &HashMap<u32, String>) -> String {

@@ -76,6 +76,9 @@ pub struct ThreadSummary {
     pub alive_ns: u64,
     /// Time inside its top-level sections, ns (running ones up to the report).
     pub busy_ns: u64,
+    /// CPU time (user + system) over its time alive, ns; summed over a group (0 where threads' CPU clocks
+    /// cannot be read).
+    pub cpu_ns: u64,
     /// Section calls on this thread, all depths.
     pub calls: u64,
     /// Its records lost to ring overflow.
@@ -231,6 +234,7 @@ impl ThreadSummary {
                 |g| g.alive_ns,
             ),
             busy_ns: t.tree.root().total_ns,
+            cpu_ns: t.cpu_ns,
             calls: t.tree.nodes.iter().skip(1).map(|n| n.calls).sum(),
             dropped: t.dropped,
             is_main: t.is_main,

@@ -75,6 +75,10 @@ pub struct ThreadSnapshot {
     pub recorded: u64,
     /// Records the background thread lost to overflow so far.
     pub dropped: u64,
+    /// CPU time (user + system) the thread used from its first section, ns (the span of its time alive):
+    /// read at the snapshot while it runs, at its exit once it has exited. 0 where threads' CPU clocks
+    /// cannot be read.
+    pub cpu_ns: u64,
     /// Its call tree.
     pub tree: CallTree,
     /// What it runs now, outermost first (up to 64 deep).
@@ -83,7 +87,7 @@ pub struct ThreadSnapshot {
     /// background thread has folded (see [`Group`]): how many threads this entry stands for, and their
     /// time alive summed; `name` is then the thread's own for one thread, `<name> ×<count>` for more,
     /// `index` the first one's, `started_ns` the earliest start, `exited_ns` the latest exit, and the tree,
-    /// `recorded` and `dropped` are summed.
+    /// `recorded`, `dropped` and `cpu_ns` are summed.
     pub group: Option<Group>,
 }
 

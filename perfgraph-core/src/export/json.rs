@@ -118,6 +118,7 @@ fn thread(p: &mut Pretty, t: &ThreadSummary) -> io::Result<()> {
     p.raw("alive_ns", t.alive_ns)?;
     p.raw("busy_ns", t.busy_ns)?;
     p.raw("calls", t.calls)?;
+    p.raw("cpu_ns", t.cpu_ns)?;
     p.raw("dropped", t.dropped)?;
     p.raw("exited", t.exited)?;
     p.raw("index", t.index)?;
@@ -289,6 +290,7 @@ mod tests {
                     exited: i == 1,
                     alive_ns: 1,
                     busy_ns: 2,
+                    cpu_ns: 5,
                     calls: 3,
                     dropped: 4,
                     tree: tree.clone(),
@@ -319,7 +321,7 @@ mod tests {
             .map(|t| {
                 json!({"index": t.index, "name": t.name, "main": t.is_main, "exited": t.exited,
                     "alive_ns": t.alive_ns, "busy_ns": t.busy_ns, "calls": t.calls,
-                    "dropped": t.dropped, "tree": nodes(&t.tree)})
+                    "cpu_ns": t.cpu_ns, "dropped": t.dropped, "tree": nodes(&t.tree)})
             })
             .collect();
         let verbosity = match r.verbosity {
@@ -364,6 +366,7 @@ mod tests {
             exited_ns: (index == 0).then_some(900),
             recorded: 5,
             dropped: index as u64 * 7,
+            cpu_ns: index as u64 * 11,
             tree,
             running: Vec::new(),
             group: None,

@@ -47,6 +47,7 @@ fn folded(g: &RetiredGroup, scale: Scale) -> ThreadSnapshot {
         exited_ns: Some(scale.to_ns(Ticks(g.exited_ticks))),
         recorded: g.recorded,
         dropped: g.dropped,
+        cpu_ns: g.cpu_ns,
         tree: build_tree(&g.nodes, scale),
         running: Vec::new(),
         group: Some(Group {
@@ -97,6 +98,7 @@ fn snapshot(t: &ThreadState, now: u64, scale: Scale) -> ThreadSnapshot {
         exited_ns: (exited != 0).then(|| scale.to_ns(Ticks(exited))),
         recorded: t.stack.ring.pushed(),
         dropped: t.dropped.load(std::sync::atomic::Ordering::Relaxed),
+        cpu_ns: t.read_cpu(),
         tree: build_tree(&nodes, scale),
         running: running
             .iter()

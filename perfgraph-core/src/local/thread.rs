@@ -61,6 +61,14 @@ pub struct ThreadState {
     pub watch: CachePadded<AtomicU32>,
     /// Ring records the background thread lost (it is their only writer).
     pub dropped: AtomicU64,
+    /// The thread's CPU-time clock, readable from other threads while it lives (`sys::own_cpu_clock`).
+    pub cpu_clock: Option<libc::clockid_t>,
+    /// Its CPU time (ns) at its first section: figures count from there, as its time alive does.
+    cpu_base_ns: u64,
+    /// Its CPU time (ns) as last read: by the background thread at its memory samples, by snapshots, and
+    /// once more by the thread itself as it exits. Only ever raised (`fetch_max`: CPU time only grows, and
+    /// a read that lost a race with the exit's must not lower it). Off the hot path, on a line of its own.
+    pub cpu_ns: CachePadded<AtomicU64>,
 }
 
 /// Memory growth (KiB) above which a section's end wakes the background thread; `i64::MAX` when nobody
@@ -69,6 +77,7 @@ pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
 impl ThreadState {
     fn new(index: u32, name: String, family: Option<String>, is_main: bool) -> ThreadState {
+        let cpu_base_ns = sys::own_cpu_ns().unwrap_or(0);
         ThreadState {
             index,
             name,
@@ -79,7 +88,29 @@ impl ThreadState {
             stack: Stack::with_ring(Ring::reused(RING_CAPACITY), PUBLIC_DEPTH),
             watch: CachePadded::new(AtomicU32::new(0)),
             dropped: AtomicU64::new(0),
+            cpu_clock: sys::own_cpu_clock(),
+            cpu_base_ns,
+            cpu_ns: CachePadded::new(AtomicU64::new(cpu_base_ns)),
         }
+    }
+
+    /// Reads the thread's CPU time now (while it lives; a system call) into [`cpu_ns`](Self::cpu_ns), and
+    /// returns the CPU time since its first section (ns). Any thread.
+    pub fn read_cpu(&self) -> u64 {
+        if !self.exited()
+            && let Some(ns) = self.cpu_clock.and_then(sys::cpu_clock_ns)
+        {
+            // Relaxed: a figure on its own; `fetch_max` keeps the largest of racing reads.
+            self.cpu_ns.fetch_max(ns, Ordering::Relaxed);
+        }
+        self.cpu_since_first_section()
+    }
+
+    /// CPU time since its first section (ns), as last read.
+    pub fn cpu_since_first_section(&self) -> u64 {
+        self.cpu_ns
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.cpu_base_ns)
     }
 
     /// Starts a section; returns the depth it opened at. Owner only.
@@ -204,6 +235,7 @@ pub fn retire(state: &ThreadState, dropped: u64) -> bool {
         exited_ticks,
         recorded: state.stack.ring.pushed(),
         dropped,
+        cpu_ns: state.cpu_since_first_section(),
     };
     let mut t = threads();
     // The live list is in order of index.
@@ -243,7 +275,12 @@ impl Drop for ExitHook {
             // SAFETY: the pointer came from an `Arc` in the live list, which keeps it until the background
             // thread retires the thread, which it does only after it saw the store below.
             let state = unsafe { &*state };
-            // Release: pairs with the Acquire load in `exited`: the thread's last records are visible.
+            if let Some(ns) = sys::own_cpu_ns() {
+                // Relaxed: published by the Release store below.
+                state.cpu_ns.fetch_max(ns, Ordering::Relaxed);
+            }
+            // Release: pairs with the Acquire load in `exited`: the thread's last records (and its final CPU
+            // time) are visible.
             state
                 .exited_ticks
                 .store(clock::now().0.max(1), Ordering::Release);

@@ -102,7 +102,7 @@ impl Report {
     }
 
     /// The `Threads:` table (without its heading): per thread, wall time alive, time inside top-level
-    /// sections and its share of the time alive, and calls.
+    /// sections and its share of the time alive, CPU time and its share of the time alive, and calls.
     pub fn threads_table(&self) -> String {
         let rows: Vec<Vec<Cell>> = self
             .threads
@@ -110,21 +110,31 @@ impl Report {
             .enumerate()
             .map(|(i, t)| {
                 process::progress_at(i);
-                let pct = match t.alive_ns {
+                let of_alive = |ns: u64| match t.alive_ns {
                     0 => 0.0,
-                    alive => 100.0 * t.busy_ns as f64 / alive as f64,
+                    alive => 100.0 * ns as f64 / alive as f64,
                 };
                 vec![
                     Cell::Text(shown(&t.name)),
                     Cell::Fixed(seconds(t.alive_ns), 3),
                     Cell::Fixed(seconds(t.busy_ns), 3),
-                    Cell::Percent(pct),
+                    Cell::Percent(of_alive(t.busy_ns)),
+                    Cell::Fixed(seconds(t.cpu_ns), 3),
+                    Cell::Percent(of_alive(t.cpu_ns)),
                     Cell::Int(t.calls as i64),
                 ]
             })
             .collect();
         table::render(
-            &["Thread", "Alive(s)", "In sections(s)", "%", "Calls"],
+            &[
+                "Thread",
+                "Alive(s)",
+                "In sections(s)",
+                "%",
+                "CPU(s)",
+                "CPU %",
+                "Calls",
+            ],
             &rows,
         )
     }
