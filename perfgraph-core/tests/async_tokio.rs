@@ -284,3 +284,31 @@ fn current_thread_timeouts_count_cancellations() {
     current_thread().block_on(time_future!("ct timeouts", timeouts(), level = 0));
     check_timeouts("ct timeouts");
 }
+
+/// A `time_section!` guard held across an `.await` in a `!Send` future (the current-thread runtime's
+/// `block_on` takes one): interleaved with another on one thread. The stack stays one of nested sections:
+/// nothing is left open, and sections after it are recorded as usual (the one warning goes to stderr).
+#[test]
+fn interleaved_guards_leave_the_stack_sound() {
+    async fn guarded(ms: u64) {
+        perfgraph_core::time_section!("guarded fetch");
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    let me = std::thread::current().name().unwrap().to_owned();
+    current_thread().block_on(time_future!(
+        "interleaved",
+        async {
+            tokio::join!(guarded(30), guarded(60));
+        },
+        level = 0
+    ));
+    {
+        perfgraph_core::time_section!("after interleaved");
+    }
+    let tree = perfgraph_core::merged();
+    let g = node(&tree, &["interleaved", "guarded fetch"]);
+    let nested = tree.find(&["interleaved", "guarded fetch", "guarded fetch"]);
+    assert_eq!(g.calls + nested.map_or(0, |n| n.calls), 2);
+    assert_eq!(node(&tree, &["after interleaved"]).calls, 1);
+    nothing_open(&me);
+}
