@@ -83,9 +83,9 @@ impl Outputs {
         let Some((_, trace)) = &mut self.trace else {
             return;
         };
-        if !self.names.contains_key(&thread.index) {
-            self.names.insert(thread.index, thread.name.clone());
-        }
+        self.names
+            .entry(thread.index)
+            .or_insert_with(|| thread.name.clone());
         for r in marks {
             let kind = match r.depth {
                 record::LIFE => MarkKind::Life {

@@ -54,7 +54,10 @@ pub trait NotHeldAcrossAwait {}
 /// The `!Send` marker of [`SectionGuard`]: `Send` only for a `T` implementing [`NotHeldAcrossAwait`],
 /// which none does.
 #[derive(Debug, Clone, Copy)]
-pub struct HeldAcrossAwait<T = SectionGuard>(PhantomData<(fn() -> T, *const ())>);
+pub struct HeldAcrossAwait<T = SectionGuard>(PhantomData<NotSend<T>>);
+
+/// `!Send` and `!Sync` (the raw pointer), and naming `T` without owning one.
+type NotSend<T> = (fn() -> T, *const ());
 
 // SAFETY: no type implements `NotHeldAcrossAwait`, so this impl never applies; it exists for its error.
 unsafe impl<T: NotHeldAcrossAwait> Send for HeldAcrossAwait<T> {}

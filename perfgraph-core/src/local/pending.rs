@@ -1,5 +1,5 @@
-//! The timed futures still pending, while live print is on: what live print shows of async code besides
-//! the threads' stacks. A future is added at its first poll and removed at its completion or drop
+//! The timed futures still pending, while live print is on: what live print is to show of async code
+//! besides the threads' stacks (docs/live-print.md, "Async code": the printing is not done yet). A future is added at its first poll and removed at its completion or drop
 //! (both cold: once per future, under one lock); the background thread reads the list at every pass. A
 //! pending future is not on any thread's stack between polls, so this list, not the stacks, is what says it
 //! is still running.
@@ -103,9 +103,4 @@ pub fn polling(slot: usize, id: u64) -> (u64, u32) {
 /// After the poll of [`polling`]: restores `previous`.
 pub fn polled(previous: (u64, u32)) {
     let _ = POLLING.try_with(|p| p.set(previous));
-}
-
-/// Every pending live future, oldest slot first.
-pub fn all() -> Vec<Pending> {
-    list().iter().flatten().copied().collect()
 }

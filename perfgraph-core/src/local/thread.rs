@@ -194,7 +194,7 @@ fn note_interleaved(ended: SectionId, open: SectionId) {
 /// The first pair of interleaved sections, `(ended, still open)`, if any was seen.
 pub fn interleaved() -> Option<(SectionId, SectionId)> {
     let pair = INTERLEAVED.load(Ordering::Relaxed);
-    (pair != 0).then(|| (((pair >> 32) as u32) & 0x7fff_ffff, pair as u32))
+    (pair != 0).then_some((((pair >> 32) as u32) & 0x7fff_ffff, pair as u32))
 }
 
 /// The threads that recorded: the live ones (in order of first section) and the retired ones, folded. One
