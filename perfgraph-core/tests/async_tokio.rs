@@ -186,8 +186,9 @@ fn check_join(root: &str, a: u64, b: u64) {
     assert_eq!((f.calls, f.cancelled), (2, 0));
     let ms = |ns: u64| ns as f64 / 1e6;
     let (sum, max) = ((a + b) as f64, a.max(b) as f64);
+    // ±20 ms for each of the two fetches.
     assert!(
-        (ms(f.wall_ns) - sum).abs() < 20.0,
+        (ms(f.wall_ns) - sum).abs() < 40.0,
         "wall {} ms, want {sum}",
         ms(f.wall_ns)
     );
