@@ -266,7 +266,8 @@ impl Report {
             out.push_str("\nThreads:\n");
             out.push_str(&self.threads_table());
         }
-        if selection.asyncs {
+        // Only a run with timed futures has an async table to print.
+        if selection.asyncs && self.tree.nodes.iter().any(|n| n.is_async()) {
             out.push_str("\nAsync Sections:\n");
             out.push_str(&self.async_table());
         }
