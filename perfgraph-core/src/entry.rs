@@ -12,7 +12,7 @@ use crate::base::{clock, process};
 use crate::collector::live::{self, screen};
 use crate::collector::{self, capture, fork, memory, signals};
 use crate::local::guard::Guard;
-use crate::local::thread::{self, MEM_ALERT_KB};
+use crate::local::thread::{self, MEM_ALERT_KB, ThreadState};
 use crate::local::verbosity;
 
 /// Starts a recorded section at `site` unless its `level` is above the verbosity: what `#[timed]` and
@@ -26,6 +26,29 @@ pub fn enter(site: &'static Section, level: u8) -> Guard {
         site.note_skipped();
         Guard::OFF
     }
+}
+
+/// For a timed future's poll: the calling thread's state (starting the runtime and the thread if need
+/// be), or `None` at the future's `first` poll if its `level` is above the verbosity (later polls of a
+/// recorded future are always recorded, so its calls and polls stay paired).
+pub fn poll_state(site: &'static Section, level: u8, first: bool) -> Option<&'static ThreadState> {
+    let ptr = thread::current_ptr();
+    if first && !ptr.is_null() && !verbosity::records(level) {
+        site.note_skipped();
+        return None;
+    }
+    let state = if ptr.is_null() {
+        start();
+        thread::current()
+    } else {
+        // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive while the thread runs.
+        unsafe { &*ptr }
+    };
+    if first && !verbosity::records(level) {
+        site.note_skipped();
+        return None;
+    }
+    Some(state)
 }
 
 /// Out of line, like the guard's exit, so the code at each call site is just the level check and a call:
@@ -107,7 +130,11 @@ fn start_once() {
         process::set_start_rss_kb(process::rss_kb());
     }
     verbosity::init(config.verbosity);
+    if config.trace.is_some() {
+        crate::local::marks::enable();
+    }
     if config.live != LiveMode::Off {
+        crate::local::pending::enable();
         live::panic::install();
         MEM_ALERT_KB.store(
             (config.mem_limit_bytes / 1024) as i64,

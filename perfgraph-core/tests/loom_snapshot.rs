@@ -124,7 +124,7 @@ unsafe fn run(stack: &Stack, script: &[Step], depths: &mut Vec<u32>) {
             Exit(tick) => {
                 let depth = depths.pop().unwrap();
                 // SAFETY: as above.
-                unsafe { stack.exit(depth, tick, || 0, |_| {}) };
+                unsafe { stack.exit(depth, tick, || 0, |_, _| {}, |_| {}) };
             }
         }
     }

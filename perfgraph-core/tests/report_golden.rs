@@ -11,6 +11,7 @@ const ALL: ReportSelection = ReportSelection {
     branch: true,
     sections: Some(10),
     threads: true,
+    asyncs: true,
 };
 
 #[test]

@@ -64,6 +64,8 @@ pub struct ReportSelection {
     pub sections: Option<usize>,
     /// `threads`: per-thread summary.
     pub threads: bool,
+    /// `async`: per async section (timed futures), calls, polls, busy and wall time, cancellations.
+    pub asyncs: bool,
 }
 
 impl ReportSelection {
@@ -84,7 +86,8 @@ pub struct Config {
     pub mem_limit_bytes: u64,
     /// `PERFGRAPH_LIVE`: `on` (default), `off` or `all`.
     pub live: LiveMode,
-    /// `PERFGRAPH_REPORT`: comma list of `graph`, `branch`, `sections[=N]`, `threads`, `all`. Default none.
+    /// `PERFGRAPH_REPORT`: comma list of `graph`, `branch`, `sections[=N]`, `threads`, `async`, `all`. Default
+    /// none.
     pub report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` in seconds: per-thread interval statistics. Default off.
     pub interval_ns: Option<u64>,
@@ -238,7 +241,7 @@ const VARIABLES: [Variable; 14] = [
     },
     Variable {
         name: "PERFGRAPH_REPORT",
-        accepted: "a comma list of graph, branch, sections[=N], threads, all",
+        accepted: "a comma list of graph, branch, sections[=N], threads, async, all",
         default: "none",
         apply: |c, v| set(&mut c.report, parse_report(v)),
     },
@@ -402,6 +405,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
             "graph" => r.graph = true,
             "branch" => r.branch = true,
             "threads" => r.threads = true,
+            "async" => r.asyncs = true,
             "sections" => r.sections = Some(10),
             "all" => {
                 r = ReportSelection {
@@ -409,6 +413,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
                     branch: true,
                     sections: Some(r.sections.unwrap_or(10)),
                     threads: true,
+                    asyncs: true,
                 }
             }
             "off" | "none" => {}

@@ -274,12 +274,17 @@ pub fn all() -> Vec<SectionInfo> {
 ///
 /// With module `demo`: `demo::assemble::__perfgraph_here` → `assemble`; `demo::Solver::solve::…` →
 /// `Solver::solve`; `<demo::Grid<f64> as demo::Physics>::step::…` → `Grid::step`; `demo::Physics::step::…`
-/// (a default method) → `Physics::step`; `demo::outer::{{closure}}::inner::…` (a nested fn) → `inner`.
+/// (a default method) → `Physics::step`; `demo::outer::{{closure}}::inner::…` (a nested fn) → `inner`;
+/// `demo::fetch::{{closure}}::…` (an `async fn`'s body) → `fetch`.
 /// Only the segment just before the function's name can qualify it, and only if it is a type or trait:
 /// qualified (`<T as Trait>`) or, by Rust's naming convention, capitalised. Generic arguments and module
 /// paths inside types are dropped.
 pub(crate) fn function_name(path: &str, module: &str) -> &'static str {
-    let path = path.strip_suffix("::__perfgraph_here").unwrap_or(path);
+    let mut path = path.strip_suffix("::__perfgraph_here").unwrap_or(path);
+    // An `async fn`'s body is a closure of the function (`demo::fetch::{{closure}}::…`).
+    while let Some(outer) = path.strip_suffix("::{{closure}}") {
+        path = outer;
+    }
     let path = path
         .strip_prefix(module)
         .and_then(|p| p.strip_prefix("::"))
@@ -458,5 +463,9 @@ mod tests {
             "Solver::solve"
         );
         assert_eq!(function_name("", "demo"), "");
+        assert_eq!(
+            function_name("demo::Solver::fetch::{{closure}}::__perfgraph_here", "demo"),
+            "Solver::fetch"
+        );
     }
 }

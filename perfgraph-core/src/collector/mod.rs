@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use crate::base::config::Config;
 use crate::base::process::{self, Message};
-use crate::base::{clock, sys};
+use crate::base::{clock, registry, sys};
 use crate::local::record::Record;
 use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
@@ -99,6 +99,10 @@ pub(crate) struct Collector {
     /// An output keeps every record: drain at every pass.
     needs_every_record: bool,
     records: Vec<Record>,
+    /// The marks among the records drained (futures' lives, instant events), for the trace only.
+    marks: Vec<Record>,
+    /// Whether the warning on interleaved sections was printed (it is printed once).
+    warned_interleaved: bool,
     /// Whether the line on threads without a ring of their own was printed (it is printed once).
     warned_unmapped: bool,
     live: Option<Live>,
@@ -123,6 +127,8 @@ impl Collector {
             generation: u64::MAX,
             memory: pace,
             records: Vec::with_capacity(4096),
+            marks: Vec::new(),
+            warned_interleaved: false,
             warned_unmapped: false,
         }
     }
@@ -222,6 +228,18 @@ impl Collector {
             t.state.dropped.store(t.cursor.dropped, Ordering::Relaxed);
             t.finished = exited;
             found |= exited || !self.records.is_empty();
+            if self.records.iter().any(Record::is_mark) {
+                let marks = &mut self.marks;
+                marks.clear();
+                self.records.retain(|r| {
+                    let mark = r.is_mark();
+                    if mark {
+                        marks.push(*r);
+                    }
+                    !mark
+                });
+                self.outputs.on_marks(&t.state, &self.marks);
+            }
             if let Some(live) = &mut self.live {
                 live.on_records(&t.state, &self.records);
             }
@@ -230,6 +248,22 @@ impl Collector {
             }
         }
         self.retire_finished();
+        if !self.warned_interleaved
+            && let Some((ended, open)) = thread::interleaved()
+        {
+            self.warned_interleaved = true;
+            let name = |id| registry::info(id).map_or("?", |i| i.name);
+            live::screen::warn(&format!(
+                "perfgraph: warning: section `{}` ended while `{}`, opened after it on the same thread, was \
+                 still open: sections interleaved on one thread (a `time_section!` guard held across an \
+                 `.await`?); `{}` was ended with `{}`. Time async code with `#[timed] async fn` or \
+                 `time_future!`, which enter the section on every poll",
+                name(ended),
+                name(open),
+                name(open),
+                name(ended)
+            ));
+        }
         if !self.warned_unmapped && ring::unmapped() > 0 {
             self.warned_unmapped = true;
             live::screen::warn(

@@ -16,11 +16,11 @@ use super::live::screen;
 use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection};
 use crate::base::{process, registry};
-use crate::export::chrome::{self, Event, TraceBuffer, TraceMeta};
+use crate::export::chrome::{self, Event, Mark, MarkKind, TraceBuffer, TraceMeta};
 use crate::export::{folded, json};
-use crate::local::record::Record;
+use crate::local::record::{self, Record};
 use crate::local::thread::{self, ThreadState};
-use crate::local::{ring, snapshot};
+use crate::local::{marks, ring, snapshot};
 
 /// State of the at-exit outputs, owned by the background thread.
 pub(crate) struct Outputs {
@@ -75,6 +75,36 @@ impl Outputs {
                     thread: thread.index,
                 });
             }
+        }
+    }
+
+    /// Marks (futures' lives, instant events) `thread` pushed since the last pass.
+    pub(crate) fn on_marks(&mut self, thread: &ThreadState, marks: &[Record]) {
+        let Some((_, trace)) = &mut self.trace else {
+            return;
+        };
+        self.names
+            .entry(thread.index)
+            .or_insert_with(|| thread.name.clone());
+        for r in marks {
+            let kind = match r.depth {
+                record::LIFE => MarkKind::Life {
+                    id: r.mark_id(),
+                    cancelled: false,
+                },
+                record::LIFE_CANCELLED => MarkKind::Life {
+                    id: r.mark_id(),
+                    cancelled: true,
+                },
+                _ => MarkKind::Instant(marks::take(r.mark_id()).unwrap_or_default()),
+            };
+            trace.push_mark(Mark {
+                kind,
+                start: r.start,
+                end: r.end,
+                section: r.section,
+                thread: thread.index,
+            });
         }
     }
 

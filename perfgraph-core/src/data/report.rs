@@ -100,6 +100,26 @@ pub struct SectionTotal {
     pub self_mem_bytes: i64,
 }
 
+/// One line of `Async Sections:`: every call path of an async section name (timed futures), summed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AsyncTotal {
+    /// The section's name.
+    pub name: &'static str,
+    /// Futures (counted at their first poll), all paths.
+    pub calls: u64,
+    /// Polls, all paths.
+    pub polls: u64,
+    /// Busy time (inside polls, children included), ns: the paths' total time, counted once where a path
+    /// of the section is inside another of it.
+    pub busy_ns: u64,
+    /// Wall time of the futures that ended, summed, ns.
+    pub wall_ns: u64,
+    /// The longest of those, ns.
+    pub max_wall_ns: u64,
+    /// Futures dropped before they completed.
+    pub cancelled: u64,
+}
+
 /// What a [`Report`] says about the run besides its threads' snapshots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunInfo {
@@ -218,6 +238,55 @@ impl Report {
         }
         by_name.sort_by(|a, b| b.self_ns.cmp(&a.self_ns).then(a.name.cmp(b.name)));
         by_name.truncate(n);
+        by_name
+    }
+}
+
+impl Report {
+    /// The async sections (those with timed futures), each summed over its call paths, by busy time,
+    /// largest first (ties by name).
+    pub fn async_sections(&self) -> Vec<AsyncTotal> {
+        let mut by_name: Vec<AsyncTotal> = Vec::new();
+        let nodes = &self.tree.nodes;
+        for (i, n) in nodes.iter().enumerate() {
+            if i == 0 || !n.is_async() {
+                continue;
+            }
+            // A path inside another path of the same section adds no busy time of its own.
+            let mut up = n.parent;
+            let mut nested = false;
+            while let Some(p) = up {
+                if nodes[p].section == n.section && p != 0 {
+                    nested = true;
+                    break;
+                }
+                up = nodes[p].parent;
+            }
+            let row = match by_name.iter_mut().find(|t| t.name == n.name) {
+                Some(row) => row,
+                None => {
+                    by_name.push(AsyncTotal {
+                        name: n.name,
+                        calls: 0,
+                        polls: 0,
+                        busy_ns: 0,
+                        wall_ns: 0,
+                        max_wall_ns: 0,
+                        cancelled: 0,
+                    });
+                    by_name.last_mut().expect("just pushed")
+                }
+            };
+            row.calls += n.calls;
+            row.polls += n.polls;
+            if !nested {
+                row.busy_ns += n.total_ns;
+            }
+            row.wall_ns += n.wall_ns;
+            row.max_wall_ns = row.max_wall_ns.max(n.max_wall_ns);
+            row.cancelled += n.cancelled;
+        }
+        by_name.sort_by(|a, b| b.busy_ns.cmp(&a.busy_ns).then(a.name.cmp(b.name)));
         by_name
     }
 }

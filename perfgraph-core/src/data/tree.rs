@@ -34,6 +34,25 @@ pub struct CallNode {
     pub self_mem_bytes: i64,
     /// Resident-memory change over its calls, children included, bytes (may be negative).
     pub total_mem_bytes: i64,
+    /// Polls, for a path of timed futures (`#[timed] async fn`, `time_future!`, a `tracing` span entered
+    /// per poll); 0 for a synchronous section. `calls` counts its futures (at their first poll), and
+    /// `self_ns` and `total_ns` are busy time, spent inside polls.
+    pub polls: u64,
+    /// Wall time of the futures that ended at this path (from their first poll to their completion or
+    /// drop), summed, ns.
+    pub wall_ns: u64,
+    /// The longest of those, ns.
+    pub max_wall_ns: u64,
+    /// Futures dropped at this path before they completed.
+    pub cancelled: u64,
+}
+
+impl CallNode {
+    /// Whether timed futures ran at this path (polled, or ended here): the JSON then carries `polls`,
+    /// `wall_ns`, `max_wall_ns` and `cancelled`, and the `Async Sections:` table lists its section.
+    pub fn is_async(&self) -> bool {
+        self.polls > 0 || self.wall_ns > 0 || self.cancelled > 0
+    }
 }
 
 /// A call tree; node 0 is the root.
@@ -179,6 +198,10 @@ impl Merger {
             t.total_ns += n.total_ns;
             t.self_mem_bytes += n.self_mem_bytes;
             t.total_mem_bytes += n.total_mem_bytes;
+            t.polls += n.polls;
+            t.wall_ns += n.wall_ns;
+            t.max_wall_ns = t.max_wall_ns.max(n.max_wall_ns);
+            t.cancelled += n.cancelled;
         }
     }
 
@@ -210,6 +233,10 @@ impl Merger {
             total_ns: root.total_ns,
             self_mem_bytes: root.self_mem_bytes,
             total_mem_bytes: root.total_mem_bytes,
+            polls: root.polls,
+            wall_ns: root.wall_ns,
+            max_wall_ns: root.max_wall_ns,
+            cancelled: root.cancelled,
             ..root_node()
         };
         self.out = tree;
@@ -240,6 +267,10 @@ fn root_node() -> CallNode {
         total_ns: 0,
         self_mem_bytes: 0,
         total_mem_bytes: 0,
+        polls: 0,
+        wall_ns: 0,
+        max_wall_ns: 0,
+        cancelled: 0,
     }
 }
 

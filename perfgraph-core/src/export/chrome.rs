@@ -33,6 +33,36 @@ pub(crate) struct Event {
     pub thread: u32,
 }
 
+/// What a mark shows in the trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MarkKind {
+    /// A timed future's whole life, as an async slice (`b`/`e` with its id); `cancelled` if it was dropped
+    /// before completing.
+    Life {
+        /// Its id.
+        id: u64,
+        /// Dropped before it completed.
+        cancelled: bool,
+    },
+    /// An instant event (`i`) with its message.
+    Instant(String),
+}
+
+/// A mark: a future's life or an instant event, on the thread that ended or raised it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mark {
+    /// What it is.
+    pub kind: MarkKind,
+    /// Start, ticks (the instant's time).
+    pub start: u64,
+    /// End, ticks.
+    pub end: u64,
+    /// The section (of the future, or the span the event came in).
+    pub section: SectionId,
+    /// Thread index.
+    pub thread: u32,
+}
+
 /// The events and memory samples gathered for the trace, bounded.
 ///
 /// Invariant: `events.len() <= limit` and `samples.len() <= limit`; everything offered past that is counted
@@ -43,6 +73,9 @@ pub(crate) struct TraceBuffer {
     pub limit: usize,
     /// Completed calls, in the order the background thread drained them.
     pub events: Vec<Event>,
+    /// Futures' lives and instant events, in the order drained (bounded by `limit` too, counted in
+    /// `over_limit` past it).
+    pub marks: Vec<Mark>,
     /// Calls not kept because the buffer was full.
     pub over_limit: u64,
     /// Resident-memory samples `(ticks, bytes)`, only those that differ from the previous one.
@@ -59,6 +92,7 @@ impl TraceBuffer {
         TraceBuffer {
             limit,
             events: Vec::new(),
+            marks: Vec::new(),
             over_limit: 0,
             samples: Vec::new(),
             samples_over_limit: 0,
@@ -72,6 +106,15 @@ impl TraceBuffer {
             self.over_limit += 1;
         } else {
             self.events.push(event);
+        }
+    }
+
+    /// Adds a mark, or counts it when the buffer is full.
+    pub(crate) fn push_mark(&mut self, mark: Mark) {
+        if self.marks.len() >= self.limit {
+            self.over_limit += 1;
+        } else {
+            self.marks.push(mark);
         }
     }
 
@@ -131,6 +174,7 @@ pub(crate) fn write(
     out.write_all(b"{\"traceEvents\":[\n")?;
     write_names(out, meta)?;
     write_calls(out, buffer, meta, section_name)?;
+    write_marks(out, buffer, meta, section_name)?;
     write_memory(out, buffer, meta)?;
     write_missing(out, buffer, meta)
 }
@@ -222,6 +266,44 @@ fn write_calls(
             .retain(|e| !unfinished.contains(&(e.thread, e.start, e.section)));
     }
     debug_assert_eq!(buffer.events.len(), kept);
+    Ok(())
+}
+
+/// Futures' lives as async slices (`b` and `e` events sharing the future's `id`, category `async`, on the
+/// track of the thread that first polled it... as Perfetto groups them: by name and id), and instant
+/// events (`i`, thread scope) with their messages.
+fn write_marks(
+    out: &mut dyn Write,
+    buffer: &TraceBuffer,
+    meta: &TraceMeta,
+    section_name: &dyn Fn(SectionId) -> String,
+) -> io::Result<()> {
+    let pid = meta.pid;
+    for (i, m) in buffer.marks.iter().enumerate() {
+        process::progress_at(i);
+        let name = json!(section_name(m.section)).to_string();
+        let (start, end) = (micros((meta.to_ns)(m.start)), micros((meta.to_ns)(m.end)));
+        let tid = tid(m.thread);
+        match &m.kind {
+            MarkKind::Life { id, cancelled } => {
+                writeln!(
+                    out,
+                    "{{\"name\":{name},\"cat\":\"async\",\"ph\":\"b\",\"id\":\"{id:#x}\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid}}},"
+                )?;
+                writeln!(
+                    out,
+                    "{{\"name\":{name},\"cat\":\"async\",\"ph\":\"e\",\"id\":\"{id:#x}\",\"ts\":{end},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"cancelled\":{cancelled}}}}},"
+                )?;
+            }
+            MarkKind::Instant(message) => {
+                writeln!(
+                    out,
+                    "{{\"name\":{},\"ph\":\"i\",\"s\":\"t\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"span\":{name}}}}},",
+                    json!(message)
+                )?;
+            }
+        }
+    }
     Ok(())
 }
 

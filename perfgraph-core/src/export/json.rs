@@ -150,15 +150,26 @@ fn nodes(p: &mut Pretty, tree: &CallTree) -> io::Result<()> {
     for (i, n) in tree.nodes.iter().enumerate() {
         process::progress_at(i);
         p.item()?;
+        // Alphabetical order, as serde_json writes a map; the four async fields only on async nodes.
+        let asyncs = n.is_async();
         p.open(b'{')?;
         p.raw("calls", n.calls)?;
+        if asyncs {
+            p.raw("cancelled", n.cancelled)?;
+        }
         p.raw("depth", n.depth)?;
         p.raw("id", i)?;
         p.raw("level", n.level)?;
+        if asyncs {
+            p.raw("max_wall_ns", n.max_wall_ns)?;
+        }
         p.string("name", n.name)?;
         match n.parent {
             None => p.raw("parent", "null")?,
             Some(parent) => p.raw("parent", parent)?,
+        }
+        if asyncs {
+            p.raw("polls", n.polls)?;
         }
         p.raw("running", n.running)?;
         p.raw("section", n.section)?;
@@ -166,6 +177,9 @@ fn nodes(p: &mut Pretty, tree: &CallTree) -> io::Result<()> {
         p.raw("self_ns", n.self_ns)?;
         p.raw("total_mem_bytes", n.total_mem_bytes)?;
         p.raw("total_ns", n.total_ns)?;
+        if asyncs {
+            p.raw("wall_ns", n.wall_ns)?;
+        }
         p.close(b'}')?;
     }
     p.close(b']')
@@ -273,6 +287,11 @@ mod tests {
             total_ns: u64::MAX,
             self_mem_bytes: -4096,
             total_mem_bytes: i64::MIN,
+            // Nodes at depth 2 are async, so both layouts of a node are checked.
+            polls: if depth == 2 { 7 } else { 0 },
+            wall_ns: if depth == 2 { u64::MAX } else { 0 },
+            max_wall_ns: if depth == 2 { 9 } else { 0 },
+            cancelled: if depth == 2 { 1 } else { 0 },
         }
     }
 
@@ -308,10 +327,17 @@ mod tests {
     fn by_serde(r: &Report) -> String {
         let nodes = |t: &CallTree| -> Vec<Value> {
             let node = |(i, n): (usize, &CallNode)| {
-                json!({"id": i, "parent": n.parent, "depth": n.depth, "name": n.name,
+                let mut v = json!({"id": i, "parent": n.parent, "depth": n.depth, "name": n.name,
                     "section": n.section, "level": n.level, "calls": n.calls, "running": n.running,
                     "self_ns": n.self_ns, "total_ns": n.total_ns, "self_mem_bytes": n.self_mem_bytes,
-                    "total_mem_bytes": n.total_mem_bytes})
+                    "total_mem_bytes": n.total_mem_bytes});
+                if n.is_async() {
+                    v["polls"] = json!(n.polls);
+                    v["wall_ns"] = json!(n.wall_ns);
+                    v["max_wall_ns"] = json!(n.max_wall_ns);
+                    v["cancelled"] = json!(n.cancelled);
+                }
+                v
             };
             t.nodes.iter().enumerate().map(node).collect()
         };

@@ -132,6 +132,11 @@ impl FrameTable {
         }
     }
 
+    /// How many frames the table holds (the open sections it shows).
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
     /// Owner only: writes the frame at `depth` (the first call of a new open section), if it is public.
     /// Returns `false` for a frame too deep for the table, which the owner keeps privately.
     #[inline(always)]

@@ -21,7 +21,38 @@ pub struct Record {
     pub mem_end_kb: u32,
 }
 
+/// The `depth` of a record that is a timed future's whole life (first poll to completion), not a call:
+/// `start`..`end`, and its id in the memory words.
+pub const LIFE: u32 = u32::MAX;
+/// As [`LIFE`], for a future dropped before it completed.
+pub const LIFE_CANCELLED: u32 = u32::MAX - 1;
+/// The `depth` of a record that is an instant event (a `tracing` event inside a recorded span) at
+/// `start` (= `end`), its message's number ([`crate::local::marks`]) in the memory words.
+pub const INSTANT: u32 = u32::MAX - 2;
+
 impl Record {
+    /// Whether this is a mark (a future's life, an instant event) rather than a section call.
+    pub fn is_mark(&self) -> bool {
+        self.depth >= INSTANT
+    }
+
+    /// The 64-bit id a mark carries in the memory words.
+    pub fn mark_id(&self) -> u64 {
+        self.mem_start_kb as u64 | (self.mem_end_kb as u64) << 32
+    }
+
+    /// A mark: `depth` one of [`LIFE`], [`LIFE_CANCELLED`], [`INSTANT`], carrying `id`.
+    pub fn mark(section: SectionId, start: u64, end: u64, depth: u32, id: u64) -> Record {
+        Record {
+            start,
+            end,
+            section,
+            depth,
+            mem_start_kb: id as u32,
+            mem_end_kb: (id >> 32) as u32,
+        }
+    }
+
     /// The ring's words: `[start, end, section | depth << 32, mem_start_kb | mem_end_kb << 32]`.
     #[inline(always)]
     pub fn to_words(self) -> [u64; WORDS] {

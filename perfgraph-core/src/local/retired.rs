@@ -168,6 +168,7 @@ fn merge(
                     running: 0,
                     self_ticks: 0,
                     self_mem_kb: 0,
+                    asyncs: Default::default(),
                     ..n.clone()
                 });
                 0
@@ -186,6 +187,7 @@ fn merge(
                             running: 0,
                             self_ticks: 0,
                             self_mem_kb: 0,
+                            asyncs: Default::default(),
                         });
                         (into.len() - 1) as u32
                     }) as usize
@@ -197,6 +199,7 @@ fn merge(
         t.running += n.running;
         t.self_ticks += n.self_ticks;
         t.self_mem_kb += n.self_mem_kb;
+        t.asyncs.add(&n.asyncs);
     }
 }
 
@@ -213,6 +216,7 @@ mod tests {
             running: 0,
             self_ticks: 10 * calls,
             self_mem_kb: 0,
+            asyncs: Default::default(),
         }
     }
 

@@ -135,6 +135,10 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
                 total_ns: 0,
                 self_mem_bytes: n.self_mem_kb * 1024,
                 total_mem_bytes: 0,
+                polls: n.asyncs.polls,
+                wall_ns: scale.delta_ns(Ticks(n.asyncs.wall_ticks)),
+                max_wall_ns: scale.delta_ns(Ticks(n.asyncs.max_wall_ticks)),
+                cancelled: n.asyncs.cancelled,
             }
         })
         .collect();

@@ -35,7 +35,7 @@ use crate::base::sync::atomic::Ordering;
 use crate::local::frames::{FrameData, FrameTable, Inside, OpenFrame, PUBLIC_DEPTH};
 use crate::local::record::Record;
 use crate::local::ring::Ring;
-use crate::local::tree::{Node, Tree};
+use crate::local::tree::{AsyncNode, Node, Tree};
 
 /// A clock reading and the resident-memory figure, as the caller takes them when a section opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +122,31 @@ pub struct NodeReading {
     pub self_ticks: u64,
     /// Memory change of the completed calls minus their children's, KiB.
     pub self_mem_kb: i64,
+    /// What timed futures added (all zero for a path no future entered).
+    pub asyncs: AsyncReading,
+}
+
+/// An [`AsyncNode`] as a [`Reading`] saw it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AsyncReading {
+    /// Polls.
+    pub polls: u64,
+    /// Wall time of the futures that ended at the node, summed, ticks.
+    pub wall_ticks: u64,
+    /// The longest of those, ticks.
+    pub max_wall_ticks: u64,
+    /// Futures dropped before they completed.
+    pub cancelled: u64,
+}
+
+impl AsyncReading {
+    /// Adds `other`'s figures (the maximum of the maxima).
+    pub fn add(&mut self, other: &AsyncReading) {
+        self.polls += other.polls;
+        self.wall_ticks += other.wall_ticks;
+        self.max_wall_ticks = self.max_wall_ticks.max(other.max_wall_ticks);
+        self.cancelled += other.cancelled;
+    }
 }
 
 /// A consistent reading of a [`Stack`], taken while its owner keeps recording.
@@ -177,14 +202,33 @@ impl Stack {
     /// previous one (in production, one thread makes them all).
     #[inline(always)]
     pub unsafe fn enter(&self, section: SectionId, sample: impl FnOnce() -> Sample) -> u32 {
+        // SAFETY: the caller's contract is this one's.
+        unsafe { self.enter_counted(section, sample, true) }
+    }
+
+    /// [`enter`](Stack::enter), counting a call only if `call` (a timed future's first poll counts one; its
+    /// later polls, and the drop of one cancelled, count none). With `call` a constant, as `enter` passes
+    /// it, the branch is gone once inlined: the synchronous hot path is unchanged.
+    ///
+    /// # Safety
+    /// As [`enter`](Stack::enter).
+    #[inline(always)]
+    pub unsafe fn enter_counted(
+        &self,
+        section: SectionId,
+        sample: impl FnOnce() -> Sample,
+        call: bool,
+    ) -> u32 {
         // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
         let own = unsafe { self.own() };
         let depth = own.depth;
         // SAFETY: `own.current` is always a node of `self.tree` (the root or a node `child_of` returned),
         // and nodes live as long as the tree.
         let n = self.tree.child_of(unsafe { &*own.current }, section);
-        n.calls
-            .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        if call {
+            n.calls
+                .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
         let node = n.index.load(Ordering::Relaxed);
         let at = sample();
         let data = FrameData {
@@ -211,7 +255,9 @@ impl Stack {
 
     /// Ends the section opened at `depth` (and any left open inside it), at `end` ticks. For each one it
     /// closes, innermost first, it calls `mem_kb` for the resident memory, and `closed` once the call's
-    /// time is in.
+    /// time is in. If sections opened after it are still open (sections interleaved on one thread: a
+    /// guard kept across an `.await` in a `!Send` future), it first calls `interleaved` with its section and
+    /// the innermost open one; they are ended with it, so the stack stays properly nested.
     ///
     /// # Safety
     /// Only the stack's owner may call this: `enter` and `exit` calls never overlap, each happens after the
@@ -222,6 +268,7 @@ impl Stack {
         depth: u32,
         end: u64,
         mut mem_kb: impl FnMut() -> u32,
+        interleaved: impl FnOnce(SectionId, SectionId),
         mut closed: impl FnMut(Closed),
     ) {
         // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
@@ -230,11 +277,43 @@ impl Stack {
             if own.depth <= depth {
                 return; // already closed (a guard dropped out of order); nothing to do
             }
+            let (ended, open) = self.pair(own, depth);
+            interleaved(ended, open);
             while own.depth > depth + 1 {
                 closed(self.close(own, end, &mut mem_kb));
             }
         }
         closed(self.close(own, end, &mut mem_kb));
+    }
+
+    /// The [`AsyncNode`] of the innermost open section's call path (the root's when none is open): where a
+    /// timed future that just entered counts its poll and, when it ends, its wall time.
+    ///
+    /// # Safety
+    /// Only the stack's owner may call this, as [`enter`](Stack::enter).
+    pub unsafe fn current_async(&self) -> &AsyncNode {
+        // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
+        let own = unsafe { self.own() };
+        // SAFETY: `own.current` is always a node of `self.tree`, which lives as long as `self`.
+        let index = unsafe { &*own.current }.index.load(Ordering::Relaxed);
+        self.tree.async_of(index)
+    }
+
+    /// The sections open at `depth` and innermost, with `own` the owner's state.
+    #[cold]
+    #[inline(never)]
+    fn pair(&self, own: &Own, depth: u32) -> (SectionId, SectionId) {
+        let section_at = |d: u32| -> SectionId {
+            match self.frames.peek(d) {
+                Some((data, ..)) => data.section,
+                // Past the table: `deep` holds depth `len` onwards.
+                None => own
+                    .deep
+                    .get((d as usize).saturating_sub(self.frames.len()))
+                    .map_or(0, |f| f.data.section),
+            }
+        };
+        (section_at(depth), section_at(own.depth - 1))
     }
 
     /// The innermost open frame, as the owner closes it.
@@ -385,6 +464,15 @@ impl Stack {
                 // Acquire: pairs with the Release store in `close`; a call whose time this sees is closed in
                 // the frames read after it, so it is not counted again as running.
                 self_ticks: n.self_ticks.load(Ordering::Acquire),
+                asyncs: self
+                    .tree
+                    .async_get(id)
+                    .map_or_else(AsyncReading::default, |a| AsyncReading {
+                        polls: a.polls.load(Ordering::Relaxed),
+                        wall_ticks: a.wall_ticks.load(Ordering::Relaxed),
+                        max_wall_ticks: a.max_wall_ticks.load(Ordering::Relaxed),
+                        cancelled: a.cancelled.load(Ordering::Relaxed),
+                    }),
             });
             let i = nodes.len() - 1;
             let mut kids: Vec<u32> = self.tree.children(id).collect();

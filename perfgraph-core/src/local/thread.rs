@@ -29,9 +29,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crossbeam_utils::CachePadded;
 
 use super::frames::{OpenFrame, PUBLIC_DEPTH};
+use super::record::Record;
 use super::retired::{Exited, Group, Retired};
 use super::ring::Ring;
 use super::stack::{Sample, Stack};
+use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
 use crate::base::{clock, process, sys};
 
@@ -132,6 +134,39 @@ impl ThreadState {
         }
     }
 
+    /// A timed future's poll, or the drop of a cancelled one: starts `section`, counting a call only if
+    /// `call` (the future's first poll). Returns the depth it opened at, and the path's [`AsyncNode`] (where
+    /// the poll counts and the future's wall time goes when it ends). Owner only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline]
+    pub unsafe fn enter_poll(&self, section: SectionId, call: bool) -> (u32, &AsyncNode) {
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        unsafe {
+            let depth = self.stack.enter_counted(
+                section,
+                || Sample {
+                    ticks: clock::now().0,
+                    mem_kb: process::rss_kb(),
+                },
+                call,
+            );
+            (depth, self.stack.current_async())
+        }
+    }
+
+    /// Pushes a record that is not a section call (a future's whole life, an instant event) into the ring,
+    /// for the trace. Owner only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    pub unsafe fn push_mark(&self, record: Record) {
+        // The ring's only writer is its owner: this thread (caller's contract).
+        self.stack.ring.push(record.to_words());
+    }
+
     /// Ends the section opened at `depth` (and any left open inside it). Owner only.
     ///
     /// # Safety
@@ -142,13 +177,14 @@ impl ThreadState {
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
-            self.stack.exit(depth, end, process::rss_kb, |closed| {
-                if closed.depth < self.watch.load(Ordering::Relaxed)
-                    || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
-                {
-                    process::wake();
-                }
-            });
+            self.stack
+                .exit(depth, end, process::rss_kb, note_interleaved, |closed| {
+                    if closed.depth < self.watch.load(Ordering::Relaxed)
+                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+                    {
+                        process::wake();
+                    }
+                });
         }
     }
 
@@ -163,6 +199,33 @@ impl ThreadState {
         // Acquire: pairs with the Release store in `ExitHook::drop`; all the thread's writes are visible.
         self.exited_ticks.load(Ordering::Acquire) != 0
     }
+}
+
+/// The first pair of interleaved sections seen (`(ended, still open)`), for the background thread's one
+/// warning; `0` while none was.
+static INTERLEAVED: AtomicU64 = AtomicU64::new(0);
+
+/// A guard of `ended` ended while `open`, a section opened after it on the same thread, was still open
+/// (a `time_section!` guard held across an `.await` in a `!Send` future): notes the first such pair and
+/// wakes the background thread, which prints the warning. `open` is ended with `ended` (the stack stays
+/// one of properly nested sections); its own guard's end is then a no-op.
+#[cold]
+#[inline(never)]
+fn note_interleaved(ended: SectionId, open: SectionId) {
+    let pair = (ended as u64) << 32 | open as u64 | 1 << 63;
+    // Relaxed: one word, read by the background thread whenever; only the first pair is kept.
+    if INTERLEAVED
+        .compare_exchange(0, pair, Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+    {
+        process::wake();
+    }
+}
+
+/// The first pair of interleaved sections, `(ended, still open)`, if any was seen.
+pub fn interleaved() -> Option<(SectionId, SectionId)> {
+    let pair = INTERLEAVED.load(Ordering::Relaxed);
+    (pair != 0).then_some((((pair >> 32) as u32) & 0x7fff_ffff, pair as u32))
 }
 
 /// The threads that recorded: the live ones (in order of first section) and the retired ones, folded. One

@@ -85,11 +85,69 @@ impl Node {
     }
 }
 
+/// What the timed futures (`perfgraph_core::Timed`) of one call path add to its node: kept
+/// beside the nodes, in segments of their own allocated at a path's first poll, so a program without futures
+/// pays nothing and a [`Node`] stays one cache line. Written by the owner only (plain load and store), on the
+/// poll path; readable by any thread.
+///
+/// Invariant: `polls` only grows; `wall_ticks`, `max_wall_ticks` and `cancelled` only grow, and are of the
+/// futures that ended at this node (completed in a poll here, or dropped while entered here).
+#[derive(Debug)]
+pub struct AsyncNode {
+    /// Polls of futures of this path on this thread.
+    pub polls: AtomicU64,
+    /// Futures ended here, their wall time (first poll to completion or drop) summed, ticks.
+    pub wall_ticks: AtomicU64,
+    /// The longest of those, ticks.
+    pub max_wall_ticks: AtomicU64,
+    /// Futures dropped here before they completed.
+    pub cancelled: AtomicU64,
+}
+
+impl AsyncNode {
+    /// Nothing counted yet (not a `Default`: loom's atomics have none).
+    fn new() -> AsyncNode {
+        AsyncNode {
+            polls: AtomicU64::new(0),
+            wall_ticks: AtomicU64::new(0),
+            max_wall_ticks: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
+        }
+    }
+
+    /// Owner only: counts a poll.
+    #[inline(always)]
+    pub fn poll(&self) {
+        self.polls
+            .store(self.polls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    /// Owner only: a future of this path ended after `wall` ticks, `cancelled` if it was dropped first.
+    pub fn end(&self, wall: u64, cancelled: bool) {
+        self.wall_ticks.store(
+            self.wall_ticks.load(Ordering::Relaxed) + wall,
+            Ordering::Relaxed,
+        );
+        if wall > self.max_wall_ticks.load(Ordering::Relaxed) {
+            self.max_wall_ticks.store(wall, Ordering::Relaxed);
+        }
+        if cancelled {
+            self.cancelled.store(
+                self.cancelled.load(Ordering::Relaxed) + 1,
+                Ordering::Relaxed,
+            );
+        }
+    }
+}
+
 /// The node storage of one thread. Node 0 is the root.
 #[derive(Debug)]
 pub struct Tree {
     /// Segment `k` (64 << k nodes) or null; written once, freed on drop.
     segments: [AtomicPtr<Node>; SEGMENTS],
+    /// The [`AsyncNode`]s of the same indices, segment by segment as in `segments`; null until a poll
+    /// needs one. Written once (by the owner), freed on drop.
+    asyncs: [AtomicPtr<AsyncNode>; SEGMENTS],
     /// Nodes in use. Written only by the owner (Release after a node is initialised).
     len: AtomicU32,
 }
@@ -108,6 +166,7 @@ impl Tree {
         let tree = Tree {
             // Not a `const` block: loom's atomics have no `const fn new`.
             segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            asyncs: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             len: AtomicU32::new(0),
         };
         let root = tree.slot(0);
@@ -169,6 +228,32 @@ impl Tree {
         // SAFETY: only the owner calls this, with indices it created; the segment was allocated by the owner
         // itself (so Relaxed sees it) and lives as long as `self`.
         unsafe { &*ptr.add(offset) }
+    }
+
+    /// Owner only: the [`AsyncNode`] of node `index` (a node of this tree), allocating its segment at the
+    /// first poll there.
+    pub fn async_of(&self, index: u32) -> &AsyncNode {
+        let (segment, offset) = locate(index);
+        let mut ptr = self.asyncs[segment].load(Ordering::Relaxed);
+        if ptr.is_null() {
+            let nodes: Box<[AsyncNode]> = (0..FIRST << segment).map(|_| AsyncNode::new()).collect();
+            ptr = Box::into_raw(nodes).cast::<AsyncNode>();
+            // Release: pairs with the Acquire load in `async_get`; readers see initialised memory.
+            self.asyncs[segment].store(ptr, Ordering::Release);
+        }
+        // SAFETY: `ptr` points at a live segment of `FIRST << segment` entries (never freed before `self`),
+        // and `offset` is below that length by construction of `locate`.
+        unsafe { &*ptr.add(offset) }
+    }
+
+    /// Reader side: the [`AsyncNode`] of node `index`, if a poll ever allocated its segment.
+    pub fn async_get(&self, index: u32) -> Option<&AsyncNode> {
+        let (segment, offset) = locate(index);
+        // Acquire: pairs with the Release store in `async_of`.
+        let ptr = self.asyncs.get(segment)?.load(Ordering::Acquire);
+        // SAFETY: a non-null segment holds `FIRST << segment > offset` initialised entries that live as long
+        // as `self`.
+        unsafe { ptr.as_ref().map(|_| &*ptr.add(offset)) }
     }
 
     /// Number of nodes.
@@ -267,6 +352,15 @@ impl Drop for Tree {
                 let len = FIRST << segment;
                 // SAFETY: `ptr` came from `Box::<[Node]>::into_raw` of exactly `len` nodes in `slot`, and
                 // `&mut self` means nobody else uses it any more.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
+            }
+        }
+        for (segment, ptr) in self.asyncs.iter().enumerate() {
+            let ptr = ptr.load(Ordering::Relaxed);
+            if !ptr.is_null() {
+                let len = FIRST << segment;
+                // SAFETY: `ptr` came from `Box::<[AsyncNode]>::into_raw` of exactly `len` entries in
+                // `async_of`, and `&mut self` means nobody else uses it any more.
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
             }
         }

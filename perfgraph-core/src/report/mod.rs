@@ -5,7 +5,9 @@
 //!   the program whose total is the run's wall time;
 //! * `branch`: `Heaviest Branch:`, the same columns along the child with the largest total at each level;
 //! * `sections[=N]`: `Heaviest Sections:`, self time summed per section name;
-//! * `threads`: `Threads:`, per thread its time alive, time inside top-level sections and calls.
+//! * `threads`: `Threads:`, per thread its time alive, time inside top-level sections and calls;
+//! * `async`: `Async Sections:`, per section of timed futures its futures, polls, busy and wall time, and
+//!   cancellations.
 
 pub(crate) mod table;
 
@@ -139,6 +141,39 @@ impl Report {
         )
     }
 
+    /// The `Async Sections:` table (without its heading): per section of timed futures (`#[timed] async
+    /// fn`, `time_future!`, `tracing` spans entered per poll), its futures (`Calls`), their polls, busy time
+    /// (inside polls), wall time summed and the longest, and how many were dropped before completing.
+    pub fn async_table(&self) -> String {
+        let rows: Vec<Vec<Cell>> = self
+            .async_sections()
+            .iter()
+            .map(|s| {
+                vec![
+                    Cell::Text(shown(s.name)),
+                    Cell::Int(s.calls as i64),
+                    Cell::Int(s.polls as i64),
+                    Cell::Fixed(seconds(s.busy_ns), 3),
+                    Cell::Fixed(seconds(s.wall_ns), 3),
+                    Cell::Fixed(seconds(s.max_wall_ns), 3),
+                    Cell::Int(s.cancelled as i64),
+                ]
+            })
+            .collect();
+        table::render(
+            &[
+                "Section",
+                "Calls",
+                "Polls",
+                "Busy(s)",
+                "Wall(s)",
+                "Max wall(s)",
+                "Cancelled",
+            ],
+            &rows,
+        )
+    }
+
     /// Lines stating what the tables do not show: sections skipped for their level, records lost to ring
     /// overflow, call paths too deep for the table, calls still running. Empty when there is nothing to say.
     pub fn footer(&self) -> String {
@@ -192,6 +227,22 @@ impl Report {
                  folded exports).\n"
             ));
         }
+        let cancelled: u64 = self.tree.nodes.iter().skip(1).map(|n| n.cancelled).sum();
+        if cancelled > 0 {
+            let mut sections: Vec<&str> = Vec::new();
+            for n in self.tree.nodes.iter().skip(1).filter(|n| n.cancelled > 0) {
+                if !sections.contains(&n.name) {
+                    sections.push(n.name);
+                }
+            }
+            let names: Vec<String> = sections.iter().map(|name| shown(name)).collect();
+            out.push_str(&format!(
+                "Cancelled: {cancelled} future{} dropped before completing ({}); their busy and wall time up \
+                 to the drop is included.\n",
+                if cancelled == 1 { "" } else { "s" },
+                names.join(", ")
+            ));
+        }
         let running: u64 = self.tree.nodes.iter().skip(1).map(|n| n.running).sum();
         if running > 0 {
             out.push_str(&format!(
@@ -202,7 +253,7 @@ impl Report {
     }
 
     /// The reports `selection` asks for, as printed at exit: for each, a blank line, its heading and its
-    /// table (MOOSE's order: graph, branch, sections; then threads), then the footer lines. Empty when
+    /// table (MOOSE's order: graph, branch, sections; then threads, async), then the footer lines. Empty when
     /// nothing is selected.
     pub fn render(&self, selection: &ReportSelection) -> String {
         if selection.is_empty() {
@@ -224,6 +275,11 @@ impl Report {
         if selection.threads {
             out.push_str("\nThreads:\n");
             out.push_str(&self.threads_table());
+        }
+        // Only a run with timed futures has an async table to print.
+        if selection.asyncs && self.tree.nodes.iter().any(|n| n.is_async()) {
+            out.push_str("\nAsync Sections:\n");
+            out.push_str(&self.async_table());
         }
         out.push_str(&self.footer());
         out

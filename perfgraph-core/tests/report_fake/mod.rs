@@ -91,6 +91,10 @@ fn node(
         total_ns: 0,
         self_mem_bytes: self_mb * 1_000_000,
         total_mem_bytes: 0,
+        polls: 0,
+        wall_ns: 0,
+        max_wall_ns: 0,
+        cancelled: 0,
     }
 }
 
