@@ -22,10 +22,23 @@ mod base {
     pub(crate) mod registry {
         pub type SectionId = u32;
     }
+    pub(crate) use super::buckets;
+    /// The model maps no memory (`local::latency` asks only outside it).
+    pub(crate) mod sys {
+        pub fn map_zeroed(_len: usize) -> *mut u8 {
+            std::ptr::null_mut()
+        }
+        pub unsafe fn unmap(_ptr: *mut u8, _len: usize) {}
+    }
 }
+
+#[path = "../src/base/buckets.rs"]
+mod buckets;
 
 #[path = "../src/local/frames.rs"]
 mod frames;
+#[path = "../src/local/latency.rs"]
+mod latency;
 #[path = "../src/local/record.rs"]
 mod record;
 #[path = "../src/local/ring.rs"]
@@ -37,7 +50,7 @@ mod tree;
 
 /// The production files' own paths to each other (`crate::local::…`).
 mod local {
-    pub(crate) use super::{frames, record, ring, stack, tree};
+    pub(crate) use super::{frames, latency, record, ring, stack, tree};
 }
 
 use std::collections::HashMap;

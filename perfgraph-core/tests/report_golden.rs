@@ -11,6 +11,7 @@ const ALL: ReportSelection = ReportSelection {
     branch: true,
     sections: Some(10),
     threads: true,
+    latency: true,
 };
 
 #[test]
@@ -79,6 +80,8 @@ fn a_deep_recursion_stays_small_and_parseable() {
         verbosity: Verbosity::Level(3),
         skipped: Vec::new(),
         needs_every_record: true,
+        process: Default::default(),
+        overhead_ns_per_section: None,
     };
     let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 0, t)]);
     let graph = r.render(&ALL);
@@ -113,6 +116,8 @@ fn names_are_escaped_aligned_by_display_width_and_cut() {
         verbosity: Verbosity::Level(3),
         skipped: Vec::new(),
         needs_every_record: true,
+        process: Default::default(),
+        overhead_ns_per_section: None,
     };
     let threads = [
         thread(0, "main", 0, None, 0, t),

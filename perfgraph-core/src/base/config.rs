@@ -64,6 +64,9 @@ pub struct ReportSelection {
     pub sections: Option<usize>,
     /// `threads`: per-thread summary.
     pub threads: bool,
+    /// `latency`: per section, its calls' durations (minimum, p50, p90, p99, maximum); as many sections
+    /// as `sections` shows (10 without it).
+    pub latency: bool,
 }
 
 impl ReportSelection {
@@ -84,7 +87,7 @@ pub struct Config {
     pub mem_limit_bytes: u64,
     /// `PERFGRAPH_LIVE`: `on` (default), `off` or `all`.
     pub live: LiveMode,
-    /// `PERFGRAPH_REPORT`: comma list of `graph`, `branch`, `sections[=N]`, `threads`, `all`. Default none.
+    /// `PERFGRAPH_REPORT`: comma list of `graph`, `branch`, `sections[=N]`, `latency`, `threads`, `all`. Default none.
     pub report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` in seconds: per-thread interval statistics. Default off.
     pub interval_ns: Option<u64>,
@@ -238,7 +241,7 @@ const VARIABLES: [Variable; 14] = [
     },
     Variable {
         name: "PERFGRAPH_REPORT",
-        accepted: "a comma list of graph, branch, sections[=N], threads, all",
+        accepted: "a comma list of graph, branch, sections[=N], latency, threads, all",
         default: "none",
         apply: |c, v| set(&mut c.report, parse_report(v)),
     },
@@ -402,6 +405,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
             "graph" => r.graph = true,
             "branch" => r.branch = true,
             "threads" => r.threads = true,
+            "latency" => r.latency = true,
             "sections" => r.sections = Some(10),
             "all" => {
                 r = ReportSelection {
@@ -409,6 +413,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
                     branch: true,
                     sections: Some(r.sections.unwrap_or(10)),
                     threads: true,
+                    latency: true,
                 }
             }
             "off" | "none" => {}

@@ -303,3 +303,48 @@ pub fn process_id() -> u32 {
     // SAFETY: getpid has no preconditions and never fails.
     unsafe { libc::getpid() as u32 }
 }
+
+/// This machine's host name, `None` if it cannot be read.
+pub fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the pointer and length describe `buf`, writable for the call; gethostname writes at most
+    // that many bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    (!name.is_empty()).then_some(name)
+}
+
+/// `len` bytes of fresh zeroed memory, page-aligned, mapped anonymously: pages nobody touches take no
+/// resident memory (an allocator would clear a recycled block, touching every page). Null on failure.
+pub fn map_zeroed(len: usize) -> *mut u8 {
+    // SAFETY: an anonymous private mapping at an address of the kernel's choosing touches no existing
+    // memory; the result is checked against MAP_FAILED.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        std::ptr::null_mut()
+    } else {
+        ptr.cast()
+    }
+}
+
+/// Unmaps what [`map_zeroed`] returned.
+///
+/// # Safety
+/// `ptr` and `len` are a mapping [`map_zeroed`] returned, which nothing uses any more.
+pub unsafe fn unmap(ptr: *mut u8, len: usize) {
+    // SAFETY: the caller's contract: a whole mapping of ours, no longer used.
+    unsafe { libc::munmap(ptr.cast(), len) };
+}

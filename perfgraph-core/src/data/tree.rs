@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use crate::base::process;
 use crate::base::registry::{self, SectionId};
+use crate::data::latency::Latency;
 
 /// One node of a call tree: a call path.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,9 @@ pub struct CallNode {
     pub self_mem_bytes: i64,
     /// Resident-memory change over its calls, children included, bytes (may be negative).
     pub total_mem_bytes: i64,
+    /// Its completed calls by duration (empty for a path a thread kept no histogram for: see
+    /// docs/json-schema.md).
+    pub latency: Latency,
 }
 
 /// A call tree; node 0 is the root.
@@ -175,6 +179,7 @@ impl Merger {
             t.total_ns += n.total_ns;
             t.self_mem_bytes += n.self_mem_bytes;
             t.total_mem_bytes += n.total_mem_bytes;
+            t.latency.add(&n.latency);
         }
     }
 
@@ -206,6 +211,7 @@ impl Merger {
             total_ns: root.total_ns,
             self_mem_bytes: root.self_mem_bytes,
             total_mem_bytes: root.total_mem_bytes,
+            latency: std::mem::take(&mut root.latency),
             ..root_node()
         };
         self.out = tree;
@@ -236,6 +242,7 @@ fn root_node() -> CallNode {
         total_ns: 0,
         self_mem_bytes: 0,
         total_mem_bytes: 0,
+        latency: Latency::default(),
     }
 }
 

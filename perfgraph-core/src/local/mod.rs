@@ -7,12 +7,14 @@
 //! * [`ring`] and [`record`]: completed sections on their way to the background thread;
 //! * [`retired`]: exited threads folded into one call tree per thread name;
 //! * [`tree`]: the thread's call tree, aggregated as it runs;
+//! * [`latency`]: a call path's latency histogram, next to its node;
 //! * [`stack`]: the enter/exit steps on all of the above, and a consistent reading of them from any
 //!   thread (the call-tree snapshot protocol);
 //! * [`snapshot`]: every thread's reading as plain data (names, nanoseconds, totals).
 
 pub(crate) mod frames;
 pub(crate) mod guard;
+pub(crate) mod latency;
 pub(crate) mod record;
 pub(crate) mod retired;
 pub(crate) mod ring;

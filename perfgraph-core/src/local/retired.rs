@@ -162,6 +162,7 @@ fn merge(
                     running: 0,
                     self_ticks: 0,
                     self_mem_kb: 0,
+                    latency: Default::default(),
                     ..n.clone()
                 });
                 0
@@ -180,6 +181,7 @@ fn merge(
                             running: 0,
                             self_ticks: 0,
                             self_mem_kb: 0,
+                            latency: Default::default(),
                         });
                         (into.len() - 1) as u32
                     }) as usize
@@ -191,6 +193,7 @@ fn merge(
         t.running += n.running;
         t.self_ticks += n.self_ticks;
         t.self_mem_kb += n.self_mem_kb;
+        t.latency.add(&n.latency);
     }
 }
 
@@ -207,6 +210,7 @@ mod tests {
             running: 0,
             self_ticks: 10 * calls,
             self_mem_kb: 0,
+            latency: Default::default(),
         }
     }
 

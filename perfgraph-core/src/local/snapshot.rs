@@ -11,8 +11,9 @@ use super::thread::{self, ThreadState};
 use super::verbosity;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, Verbosity};
-use crate::base::{process, registry};
-use crate::data::report::{Report, RunInfo};
+use crate::base::{identity, process, registry, sys};
+use crate::data::latency::Latency;
+use crate::data::report::{ProcessInfo, Report, RunInfo};
 use crate::data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot};
 
 /// Every thread's snapshot, in order of first section, with the one conversion all of their figures use
@@ -79,6 +80,13 @@ pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
         verbosity: verbosity::current().unwrap_or(Verbosity::Off),
         skipped: registry::skipped().iter().map(|s| s.name).collect(),
         needs_every_record: config.needs_every_record(),
+        process: ProcessInfo {
+            pid: sys::process_id(),
+            rank: identity::rank(),
+            host: identity::host().to_owned(),
+            start_unix_ns: identity::start_unix_ns(),
+        },
+        overhead_ns_per_section: process::overhead_ns(),
     };
     (run, threads)
 }
@@ -133,6 +141,12 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
                 total_ns: 0,
                 self_mem_bytes: n.self_mem_kb * 1024,
                 total_mem_bytes: 0,
+                latency: Latency::from_ticks(
+                    n.latency.min,
+                    n.latency.max,
+                    &n.latency.buckets,
+                    scale,
+                ),
             }
         })
         .collect();

@@ -33,6 +33,7 @@ use std::collections::HashMap;
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::Ordering;
 use crate::local::frames::{FrameData, FrameTable, Inside, OpenFrame, PUBLIC_DEPTH};
+use crate::local::latency::Counts;
 use crate::local::record::Record;
 use crate::local::ring::Ring;
 use crate::local::tree::{Node, Tree};
@@ -122,6 +123,8 @@ pub struct NodeReading {
     pub self_ticks: u64,
     /// Memory change of the completed calls minus their children's, KiB.
     pub self_mem_kb: i64,
+    /// The completed calls' durations (ticks); empty for a path without a histogram.
+    pub latency: Counts,
 }
 
 /// A consistent reading of a [`Stack`], taken while its owner keeps recording.
@@ -299,6 +302,11 @@ impl Stack {
         }
         // It also publishes the ring push and the parent's share above.
         self.frames.publish_depth(d);
+        // The call's duration into its histogram: a bucket found from its leading zeros, one owner-only
+        // increment.
+        if let Some(h) = n.latency() {
+            h.record(elapsed);
+        }
         // The call's own time goes into its node last, so a reading never counts it twice: in its node and
         // again as running. (For an instant it may be missing, or subtracted twice from a running parent.)
         n.self_mem_kb.store(
@@ -385,6 +393,7 @@ impl Stack {
                 // Acquire: pairs with the Release store in `close`; a call whose time this sees is closed in
                 // the frames read after it, so it is not counted again as running.
                 self_ticks: n.self_ticks.load(Ordering::Acquire),
+                latency: n.latency().map(|h| h.read()).unwrap_or_default(),
             });
             let i = nodes.len() - 1;
             let mut kids: Vec<u32> = self.tree.children(id).collect();

@@ -19,6 +19,7 @@
 
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::local::latency::{self, Block};
 
 /// "No node".
 pub const NIL: u32 = u32::MAX;
@@ -26,10 +27,14 @@ pub const NIL: u32 = u32::MAX;
 /// third node then takes the path that allocates and publishes a segment.
 const FIRST: usize = if crate::base::sync::MODEL { 2 } else { 64 };
 const SEGMENTS: usize = 26;
+/// Segments whose nodes get a latency histogram: the first 5, 1,984 call paths per thread (a histogram
+/// reserves 30 KiB, of which a path touches a page or two). Deeper paths (a recursion thousands deep) count
+/// their calls and times but not their latency.
+const LATENCY_SEGMENTS: usize = 5;
 
 /// One call path. 64 bytes, so a node never shares a cache line with another thread's data.
 ///
-/// Invariants: `section`, `parent`, `index` and `parent_node` never change once the node is linked;
+/// Invariants: `section`, `index`, `parent_node` and `latency` never change once the node is linked;
 /// `first_child` and `next_sibling` only ever go from `NIL` (or an older node) to a newer, fully written node;
 /// the counters only grow, except `self_mem_kb`, a signed sum.
 #[derive(Debug)]
@@ -37,8 +42,6 @@ const SEGMENTS: usize = 26;
 pub struct Node {
     /// The section this path ends in (0 for the root).
     pub section: AtomicU32,
-    /// Parent node, `NIL` for the root.
-    pub parent: AtomicU32,
     /// Newest child, or `NIL`.
     pub first_child: AtomicU32,
     /// Next older sibling, or `NIL`.
@@ -50,6 +53,9 @@ pub struct Node {
     last_hit: AtomicPtr<Node>,
     /// The parent node (null for the root): where the owner's cursor goes back to when a call ends.
     parent_node: AtomicPtr<Node>,
+    /// The path's latency histogram, in a block of its own (null for a path past the first
+    /// [`LATENCY_SEGMENTS`], or when the memory could not be had).
+    latency: AtomicPtr<Block>,
     /// Calls started.
     pub calls: AtomicU64,
     /// Ticks spent in this node and not in its children, over completed calls.
@@ -63,9 +69,8 @@ pub struct Node {
 const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Node>() == 64);
 
 impl Node {
-    fn init(&self, section: SectionId, parent: u32, index: u32, parent_node: *mut Node) {
+    fn init(&self, section: SectionId, index: u32, parent_node: *mut Node) {
         self.section.store(section, Ordering::Relaxed);
-        self.parent.store(parent, Ordering::Relaxed);
         self.first_child.store(NIL, Ordering::Relaxed);
         self.next_sibling.store(NIL, Ordering::Relaxed);
         self.index.store(index, Ordering::Relaxed);
@@ -83,6 +88,15 @@ impl Node {
         // the tree (and so as long as `self`); it was set before the node was linked.
         unsafe { self.parent_node.load(Ordering::Relaxed).as_ref() }
     }
+
+    /// The path's latency histogram, if it has one.
+    #[inline(always)]
+    pub fn latency(&self) -> Option<&Block> {
+        // SAFETY: a non-null `latency` points at this node's block in a block segment of the same tree,
+        // allocated with the node's segment and freed with it, after the tree's last use; it was set
+        // before the node was linked (readers reach the node through an Acquire load).
+        unsafe { self.latency.load(Ordering::Relaxed).as_ref() }
+    }
 }
 
 /// The node storage of one thread. Node 0 is the root.
@@ -90,6 +104,9 @@ impl Node {
 pub struct Tree {
     /// Segment `k` (64 << k nodes) or null; written once, freed on drop.
     segments: [AtomicPtr<Node>; SEGMENTS],
+    /// The latency blocks of segment `k`'s nodes, one per node in the same order, or null; written once
+    /// (with the segment, before it is published), freed on drop.
+    blocks: [AtomicPtr<Block>; LATENCY_SEGMENTS],
     /// Nodes in use. Written only by the owner (Release after a node is initialised).
     len: AtomicU32,
 }
@@ -108,10 +125,11 @@ impl Tree {
         let tree = Tree {
             // Not a `const` block: loom's atomics have no `const fn new`.
             segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            blocks: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             len: AtomicU32::new(0),
         };
         let root = tree.slot(0);
-        root.init(0, NIL, 0, std::ptr::null_mut());
+        root.init(0, 0, std::ptr::null_mut());
         tree.len.store(1, Ordering::Release);
         tree
     }
@@ -124,17 +142,28 @@ impl Tree {
             let nodes: Box<[Node]> = (0..FIRST << segment)
                 .map(|_| Node {
                     section: AtomicU32::new(0),
-                    parent: AtomicU32::new(NIL),
                     first_child: AtomicU32::new(NIL),
                     next_sibling: AtomicU32::new(NIL),
                     index: AtomicU32::new(NIL),
                     last_hit: AtomicPtr::new(std::ptr::null_mut()),
                     parent_node: AtomicPtr::new(std::ptr::null_mut()),
+                    latency: AtomicPtr::new(std::ptr::null_mut()),
                     calls: AtomicU64::new(0),
                     self_ticks: AtomicU64::new(0),
                     self_mem_kb: AtomicI64::new(0),
                 })
                 .collect();
+            if segment < LATENCY_SEGMENTS {
+                let blocks = latency::allocate(FIRST << segment);
+                if !blocks.is_null() {
+                    for (i, n) in nodes.iter().enumerate() {
+                        // SAFETY: `blocks` holds `FIRST << segment` blocks, as many as `nodes`.
+                        n.latency
+                            .store(unsafe { blocks.add(i) }, Ordering::Relaxed);
+                    }
+                }
+                self.blocks[segment].store(blocks, Ordering::Relaxed);
+            }
             ptr = Box::into_raw(nodes).cast::<Node>();
             // Release: pairs with the Acquire loads here and in `get`; readers see initialised memory.
             self.segments[segment].store(ptr, Ordering::Release);
@@ -223,9 +252,8 @@ impl Tree {
     #[cold]
     fn add_child(&self, p: &Node, section: SectionId) -> &Node {
         let index = self.len.load(Ordering::Relaxed);
-        let parent = p.index.load(Ordering::Relaxed);
         let node = self.slot(index);
-        node.init(section, parent, index, p as *const Node as *mut Node);
+        node.init(section, index, p as *const Node as *mut Node);
         node.next_sibling
             .store(p.first_child.load(Ordering::Relaxed), Ordering::Relaxed);
         // Release (both): pair with Acquire loads in readers (`get`, child iteration); the node is initialised.
@@ -269,6 +297,11 @@ impl Drop for Tree {
                 // `&mut self` means nobody else uses it any more.
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
             }
+        }
+        for (segment, ptr) in self.blocks.iter().enumerate() {
+            // SAFETY: `ptr` is null or came from `latency::allocate(FIRST << segment)` in `slot`, and
+            // `&mut self` means nobody uses its blocks any more (the nodes pointing at them are gone).
+            unsafe { latency::free(ptr.load(Ordering::Relaxed), FIRST << segment) };
         }
     }
 }
