@@ -98,7 +98,11 @@ fn figures(r: &Report, o: &Options) -> Figures {
         .into_iter()
         .map(|k| {
             let (ns, l) = &sums[&k];
-            let v = if o.metric == Metric::P99 { l.percentile(99.0) } else { *ns };
+            let v = if o.metric == Metric::P99 {
+                l.percentile(99.0)
+            } else {
+                *ns
+            };
             (k, v)
         })
         .collect()

@@ -100,12 +100,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Report(a) => report(&a),
-        Command::Diff(a) => diff::run(&a.base, &a.head, &diff::Options {
-            threshold: a.threshold,
-            min_ms: a.min_ms,
-            metric: a.metric,
-            paths: a.paths,
-        }),
+        Command::Diff(a) => diff::run(
+            &a.base,
+            &a.head,
+            &diff::Options {
+                threshold: a.threshold,
+                min_ms: a.min_ms,
+                metric: a.metric,
+                paths: a.paths,
+            },
+        ),
         Command::Merge(a) if a.trace => trace::merge(&a.files, a.output.as_deref()).map(|_| 0),
         Command::Merge(a) => merge(&a.files, a.output.as_deref()).map(|_| 0),
     };

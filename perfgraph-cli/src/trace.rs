@@ -28,24 +28,37 @@ fn read(path: &Path) -> Result<Input, Failure> {
         .clone();
     let other = doc.get("otherData");
     if other.and_then(|o| o.get("tool")).and_then(Value::as_str) != Some("perfgraph") {
-        return Err(fail("not a perfgraph trace (no \"otherData\" from perfgraph)"));
+        return Err(fail(
+            "not a perfgraph trace (no \"otherData\" from perfgraph)",
+        ));
     }
     let field = |k: &str| other.and_then(|o| o.get(k));
-    let start_unix_ns = field("start_unix_ns").and_then(Value::as_u64).ok_or_else(|| {
-        fail("no wall-clock anchor (\"start_unix_ns\"): written by an older perfgraph")
-    })?;
+    let start_unix_ns = field("start_unix_ns")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| {
+            fail("no wall-clock anchor (\"start_unix_ns\"): written by an older perfgraph")
+        })?;
     Ok(Input {
         events,
         rank: field("rank").and_then(Value::as_u64).unwrap_or(0),
-        host: field("host").and_then(Value::as_str).unwrap_or("").to_owned(),
-        program: field("program").and_then(Value::as_str).unwrap_or("").to_owned(),
+        host: field("host")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        program: field("program")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
         start_unix_ns,
     })
 }
 
 /// Merges the traces in `files` into `output`.
 pub fn merge(files: &[std::path::PathBuf], output: Option<&Path>) -> Result<(), Failure> {
-    let inputs = files.iter().map(|f| read(f)).collect::<Result<Vec<_>, _>>()?;
+    let inputs = files
+        .iter()
+        .map(|f| read(f))
+        .collect::<Result<Vec<_>, _>>()?;
     for (f, i) in files.iter().zip(&inputs).skip(1) {
         if i.program != inputs[0].program {
             eprintln!(
@@ -83,10 +96,14 @@ pub fn merge(files: &[std::path::PathBuf], output: Option<&Path>) -> Result<(), 
             "" => format!("rank {} ({})", input.rank, input.program),
             host => format!("rank {} on {host} ({})", input.rank, input.program),
         };
-        events.push(json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-            "args": {"name": label}}));
-        events.push(json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
-            "args": {"sort_index": input.rank}}));
+        events.push(
+            json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+            "args": {"name": label}}),
+        );
+        events.push(
+            json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
+            "args": {"sort_index": input.rank}}),
+        );
     }
     let mut text = String::from("{\"traceEvents\":[\n");
     for (i, e) in events.iter().enumerate() {

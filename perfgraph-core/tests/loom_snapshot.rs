@@ -23,13 +23,6 @@ mod base {
         pub type SectionId = u32;
     }
     pub(crate) use super::buckets;
-    /// The model maps no memory (`local::latency` asks only outside it).
-    pub(crate) mod sys {
-        pub fn map_zeroed(_len: usize) -> *mut u8 {
-            std::ptr::null_mut()
-        }
-        pub unsafe fn unmap(_ptr: *mut u8, _len: usize) {}
-    }
 }
 
 #[path = "../src/base/buckets.rs"]

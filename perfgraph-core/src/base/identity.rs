@@ -101,7 +101,12 @@ mod tests {
 
     #[test]
     fn placeholders_expand_and_nothing_else_changes() {
-        let p = expand(Path::new("out/{host}/run.{rank}.{pid}.{x}.json"), 42, 3, "n/1");
+        let p = expand(
+            Path::new("out/{host}/run.{rank}.{pid}.{x}.json"),
+            42,
+            3,
+            "n/1",
+        );
         assert_eq!(p, Path::new("out/n_1/run.3.42.{x}.json"));
     }
 }

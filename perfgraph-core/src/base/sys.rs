@@ -317,34 +317,3 @@ pub fn host_name() -> Option<String> {
     let name = String::from_utf8_lossy(&buf[..end]).into_owned();
     (!name.is_empty()).then_some(name)
 }
-
-/// `len` bytes of fresh zeroed memory, page-aligned, mapped anonymously: pages nobody touches take no
-/// resident memory (an allocator would clear a recycled block, touching every page). Null on failure.
-pub fn map_zeroed(len: usize) -> *mut u8 {
-    // SAFETY: an anonymous private mapping at an address of the kernel's choosing touches no existing
-    // memory; the result is checked against MAP_FAILED.
-    let ptr = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if ptr == libc::MAP_FAILED {
-        std::ptr::null_mut()
-    } else {
-        ptr.cast()
-    }
-}
-
-/// Unmaps what [`map_zeroed`] returned.
-///
-/// # Safety
-/// `ptr` and `len` are a mapping [`map_zeroed`] returned, which nothing uses any more.
-pub unsafe fn unmap(ptr: *mut u8, len: usize) {
-    // SAFETY: the caller's contract: a whole mapping of ours, no longer used.
-    unsafe { libc::munmap(ptr.cast(), len) };
-}

@@ -110,7 +110,9 @@ pub struct Spread {
 impl Spread {
     /// The average total time over the processes that have the path, ns.
     pub fn avg_ns(&self) -> u64 {
-        self.sum_ns.checked_div(u64::from(self.processes)).unwrap_or(0)
+        self.sum_ns
+            .checked_div(u64::from(self.processes))
+            .unwrap_or(0)
     }
 }
 

@@ -194,7 +194,9 @@ impl MergedTree {
         let mut out = Vec::with_capacity(order.len());
         let mut spread = Vec::with_capacity(order.len());
         for &old in &order {
-            let mut n = nodes[old].take().unwrap_or_else(|| unreachable!("each node once"));
+            let mut n = nodes[old]
+                .take()
+                .unwrap_or_else(|| unreachable!("each node once"));
             n.parent = n.parent.map(|p| new_index[p]);
             for c in &mut n.children {
                 *c = new_index[*c];

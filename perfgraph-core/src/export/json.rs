@@ -67,7 +67,13 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         thread(&mut p, t)?;
     }
     let spread = report.merged.as_ref().map(|m| &m.spread[..]);
-    tail(&mut p, &report.tree, spread, report.verbosity, report.wall_ns)
+    tail(
+        &mut p,
+        &report.tree,
+        spread,
+        report.verbosity,
+        report.wall_ns,
+    )
 }
 
 /// Writes the JSON of the report that `run` and the threads' snapshots make
@@ -472,8 +478,14 @@ mod tests {
             "start_unix_ns": p.start_unix_ns, "needs_every_record": r.needs_every_record,
             "overhead_ns_per_section": r.overhead_ns_per_section});
         if let Some(m) = &r.merged {
-            let list: Vec<Value> = m.processes.iter().map(|q| json!({"pid": q.pid, "rank": q.rank,
-                "host": q.host, "start_unix_ns": q.start_unix_ns})).collect();
+            let list: Vec<Value> = m
+                .processes
+                .iter()
+                .map(|q| {
+                    json!({"pid": q.pid, "rank": q.rank,
+                "host": q.host, "start_unix_ns": q.start_unix_ns})
+                })
+                .collect();
             value["processes"] = json!(list);
         }
         serde_json::to_string_pretty(&value).unwrap() + "\n"
@@ -500,7 +512,11 @@ mod tests {
                     processes: vec![ProcessInfo::default(), ProcessInfo::default()],
                     spread: vec![Spread::default(); 2],
                 }),
-                ..report(vec![node("(root)", 0, None), node("a", 1, Some(0))], 1, Verbosity::Off)
+                ..report(
+                    vec![node("(root)", 0, None), node("a", 1, Some(0))],
+                    1,
+                    Verbosity::Off,
+                )
             },
         ] {
             assert_eq!(r.json(), by_serde(&r));

@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use serde_json::{Map, Value};
 
 use super::json::VERSION;
-use crate::base::config::Verbosity;
 use crate::base::buckets;
+use crate::base::config::Verbosity;
 use crate::data::latency::Latency;
 use crate::data::report::{Merged, ProcessInfo, Report, Spread, ThreadSummary};
 use crate::data::tree::{CallNode, CallTree};
@@ -75,7 +75,11 @@ impl Report {
             .and_then(Value::as_array)
             .ok_or("no \"skipped_sections\" array")?
             .iter()
-            .map(|v| v.as_str().map(intern).ok_or("\"skipped_sections\": not a string"))
+            .map(|v| {
+                v.as_str()
+                    .map(intern)
+                    .ok_or("\"skipped_sections\": not a string")
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let threads = top
             .get("threads")

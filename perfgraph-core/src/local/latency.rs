@@ -1,17 +1,14 @@
 //! A call path's latency histogram as its owner records it: one [`Block`] per node, in ticks, in the
 //! bucket scheme of [`buckets`].
 //!
-//! Blocks are mapped zeroed, a segment's worth at a time, when [`Tree`](super::tree::Tree) allocates
-//! the segment's nodes: on the cold path, never while a section opens or closes. Zeroed memory is an
-//! empty histogram (the minimum is stored inverted), and the pages of buckets nobody reaches are never
-//! touched, so they take no resident memory. Like the node's counters, only the owner writes a block
+//! A block is allocated zeroed when [`Tree`](super::tree::Tree) makes a new call path's node: on the cold
+//! path, never while a known path's section opens or closes. Zeroed memory is an empty histogram (the
+//! minimum is stored inverted). Like the node's counters, only the owner writes a block
 //! (plain load and store, no read-modify-write); any thread reads it.
 //!
-//! Depends only on [`crate::base::sync`], [`crate::base::buckets`] and the mapping of memory, so the loom
-//! model compiles it.
+//! Depends only on [`crate::base::sync`] and [`crate::base::buckets`], so the loom model compiles it.
 
 use crate::base::buckets::{self, BUCKETS};
-use crate::base::sys;
 use crate::base::sync::atomic::{AtomicU64, Ordering};
 
 /// One call path's completed calls by duration, in ticks.
@@ -64,27 +61,26 @@ impl Block {
     }
 }
 
-/// Maps `n` empty blocks, zeroed; null if the memory cannot be had (the nodes then go without). Mapped,
-/// not allocated: only the pages of buckets a call reaches become resident (a few KiB per path), where an
-/// allocator recycling a freed block would clear, and so touch, all of it. In the loom model, always
-/// null: loom's atomics are not plain memory.
-pub fn allocate(n: usize) -> *mut Block {
+/// An empty block, zeroed; null if the memory cannot be had (the node then goes without). In the loom
+/// model, always null: loom's atomics are not plain memory.
+pub fn allocate() -> *mut Block {
     if crate::base::sync::MODEL {
         return std::ptr::null_mut();
     }
-    sys::map_zeroed(n * std::mem::size_of::<Block>()).cast::<Block>()
+    // SAFETY: a block is not zero-sized, and all zero bits are a valid `Block` (atomics of zero), the
+    // empty histogram.
+    unsafe { std::alloc::alloc_zeroed(std::alloc::Layout::new::<Block>()) }.cast::<Block>()
 }
 
-/// Unmaps what [`allocate`] returned for `n` blocks (nothing for null).
+/// Frees what [`allocate`] returned (nothing for null).
 ///
 /// # Safety
-/// `ptr` came from `allocate(n)` and nothing uses its blocks any more.
-pub unsafe fn free(ptr: *mut Block, n: usize) {
-    if ptr.is_null() {
-        return;
+/// `ptr` came from [`allocate`] and nothing uses the block any more.
+pub unsafe fn free(ptr: *mut Block) {
+    if !ptr.is_null() {
+        // SAFETY: `ptr` was allocated by `allocate` with this very layout (the caller's contract).
+        unsafe { std::alloc::dealloc(ptr.cast(), std::alloc::Layout::new::<Block>()) };
     }
-    // SAFETY: `ptr` is the mapping `allocate(n)` made, of this length, unused now (the caller's contract).
-    unsafe { sys::unmap(ptr.cast(), n * std::mem::size_of::<Block>()) };
 }
 
 /// A histogram as read, in ticks: plain values, sparse, mergeable by adding buckets.

@@ -27,10 +27,9 @@ pub const NIL: u32 = u32::MAX;
 /// third node then takes the path that allocates and publishes a segment.
 const FIRST: usize = if crate::base::sync::MODEL { 2 } else { 64 };
 const SEGMENTS: usize = 26;
-/// Segments whose nodes get a latency histogram: the first 5, 1,984 call paths per thread (a histogram
-/// reserves 30 KiB, of which a path touches a page or two). Deeper paths (a recursion thousands deep) count
-/// their calls and times but not their latency.
-const LATENCY_SEGMENTS: usize = 5;
+/// Call paths per thread that get a latency histogram (30 KiB each): the first 1,023 made after the root.
+/// Paths past them (a recursion thousands deep) count their calls and times but not their latency.
+pub const LATENCY_PATHS: u32 = 1024;
 
 /// One call path. 64 bytes, so a node never shares a cache line with another thread's data.
 ///
@@ -53,8 +52,8 @@ pub struct Node {
     last_hit: AtomicPtr<Node>,
     /// The parent node (null for the root): where the owner's cursor goes back to when a call ends.
     parent_node: AtomicPtr<Node>,
-    /// The path's latency histogram, in a block of its own (null for a path past the first
-    /// [`LATENCY_SEGMENTS`], or when the memory could not be had).
+    /// The path's latency histogram, in a block of its own allocated with the node (null for the root,
+    /// for a path past the first [`LATENCY_PATHS`], or when the memory could not be had).
     latency: AtomicPtr<Block>,
     /// Calls started.
     pub calls: AtomicU64,
@@ -76,6 +75,7 @@ impl Node {
         self.index.store(index, Ordering::Relaxed);
         self.last_hit.store(std::ptr::null_mut(), Ordering::Relaxed);
         self.parent_node.store(parent_node, Ordering::Relaxed);
+        self.latency.store(std::ptr::null_mut(), Ordering::Relaxed);
         self.calls.store(0, Ordering::Relaxed);
         self.self_ticks.store(0, Ordering::Relaxed);
         self.self_mem_kb.store(0, Ordering::Relaxed);
@@ -92,9 +92,9 @@ impl Node {
     /// The path's latency histogram, if it has one.
     #[inline(always)]
     pub fn latency(&self) -> Option<&Block> {
-        // SAFETY: a non-null `latency` points at this node's block in a block segment of the same tree,
-        // allocated with the node's segment and freed with it, after the tree's last use; it was set
-        // before the node was linked (readers reach the node through an Acquire load).
+        // SAFETY: a non-null `latency` points at this node's own block, allocated when the node was made
+        // and freed when the tree is dropped, after its last use; it was set before the node was linked
+        // (readers reach the node through an Acquire load).
         unsafe { self.latency.load(Ordering::Relaxed).as_ref() }
     }
 }
@@ -104,9 +104,6 @@ impl Node {
 pub struct Tree {
     /// Segment `k` (64 << k nodes) or null; written once, freed on drop.
     segments: [AtomicPtr<Node>; SEGMENTS],
-    /// The latency blocks of segment `k`'s nodes, one per node in the same order, or null; written once
-    /// (with the segment, before it is published), freed on drop.
-    blocks: [AtomicPtr<Block>; LATENCY_SEGMENTS],
     /// Nodes in use. Written only by the owner (Release after a node is initialised).
     len: AtomicU32,
 }
@@ -125,7 +122,6 @@ impl Tree {
         let tree = Tree {
             // Not a `const` block: loom's atomics have no `const fn new`.
             segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
-            blocks: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             len: AtomicU32::new(0),
         };
         let root = tree.slot(0);
@@ -153,17 +149,6 @@ impl Tree {
                     self_mem_kb: AtomicI64::new(0),
                 })
                 .collect();
-            if segment < LATENCY_SEGMENTS {
-                let blocks = latency::allocate(FIRST << segment);
-                if !blocks.is_null() {
-                    for (i, n) in nodes.iter().enumerate() {
-                        // SAFETY: `blocks` holds `FIRST << segment` blocks, as many as `nodes`.
-                        n.latency
-                            .store(unsafe { blocks.add(i) }, Ordering::Relaxed);
-                    }
-                }
-                self.blocks[segment].store(blocks, Ordering::Relaxed);
-            }
             ptr = Box::into_raw(nodes).cast::<Node>();
             // Release: pairs with the Acquire loads here and in `get`; readers see initialised memory.
             self.segments[segment].store(ptr, Ordering::Release);
@@ -254,6 +239,9 @@ impl Tree {
         let index = self.len.load(Ordering::Relaxed);
         let node = self.slot(index);
         node.init(section, index, p as *const Node as *mut Node);
+        if index < LATENCY_PATHS {
+            node.latency.store(latency::allocate(), Ordering::Relaxed);
+        }
         node.next_sibling
             .store(p.first_child.load(Ordering::Relaxed), Ordering::Relaxed);
         // Release (both): pair with Acquire loads in readers (`get`, child iteration); the node is initialised.
@@ -289,6 +277,11 @@ impl Default for Tree {
 
 impl Drop for Tree {
     fn drop(&mut self) {
+        for index in 1..self.len.load(Ordering::Relaxed).min(LATENCY_PATHS) {
+            // SAFETY: a node's block is null or came from `latency::allocate` in `add_child`, and `&mut
+            // self` means nobody uses it any more.
+            unsafe { latency::free(self.node(index).latency.load(Ordering::Relaxed)) };
+        }
         for (segment, ptr) in self.segments.iter().enumerate() {
             let ptr = ptr.load(Ordering::Relaxed);
             if !ptr.is_null() {
@@ -297,11 +290,6 @@ impl Drop for Tree {
                 // `&mut self` means nobody else uses it any more.
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
             }
-        }
-        for (segment, ptr) in self.blocks.iter().enumerate() {
-            // SAFETY: `ptr` is null or came from `latency::allocate(FIRST << segment)` in `slot`, and
-            // `&mut self` means nobody uses its blocks any more (the nodes pointing at them are gone).
-            unsafe { latency::free(ptr.load(Ordering::Relaxed), FIRST << segment) };
         }
     }
 }

@@ -161,7 +161,14 @@ impl Report {
             })
             .collect();
         table::render(
-            &["Section", "Processes", "Min(s)", "Avg(s)", "Max(s)", "Max rank"],
+            &[
+                "Section",
+                "Processes",
+                "Min(s)",
+                "Avg(s)",
+                "Max(s)",
+                "Max rank",
+            ],
             &rows,
         )
     }
