@@ -25,7 +25,10 @@ fn display_is_the_graph_with_its_footer() {
     let r = solver_report(Verbosity::Level(3), 0);
     let shown = r.to_string();
     assert!(shown.starts_with("Performance Graph:\n"));
-    assert_eq!(shown, format!("Performance Graph:\n{}", r.graph_table()));
+    assert_eq!(
+        shown,
+        format!("Performance Graph:\n{}{}", r.graph_table(), r.footer())
+    );
 }
 
 #[test]

@@ -53,13 +53,7 @@ fn synthetic(n: usize, rank: u32) -> String {
     let mut nodes = Vec::new();
     let mut total = 0u64;
     for i in 1..n {
-        let parent = if i < 10 {
-            0
-        } else if i < 100 {
-            i / 10
-        } else {
-            i / 10
-        };
+        let parent = if i < 10 { 0 } else { i / 10 };
         let depth = if i < 10 {
             1
         } else if i < 100 {
