@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::base::config::{self, Config, LiveMode};
 use crate::base::registry::Section;
-use crate::base::{clock, process};
+use crate::base::{clock, identity, process};
 use crate::collector::live::{self, screen};
 use crate::collector::{self, capture, fork, memory, signals};
 use crate::local::guard::Guard;
@@ -126,6 +126,7 @@ fn start_once() {
         screen::warn(&warning);
     }
     clock::init(config.clock_monotonic);
+    identity::set_start_unix_ns(identity::unix_now_ns());
     if memory::sample().is_some() {
         process::set_start_rss_kb(process::rss_kb());
     }

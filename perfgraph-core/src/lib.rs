@@ -39,7 +39,10 @@ mod tracing_layer;
 pub use base::config::{CaptureMode, Config, LiveMode, ReportSelection, Verbosity};
 pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
-pub use data::report::{AsyncTotal, Report, RunInfo, SectionTotal, ThreadSummary};
+pub use data::latency::Latency;
+pub use data::report::{
+    AsyncTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread, ThreadSummary,
+};
 pub use data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot, merge};
 pub use future::Timed;
 pub use local::guard::{HeldAcrossAwait, NotHeldAcrossAwait, SectionGuard};

@@ -22,10 +22,16 @@ mod base {
     pub(crate) mod registry {
         pub type SectionId = u32;
     }
+    pub(crate) use super::buckets;
 }
+
+#[path = "../src/base/buckets.rs"]
+mod buckets;
 
 #[path = "../src/local/frames.rs"]
 mod frames;
+#[path = "../src/local/latency.rs"]
+mod latency;
 #[path = "../src/local/record.rs"]
 mod record;
 #[path = "../src/local/ring.rs"]
@@ -37,7 +43,7 @@ mod tree;
 
 /// The production files' own paths to each other (`crate::local::…`).
 mod local {
-    pub(crate) use super::{frames, record, ring, stack, tree};
+    pub(crate) use super::{frames, latency, record, ring, stack, tree};
 }
 
 use std::collections::HashMap;

@@ -209,14 +209,38 @@ fn recording_under_a_fake_clock() {
         // The threads only move a fake clock: their real CPU time is far below the fake time alive.
         assert!(cpu.as_u64().unwrap() < alive, "{t}");
     }
-    insta::assert_snapshot!("json", cpu_ns_redacted(&out.json));
+    // What a fake clock cannot fix: the process, its host and the wall-clock anchor.
+    let host = json["host"].as_str().unwrap().to_owned();
+    let start = json["start_unix_ns"].as_u64().unwrap();
+    assert!(
+        start > 1_600_000_000_000_000_000,
+        "a wall-clock time: {start}"
+    );
+    let identity = |text: &str, sep: &str| {
+        text.replace(
+            &format!("\"pid\":{sep}{}", out.pid),
+            &format!("\"pid\":{sep}\"[pid]\""),
+        )
+        .replace(
+            &format!("\"host\":{sep}{}", serde_json::json!(host)),
+            &format!("\"host\":{sep}\"[host]\""),
+        )
+        .replace(
+            &format!("\"start_unix_ns\":{sep}{start}"),
+            &format!("\"start_unix_ns\":{sep}\"[start]\""),
+        )
+    };
+    insta::assert_snapshot!("json", cpu_ns_redacted(&identity(&out.json, " ")));
 
     let trace: Value = serde_json::from_str(&out.trace).expect("the trace is JSON");
     check_trace(&trace);
     // The one thing a fake clock cannot fix: the child's process id.
     let pid = format!("\"pid\":{}", out.pid);
     assert!(out.trace.contains(&pid), "{}", out.trace);
-    insta::assert_snapshot!("trace", out.trace.replace(&pid, "\"pid\":\"[pid]\""));
+    insta::assert_snapshot!(
+        "trace",
+        identity(&out.trace, "").replace(&pid, "\"pid\":\"[pid]\"")
+    );
 }
 
 /// The `Threads:` table's `CPU(s)` and `CPU %` cells as `[cpu]`, keeping the widths: a thread's CPU time is

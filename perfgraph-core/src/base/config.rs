@@ -66,6 +66,9 @@ pub struct ReportSelection {
     pub threads: bool,
     /// `async`: per async section (timed futures), calls, polls, busy and wall time, cancellations.
     pub asyncs: bool,
+    /// `latency`: per section, its calls' durations (minimum, p50, p90, p99, maximum); as many sections
+    /// as `sections` shows (10 without it).
+    pub latency: bool,
 }
 
 impl ReportSelection {
@@ -86,8 +89,8 @@ pub struct Config {
     pub mem_limit_bytes: u64,
     /// `PERFGRAPH_LIVE`: `on` (default), `off` or `all`.
     pub live: LiveMode,
-    /// `PERFGRAPH_REPORT`: comma list of `graph`, `branch`, `sections[=N]`, `threads`, `async`, `all`. Default
-    /// none.
+    /// `PERFGRAPH_REPORT`: comma list of `graph`, `branch`, `sections[=N]`, `latency`, `threads`, `async`,
+    /// `all`. Default none.
     pub report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` in seconds: per-thread interval statistics. Default off.
     pub interval_ns: Option<u64>,
@@ -241,7 +244,7 @@ const VARIABLES: [Variable; 14] = [
     },
     Variable {
         name: "PERFGRAPH_REPORT",
-        accepted: "a comma list of graph, branch, sections[=N], threads, async, all",
+        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, all",
         default: "none",
         apply: |c, v| set(&mut c.report, parse_report(v)),
     },
@@ -406,6 +409,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
             "branch" => r.branch = true,
             "threads" => r.threads = true,
             "async" => r.asyncs = true,
+            "latency" => r.latency = true,
             "sections" => r.sections = Some(10),
             "all" => {
                 r = ReportSelection {
@@ -414,6 +418,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
                     sections: Some(r.sections.unwrap_or(10)),
                     threads: true,
                     asyncs: true,
+                    latency: true,
                 }
             }
             "off" | "none" => {}

@@ -293,3 +293,20 @@ pub fn note_output(last: u8) {
         word.store(u64::from(last != b'\n'), Ordering::Relaxed);
     }
 }
+
+/// perfgraph's own cost per section, in picoseconds, as the background thread measured it at start-up; 0
+/// until measured.
+static OVERHEAD_PS: AtomicU64 = AtomicU64::new(0);
+
+/// Records the cost per section the start-up measurement found, ns.
+pub fn set_overhead_ns(ns: f64) {
+    OVERHEAD_PS.store((ns * 1000.0).round().max(1.0) as u64, Ordering::Relaxed);
+}
+
+/// perfgraph's own cost per section, ns, once measured.
+pub fn overhead_ns() -> Option<f64> {
+    match OVERHEAD_PS.load(Ordering::Relaxed) {
+        0 => None,
+        ps => Some(ps as f64 / 1000.0),
+    }
+}

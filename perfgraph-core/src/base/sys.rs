@@ -330,3 +330,17 @@ pub fn process_id() -> u32 {
     // SAFETY: getpid has no preconditions and never fails.
     unsafe { libc::getpid() as u32 }
 }
+
+/// This machine's host name, `None` if it cannot be read.
+pub fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the pointer and length describe `buf`, writable for the call; gethostname writes at most
+    // that many bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    (!name.is_empty()).then_some(name)
+}

@@ -22,6 +22,7 @@ pub(crate) mod interval;
 pub(crate) mod live;
 pub(crate) mod memory;
 pub(crate) mod outputs;
+pub(crate) mod overhead;
 pub(crate) mod signals;
 
 use std::sync::Arc;
@@ -325,6 +326,7 @@ fn background(config: Config) {
     // Signals sent to the process go to the program's threads, as without perfgraph (a program that blocks
     // a signal in its threads to `sigwait` for it keeps it).
     sys::block_signals_here();
+    overhead::measure();
     let mut collector = Collector::new(config);
     let inbox = process::receiver();
     loop {

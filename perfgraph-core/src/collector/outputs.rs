@@ -15,7 +15,7 @@ use super::interval::{self, Interval, Intervals};
 use super::live::screen;
 use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection};
-use crate::base::{process, registry};
+use crate::base::{identity, process, registry, sys};
 use crate::export::chrome::{self, Event, Mark, MarkKind, TraceBuffer, TraceMeta};
 use crate::export::{folded, json};
 use crate::local::record::{self, Record};
@@ -38,6 +38,11 @@ pub(crate) struct Outputs {
     names: HashMap<u32, String>,
 }
 
+/// An output path with its `{pid}`, `{rank}` and `{host}` placeholders filled in for this process.
+fn expanded(path: &std::path::Path) -> PathBuf {
+    identity::expand(path, sys::process_id(), identity::rank(), identity::host())
+}
+
 impl Outputs {
     pub(crate) fn new(config: &Config) -> Outputs {
         Outputs {
@@ -48,10 +53,10 @@ impl Outputs {
                 .map(|ns| (ns, Intervals::new(clock::now().0))),
             trace: config
                 .trace
-                .clone()
-                .map(|path| (path, TraceBuffer::new(config.trace_limit))),
-            folded: config.folded.clone(),
-            json: config.json.clone(),
+                .as_deref()
+                .map(|path| (expanded(path), TraceBuffer::new(config.trace_limit))),
+            folded: config.folded.as_deref().map(expanded),
+            json: config.json.as_deref().map(expanded),
             names: HashMap::new(),
         }
     }
@@ -286,6 +291,9 @@ fn write_trace(
     let to_ns = move |ticks| scale.to_ns(Ticks(ticks));
     let meta = TraceMeta {
         pid: std::process::id(),
+        rank: identity::rank(),
+        host: identity::host(),
+        start_unix_ns: identity::start_unix_ns(),
         program: process::program_name(),
         clock: clock::source().name(),
         threads: {

@@ -2,6 +2,7 @@
 //! per thread, and what the tables cannot show. Built by a pure function of its inputs, so the same data
 //! always gives the same report, text and files (the golden tests rely on it).
 
+use super::latency::Latency;
 use super::tree::{CallTree, Merger, ThreadSnapshot};
 use crate::base::config::Verbosity;
 use crate::base::process;
@@ -58,6 +59,61 @@ pub struct Report {
     /// Sections reached at least once while their level was above the verbosity, by name, in the order
     /// first seen: some or all of their calls are absent.
     pub skipped: Vec<&'static str>,
+    /// Which process made the run (for a merge of many: the first one given).
+    pub process: ProcessInfo,
+    /// What perfgraph itself costs per section, ns, as measured at start-up; `None` when not measured.
+    pub overhead_ns_per_section: Option<f64>,
+    /// For a merge of many processes' runs (`perfgraph merge`): the processes, and how the paths' times
+    /// spread over them. `None` for one process's run.
+    pub merged: Option<Merged>,
+}
+
+/// Which process a run was: what tells apart the files of the processes of one job.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProcessInfo {
+    /// The process id.
+    pub pid: u32,
+    /// Its rank: from the launcher's environment (`OMPI_COMM_WORLD_RANK`, `PMI_RANK`, `PMIX_RANK`,
+    /// `SLURM_PROCID`, `RANK`, the first set), 0 without one.
+    pub rank: u32,
+    /// The machine's host name.
+    pub host: String,
+    /// Wall-clock time of the run's time zero (the start of `wall_ns`, and of the trace's timestamps), ns
+    /// since the Unix epoch.
+    pub start_unix_ns: u64,
+}
+
+/// What a merge of many processes' runs keeps besides the summed tree.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Merged {
+    /// The processes merged, in the order given.
+    pub processes: Vec<ProcessInfo>,
+    /// Per node of the merged tree (same index): how its total time spread over the processes.
+    pub spread: Vec<Spread>,
+}
+
+/// How one call path's total time spread over the processes of a merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Spread {
+    /// Processes that have the path.
+    pub processes: u32,
+    /// The smallest total time of one process, ns.
+    pub min_ns: u64,
+    /// The processes' total times summed, ns (divide by `processes` for the average).
+    pub sum_ns: u64,
+    /// The largest total time of one process, ns.
+    pub max_ns: u64,
+    /// The rank of the process with the largest (the first one given, on a tie).
+    pub max_rank: u32,
+}
+
+impl Spread {
+    /// The average total time over the processes that have the path, ns.
+    pub fn avg_ns(&self) -> u64 {
+        self.sum_ns
+            .checked_div(u64::from(self.processes))
+            .unwrap_or(0)
+    }
 }
 
 /// One thread's line in the `threads` report.
@@ -98,6 +154,8 @@ pub struct SectionTotal {
     pub self_ns: u64,
     /// Self memory change, all paths, bytes.
     pub self_mem_bytes: i64,
+    /// Completed calls by duration, all paths.
+    pub latency: Latency,
 }
 
 /// One line of `Async Sections:`: every call path of an async section name (timed futures), summed.
@@ -137,6 +195,10 @@ pub struct RunInfo {
     pub skipped: Vec<&'static str>,
     /// Whether an output that needs every record is on (see [`Report::needs_every_record`]).
     pub needs_every_record: bool,
+    /// Which process this is.
+    pub process: ProcessInfo,
+    /// What perfgraph costs per section, ns (see [`Report::overhead_ns_per_section`]).
+    pub overhead_ns_per_section: Option<f64>,
 }
 
 impl Report {
@@ -171,6 +233,8 @@ impl Report {
             verbosity,
             skipped,
             needs_every_record,
+            process,
+            overhead_ns_per_section,
             ..
         } = run;
         Report {
@@ -183,6 +247,9 @@ impl Report {
             needs_every_record,
             verbosity,
             skipped,
+            process,
+            overhead_ns_per_section,
+            merged: None,
         }
     }
 
@@ -228,6 +295,7 @@ impl Report {
                     calls: 0,
                     self_ns: 0,
                     self_mem_bytes: 0,
+                    latency: Latency::default(),
                 });
                 by_name.len() - 1
             });
@@ -235,6 +303,7 @@ impl Report {
             s.calls += node.calls;
             s.self_ns += node.self_ns;
             s.self_mem_bytes += node.self_mem_bytes;
+            s.latency.add(&node.latency);
         }
         by_name.sort_by(|a, b| b.self_ns.cmp(&a.self_ns).then(a.name.cmp(b.name)));
         by_name.truncate(n);

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use crate::base::process;
 use crate::base::registry::{self, SectionId};
+use crate::data::latency::Latency;
 
 /// One node of a call tree: a call path.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +46,9 @@ pub struct CallNode {
     pub max_wall_ns: u64,
     /// Futures dropped at this path before they completed.
     pub cancelled: u64,
+    /// Its completed calls by duration (empty for a path a thread kept no histogram for: see
+    /// docs/json-schema.md).
+    pub latency: Latency,
 }
 
 impl CallNode {
@@ -202,6 +206,7 @@ impl Merger {
             t.wall_ns += n.wall_ns;
             t.max_wall_ns = t.max_wall_ns.max(n.max_wall_ns);
             t.cancelled += n.cancelled;
+            t.latency.add(&n.latency);
         }
     }
 
@@ -237,6 +242,7 @@ impl Merger {
             wall_ns: root.wall_ns,
             max_wall_ns: root.max_wall_ns,
             cancelled: root.cancelled,
+            latency: std::mem::take(&mut root.latency),
             ..root_node()
         };
         self.out = tree;
@@ -271,6 +277,7 @@ fn root_node() -> CallNode {
         wall_ns: 0,
         max_wall_ns: 0,
         cancelled: 0,
+        latency: Latency::default(),
     }
 }
 

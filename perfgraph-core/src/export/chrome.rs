@@ -136,6 +136,13 @@ impl TraceBuffer {
 pub(crate) struct TraceMeta<'a> {
     /// Process id.
     pub pid: u32,
+    /// The process's rank (see `base::identity`).
+    pub rank: u32,
+    /// The machine's host name.
+    pub host: &'a str,
+    /// Wall-clock time of the trace's time zero, ns since the Unix epoch: what `perfgraph merge --trace`
+    /// aligns processes on.
+    pub start_unix_ns: u64,
     /// The program's name (the process track's name).
     pub program: &'a str,
     /// The clock source name.
@@ -354,6 +361,10 @@ fn write_missing(out: &mut dyn Write, buffer: &TraceBuffer, meta: &TraceMeta) ->
     let other = json!({
         "tool": "perfgraph",
         "program": meta.program,
+        "pid": meta.pid,
+        "rank": meta.rank,
+        "host": meta.host,
+        "start_unix_ns": meta.start_unix_ns,
         "clock": meta.clock,
         // The calls written, the unfinished ones with them.
         "events": buffer.events.len() + meta.unfinished.len(),

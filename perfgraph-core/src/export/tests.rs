@@ -36,6 +36,9 @@ fn render(
     let to_ns = |t: u64| t;
     let meta = TraceMeta {
         pid: 4242,
+        rank: 3,
+        host: "node7",
+        start_unix_ns: 1_700_000_000_000_000_000,
         program: "demo",
         clock: "tsc",
         threads: vec![(0, "main".to_owned()), (1, "checkpointer".to_owned())],

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether the trace is on (set once at the runtime's start).
 static WANTED: AtomicBool = AtomicBool::new(false);
@@ -16,7 +16,8 @@ static WANTED: AtomicBool = AtomicBool::new(false);
 static MESSAGES: Mutex<Option<HashMap<u64, String>>> = Mutex::new(None);
 
 /// The next message's number.
-static NEXT: AtomicU64 = AtomicU64::new(1);
+#[cfg(feature = "tracing")]
+static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Pushes marks from now on (the trace is on).
 pub fn enable() {
@@ -31,16 +32,22 @@ pub fn wanted() -> bool {
 }
 
 /// Keeps `message` for the background thread; returns its number.
+#[cfg(feature = "tracing")]
 pub fn keep(message: String) -> u64 {
     // Relaxed: a counter; the message itself is published under the lock.
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    let mut m = MESSAGES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut m = hold_for_fork();
     m.get_or_insert_with(HashMap::new).insert(id, message);
     id
 }
 
+/// The messages' lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
+pub fn hold_for_fork() -> std::sync::MutexGuard<'static, Option<HashMap<u64, String>>> {
+    MESSAGES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Takes message `id` (once).
 pub fn take(id: u64) -> Option<String> {
-    let mut m = MESSAGES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut m = hold_for_fork();
     m.as_mut()?.remove(&id)
 }

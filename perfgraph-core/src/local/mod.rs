@@ -9,12 +9,14 @@
 //! * [`marks`]: futures' lives and instant events, through the same rings, for the trace;
 //! * [`retired`]: exited threads folded into one call tree per thread name;
 //! * [`tree`]: the thread's call tree, aggregated as it runs;
+//! * [`latency`]: a call path's latency histogram, next to its node;
 //! * [`stack`]: the enter/exit steps on all of the above, and a consistent reading of them from any
 //!   thread (the call-tree snapshot protocol);
 //! * [`snapshot`]: every thread's reading as plain data (names, nanoseconds, totals).
 
 pub(crate) mod frames;
 pub(crate) mod guard;
+pub(crate) mod latency;
 pub(crate) mod marks;
 pub(crate) mod pending;
 pub(crate) mod record;

@@ -169,6 +169,7 @@ fn merge(
                     self_ticks: 0,
                     self_mem_kb: 0,
                     asyncs: Default::default(),
+                    latency: Default::default(),
                     ..n.clone()
                 });
                 0
@@ -188,6 +189,7 @@ fn merge(
                             self_ticks: 0,
                             self_mem_kb: 0,
                             asyncs: Default::default(),
+                            latency: Default::default(),
                         });
                         (into.len() - 1) as u32
                     }) as usize
@@ -200,6 +202,7 @@ fn merge(
         t.self_ticks += n.self_ticks;
         t.self_mem_kb += n.self_mem_kb;
         t.asyncs.add(&n.asyncs);
+        t.latency.add(&n.latency);
     }
 }
 
@@ -217,6 +220,7 @@ mod tests {
             self_ticks: 10 * calls,
             self_mem_kb: 0,
             asyncs: Default::default(),
+            latency: Default::default(),
         }
     }
 

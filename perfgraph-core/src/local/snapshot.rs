@@ -11,8 +11,9 @@ use super::thread::{self, ThreadState};
 use super::verbosity;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, Verbosity};
-use crate::base::{process, registry};
-use crate::data::report::{Report, RunInfo};
+use crate::base::{identity, process, registry, sys};
+use crate::data::latency::Latency;
+use crate::data::report::{ProcessInfo, Report, RunInfo};
 use crate::data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot};
 
 /// Every thread's snapshot, in order of first section, with the one conversion all of their figures use
@@ -80,6 +81,13 @@ pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
         verbosity: verbosity::current().unwrap_or(Verbosity::Off),
         skipped: registry::skipped().iter().map(|s| s.name).collect(),
         needs_every_record: config.needs_every_record(),
+        process: ProcessInfo {
+            pid: sys::process_id(),
+            rank: identity::rank(),
+            host: identity::host().to_owned(),
+            start_unix_ns: identity::start_unix_ns(),
+        },
+        overhead_ns_per_section: process::overhead_ns(),
     };
     (run, threads)
 }
@@ -139,6 +147,12 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
                 wall_ns: scale.delta_ns(Ticks(n.asyncs.wall_ticks)),
                 max_wall_ns: scale.delta_ns(Ticks(n.asyncs.max_wall_ticks)),
                 cancelled: n.asyncs.cancelled,
+                latency: Latency::from_ticks(
+                    n.latency.min,
+                    n.latency.max,
+                    &n.latency.buckets,
+                    scale,
+                ),
             }
         })
         .collect();

@@ -33,6 +33,7 @@ use std::collections::HashMap;
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::Ordering;
 use crate::local::frames::{FrameData, FrameTable, Inside, OpenFrame, PUBLIC_DEPTH};
+use crate::local::latency::Counts;
 use crate::local::record::Record;
 use crate::local::ring::Ring;
 use crate::local::tree::{AsyncNode, Node, Tree};
@@ -124,6 +125,8 @@ pub struct NodeReading {
     pub self_mem_kb: i64,
     /// What timed futures added (all zero for a path no future entered).
     pub asyncs: AsyncReading,
+    /// The completed calls' durations (ticks); empty for a path without a histogram.
+    pub latency: Counts,
 }
 
 /// An [`AsyncNode`] as a [`Reading`] saw it.
@@ -378,6 +381,11 @@ impl Stack {
         }
         // It also publishes the ring push and the parent's share above.
         self.frames.publish_depth(d);
+        // The call's duration into its histogram: a bucket found from its leading zeros, one owner-only
+        // increment.
+        if let Some(h) = n.latency() {
+            h.record(elapsed);
+        }
         // The call's own time goes into its node last, so a reading never counts it twice: in its node and
         // again as running. (For an instant it may be missing, or subtracted twice from a running parent.)
         n.self_mem_kb.store(
@@ -473,6 +481,7 @@ impl Stack {
                         max_wall_ticks: a.max_wall_ticks.load(Ordering::Relaxed),
                         cancelled: a.cancelled.load(Ordering::Relaxed),
                     }),
+                latency: n.latency().map(|h| h.read()).unwrap_or_default(),
             });
             let i = nodes.len() - 1;
             let mut kids: Vec<u32> = self.tree.children(id).collect();

@@ -115,6 +115,15 @@ impl ThreadState {
             .saturating_sub(self.cpu_base_ns)
     }
 
+    /// A state no list knows of, with a small ring of its own: for measuring what recording a section costs
+    /// (the collector's start-up measurement), on the thread that makes it, which owns it.
+    pub fn detached() -> ThreadState {
+        ThreadState {
+            stack: Stack::new(256, PUBLIC_DEPTH),
+            ..ThreadState::new(u32::MAX, "(measurement)".to_owned(), None, false)
+        }
+    }
+
     /// Starts a section; returns the depth it opened at. Owner only.
     ///
     /// # Safety

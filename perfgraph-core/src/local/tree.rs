@@ -19,6 +19,7 @@
 
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::local::latency::{self, Block};
 
 /// "No node".
 pub const NIL: u32 = u32::MAX;
@@ -26,10 +27,13 @@ pub const NIL: u32 = u32::MAX;
 /// third node then takes the path that allocates and publishes a segment.
 const FIRST: usize = if crate::base::sync::MODEL { 2 } else { 64 };
 const SEGMENTS: usize = 26;
+/// Call paths per thread that get a latency histogram (30 KiB each): the first 1,023 made after the root.
+/// Paths past them (a recursion thousands deep) count their calls and times but not their latency.
+pub const LATENCY_PATHS: u32 = 1024;
 
 /// One call path. 64 bytes, so a node never shares a cache line with another thread's data.
 ///
-/// Invariants: `section`, `parent`, `index` and `parent_node` never change once the node is linked;
+/// Invariants: `section`, `index`, `parent_node` and `latency` never change once the node is linked;
 /// `first_child` and `next_sibling` only ever go from `NIL` (or an older node) to a newer, fully written node;
 /// the counters only grow, except `self_mem_kb`, a signed sum.
 #[derive(Debug)]
@@ -37,8 +41,6 @@ const SEGMENTS: usize = 26;
 pub struct Node {
     /// The section this path ends in (0 for the root).
     pub section: AtomicU32,
-    /// Parent node, `NIL` for the root.
-    pub parent: AtomicU32,
     /// Newest child, or `NIL`.
     pub first_child: AtomicU32,
     /// Next older sibling, or `NIL`.
@@ -50,6 +52,9 @@ pub struct Node {
     last_hit: AtomicPtr<Node>,
     /// The parent node (null for the root): where the owner's cursor goes back to when a call ends.
     parent_node: AtomicPtr<Node>,
+    /// The path's latency histogram, in a block of its own allocated with the node (null for the root,
+    /// for a path past the first [`LATENCY_PATHS`], or when the memory could not be had).
+    latency: AtomicPtr<Block>,
     /// Calls started.
     pub calls: AtomicU64,
     /// Ticks spent in this node and not in its children, over completed calls.
@@ -63,14 +68,14 @@ pub struct Node {
 const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Node>() == 64);
 
 impl Node {
-    fn init(&self, section: SectionId, parent: u32, index: u32, parent_node: *mut Node) {
+    fn init(&self, section: SectionId, index: u32, parent_node: *mut Node) {
         self.section.store(section, Ordering::Relaxed);
-        self.parent.store(parent, Ordering::Relaxed);
         self.first_child.store(NIL, Ordering::Relaxed);
         self.next_sibling.store(NIL, Ordering::Relaxed);
         self.index.store(index, Ordering::Relaxed);
         self.last_hit.store(std::ptr::null_mut(), Ordering::Relaxed);
         self.parent_node.store(parent_node, Ordering::Relaxed);
+        self.latency.store(std::ptr::null_mut(), Ordering::Relaxed);
         self.calls.store(0, Ordering::Relaxed);
         self.self_ticks.store(0, Ordering::Relaxed);
         self.self_mem_kb.store(0, Ordering::Relaxed);
@@ -82,6 +87,15 @@ impl Node {
         // SAFETY: a non-null `parent_node` points into a segment of the same tree, which lives as long as
         // the tree (and so as long as `self`); it was set before the node was linked.
         unsafe { self.parent_node.load(Ordering::Relaxed).as_ref() }
+    }
+
+    /// The path's latency histogram, if it has one.
+    #[inline(always)]
+    pub fn latency(&self) -> Option<&Block> {
+        // SAFETY: a non-null `latency` points at this node's own block, allocated when the node was made
+        // and freed when the tree is dropped, after its last use; it was set before the node was linked
+        // (readers reach the node through an Acquire load).
+        unsafe { self.latency.load(Ordering::Relaxed).as_ref() }
     }
 }
 
@@ -170,7 +184,7 @@ impl Tree {
             len: AtomicU32::new(0),
         };
         let root = tree.slot(0);
-        root.init(0, NIL, 0, std::ptr::null_mut());
+        root.init(0, 0, std::ptr::null_mut());
         tree.len.store(1, Ordering::Release);
         tree
     }
@@ -183,12 +197,12 @@ impl Tree {
             let nodes: Box<[Node]> = (0..FIRST << segment)
                 .map(|_| Node {
                     section: AtomicU32::new(0),
-                    parent: AtomicU32::new(NIL),
                     first_child: AtomicU32::new(NIL),
                     next_sibling: AtomicU32::new(NIL),
                     index: AtomicU32::new(NIL),
                     last_hit: AtomicPtr::new(std::ptr::null_mut()),
                     parent_node: AtomicPtr::new(std::ptr::null_mut()),
+                    latency: AtomicPtr::new(std::ptr::null_mut()),
                     calls: AtomicU64::new(0),
                     self_ticks: AtomicU64::new(0),
                     self_mem_kb: AtomicI64::new(0),
@@ -308,9 +322,11 @@ impl Tree {
     #[cold]
     fn add_child(&self, p: &Node, section: SectionId) -> &Node {
         let index = self.len.load(Ordering::Relaxed);
-        let parent = p.index.load(Ordering::Relaxed);
         let node = self.slot(index);
-        node.init(section, parent, index, p as *const Node as *mut Node);
+        node.init(section, index, p as *const Node as *mut Node);
+        if index < LATENCY_PATHS {
+            node.latency.store(latency::allocate(), Ordering::Relaxed);
+        }
         node.next_sibling
             .store(p.first_child.load(Ordering::Relaxed), Ordering::Relaxed);
         // Release (both): pair with Acquire loads in readers (`get`, child iteration); the node is initialised.
@@ -346,6 +362,11 @@ impl Default for Tree {
 
 impl Drop for Tree {
     fn drop(&mut self) {
+        for index in 1..self.len.load(Ordering::Relaxed).min(LATENCY_PATHS) {
+            // SAFETY: a node's block is null or came from `latency::allocate` in `add_child`, and `&mut
+            // self` means nobody uses it any more.
+            unsafe { latency::free(self.node(index).latency.load(Ordering::Relaxed)) };
+        }
         for (segment, ptr) in self.segments.iter().enumerate() {
             let ptr = ptr.load(Ordering::Relaxed);
             if !ptr.is_null() {

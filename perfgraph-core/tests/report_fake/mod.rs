@@ -2,7 +2,9 @@
 //! round times, as the runtime would have produced them for a small solver run on two threads.
 #![allow(dead_code)] // reason: each test binary uses a different subset.
 
-use perfgraph_core::{CallNode, CallTree, Report, RunInfo, ThreadSnapshot, Verbosity};
+use perfgraph_core::{
+    CallNode, CallTree, Latency, ProcessInfo, Report, RunInfo, ThreadSnapshot, Verbosity,
+};
 
 /// One call path: depth (1 = top level), name, calls, self time (ms), self memory (MB, decimal).
 pub type Path = (u32, &'static str, u64, u64, i64);
@@ -95,7 +97,22 @@ fn node(
         wall_ns: 0,
         max_wall_ns: 0,
         cancelled: 0,
+        latency: latency(calls, self_ms * 1_000_000),
     }
+}
+
+/// A made-up spread of `calls` calls around `ns / calls`: a fifth at a third of it, a tenth at three
+/// times, the rest at it.
+fn latency(calls: u64, ns: u64) -> Latency {
+    let mut l = Latency::default();
+    let Some(avg) = ns.checked_div(calls) else {
+        return l;
+    };
+    let (short, long) = (calls / 5, calls / 10);
+    l.record(avg / 3, short);
+    l.record(avg * 3, long);
+    l.record(avg, calls - short - long);
+    l
 }
 
 /// A thread snapshot with `tree`, alive from `started_ms` to `exited_ms` (None: still running), on CPU for
@@ -164,6 +181,13 @@ pub fn solver_report(verbosity: Verbosity, worker_dropped: u64) -> Report {
         verbosity,
         skipped,
         needs_every_record: true,
+        process: ProcessInfo {
+            pid: 4242,
+            rank: 0,
+            host: "node1".to_owned(),
+            start_unix_ns: 1_700_000_000_000_000_000,
+        },
+        overhead_ns_per_section: Some(24.5),
     };
     Report::build(run, &solver_threads(worker_dropped))
 }
