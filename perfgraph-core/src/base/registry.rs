@@ -159,6 +159,12 @@ impl Section {
         }
     }
 
+    /// Whether the site gave a `live` message (`PERFGRAPH_MEM_EXACT=live` reads memory at its boundaries).
+    #[inline(always)]
+    pub fn has_live_message(&self) -> bool {
+        self.meta.live.is_some()
+    }
+
     /// This site's id, registering it on first use.
     #[inline(always)]
     pub fn id(&'static self) -> SectionId {
