@@ -32,7 +32,10 @@ fn a_thousand_vectors_are_a_thousand_allocations_self_and_inclusive() {
     });
     let inner = node("alloc-exact", &["alloc::outer", "alloc::inner"]);
     assert_eq!((inner.allocs, inner.alloc_bytes), (1000, 1_024_000));
-    assert_eq!((inner.self_allocs, inner.self_alloc_bytes), (1000, 1_024_000));
+    assert_eq!(
+        (inner.self_allocs, inner.self_alloc_bytes),
+        (1000, 1_024_000)
+    );
     assert_eq!(inner.heap_growth_bytes, 0, "every vector was freed");
     assert_eq!(inner.heap_peak_bytes, 1024, "one vector at a time");
     let outer = node("alloc-exact", &["alloc::outer"]);
@@ -63,7 +66,10 @@ fn realloc_growth_counts_each_reallocation_and_the_net_growth() {
     });
     let n = node("alloc-realloc", &["alloc::grow"]);
     let bytes = capacity as u64 * 8;
-    assert!(n.allocs >= 2, "the first allocation and reallocations: {n:?}");
+    assert!(
+        n.allocs >= 2,
+        "the first allocation and reallocations: {n:?}"
+    );
     assert_eq!(n.heap_growth_bytes, bytes as i64);
     assert!(n.alloc_bytes > bytes, "each realloc's new size: {n:?}");
     assert!(n.heap_peak_bytes >= bytes, "{n:?}");

@@ -124,17 +124,20 @@ unsafe fn run(stack: &Stack, script: &[Step], depths: &mut Vec<u32>) {
         match *step {
             Enter(section, ticks) => {
                 // SAFETY: this thread is the stack's owner for now (this fn's contract).
-                let depth = unsafe { stack.enter(section, || Sample {
+                let depth = unsafe {
+                    stack.enter(section, || Sample {
                         ticks,
                         mem_kb: 0,
                         exact_mem: false,
-                    }) };
+                    })
+                };
                 depths.push(depth);
             }
             Exit(tick) => {
                 let depth = depths.pop().unwrap();
                 // SAFETY: as above.
-                unsafe { stack.exit(
+                unsafe {
+                    stack.exit(
                         depth,
                         tick,
                         |_| EndSample {
@@ -143,7 +146,8 @@ unsafe fn run(stack: &Stack, script: &[Step], depths: &mut Vec<u32>) {
                         },
                         |_, _| {},
                         |_| {},
-                    ) };
+                    )
+                };
             }
         }
     }

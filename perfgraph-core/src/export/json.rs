@@ -220,12 +220,7 @@ fn tail(
 
 /// A tree as an array of its nodes, in their order; with a merge's spread over processes, per node; with
 /// the allocation fields if `heap` (the counting allocator was installed).
-fn nodes(
-    p: &mut Pretty,
-    tree: &CallTree,
-    spread: Option<&[Spread]>,
-    heap: bool,
-) -> io::Result<()> {
+fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>, heap: bool) -> io::Result<()> {
     p.open(b'[')?;
     for (i, n) in tree.nodes.iter().enumerate() {
         process::progress_at(i);

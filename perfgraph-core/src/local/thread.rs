@@ -234,13 +234,14 @@ impl ThreadState {
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
-            self.stack.exit(depth, end, at_end, note_interleaved, |closed| {
-                if closed.depth < self.watch.load(Ordering::Relaxed)
-                    || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
-                {
-                    process::wake();
-                }
-            });
+            self.stack
+                .exit(depth, end, at_end, note_interleaved, |closed| {
+                    if closed.depth < self.watch.load(Ordering::Relaxed)
+                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+                    {
+                        process::wake();
+                    }
+                });
         }
     }
 
@@ -275,11 +276,12 @@ impl ThreadState {
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
-            self.stack.exit(depth, end, at_end, note_interleaved, |closed| {
-                if closed.depth < self.watch.load(Ordering::Relaxed) || closed.heap_alert {
-                    process::wake();
-                }
-            });
+            self.stack
+                .exit(depth, end, at_end, note_interleaved, |closed| {
+                    if closed.depth < self.watch.load(Ordering::Relaxed) || closed.heap_alert {
+                        process::wake();
+                    }
+                });
         }
     }
 
