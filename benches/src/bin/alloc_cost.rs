@@ -29,11 +29,13 @@ fn round(a: &dyn Fn(Layout) -> *mut u8, free: &dyn Fn(*mut u8, Layout)) -> f64 {
 
 fn main() {
     static COUNTING: CountingAllocator = CountingAllocator::new(System);
-    // SAFETY (both closures): a non-zero-sized layout; each pointer is freed once, with its layout, by the
-    // allocator that made it.
+    // SAFETY: `round` passes a non-zero-sized layout.
     let bare_alloc = |l: Layout| unsafe { System.alloc(l) };
+    // SAFETY: `round` frees each pointer once, with its layout, through the allocator that made it.
     let bare_free = |p: *mut u8, l: Layout| unsafe { System.dealloc(p, l) };
+    // SAFETY: as `bare_alloc`.
     let counting_alloc = |l: Layout| unsafe { COUNTING.alloc(l) };
+    // SAFETY: as `bare_free`.
     let counting_free = |p: *mut u8, l: Layout| unsafe { COUNTING.dealloc(p, l) };
     let (mut bare, mut counting) = (f64::MAX, f64::MAX);
     for _ in 0..ROUNDS {
