@@ -4,11 +4,11 @@
 //! signal.
 
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-use crate::base::config::{self, Config, LiveMode};
+use crate::base::config::{self, Config, LiveMode, MemExact};
 use crate::base::registry::Section;
-use crate::base::{clock, identity, process};
+use crate::base::{clock, heap, identity, process};
 use crate::collector::live::{self, screen};
 use crate::collector::{self, capture, fork, memory, signals};
 use crate::local::guard::Guard;
@@ -62,7 +62,22 @@ fn enter_enabled(site: &'static Section, level: u8) -> Guard {
         return first_section(site, level);
     }
     // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive for the whole process.
-    unsafe { Guard::open(&*state, id) }
+    unsafe { Guard::open(&*state, id, exact_mem(site)) }
+}
+
+/// `PERFGRAPH_MEM_EXACT` as a number ([`MemExact`] `Live` 0, the default, `All` 1, `Off` 2), set once by the
+/// runtime's start.
+static MEM_EXACT: AtomicU8 = AtomicU8::new(0);
+
+/// Whether a section at `site` reads resident memory itself at its start and end.
+#[inline(always)]
+fn exact_mem(site: &'static Section) -> bool {
+    // Relaxed: set once at the start, before this thread's first section (which went through `start`).
+    match MEM_EXACT.load(Ordering::Relaxed) {
+        0 => site.has_live_message(),
+        1 => true,
+        _ => false,
+    }
 }
 
 /// The thread's first section: start the runtime and the thread, then re-check the level against the
@@ -77,7 +92,7 @@ fn first_section(site: &'static Section, level: u8) -> Guard {
         return Guard::OFF;
     }
     // SAFETY: `state` is this thread's own state (just registered by `thread::current`).
-    unsafe { Guard::open(state, site.id()) }
+    unsafe { Guard::open(state, site.id(), exact_mem(site)) }
 }
 
 /// Starts the runtime once: settings, the capture of the program's output (`PERFGRAPH_CAPTURE`), clock,
@@ -98,7 +113,8 @@ pub fn start() {
     }
     START.call_once(|| {
         STARTING.with(|s| s.set(true));
-        start_once();
+        // perfgraph's own allocations: never a section's.
+        heap::untracked(start_once);
         STARTING.with(|s| s.set(false));
     });
 }
@@ -131,6 +147,12 @@ fn start_once() {
         process::set_start_rss_kb(process::rss_kb());
     }
     verbosity::init(config.verbosity);
+    let mem_exact = match config.mem_exact {
+        MemExact::Live => 0,
+        MemExact::All => 1,
+        MemExact::Off => 2,
+    };
+    MEM_EXACT.store(mem_exact, Ordering::Relaxed);
     if config.trace.is_some() {
         crate::local::marks::enable();
     }

@@ -36,12 +36,14 @@ mod report;
 #[cfg(feature = "tracing")]
 mod tracing_layer;
 
-pub use base::config::{CaptureMode, Config, LiveMode, ReportSelection, Verbosity};
+pub use base::config::{CaptureMode, Config, LiveMode, MemExact, ReportSelection, Verbosity};
+pub use base::heap::CountingAllocator;
 pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
 pub use data::latency::Latency;
 pub use data::report::{
-    AsyncTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread, ThreadSummary,
+    AllocTotal, AsyncTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
+    ThreadSummary,
 };
 pub use data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot, merge};
 pub use future::Timed;

@@ -149,6 +149,11 @@ impl Section {
     #[cold]
     #[inline(never)]
     fn first_skip(&'static self) {
+        // perfgraph's own allocation: never a section's.
+        crate::base::heap::untracked(|| self.note_first_skip());
+    }
+
+    fn note_first_skip(&'static self) {
         let id = self.id();
         let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
         // Relaxed: the flag only spares later calls this function; two threads that both get here are
@@ -159,6 +164,12 @@ impl Section {
         }
     }
 
+    /// Whether the site gave a `live` message (`PERFGRAPH_MEM_EXACT=live` reads memory at its boundaries).
+    #[inline(always)]
+    pub fn has_live_message(&self) -> bool {
+        self.meta.live.is_some()
+    }
+
     /// This site's id, registering it on first use.
     #[inline(always)]
     pub fn id(&'static self) -> SectionId {
@@ -166,9 +177,14 @@ impl Section {
         if id != 0 { id } else { self.register() }
     }
 
+    /// perfgraph's own allocations (the section's entry in the table): never a section's.
     #[cold]
     #[inline(never)]
     fn register(&'static self) -> SectionId {
+        crate::base::heap::untracked(|| self.register_untracked())
+    }
+
+    fn register_untracked(&'static self) -> SectionId {
         let mut count = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
         // Relaxed is enough: every store to `id` happens under this mutex, which orders it for us.
         let id = self.id.load(Ordering::Relaxed);

@@ -32,7 +32,7 @@ pub(crate) fn measure() {
         for _ in 0..CALLS {
             // SAFETY: `state` was made on this thread, which alone enters and exits on it.
             unsafe {
-                let depth = state.enter(1);
+                let depth = state.enter(1, false);
                 state.exit(depth);
             }
         }

@@ -72,15 +72,16 @@ impl Guard {
         _not_send: NOT_SEND,
     };
 
-    /// Opens `section` on `state` and returns its guard.
+    /// Opens `section` on `state` and returns its guard; `exact_mem`: the section reads resident memory
+    /// itself at its start and end (`PERFGRAPH_MEM_EXACT`).
     ///
     /// # Safety
     /// `state` must be the calling thread's own state (`thread::current`), which lives for the whole
     /// process.
     #[inline(always)]
-    pub unsafe fn open(state: &'static ThreadState, section: SectionId) -> Guard {
+    pub unsafe fn open(state: &'static ThreadState, section: SectionId, exact_mem: bool) -> Guard {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
-        let depth = unsafe { state.enter(section) };
+        let depth = unsafe { state.enter(section, exact_mem) };
         Guard {
             state: Some(state),
             depth,

@@ -21,7 +21,7 @@
 //! ring, the frames ("what is running now") and the tree concurrently; the only thing it ever writes here is
 //! `watch`, on its own cache line, which the hot path only loads.
 
-use std::cell::Cell;
+use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -29,13 +29,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crossbeam_utils::CachePadded;
 
 use super::frames::{OpenFrame, PUBLIC_DEPTH};
+use super::heap_frames::HeapFrames;
 use super::record::Record;
 use super::retired::{Exited, Group, Retired};
 use super::ring::Ring;
-use super::stack::{Sample, Stack};
+use super::stack::{EndSample, Ending, Sample, Stack};
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
-use crate::base::{clock, process, sys};
+use crate::base::{clock, heap, process, sys};
 
 /// Records in each thread's ring (40 bytes each).
 pub const RING_CAPACITY: usize = 8192;
@@ -71,7 +72,16 @@ pub struct ThreadState {
     /// once more by the thread itself as it exits. Only ever raised (`fetch_max`: CPU time only grows, and
     /// a read that lost a race with the exit's must not lower it). Off the hot path, on a line of its own.
     pub cpu_ns: CachePadded<AtomicU64>,
+    /// The heap counters at each open section's start, while the counting allocator is installed.
+    heap: OwnHeap,
 }
+
+/// [`HeapFrames`], touched by the owning thread only (its enter and exit).
+#[derive(Debug, Default)]
+struct OwnHeap(UnsafeCell<HeapFrames>);
+
+// SAFETY: only the owning thread touches the cell (`ThreadState::heap`'s contract); other threads never do.
+unsafe impl Sync for OwnHeap {}
 
 /// Memory growth (KiB) above which a section's end wakes the background thread; `i64::MAX` when nobody
 /// prints memory alerts.
@@ -93,7 +103,19 @@ impl ThreadState {
             cpu_clock: sys::own_cpu_clock(),
             cpu_base_ns,
             cpu_ns: CachePadded::new(AtomicU64::new(cpu_base_ns)),
+            heap: OwnHeap::default(),
         }
+    }
+
+    /// The owner's heap frames.
+    ///
+    /// # Safety
+    /// Call only on the owning thread, and do not hold two results at once.
+    #[allow(clippy::mut_from_ref)] // reason: single-owner interior mutability, see `OwnHeap`'s Sync impl.
+    #[inline(always)]
+    unsafe fn heap(&self) -> &mut HeapFrames {
+        // SAFETY: the caller is the owning thread and holds no other reference (this fn's contract).
+        unsafe { &mut *self.heap.0.get() }
     }
 
     /// Reads the thread's CPU time now (while it lives; a system call) into [`cpu_ns`](Self::cpu_ns), and
@@ -128,19 +150,39 @@ impl ThreadState {
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
+    /// `exact_mem`: the section reads resident memory itself at its start and end (`PERFGRAPH_MEM_EXACT`).
     #[inline(always)]
-    pub unsafe fn enter(&self, section: SectionId) -> u32 {
+    pub unsafe fn enter(&self, section: SectionId, exact_mem: bool) -> u32 {
+        // SAFETY: this is the owning thread (caller's contract).
+        if unsafe { self.heap() }.on {
+            // SAFETY: as above.
+            return unsafe { self.enter_counting(section, exact_mem, true) };
+        }
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
-        unsafe {
-            self.stack.enter(section, || {
-                let mem_kb = process::rss_kb();
-                Sample {
-                    ticks: clock::now().0,
-                    mem_kb,
-                }
-            })
-        }
+        unsafe { self.stack.enter(section, || sample(exact_mem)) }
+    }
+
+    /// [`enter`](Self::enter) (or a poll's, counting a call only if `call`) with the counting allocator
+    /// installed: perfgraph's own allocations while the section opens go uncounted, then the section takes
+    /// the heap counters. Out of line: the path without the allocator stays as it was.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(never)]
+    unsafe fn enter_counting(&self, section: SectionId, exact_mem: bool, call: bool) -> u32 {
+        let was = heap::pause();
+        // SAFETY: this is the owning thread (caller's contract).
+        let depth = unsafe {
+            self.stack
+                .enter_counted(section, || sample(exact_mem), call)
+        };
+        // SAFETY: as above; no other `heap()` reference is held.
+        let frames = unsafe { self.heap() };
+        frames.reserve();
+        heap::resume(was);
+        frames.open();
+        depth
     }
 
     /// A timed future's poll, or the drop of a cancelled one: starts `section`, counting a call only if
@@ -154,14 +196,11 @@ impl ThreadState {
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
-            let depth = self.stack.enter_counted(
-                section,
-                || Sample {
-                    ticks: clock::now().0,
-                    mem_kb: process::rss_kb(),
-                },
-                call,
-            );
+            let depth = if self.heap().on {
+                self.enter_counting(section, false, call)
+            } else {
+                self.stack.enter_counted(section, || sample(false), call)
+            };
             (depth, self.stack.current_async())
         }
     }
@@ -183,14 +222,63 @@ impl ThreadState {
     #[inline(always)]
     pub unsafe fn exit(&self, depth: u32) {
         let end = clock::now().0;
+        // SAFETY: this is the owning thread (caller's contract).
+        if unsafe { self.heap() }.on {
+            // SAFETY: as above.
+            return unsafe { self.exit_counting(depth, end) };
+        }
+        let at_end = |e: Ending| EndSample {
+            mem_kb: mem_kb(e.exact_mem),
+            heap_alert: false,
+        };
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
             self.stack
-                .exit(depth, end, process::rss_kb, note_interleaved, |closed| {
+                .exit(depth, end, at_end, note_interleaved, |closed| {
                     if closed.depth < self.watch.load(Ordering::Relaxed)
                         || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
                     {
+                        process::wake();
+                    }
+                });
+        }
+    }
+
+    /// [`exit`](Self::exit) with the counting allocator installed: each section closed takes its heap
+    /// figures into its node, and live print's memory rule follows its exact heap growth instead of the
+    /// resident-memory change. Out of line, as [`enter_counting`](Self::enter_counting).
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(never)]
+    unsafe fn exit_counting(&self, depth: u32, end: u64) {
+        // SAFETY: this is the owning thread (caller's contract); the only `heap()` reference held.
+        let frames = unsafe { self.heap() };
+        let alert_kb = MEM_ALERT_KB.load(Ordering::Relaxed);
+        let at_end = |e: Ending| {
+            let mem_kb = mem_kb(e.exact_mem);
+            let Some(call) = frames.close() else {
+                return EndSample {
+                    mem_kb,
+                    heap_alert: false,
+                };
+            };
+            // Its segment is perfgraph's own allocation (at a path's first end).
+            // SAFETY: this is the owning thread (caller's contract).
+            let node = heap::untracked(|| unsafe { self.stack.heap_of(e.node) });
+            node.add(call.self_allocs, call.self_bytes, call.growth, call.peak);
+            EndSample {
+                mem_kb,
+                heap_alert: call.growth / 1024 > alert_kb,
+            }
+        };
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        unsafe {
+            self.stack
+                .exit(depth, end, at_end, note_interleaved, |closed| {
+                    if closed.depth < self.watch.load(Ordering::Relaxed) || closed.heap_alert {
                         process::wake();
                     }
                 });
@@ -207,6 +295,26 @@ impl ThreadState {
     pub fn exited(&self) -> bool {
         // Acquire: pairs with the Release store in `ExitHook::drop`; all the thread's writes are visible.
         self.exited_ticks.load(Ordering::Acquire) != 0
+    }
+}
+
+/// A section's start: the clock, and resident memory (read now if `exact_mem`, else the last sample).
+#[inline(always)]
+fn sample(exact_mem: bool) -> Sample {
+    Sample {
+        ticks: clock::now().0,
+        mem_kb: mem_kb(exact_mem),
+        exact_mem,
+    }
+}
+
+/// Resident memory, KiB: read now if `exact`, else the last sample.
+#[inline(always)]
+fn mem_kb(exact: bool) -> u32 {
+    if exact {
+        process::exact_rss_kb()
+    } else {
+        process::rss_kb()
     }
 }
 
@@ -410,9 +518,14 @@ pub fn current() -> &'static ThreadState {
     unsafe { &*ptr }
 }
 
+/// perfgraph's own allocations (the state, its ring, its name) never count against a section.
 #[cold]
 #[inline(never)]
 fn register() -> &'static ThreadState {
+    heap::untracked(register_untracked)
+}
+
+fn register_untracked() -> &'static ThreadState {
     let thread = std::thread::current();
     let is_main = sys::is_main_thread();
     let (name, family) = match thread.name() {
