@@ -44,7 +44,8 @@ cargo build --release -p perfgraph-demo
 cp target/release/perfgraph-demo "$out/demo-on"
 cargo build --release -p perfgraph-demo --no-default-features
 cp target/release/perfgraph-demo "$out/demo-off"
-cargo build --release -p perfgraph-benches --bin record
+cargo build --release -p perfgraph-benches --bin record --bin latency
+cargo build --release -p perfgraph-cli
 peers_bench=$(cd benches/peers && cargo bench --bench peers --no-run 2>&1 | tee /dev/stderr |
     sed -n 's/.*Executable .*(\(.*\))$/\1/p')
 peers_bench=$root/benches/peers/$peers_bench
@@ -77,3 +78,7 @@ wait_quiet
 target/release/record --criterion "$out/criterion" --demo-on "$out/demo-on" --demo-off "$out/demo-off" \
     --peers-bench "$peers_bench" --out docs/performance.md --command "benches/run.sh" \
     --lifecycle "$out/lifecycle.txt"
+
+echo "== latency histograms and perfgraph merge; appending to docs/performance.md"
+wait_quiet
+{ echo; target/release/latency target/release/perfgraph; } >> docs/performance.md

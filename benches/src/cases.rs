@@ -81,6 +81,29 @@ fn pg_batch(n: u64, leaf: fn()) {
     repeat(n, leaf);
 }
 
+/// A future that stays pending, its polls doing the leaf's work.
+struct Pending;
+
+impl std::future::Future for Pending {
+    type Output = ();
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        body();
+        std::task::Poll::Pending
+    }
+}
+
+/// `n` polls of one timed future (after its first, which counts the call), inside `batch`: what a poll
+/// costs, next to a `#[timed]` leaf's enter + exit.
+fn pg_future_polls(n: u64) {
+    time_section!("batch");
+    let mut future = std::pin::pin!(perfgraph_core::time_future!("future_leaf", Pending));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let _ = future.as_mut().poll(&mut cx);
+    for _ in 0..n {
+        let _ = std::hint::black_box(future.as_mut().poll(&mut cx));
+    }
+}
+
 fn verbosity_on() {
     set_verbosity(Verbosity::Level(1));
 }
@@ -90,8 +113,9 @@ fn verbosity_off() {
 }
 
 /// perfgraph (`#[timed]` leaves): recording; off by verbosity; a live message and dots; three nested sections
-/// per call (its figure is per call, i.e. three sections). Leaves run inside an outer `batch` section.
-pub const PERFGRAPH: [Case; 4] = [
+/// per call (its figure is per call, i.e. three sections); a timed future's poll. Leaves run inside an outer
+/// `batch` section.
+pub const PERFGRAPH: [Case; 5] = [
     Case::new(case::PERFGRAPH_ENABLED, |n| pg_batch(n, pg_leaf)).with_setup(verbosity_on),
     Case::new(case::PERFGRAPH_DISABLED_BY_VERBOSITY, |n| {
         pg_batch(n, pg_leaf)
@@ -99,6 +123,7 @@ pub const PERFGRAPH: [Case; 4] = [
     .with_setup(verbosity_off),
     Case::new(case::PERFGRAPH_LIVE_MESSAGE, |n| pg_batch(n, pg_live_leaf)).with_setup(verbosity_on),
     Case::new(case::PERFGRAPH_NESTED_3_DEEP, |n| pg_batch(n, pg_nested_1)).with_setup(verbosity_on),
+    Case::new(case::PERFGRAPH_FUTURE_POLL, pg_future_polls).with_setup(verbosity_on),
 ];
 
 /// One recorded section (`leaf`, level 1), for measurements outside Criterion (resident memory per thread).

@@ -32,6 +32,8 @@ pub mod case {
     pub const PERFGRAPH_LIVE_MESSAGE: &str = "perfgraph/live_message";
     /// Three nested sections per call.
     pub const PERFGRAPH_NESTED_3_DEEP: &str = "perfgraph/nested_3_deep";
+    /// One poll of a timed future (`time_future!`) that stays pending: enter + exit of its section per poll.
+    pub const PERFGRAPH_FUTURE_POLL: &str = "perfgraph/future_poll";
     /// A `#[timed]` leaf with perfgraph-core built without `enabled` (`benches/compiled-out`).
     pub const PERFGRAPH_COMPILED_OUT_TIMED: &str = "perfgraph/compiled_out_timed";
     /// A `time_section!` leaf with perfgraph-core built without `enabled` (`benches/compiled-out`).

@@ -4,15 +4,15 @@
 //! signal.
 
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-use crate::base::config::{self, Config, LiveMode};
+use crate::base::config::{self, Config, LiveMode, MemExact};
 use crate::base::registry::Section;
-use crate::base::{clock, process};
+use crate::base::{clock, heap, identity, process};
 use crate::collector::live::{self, screen};
 use crate::collector::{self, capture, fork, memory, signals};
 use crate::local::guard::Guard;
-use crate::local::thread::{self, MEM_ALERT_KB};
+use crate::local::thread::{self, MEM_ALERT_KB, ThreadState};
 use crate::local::verbosity;
 
 /// Starts a recorded section at `site` unless its `level` is above the verbosity: what `#[timed]` and
@@ -28,6 +28,29 @@ pub fn enter(site: &'static Section, level: u8) -> Guard {
     }
 }
 
+/// For a timed future's poll: the calling thread's state (starting the runtime and the thread if need
+/// be), or `None` at the future's `first` poll if its `level` is above the verbosity (later polls of a
+/// recorded future are always recorded, so its calls and polls stay paired).
+pub fn poll_state(site: &'static Section, level: u8, first: bool) -> Option<&'static ThreadState> {
+    let ptr = thread::current_ptr();
+    if first && !ptr.is_null() && !verbosity::records(level) {
+        site.note_skipped();
+        return None;
+    }
+    let state = if ptr.is_null() {
+        start();
+        thread::current()
+    } else {
+        // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive while the thread runs.
+        unsafe { &*ptr }
+    };
+    if first && !verbosity::records(level) {
+        site.note_skipped();
+        return None;
+    }
+    Some(state)
+}
+
 /// Out of line, like the guard's exit, so the code at each call site is just the level check and a call:
 /// the disabled path then costs a load and a branch, without the register saves the whole enabled path
 /// would need in the caller's prologue.
@@ -39,7 +62,22 @@ fn enter_enabled(site: &'static Section, level: u8) -> Guard {
         return first_section(site, level);
     }
     // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive for the whole process.
-    unsafe { Guard::open(&*state, id) }
+    unsafe { Guard::open(&*state, id, exact_mem(site)) }
+}
+
+/// `PERFGRAPH_MEM_EXACT` as a number ([`MemExact`] `Live` 0, the default, `All` 1, `Off` 2), set once by the
+/// runtime's start.
+static MEM_EXACT: AtomicU8 = AtomicU8::new(0);
+
+/// Whether a section at `site` reads resident memory itself at its start and end.
+#[inline(always)]
+fn exact_mem(site: &'static Section) -> bool {
+    // Relaxed: set once at the start, before this thread's first section (which went through `start`).
+    match MEM_EXACT.load(Ordering::Relaxed) {
+        0 => site.has_live_message(),
+        1 => true,
+        _ => false,
+    }
 }
 
 /// The thread's first section: start the runtime and the thread, then re-check the level against the
@@ -54,7 +92,7 @@ fn first_section(site: &'static Section, level: u8) -> Guard {
         return Guard::OFF;
     }
     // SAFETY: `state` is this thread's own state (just registered by `thread::current`).
-    unsafe { Guard::open(state, site.id()) }
+    unsafe { Guard::open(state, site.id(), exact_mem(site)) }
 }
 
 /// Starts the runtime once: settings, the capture of the program's output (`PERFGRAPH_CAPTURE`), clock,
@@ -75,7 +113,8 @@ pub fn start() {
     }
     START.call_once(|| {
         STARTING.with(|s| s.set(true));
-        start_once();
+        // perfgraph's own allocations: never a section's.
+        heap::untracked(start_once);
         STARTING.with(|s| s.set(false));
     });
 }
@@ -103,12 +142,23 @@ fn start_once() {
         screen::warn(&warning);
     }
     clock::init(config.clock_monotonic);
+    identity::set_start_unix_ns(identity::unix_now_ns());
     if memory::sample().is_some() {
         process::set_start_rss_kb(process::rss_kb());
     }
     verbosity::init(config.verbosity);
     thread::set_ring_capacity(config.ring_capacity());
+    let mem_exact = match config.mem_exact {
+        MemExact::Live => 0,
+        MemExact::All => 1,
+        MemExact::Off => 2,
+    };
+    MEM_EXACT.store(mem_exact, Ordering::Relaxed);
+    if config.trace.is_some() {
+        crate::local::marks::enable();
+    }
     if config.live != LiveMode::Off {
+        crate::local::pending::enable();
         live::panic::install();
         MEM_ALERT_KB.store(
             (config.mem_limit_bytes / 1024) as i64,

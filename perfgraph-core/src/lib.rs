@@ -30,17 +30,29 @@ mod collector;
 mod data;
 mod entry;
 mod export;
+mod future;
 mod local;
 mod report;
+#[cfg(feature = "tracing")]
+mod tracing_layer;
 
-pub use base::config::{CaptureMode, Config, LiveMode, ReportSelection, Verbosity};
+pub use base::config::{CaptureMode, Config, LiveMode, MemExact, ReportSelection, Verbosity};
+pub use base::heap::CountingAllocator;
 pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
-pub use data::report::{Report, RunInfo, SectionTotal, ThreadSummary};
+pub use data::latency::Latency;
+pub use data::report::{
+    AllocTotal, AsyncTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
+    ThreadSummary,
+};
 pub use data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot, merge};
+pub use future::Timed;
+pub use local::guard::{HeldAcrossAwait, NotHeldAcrossAwait, SectionGuard};
 pub use local::verbosity::set_verbosity;
-pub use perfgraph_macros::{time_section, timed};
+pub use perfgraph_macros::{time_future, time_section, timed};
 pub use report::TABLE_DEPTH;
+#[cfg(feature = "tracing")]
+pub use tracing_layer::TracingLayer;
 
 /// An `io::Write` to stderr that cooperates with live print: each write ends an open dots line first (as
 /// [`suspend`] does), and live print then says `Still` / `Currently` / `Finished` as MOOSE does after other

@@ -145,7 +145,7 @@ fn all_reports_and_every_export() {
         (ITERATIONS * RESIDUALS).to_string()
     );
     let worker = row(err, "Threads:", "io-worker");
-    assert_eq!(worker[4], (1 + CHUNKS).to_string());
+    assert_eq!(worker[6], (1 + CHUNKS).to_string());
     // The default verbosity (1) skipped the workload's level-2 section: the footer names it.
     assert!(
         err.contains(

@@ -22,10 +22,16 @@ mod base {
     pub(crate) mod registry {
         pub type SectionId = u32;
     }
+    pub(crate) use super::buckets;
 }
+
+#[path = "../src/base/buckets.rs"]
+mod buckets;
 
 #[path = "../src/local/frames.rs"]
 mod frames;
+#[path = "../src/local/latency.rs"]
+mod latency;
 #[path = "../src/local/record.rs"]
 mod record;
 #[path = "../src/local/ring.rs"]
@@ -37,12 +43,12 @@ mod tree;
 
 /// The production files' own paths to each other (`crate::local::…`).
 mod local {
-    pub(crate) use super::{frames, record, ring, stack, tree};
+    pub(crate) use super::{frames, latency, record, ring, stack, tree};
 }
 
 use std::collections::HashMap;
 
-use local::stack::{Reading, Sample, Stack};
+use local::stack::{EndSample, Reading, Sample, Stack};
 use loom::sync::Arc;
 
 /// The reader's clock: later than every tick of the owner's, so any call may still be running by it.
@@ -118,13 +124,30 @@ unsafe fn run(stack: &Stack, script: &[Step], depths: &mut Vec<u32>) {
         match *step {
             Enter(section, ticks) => {
                 // SAFETY: this thread is the stack's owner for now (this fn's contract).
-                let depth = unsafe { stack.enter(section, || Sample { ticks, mem_kb: 0 }) };
+                let depth = unsafe {
+                    stack.enter(section, || Sample {
+                        ticks,
+                        mem_kb: 0,
+                        exact_mem: false,
+                    })
+                };
                 depths.push(depth);
             }
             Exit(tick) => {
                 let depth = depths.pop().unwrap();
                 // SAFETY: as above.
-                unsafe { stack.exit(depth, tick, || 0, |_| {}) };
+                unsafe {
+                    stack.exit(
+                        depth,
+                        tick,
+                        |_| EndSample {
+                            mem_kb: 0,
+                            heap_alert: false,
+                        },
+                        |_, _| {},
+                        |_| {},
+                    )
+                };
             }
         }
     }

@@ -9,8 +9,10 @@
 //! It has its own `main` (`harness = false`) so the child's work runs on the process's real main thread,
 //! as in a user's program (the `main` thread and the root row's self time depend on it).
 //!
-//! Placeholders, each for something a fake clock cannot fix: the process id (`"pid":"[pid]"` in the
-//! trace). Nothing else needs one: memory is sampled every `PERFGRAPH_MEM_INTERVAL=1000` ms, and the child
+//! Placeholders, each for something a fake clock cannot fix: the process id, host and wall-clock anchor
+//! (`"[pid]"`, `"[host]"`, `"[start]"` in the JSON and in the trace's `process_name` args; the trace's
+//! per-thread CPU counters are left out of its snapshot) and the threads' CPU time (`[cpu]` in the `Threads:` table, `"[cpu_ns]"` in the JSON, checked
+//! for plausibility instead). Nothing else needs one: memory is sampled every `PERFGRAPH_MEM_INTERVAL=1000` ms, and the child
 //! waits for the background thread's first pass (which takes the first sample) before it moves the clock,
 //! so the counter track is that one sample at time 0 and its value again at the end.
 
@@ -197,19 +199,90 @@ fn run_child() -> Outputs {
 
 fn recording_under_a_fake_clock() {
     let out = run_child();
-    insta::assert_snapshot!("stderr", out.stderr);
+    insta::assert_snapshot!("stderr", cpu_cells_redacted(&out.stderr));
     insta::assert_snapshot!("folded", out.folded);
 
     let json: Value = serde_json::from_str(&out.json).expect("the JSON file is JSON");
     check_json(&json);
-    insta::assert_snapshot!("json", out.json);
+    for t in json["threads"].as_array().unwrap() {
+        let (cpu, alive) = (&t["cpu_ns"], t["alive_ns"].as_u64().unwrap());
+        assert!(cpu.is_u64(), "{t}");
+        // The threads only move a fake clock: their real CPU time is far below the fake time alive.
+        assert!(cpu.as_u64().unwrap() < alive, "{t}");
+    }
+    // What a fake clock cannot fix: the process, its host and the wall-clock anchor.
+    let host = json["host"].as_str().unwrap().to_owned();
+    let start = json["start_unix_ns"].as_u64().unwrap();
+    assert!(
+        start > 1_600_000_000_000_000_000,
+        "a wall-clock time: {start}"
+    );
+    let identity = |text: &str, sep: &str| {
+        text.replace(
+            &format!("\"pid\":{sep}{}", out.pid),
+            &format!("\"pid\":{sep}\"[pid]\""),
+        )
+        .replace(
+            &format!("\"host\":{sep}{}", serde_json::json!(host)),
+            &format!("\"host\":{sep}\"[host]\""),
+        )
+        .replace(
+            &format!("\"start_unix_ns\":{sep}{start}"),
+            &format!("\"start_unix_ns\":{sep}\"[start]\""),
+        )
+    };
+    insta::assert_snapshot!("json", cpu_ns_redacted(&identity(&out.json, " ")));
 
     let trace: Value = serde_json::from_str(&out.trace).expect("the trace is JSON");
     check_trace(&trace);
     // The one thing a fake clock cannot fix: the child's process id.
     let pid = format!("\"pid\":{}", out.pid);
     assert!(out.trace.contains(&pid), "{}", out.trace);
-    insta::assert_snapshot!("trace", out.trace.replace(&pid, "\"pid\":\"[pid]\""));
+    // The threads' CPU counters hold their real CPU time over the fake clock's: left out (a run that
+    // takes less than the memory interval of real time has none anyway).
+    let trace_text: String = out
+        .trace
+        .lines()
+        .filter(|l| !l.starts_with("{\"name\":\"CPU "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!(
+        "trace",
+        identity(&trace_text, "").replace(&pid, "\"pid\":\"[pid]\"")
+    );
+}
+
+/// The `Threads:` table's `CPU(s)` and `CPU %` cells as `[cpu]`, keeping the widths: a thread's CPU time is
+/// the one figure of the table a fake clock cannot fix.
+fn cpu_cells_redacted(stderr: &str) -> String {
+    let mut in_threads = false;
+    let mut out = String::new();
+    for line in stderr.lines() {
+        in_threads = match line {
+            "Threads:" => true,
+            "" => false,
+            _ => in_threads,
+        };
+        let mut cells: Vec<String> = line.split('|').map(str::to_owned).collect();
+        if in_threads && cells.len() == 9 && !line.contains("CPU(s)") {
+            for cell in &mut cells[5..7] {
+                *cell = format!("{:>w$} ", "[cpu]", w = cell.len() - 1);
+            }
+        }
+        out.push_str(&cells.join("|"));
+        out.push('\n');
+    }
+    out
+}
+
+/// Each `"cpu_ns": <number>` of the JSON as `"cpu_ns": "[cpu_ns]"` (see [`cpu_cells_redacted`]).
+fn cpu_ns_redacted(json: &str) -> String {
+    json.lines()
+        .map(|line| match line.split_once("\"cpu_ns\": ") {
+            Some((head, _)) => format!("{head}\"cpu_ns\": \"[cpu_ns]\",\n"),
+            None => format!("{line}\n"),
+        })
+        .collect()
 }
 
 /// `self = total - children` and `children <= total` at every node but the merged root (whose time is the

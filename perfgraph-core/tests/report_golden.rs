@@ -11,6 +11,9 @@ const ALL: ReportSelection = ReportSelection {
     branch: true,
     sections: Some(10),
     threads: true,
+    asyncs: true,
+    alloc: true,
+    latency: true,
 };
 
 #[test]
@@ -24,7 +27,10 @@ fn display_is_the_graph_with_its_footer() {
     let r = solver_report(Verbosity::Level(3), 0);
     let shown = r.to_string();
     assert!(shown.starts_with("Performance Graph:\n"));
-    assert_eq!(shown, format!("Performance Graph:\n{}", r.graph_table()));
+    assert_eq!(
+        shown,
+        format!("Performance Graph:\n{}{}", r.graph_table(), r.footer())
+    );
 }
 
 #[test]
@@ -79,6 +85,9 @@ fn a_deep_recursion_stays_small_and_parseable() {
         verbosity: Verbosity::Level(3),
         skipped: Vec::new(),
         needs_every_record: true,
+        process: Default::default(),
+        overhead_ns_per_section: None,
+        heap_counted: false,
     };
     let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 0, t)]);
     let graph = r.render(&ALL);
@@ -113,6 +122,9 @@ fn names_are_escaped_aligned_by_display_width_and_cut() {
         verbosity: Verbosity::Level(3),
         skipped: Vec::new(),
         needs_every_record: true,
+        process: Default::default(),
+        overhead_ns_per_section: None,
+        heap_counted: false,
     };
     let threads = [
         thread(0, "main", 0, None, 0, t),

@@ -202,3 +202,68 @@ fn reports_taken_while_two_threads_record_hold_the_invariants_and_never_go_back(
         2 * OUTER * INNER
     );
 }
+
+/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), ns.
+fn own_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(status, 0);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A thread that computes for 300 ms of CPU time, then sleeps 300 ms, inside one section: the `Threads:`
+/// figures tell the two apart (its CPU time about 0.3 s, its time alive at least 0.6 s), while it runs and
+/// after it exited. It spins on its own CPU clock, not the wall clock, so a loaded machine changes nothing
+/// but the wall time.
+#[test]
+fn threads_cpu_time_tells_computing_from_waiting() {
+    const MS: u64 = 1_000_000;
+    let (computed, ask) = (mpsc::channel(), mpsc::channel::<()>());
+    let worker = std::thread::Builder::new()
+        .name("cpu-then-sleep".into())
+        .spawn(move || {
+            time_section!("cpu_then_sleep");
+            let start = own_cpu_ns();
+            while own_cpu_ns() - start < 300 * MS {
+                std::hint::spin_loop();
+            }
+            computed.0.send(()).unwrap();
+            ask.1.recv().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        })
+        .unwrap();
+    computed.1.recv().unwrap();
+    let find = |r: &Report| {
+        r.threads
+            .iter()
+            .find(|t| t.name == "cpu-then-sleep")
+            .cloned()
+            .unwrap()
+    };
+    let running = find(&perfgraph_core::report());
+    assert!(!running.exited);
+    assert!(
+        (290 * MS..=500 * MS).contains(&running.cpu_ns),
+        "{running:?}"
+    );
+    ask.0.send(()).unwrap();
+    worker.join().unwrap();
+    let done = find(&perfgraph_core::report());
+    assert!(done.exited && done.alive_ns >= 600 * MS, "{done:?}");
+    assert!((290 * MS..=500 * MS).contains(&done.cpu_ns), "{done:?}");
+    assert!(done.cpu_ns < done.alive_ns / 10 * 9, "{done:?}");
+    let table = perfgraph_core::report().threads_table();
+    let row = table
+        .lines()
+        .find(|l| l.contains("cpu-then-sleep"))
+        .unwrap();
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let cpu_s: f64 = cells[5].parse().unwrap();
+    let cpu_pct: f64 = cells[6].parse().unwrap();
+    assert!((0.29..=0.5).contains(&cpu_s), "{table}");
+    assert!(cpu_pct < 90.0, "{table}");
+}

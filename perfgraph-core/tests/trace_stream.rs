@@ -4,6 +4,10 @@
 //!   named by `PERFETTO_CHECK_PYTHON`, as `.ci/run` sets it up, else a `python3` that has them, else the
 //!   check is skipped with a line saying so); the same run's bytes framed as whole packets;
 //! - live print's lines as instant events in the Chrome trace;
+//! - timed futures' lives (finished and cancelled) and `tracing` events in both formats: async `b`/`e`
+//!   events with the future's id and instant events in Chrome JSON, a track per future and instant events
+//!   on the thread's track in protobuf (checked by Perfetto's classes); the process's identity (rank, host,
+//!   wall-clock anchor) in both, and the per-thread CPU counters;
 //! - a full disk (`/dev/full`): one warning line, and the run goes on;
 //! - a run killed with SIGKILL in the middle: its trace, under the temporary name, is readable up to its
 //!   last whole write (Chrome JSON as an array without its `]`, protobuf as whole packets; a kill inside a
@@ -28,6 +32,7 @@ fn child_entry() {
             workload::run();
         }
         Ok("endless") => endless(),
+        Ok("async") => futures(),
         _ => {}
     }
 }
@@ -46,6 +51,46 @@ fn endless() {
             i = leaf(i + 1);
         }
         std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+#[perfgraph_core::timed(level = 0)]
+async fn fetch(n: u32) -> u32 {
+    for _ in 0..n {
+        tokio::task::yield_now().await;
+    }
+    n
+}
+
+#[tracing::instrument]
+fn lookup() {
+    tracing::info!("cache miss");
+}
+
+/// Two timed futures that complete, one dropped before it does, and a `tracing` event inside a span; the
+/// CPU counters need a memory sample or two, so it runs a little while.
+fn futures() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let subscriber = tracing_subscriber::registry().with(perfgraph_core::TracingLayer::default());
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        assert_eq!(fetch(3).await + fetch(2).await, 5);
+        let cancelled = tokio::time::timeout(
+            Duration::from_millis(5),
+            perfgraph_core::time_future!("never done", std::future::pending::<()>(), level = 0),
+        );
+        assert!(cancelled.await.is_err());
+    });
+    lookup();
+    perfgraph_core::time_section!("busy");
+    let start = Instant::now();
+    let mut i = 0u64;
+    while start.elapsed() < Duration::from_millis(300) {
+        i = leaf(i + 1);
     }
 }
 
@@ -233,6 +278,96 @@ fn live_print_lines_are_instant_events_in_the_chrome_trace() {
             .any(|m| m.starts_with("child_entry: Finished run [") && m.ends_with(" MB]")),
         "{markers:?}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn futures_events_and_identity_are_in_both_formats() {
+    let dir = fresh_dir("async");
+    let env = |path: &Path| {
+        let out = child(
+            "async",
+            &[
+                ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+                ("PMI_RANK", "5"),
+            ],
+        )
+        .output()
+        .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // Chrome JSON; its name's placeholders are filled in.
+    env(&dir.join("run.{rank}.json"));
+    let text = std::fs::read_to_string(dir.join("run.5.json")).unwrap();
+    let events: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let process = events.iter().find(|e| e["name"] == "process_name").unwrap();
+    assert_eq!(process["args"]["tool"], "perfgraph");
+    assert_eq!(process["args"]["rank"], 5);
+    assert!(process["args"]["start_unix_ns"].as_u64().unwrap() > 1_600_000_000_000_000_000);
+    assert!(process["args"]["host"].is_string());
+    let phase = |ph: &str, name: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == ph && e["name"] == name)
+            .collect()
+    };
+    let (b, e) = (phase("b", "fetch"), phase("e", "fetch"));
+    assert_eq!((b.len(), e.len()), (2, 2), "{text}");
+    for (b, e) in b.iter().zip(&e) {
+        assert_eq!(b["cat"], "async");
+        assert_eq!(b["id"], e["id"]);
+        assert!(b["ts"].as_f64() <= e["ts"].as_f64());
+        assert_eq!(e["args"]["cancelled"], false);
+    }
+    assert_ne!(b[0]["id"], b[1]["id"]);
+    let never = phase("e", "never done");
+    assert_eq!(never.len(), 1, "{text}");
+    assert_eq!(never[0]["args"]["cancelled"], true);
+    let miss = phase("i", "cache miss");
+    assert_eq!(miss.len(), 1, "{text}");
+    assert_eq!(miss[0]["args"]["span"], "lookup");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "C" && e["name"].as_str().unwrap().starts_with("CPU child_entry")),
+        "no CPU counter: {text}"
+    );
+    // Perfetto protobuf.
+    let path = dir.join("run.pftrace");
+    env(&path);
+    if let Some(t) = decode_with_perfetto(&path, false) {
+        let futures = t["futures"].as_array().unwrap();
+        let named = |name: &str| futures.iter().filter(|f| f[0] == name).count();
+        assert_eq!((named("fetch"), named("never done")), (2, 1), "{t}");
+        assert!(
+            futures.iter().any(|f| f[0] == "never done" && f[2] == true),
+            "{t}"
+        );
+        assert!(
+            futures.iter().any(|f| f[0] == "fetch" && f[2] == false),
+            "{t}"
+        );
+        assert_eq!(
+            t["instants"],
+            serde_json::json!([["cache miss", "lookup"]]),
+            "{t}"
+        );
+        let labels = &t["process"][0]["labels"];
+        assert_eq!(labels[0], "rank=5", "{t}");
+        assert!(
+            labels
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l.as_str().unwrap().starts_with("start_unix_ns=")),
+            "{t}"
+        );
+        assert!(t["cpu"]["child_entry"].as_u64().unwrap() >= 1, "{t}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

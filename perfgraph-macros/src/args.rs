@@ -193,6 +193,52 @@ impl Parse for TimedArgs {
     }
 }
 
+/// `time_future!`'s arguments: the name, the future, then `time_section!`'s options.
+pub struct FutureArgs {
+    /// The section name, the first argument.
+    pub name: LitStr,
+    /// The future expression, the second argument.
+    pub future: syn::Expr,
+    /// The options after the future.
+    pub options: Options,
+}
+
+impl Parse for FutureArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let usage = "time_future! takes the section name as a string literal, then the future, e.g. \
+                     `time_future!(\"fetch\", async { ... }, level = 2)`";
+        if !input.peek(LitStr) {
+            return Err(if input.is_empty() {
+                Error::new(Span::call_site(), usage)
+            } else {
+                let tokens: proc_macro2::TokenStream = input.parse()?;
+                Error::new_spanned(tokens, usage)
+            });
+        }
+        let name = input.parse::<LitStr>()?;
+        non_empty(
+            &name,
+            "the section name must not be empty: say what the future does, e.g. `time_future!(\"fetch\", f)`",
+        )?;
+        if input.is_empty() {
+            return Err(Error::new_spanned(&name, usage));
+        }
+        input.parse::<Token![,]>()?;
+        let future: syn::Expr = input.parse()?;
+        let options = if input.is_empty() {
+            Options::default()
+        } else {
+            input.parse::<Token![,]>()?;
+            parse_options(input, Macro::Section)?
+        };
+        Ok(FutureArgs {
+            name,
+            future,
+            options,
+        })
+    }
+}
+
 impl Parse for SectionArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let name = if input.peek(LitStr) {

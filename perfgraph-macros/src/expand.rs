@@ -23,12 +23,26 @@ pub fn guard_statement(name: NameSource, options: &Options) -> TokenStream {
     let krate = krate(options);
     let private = quote!(#krate::__private);
     let level = options.level.map_or(1u8, |(level, _)| level);
+    let guard = Ident::new("__perfgraph_guard", Span::mixed_site());
+    let site = site(name, options);
+    quote! {
+        let #guard = {
+            let __perfgraph_site: &'static #private::Section = #site;
+            #private::enter(__perfgraph_site, #level)
+        };
+    }
+}
+
+/// `{ static SECTION = ...; &SECTION }`: the call site, registered at its first use.
+fn site(name: NameSource, options: &Options) -> TokenStream {
+    let krate = krate(options);
+    let private = quote!(#krate::__private);
+    let level = options.level.map_or(1u8, |(level, _)| level);
     let live = match &options.live {
         Some(message) => quote!(::core::option::Option::Some(#message)),
         None => quote!(::core::option::Option::None),
     };
     let dots = options.dots.unwrap_or(false);
-    let guard = Ident::new("__perfgraph_guard", Span::mixed_site());
     let (here, name) = match name {
         NameSource::Given(lit) => (quote!(), quote!(#private::Name::Given(#lit))),
         NameSource::Function => (
@@ -39,7 +53,7 @@ pub fn guard_statement(name: NameSource, options: &Options) -> TokenStream {
         ),
     };
     quote! {
-        let #guard = {
+        {
             #here
             static __PERFGRAPH_SECTION: #private::Section = #private::Section::new(#private::SectionMeta {
                 name: #name,
@@ -50,8 +64,18 @@ pub fn guard_statement(name: NameSource, options: &Options) -> TokenStream {
                 line: ::core::line!(),
                 module_path: ::core::module_path!(),
             });
-            #private::enter(&__PERFGRAPH_SECTION, #level)
-        };
+            &__PERFGRAPH_SECTION
+        }
+    }
+}
+
+/// `time_future!`: the future wrapped in `Timed`, which enters the section on every poll.
+pub fn timed_future(name: NameSource, future: TokenStream, options: &Options) -> TokenStream {
+    let krate = krate(options);
+    let level = options.level.map_or(1u8, |(level, _)| level);
+    let site = site(name, options);
+    quote! {
+        #krate::Timed::new(#site, #level, #future)
     }
 }
 
@@ -83,7 +107,7 @@ pub struct TimedFn {
 }
 
 /// Checks that `item` is a function `#[timed]` can instrument. Reports every problem of the signature at
-/// once (`const`, `async`, no body), each at its own tokens.
+/// once (`const`, no body), each at its own tokens.
 pub fn parse_function(item: TokenStream) -> syn::Result<TimedFn> {
     let parser = |input: ParseStream| {
         let attrs = input.call(Attribute::parse_outer)?;
@@ -102,13 +126,6 @@ pub fn parse_function(item: TokenStream) -> syn::Result<TimedFn> {
                 token,
                 "#[timed] cannot time a `const fn`: it reads the clock at run time; remove `const` or the \
                  attribute",
-            ));
-        }
-        if let Some(token) = &sig.asyncness {
-            push(Error::new_spanned(
-                token,
-                "#[timed] does not support `async fn` yet: a guard held across `.await` would time the wait \
-                 and could move threads; time the synchronous parts with `time_section!` instead",
             ));
         }
         if input.peek(Token![;]) {
@@ -196,8 +213,16 @@ pub fn timed_function(function: TimedFn, name: NameSource, options: &Options) ->
         inner_attrs,
         body,
     } = function;
-    let guard = guard_statement(name, options);
-    let mut block = Group::new(Delimiter::Brace, quote!(#(#inner_attrs)* #guard #body));
+    let inner = if sig.asyncness.is_some() {
+        // As tracing-attributes does for `#[instrument] async fn`: the body becomes an `async move` block
+        // (which takes the arguments), awaited inside a future that enters the section on every poll.
+        let future = timed_future(name, quote!(async move { #body }), options);
+        quote!(#future.await)
+    } else {
+        let guard = guard_statement(name, options);
+        quote!(#guard #body)
+    };
+    let mut block = Group::new(Delimiter::Brace, quote!(#(#inner_attrs)* #inner));
     block.set_span(brace.span());
     quote!(#(#attrs)* #vis #sig #block)
 }

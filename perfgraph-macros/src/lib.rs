@@ -23,7 +23,7 @@ use proc_macro::TokenStream;
 mod args;
 mod expand;
 
-use args::{SectionArgs, TimedArgs};
+use args::{FutureArgs, SectionArgs, TimedArgs};
 use expand::NameSource;
 
 /// Times every call of the function it is put on: a section that live print shows when it runs long, and that
@@ -121,4 +121,44 @@ pub fn time_section(input: TokenStream) -> TokenStream {
         return TokenStream::new();
     }
     expand::guard_statement(NameSource::Given(args.name), &args.options).into()
+}
+
+/// Times a future: `time_future!("name", future, options...)`. Each poll enters the section on the
+/// polling thread and leaves it when the poll returns; the section's calls count futures, its polls and
+/// wall time (first poll to completion or drop) are kept besides, and a future dropped before it completes
+/// counts as cancelled. The options are `time_section!`'s (`level`, `live`, `dots`, `crate`).
+///
+/// It evaluates to a `perfgraph_core::Timed` future with the same output.
+///
+/// ```
+/// use perfgraph_core::time_future;
+///
+/// let fetch = time_future!("fetch", async { 6 * 7 }, live = "Fetching", level = 1);
+/// assert_eq!(futures_lite_block_on(fetch), 42);
+/// let tree = perfgraph_core::merged();
+/// let node = tree.find(&["fetch"]).unwrap();
+/// assert_eq!((node.calls, node.polls), (1, 1));
+/// # fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     let mut f = std::pin::pin!(f);
+/// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// #     loop {
+/// #         if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+/// #             return v;
+/// #         }
+/// #     }
+/// # }
+/// ```
+#[proc_macro]
+pub fn time_future(input: TokenStream) -> TokenStream {
+    let args = syn::parse_macro_input!(input as FutureArgs);
+    let future = args.future;
+    if !cfg!(feature = "enabled") {
+        return quote::quote!(#future).into();
+    }
+    expand::timed_future(
+        NameSource::Given(args.name),
+        quote::quote!(#future),
+        &args.options,
+    )
+    .into()
 }

@@ -1,16 +1,23 @@
 //! The base layer: what every other layer reads, importing nothing above itself.
 //!
+//! * [`buckets`]: the latency histograms' bucket scheme;
 //! * [`clock`]: ticks, and their one conversion to nanoseconds ([`clock::Scale`]);
 //! * [`registry`]: the call sites and their dense ids;
+//! * [`identity`]: which process this is (pid, rank, host, wall-clock anchor), and output paths'
+//!   placeholders;
 //! * [`config`]: the `PERFGRAPH_*` settings;
+//! * [`heap`]: the counting allocator and its per-thread counters;
 //! * [`process`]: the process-wide state (started, the background thread's inbox, exit progress, the
 //!   resident-set figure);
 //! * [`sys`]: every call into the operating system;
 //! * [`sync`]: the atomics the lock-free code uses (swapped for loom's in the model checks);
 //! * [`text`]: names made safe for a terminal and a table.
 
+pub(crate) mod buckets;
 pub(crate) mod clock;
 pub(crate) mod config;
+pub(crate) mod heap;
+pub(crate) mod identity;
 pub(crate) mod process;
 pub(crate) mod registry;
 pub(crate) mod sync;

@@ -149,6 +149,11 @@ impl Section {
     #[cold]
     #[inline(never)]
     fn first_skip(&'static self) {
+        // perfgraph's own allocation: never a section's.
+        crate::base::heap::untracked(|| self.note_first_skip());
+    }
+
+    fn note_first_skip(&'static self) {
         let id = self.id();
         let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
         // Relaxed: the flag only spares later calls this function; two threads that both get here are
@@ -159,6 +164,12 @@ impl Section {
         }
     }
 
+    /// Whether the site gave a `live` message (`PERFGRAPH_MEM_EXACT=live` reads memory at its boundaries).
+    #[inline(always)]
+    pub fn has_live_message(&self) -> bool {
+        self.meta.live.is_some()
+    }
+
     /// This site's id, registering it on first use.
     #[inline(always)]
     pub fn id(&'static self) -> SectionId {
@@ -166,9 +177,14 @@ impl Section {
         if id != 0 { id } else { self.register() }
     }
 
+    /// perfgraph's own allocations (the section's entry in the table): never a section's.
     #[cold]
     #[inline(never)]
     fn register(&'static self) -> SectionId {
+        crate::base::heap::untracked(|| self.register_untracked())
+    }
+
+    fn register_untracked(&'static self) -> SectionId {
         let mut count = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
         // Relaxed is enough: every store to `id` happens under this mutex, which orders it for us.
         let id = self.id.load(Ordering::Relaxed);
@@ -274,12 +290,17 @@ pub fn all() -> Vec<SectionInfo> {
 ///
 /// With module `demo`: `demo::assemble::__perfgraph_here` → `assemble`; `demo::Solver::solve::…` →
 /// `Solver::solve`; `<demo::Grid<f64> as demo::Physics>::step::…` → `Grid::step`; `demo::Physics::step::…`
-/// (a default method) → `Physics::step`; `demo::outer::{{closure}}::inner::…` (a nested fn) → `inner`.
+/// (a default method) → `Physics::step`; `demo::outer::{{closure}}::inner::…` (a nested fn) → `inner`;
+/// `demo::fetch::{{closure}}::…` (an `async fn`'s body) → `fetch`.
 /// Only the segment just before the function's name can qualify it, and only if it is a type or trait:
 /// qualified (`<T as Trait>`) or, by Rust's naming convention, capitalised. Generic arguments and module
 /// paths inside types are dropped.
 pub(crate) fn function_name(path: &str, module: &str) -> &'static str {
-    let path = path.strip_suffix("::__perfgraph_here").unwrap_or(path);
+    let mut path = path.strip_suffix("::__perfgraph_here").unwrap_or(path);
+    // An `async fn`'s body is a closure of the function (`demo::fetch::{{closure}}::…`).
+    while let Some(outer) = path.strip_suffix("::{{closure}}") {
+        path = outer;
+    }
     let path = path
         .strip_prefix(module)
         .and_then(|p| p.strip_prefix("::"))
@@ -458,5 +479,9 @@ mod tests {
             "Solver::solve"
         );
         assert_eq!(function_name("", "demo"), "");
+        assert_eq!(
+            function_name("demo::Solver::fetch::{{closure}}::__perfgraph_here", "demo"),
+            "Solver::fetch"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! Every call into the operating system or the CPU's identification that perfgraph makes, in one place: the
-//! monotonic clock, CPUID, the resident-set figure, stderr's `write`/`poll`/`isatty`, `atexit`,
+//! monotonic clock, CPUID, the resident-set figure, threads' CPU time, stderr's `write`/`poll`/`isatty`, `atexit`,
 //! `pthread_atfork`, the ids that tell the main thread, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
 //! wrapper is safe to call from any thread and never panics; the ones a signal handler calls say that they
 //! are async-signal-safe. What "stderr" means here is [`process::output_fd`]: fd 2, or, while the program's
@@ -171,6 +171,33 @@ pub fn thread_id() -> u64 {
     }
 }
 
+/// The calling thread's CPU-time clock (`pthread_getcpuclockid`), which any thread can read with
+/// [`cpu_clock_ns`] while this one lives. On Linux the clock is a number derived from the thread's id, so
+/// reading it after the thread has exited is an error (`EINVAL`), never undefined behaviour.
+pub fn own_cpu_clock() -> Option<libc::clockid_t> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `pthread_self()` is the calling thread, alive for the call; `clock` is valid for writes.
+    let ok = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) } == 0;
+    ok.then_some(clock)
+}
+
+/// CPU time (user + system) on `clock`, a thread's from [`own_cpu_clock`], in nanoseconds; `None` if it
+/// cannot be read (its thread has exited). One system call (thread CPU clocks are not in the vDSO).
+pub fn cpu_clock_ns(clock: libc::clockid_t) -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; an invalid or stale clock id is reported as an error.
+    let ok = unsafe { libc::clock_gettime(clock, &mut ts) } == 0;
+    ok.then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+/// The calling thread's CPU time, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn own_cpu_ns() -> Option<u64> {
+    cpu_clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
 /// Registers handlers run around every `fork()` of the process (`pthread_atfork`): `prepare` in the forking
 /// thread before the fork, `parent` after it in the parent, `child` in the child (whose only thread is the
 /// one that forked). They must not unwind; `child` should make only async-signal-safe calls. Returns
@@ -302,4 +329,18 @@ pub fn write_from_handler(fd: std::os::fd::RawFd, bytes: &[u8]) -> bool {
 pub fn process_id() -> u32 {
     // SAFETY: getpid has no preconditions and never fails.
     unsafe { libc::getpid() as u32 }
+}
+
+/// This machine's host name, `None` if it cannot be read.
+pub fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the pointer and length describe `buf`, writable for the call; gethostname writes at most
+    // that many bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    (!name.is_empty()).then_some(name)
 }

@@ -16,9 +16,9 @@
 //! one-time start under way: [`prepare`] first waits for the runtime's start if another thread is running
 //! it (a fork before perfgraph was ever called, racing its first call, is not covered). The locks the child
 //! may still take after a fork (the section registry and its skipped list, the thread names, the thread
-//! list, the ring pool, the panic list) are short and never held while user code runs; the only nesting is
-//! the thread list's around the ring pool's (a state made or freed under the list's lock takes or gives a
-//! ring). [`prepare`] takes them all, in that order, before the fork, and both sides release them after it. The clock's calibration takes no
+//! list, the ring pool, the latency blocks' pool, the trace's instant messages, the panic list) are short and never held while user code
+//! runs; the only nesting is the thread list's around the two pools' (a state made or freed under the
+//! list's lock takes or gives a ring, then latency blocks). [`prepare`] takes them all, in that order, before the fork, and both sides release them after it. The clock's calibration takes no
 //! lock (`base::clock`). The terminal's lock, the capture's and the exit's are never taken in the child
 //! (the terminal's is not taken in [`prepare`] either: it is held while `suspend` runs user code, which may
 //! itself fork, and while a stalled stderr is waited for).
@@ -32,7 +32,7 @@ use super::exit;
 use super::live::{panic, terminal};
 use crate::base::registry::{self, SectionId};
 use crate::base::{process, sys};
-use crate::local::{ring, thread};
+use crate::local::{latency, marks, ring, thread};
 
 /// The locks [`prepare`] took, in the order it took them.
 struct Held {
@@ -43,6 +43,8 @@ struct Held {
     _names: MutexGuard<'static, BTreeMap<String, u32>>,
     _threads: MutexGuard<'static, thread::Threads>,
     _pool: MutexGuard<'static, ring::Pool>,
+    _latency: MutexGuard<'static, latency::Pool>,
+    _marks: MutexGuard<'static, Option<std::collections::HashMap<u64, String>>>,
     _panics: MutexGuard<'static, Vec<(u32, u64)>>,
 }
 
@@ -76,6 +78,8 @@ extern "C" fn prepare() {
             _names: thread::hold_names_for_fork(),
             _threads: thread::hold_for_fork(),
             _pool: ring::hold_pool_for_fork(),
+            _latency: latency::hold_pool_for_fork(),
+            _marks: marks::hold_for_fork(),
             _panics: panic::hold_for_fork(),
         };
         // During the thread's teardown there is nowhere to keep them: then none are held.

@@ -1,9 +1,11 @@
 //! Interval statistics (`PERFGRAPH_INTERVAL`), after Preshing's API profiler: every interval, one line per
 //! thread and top-level section that ran in it, with the time inside it, the interval's length, the share
-//! and the calls:
+//! and the calls; then, per thread, the CPU time it used in the interval (Pikus' point: wall time alone
+//! cannot tell computing from waiting):
 //!
 //! ```text
 //! worker-1 "dlmalloc": 7/1001 ms 0.7% 6481x
+//! worker-1 CPU: 812/1001 ms 81.1%
 //! ```
 //!
 //! Pure bookkeeping in clock ticks, fed by the background thread: completed top-level calls from the drained
@@ -37,7 +39,12 @@ pub(crate) struct Interval {
     pub length: u64,
     /// Lines (only threads and sections that ran).
     pub lines: Vec<Line>,
+    /// CPU time each thread used in the interval, ns, in order of thread (only threads that used some).
+    pub cpu: Vec<(u32, u64)>,
 }
+
+/// Threads' CPU time at an instant: `(thread, ns since its first section)`.
+pub(crate) type Cpu = Vec<(u32, u64)>;
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Acc {
@@ -66,6 +73,13 @@ pub(crate) struct Intervals {
     closing: Option<(u64, Running)>,
     /// Calls drained while closing that ended after the end: time and calls for the next interval.
     next: BTreeMap<(u32, SectionId), Acc>,
+    /// Each live thread's CPU time at the last close (ns); a thread not in it starts from 0 (its first
+    /// section). Only the threads of the last reading: its size follows the live threads.
+    cpu_at_start: BTreeMap<u32, u64>,
+    /// Set by `begin_close`: the CPU time each thread used in the interval being closed.
+    cpu_used: Vec<(u32, u64)>,
+    /// Final CPU times of threads that ended (and left the live list) since the last close.
+    ended: Cpu,
 }
 
 impl Intervals {
@@ -76,6 +90,9 @@ impl Intervals {
             acc: BTreeMap::new(),
             closing: None,
             next: BTreeMap::new(),
+            cpu_at_start: BTreeMap::new(),
+            cpu_used: Vec::new(),
+            ended: Vec::new(),
         }
     }
 
@@ -112,10 +129,32 @@ impl Intervals {
         }
     }
 
-    /// Ends the interval at `end` (ticks), given the top-level sections running then; the records drained
-    /// next still count, split at `end`. Then call [`finish_close`](Intervals::finish_close).
-    pub(crate) fn begin_close(&mut self, end: u64, running: Running) {
+    /// Ends the interval at `end` (ticks), given the top-level sections running then and the threads' CPU
+    /// time then; the records drained next still count, split at `end`. Then call
+    /// [`finish_close`](Intervals::finish_close).
+    pub(crate) fn begin_close(&mut self, end: u64, running: Running, cpu: Cpu) {
         self.closing = Some((end, running));
+        // A thread both live and ended (kept live for good: sections left open) counts once.
+        let mut now: BTreeMap<u32, u64> = BTreeMap::new();
+        for (thread, ns) in cpu.into_iter().chain(std::mem::take(&mut self.ended)) {
+            let kept = now.entry(thread).or_default();
+            *kept = (*kept).max(ns);
+        }
+        self.cpu_used = now
+            .iter()
+            .map(|(&thread, &ns)| {
+                let before = self.cpu_at_start.get(&thread).copied().unwrap_or(0);
+                (thread, ns.saturating_sub(before))
+            })
+            .filter(|&(_, used)| used > 0)
+            .collect();
+        self.cpu_at_start = now;
+    }
+
+    /// Thread `thread` ended with `cpu_ns` of CPU time: it counts at the next close, though the thread is
+    /// no longer among the live ones then.
+    pub(crate) fn thread_ended(&mut self, thread: u32, cpu_ns: u64) {
+        self.ended.push((thread, cpu_ns));
     }
 
     /// Whether [`begin_close`](Intervals::begin_close) was called and the interval awaits `finish_close`.
@@ -143,20 +182,22 @@ impl Intervals {
             .collect();
         let length = end.saturating_sub(self.start);
         self.start = end;
-        Some(Interval { length, lines })
+        let cpu = std::mem::take(&mut self.cpu_used);
+        Some(Interval { length, lines, cpu })
     }
 
     /// Closes the interval at `now` in one step, when every call that ended before `now` is already in:
     /// `begin_close` and `finish_close` with no drain between.
-    pub(crate) fn close(&mut self, now: u64, running: Running) -> Interval {
-        self.begin_close(now, running);
+    pub(crate) fn close(&mut self, now: u64, running: Running, cpu: Cpu) -> Interval {
+        self.begin_close(now, running, cpu);
         self.finish_close().expect("a close was just begun")
     }
 }
 
 /// Formats an interval, one line each: `<thread> "<section>": <inside>/<interval> ms <share>% <calls>x`
-/// (Preshing's format, with the thread's name for his thread id). `names` gives a thread's and a section's
-/// name; `scale` converts.
+/// (Preshing's format, with the thread's name for his thread id), each thread's lines followed by its
+/// `<thread> CPU: <cpu>/<interval> ms <share>%`. `names` gives a thread's and a section's name; `scale`
+/// converts.
 pub(crate) fn format(
     interval: &Interval,
     scale: Scale,
@@ -165,21 +206,51 @@ pub(crate) fn format(
 ) -> String {
     let ms = |ticks: u64| scale.delta_ns(Ticks(ticks)) as f64 / 1e6;
     let length_ms = ms(interval.length);
-    let mut out = String::new();
-    for l in &interval.lines {
-        let inside_ms = ms(l.inside);
-        let share = if length_ms > 0.0 {
-            100.0 * inside_ms / length_ms
+    let share = |part_ms: f64| {
+        if length_ms > 0.0 {
+            100.0 * part_ms / length_ms
         } else {
             0.0
-        };
+        }
+    };
+    let mut out = String::new();
+    let mut cpu = interval.cpu.iter().peekable();
+    let mut cpu_lines_before = |thread: Option<u32>, out: &mut String| {
+        while let Some(&&(t, ns)) = cpu.peek() {
+            if thread.is_some_and(|thread| t >= thread) {
+                break;
+            }
+            let cpu_ms = ns as f64 / 1e6;
+            out.push_str(&format!(
+                "{} CPU: {cpu_ms:.0}/{length_ms:.0} ms {:.1}%\n",
+                thread_name(t),
+                share(cpu_ms)
+            ));
+            cpu.next();
+        }
+    };
+    for (i, l) in interval.lines.iter().enumerate() {
+        // A thread's CPU line comes after its last section line (and those of threads before it).
+        if i == 0 || interval.lines[i - 1].thread != l.thread {
+            cpu_lines_before(Some(l.thread), &mut out);
+        }
+        let inside_ms = ms(l.inside);
         out.push_str(&format!(
-            "{} \"{}\": {inside_ms:.0}/{length_ms:.0} ms {share:.1}% {}x\n",
+            "{} \"{}\": {inside_ms:.0}/{length_ms:.0} ms {:.1}% {}x\n",
             thread_name(l.thread),
             section_name(l.section),
+            share(inside_ms),
             l.calls
         ));
+        if interval
+            .lines
+            .get(i + 1)
+            .is_none_or(|n| n.thread != l.thread)
+        {
+            cpu_lines_before(Some(l.thread + 1), &mut out);
+        }
     }
+    cpu_lines_before(None, &mut out);
     out
 }
 
@@ -194,7 +265,7 @@ mod tests {
     /// Ticks of 1 µs; intervals of one second.
     #[test]
     fn preshing_lines_split_calls_at_interval_boundaries() {
-        let names = |t: u32| ["main", "worker-1"][t as usize].to_owned();
+        let names = |t: u32| ["main", "worker-1", "io"][t as usize].to_owned();
         let sections = |s: SectionId| ["?", "dlmalloc", "solve", "inner"][s as usize].to_owned();
         let mut iv = Intervals::new(0);
         let mut transcript = String::new();
@@ -204,31 +275,64 @@ mod tests {
             .chain([rec(10, 20, 3, 1)])
             .collect();
         iv.on_records(1, &calls);
-        // main: `solve` runs from 0.4 s and is still running at the boundary.
+        // main: `solve` runs from 0.4 s and is still running at the boundary. CPU: main 350 ms, worker-1
+        // 812 ms.
         let first = format(
-            &iv.close(1_001_000, vec![(0, 2, 400_000)]),
+            &iv.close(
+                1_001_000,
+                vec![(0, 2, 400_000)],
+                vec![(1, 812_000_000), (0, 350_000_000)],
+            ),
             Scale::fixed(Ticks(0), 1000.0),
             names,
             sections,
         );
         // The issue's example line, exactly.
         assert!(
-            first.contains("worker-1 \"dlmalloc\": 7/1001 ms 0.7% 6481x\n"),
+            first.contains(
+                "worker-1 \"dlmalloc\": 7/1001 ms 0.7% 6481x\nworker-1 CPU: 812/1001 ms 81.1%\n"
+            ),
             "{first}"
         );
         transcript.push_str(&first);
         // It ends at 1.5 s: only the part after the boundary counts now, and the call counts here.
         iv.on_records(0, &[rec(400_000, 1_500_000, 2, 0)]);
         transcript.push_str("--\n");
+        // CPU: main 550 ms more; worker-1 none (no line), and a thread with no section line.
         transcript.push_str(&format(
-            &iv.close(2_001_000, vec![]),
+            &iv.close(
+                2_001_000,
+                vec![],
+                vec![(0, 900_000_000), (1, 812_000_000), (2, 3_000_000)],
+            ),
             Scale::fixed(Ticks(0), 1000.0),
             names,
             sections,
         ));
         // Nothing ran: no lines.
-        assert_eq!(iv.close(3_001_000, vec![]).lines, vec![]);
+        let idle = iv.close(3_001_000, vec![], vec![(0, 900_000_000)]);
+        assert_eq!((idle.lines, idle.cpu), (vec![], vec![]));
         insta::assert_snapshot!("interval_lines", transcript);
+    }
+
+    /// A thread that ended (and left the live list) counts its CPU time in the interval it ended in, once
+    /// even if it is also still read among the live threads; it is forgotten after that.
+    #[test]
+    fn an_ended_threads_cpu_time_counts_once_in_its_last_interval() {
+        let mut iv = Intervals::new(0);
+        assert_eq!(
+            iv.close(1_000, vec![], vec![(0, 10), (1, 20)]).cpu,
+            [(0, 10), (1, 20)]
+        );
+        iv.thread_ended(1, 50);
+        iv.thread_ended(2, 7);
+        // Thread 2 lived and ended within the interval; thread 1 is read live too (an older figure).
+        assert_eq!(
+            iv.close(2_000, vec![], vec![(0, 15), (1, 40)]).cpu,
+            [(0, 5), (1, 30), (2, 7)]
+        );
+        assert_eq!(iv.close(3_000, vec![], vec![(0, 15)]).cpu, []);
+        assert_eq!(iv.cpu_at_start.len(), 1, "ended threads are forgotten");
     }
 
     /// A call that ends between the interval's end (the running snapshot) and the drain that closes it is
@@ -237,7 +341,7 @@ mod tests {
     #[test]
     fn a_call_ending_while_the_interval_closes_is_counted_once() {
         let mut iv = Intervals::new(0);
-        iv.begin_close(1_000, vec![(0, 2, 400), (1, 1, 900)]);
+        iv.begin_close(1_000, vec![(0, 2, 400), (1, 1, 900)], vec![]);
         assert!(iv.closing());
         // Drained after the snapshot: thread 0's call ended at 1,200 (after the end), thread 1's at 950.
         iv.on_records(0, &[rec(400, 1_200, 2, 0), rec(300, 350, 3, 0)]);
@@ -268,7 +372,7 @@ mod tests {
                 },
             ]
         );
-        let second = iv.close(2_000, vec![]);
+        let second = iv.close(2_000, vec![], vec![]);
         assert_eq!(
             second.lines,
             vec![Line {

@@ -23,6 +23,7 @@ pub(crate) mod interval;
 pub(crate) mod live;
 pub(crate) mod memory;
 pub(crate) mod outputs;
+pub(crate) mod overhead;
 pub(crate) mod signals;
 pub(crate) mod trace;
 
@@ -32,7 +33,7 @@ use std::time::Duration;
 
 use crate::base::config::Config;
 use crate::base::process::{self, Message};
-use crate::base::{clock, sys};
+use crate::base::{clock, registry, sys};
 use crate::local::record::Record;
 use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
@@ -109,6 +110,10 @@ pub(crate) struct Collector {
     /// The most records one ring held at the last drain, and monotonic ns of that drain.
     busiest: (u64, u64),
     records: Vec<Record>,
+    /// The marks among the records drained (futures' lives, instant events), for the trace only.
+    marks: Vec<Record>,
+    /// Whether the warning on interleaved sections was printed (it is printed once).
+    warned_interleaved: bool,
     /// Whether the line on threads without a ring of their own was printed (it is printed once).
     warned_unmapped: bool,
     live: Option<Live>,
@@ -135,6 +140,8 @@ impl Collector {
             generation: u64::MAX,
             memory: pace,
             records: Vec::with_capacity(4096),
+            marks: Vec::new(),
+            warned_interleaved: false,
             warned_unmapped: false,
         }
     }
@@ -260,6 +267,18 @@ impl Collector {
             t.finished = exited;
             found |= exited || !self.records.is_empty();
             self.busiest.0 = self.busiest.0.max(self.records.len() as u64);
+            if self.records.iter().any(Record::is_mark) {
+                let marks = &mut self.marks;
+                marks.clear();
+                self.records.retain(|r| {
+                    let mark = r.is_mark();
+                    if mark {
+                        marks.push(*r);
+                    }
+                    !mark
+                });
+                self.outputs.on_marks(&t.state, &self.marks);
+            }
             if let Some(live) = &mut self.live {
                 live.on_records(&t.state, &self.records);
             }
@@ -268,6 +287,22 @@ impl Collector {
             }
         }
         self.retire_finished();
+        if !self.warned_interleaved
+            && let Some((ended, open)) = thread::interleaved()
+        {
+            self.warned_interleaved = true;
+            let name = |id| registry::info(id).map_or("?", |i| i.name);
+            live::screen::warn(&format!(
+                "perfgraph: warning: section `{}` ended while `{}`, opened after it on the same thread, was \
+                 still open: sections interleaved on one thread (a `time_section!` guard held across an \
+                 `.await`?); `{}` was ended with `{}`. Time async code with `#[timed] async fn` or \
+                 `time_future!`, which enter the section on every poll",
+                name(ended),
+                name(open),
+                name(open),
+                name(ended)
+            ));
+        }
         if !self.warned_unmapped && ring::unmapped() > 0 {
             self.warned_unmapped = true;
             live::screen::warn(
@@ -283,6 +318,7 @@ impl Collector {
     /// stops tracking it: its state and ring can go. Work per pass is in proportion to the live threads.
     fn retire_finished(&mut self) {
         let live = &mut self.live;
+        let outputs = &mut self.outputs;
         let before = self.tracked.len();
         self.tracked.retain_mut(|t| {
             if !t.finished || t.pinned {
@@ -293,6 +329,7 @@ impl Collector {
             if live.as_ref().is_some_and(|l| l.busy(index)) {
                 return true;
             }
+            outputs.on_retiring(&t.state);
             if !thread::retire(&t.state, t.cursor.dropped) {
                 t.pinned = true;
                 return true;
@@ -316,6 +353,8 @@ impl Collector {
         process::progress();
         clock::calibrate();
         if let Some(live) = &mut self.live {
+            // The final `Finished` lines show the memory at exit, read now, not the last sample.
+            let _ = memory::sample();
             live.finish(clock::now().0);
             for (ticks, text) in live.take_printed() {
                 self.outputs.on_printed(ticks, &text);
@@ -330,6 +369,7 @@ fn background(config: Config) {
     // Signals sent to the process go to the program's threads, as without perfgraph (a program that blocks
     // a signal in its threads to `sigwait` for it keeps it).
     sys::block_signals_here();
+    overhead::measure();
     let mut collector = Collector::new(config);
     let inbox = process::receiver();
     loop {

@@ -16,12 +16,28 @@ use super::live::screen;
 use super::trace::Trace;
 use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection};
-use crate::base::{process, registry};
-use crate::export::trace::Losses;
+use crate::base::{identity, process, registry, sys};
+use crate::export::trace::{Identity, Losses};
 use crate::export::{folded, json};
 use crate::local::record::Record;
 use crate::local::thread::{self, ThreadState};
 use crate::local::{ring, snapshot};
+
+/// An output path with its `{pid}`, `{rank}` and `{host}` placeholders filled in for this process.
+fn expanded(path: &std::path::Path) -> PathBuf {
+    identity::expand(path, sys::process_id(), identity::rank(), identity::host())
+}
+
+/// Who writes the trace: the process's identity, which the trace's header carries.
+fn identity() -> Identity {
+    Identity {
+        pid: sys::process_id(),
+        rank: identity::rank(),
+        host: identity::host().to_owned(),
+        start_unix_ns: identity::start_unix_ns(),
+        program: process::program_name().to_owned(),
+    }
+}
 
 /// State of the at-exit outputs, owned by the background thread.
 pub(crate) struct Outputs {
@@ -49,10 +65,10 @@ impl Outputs {
                 .map(|ns| (ns, Intervals::new(clock::now().0))),
             trace: config
                 .trace
-                .as_ref()
-                .map(|path| Trace::open(path, config.trace_limit)),
-            folded: config.folded.clone(),
-            json: config.json.clone(),
+                .as_deref()
+                .map(|path| Trace::open(&expanded(path), config.trace_limit, &identity())),
+            folded: config.folded.as_deref().map(expanded),
+            json: config.json.as_deref().map(expanded),
             names: HashMap::new(),
         }
     }
@@ -70,10 +86,26 @@ impl Outputs {
         }
     }
 
-    /// A resident-memory sample taken at `ticks`.
+    /// Marks (futures' lives, instant events) `thread` pushed since the last pass.
+    pub(crate) fn on_marks(&mut self, thread: &ThreadState, marks: &[Record]) {
+        if let Some(trace) = &mut self.trace {
+            trace.on_marks(thread, marks);
+        }
+    }
+
+    /// A resident-memory sample taken at `ticks`; the trace samples each thread's CPU time with it.
     pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
         if let Some(trace) = &mut self.trace {
             trace.on_memory(ticks, bytes);
+            trace.on_cpu(ticks, &thread::all());
+        }
+    }
+
+    /// Thread `state` has exited and is about to be folded: off the live list, its final CPU time still
+    /// counts in the interval it exited in.
+    pub(crate) fn on_retiring(&mut self, state: &ThreadState) {
+        if let Some((_, intervals)) = &mut self.interval {
+            intervals.thread_ended(state.index, state.read_cpu());
         }
     }
 
@@ -91,7 +123,8 @@ impl Outputs {
             && !intervals.closing()
             && now >= due(intervals.start(), *interval_ns)
         {
-            intervals.begin_close(now, running_top_level(&thread::all()));
+            let threads = thread::all();
+            intervals.begin_close(now, running_top_level(&threads), cpu_times(&threads));
         }
     }
 
@@ -125,7 +158,11 @@ impl Outputs {
         let mut block = String::new();
         if let Some((_, intervals)) = &mut self.interval {
             // After the final drain: every call that ended is in.
-            let closed = intervals.close(clock::now().0, running_top_level(&threads));
+            let closed = intervals.close(
+                clock::now().0,
+                running_top_level(&threads),
+                cpu_times(&threads),
+            );
             block.push_str(&format_interval(&closed, &self.names));
         }
         let need_report = !self.report.is_empty() || self.folded.is_some();
@@ -195,6 +232,11 @@ fn running_top_level(threads: &[Arc<ThreadState>]) -> interval::Running {
             Some((t.index, frame.section, frame.start))
         })
         .collect()
+}
+
+/// Each live thread's CPU time now (a system call each), for the interval statistics.
+fn cpu_times(threads: &[Arc<ThreadState>]) -> interval::Cpu {
+    threads.iter().map(|t| (t.index, t.read_cpu())).collect()
 }
 
 fn format_interval(closed: &Interval, names: &HashMap<u32, String>) -> String {

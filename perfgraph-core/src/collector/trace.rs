@@ -21,8 +21,9 @@ use crate::base::clock::{self, Scale, Ticks};
 use crate::base::registry::{self, SectionId};
 use crate::export::chrome::Chrome;
 use crate::export::perfetto::Perfetto;
-use crate::export::trace::{Call, Losses, SectionText, Summary};
-use crate::local::record::Record;
+use crate::export::trace::{Call, Identity, Losses, Mark, MarkKind, SectionText, Summary};
+use crate::local::marks;
+use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
 
 /// Longest the file lags behind what was drained: the buffer is written at least this often.
@@ -128,6 +129,8 @@ pub(crate) struct Trace {
     flushed_ns: u64,
     /// The last memory figure written (a sample that does not move is not written again) and the latest.
     memory: (Option<u64>, Option<(u64, u64)>),
+    /// By thread index: the last CPU sample `(trace ns, CPU ns since its first section)`.
+    cpu: Vec<Option<(u64, u64)>>,
 }
 
 /// What the trace says about section `id`.
@@ -147,15 +150,14 @@ fn section_text(id: SectionId) -> SectionText {
 }
 
 impl Trace {
-    /// Opens the trace file at `path` and writes its header.
-    pub(crate) fn open(path: &Path, limit: Option<u64>) -> Trace {
+    /// Opens the trace file at `path` (its placeholders already filled in) and writes its header, which
+    /// says who wrote it.
+    pub(crate) fn open(path: &Path, limit: Option<u64>, who: &Identity) -> Trace {
         let mut buffer = Vec::with_capacity(FLUSH_BYTES + 64 * 1024);
-        let pid = std::process::id();
-        let program = crate::base::process::program_name();
         let format = if is_perfetto(path) {
-            Format::Perfetto(Perfetto::header(&mut buffer, pid, program))
+            Format::Perfetto(Perfetto::header(&mut buffer, who))
         } else {
-            Format::Chrome(Chrome::header(&mut buffer, pid, program))
+            Format::Chrome(Chrome::header(&mut buffer, who))
         };
         let (file, error) = match files::Stream::open("PERFGRAPH_TRACE", path) {
             Ok(f) => (Some(f), None),
@@ -179,6 +181,7 @@ impl Trace {
             map: TickMap::new(),
             flushed_ns: clock::monotonic_ns(),
             memory: (None, None),
+            cpu: Vec::new(),
         }
     }
 
@@ -261,6 +264,73 @@ impl Trace {
         match &mut self.format {
             Format::Chrome(c) => c.memory(&mut self.buffer, ns, bytes),
             Format::Perfetto(p) => p.memory(&mut self.buffer, ns, bytes),
+        }
+    }
+
+    /// Marks `thread` pushed since the last drain (futures' lives, `tracing` events), in the order they
+    /// ended. Those past the limit are counted with the calls past it.
+    pub(crate) fn on_marks(&mut self, thread: &ThreadState, records: &[Record]) {
+        self.name_thread(thread.index, &thread.name);
+        for r in records {
+            let kind = match r.depth {
+                record::LIFE => MarkKind::Life {
+                    id: r.mark_id(),
+                    cancelled: false,
+                },
+                record::LIFE_CANCELLED => MarkKind::Life {
+                    id: r.mark_id(),
+                    cancelled: true,
+                },
+                // The message is taken whether or not it is written, so none is left behind.
+                _ => MarkKind::Instant(marks::take(r.mark_id()).unwrap_or_default()),
+            };
+            if self.disk_full {
+                self.unwritten += 1;
+                continue;
+            }
+            if !self.fits() {
+                self.past_limit += 1;
+                continue;
+            }
+            let start_ns = self.map.to_ns(r.start);
+            let mark = Mark {
+                kind,
+                section: r.section,
+                thread: thread.index,
+                start_ns,
+                end_ns: self.map.to_ns(r.end).max(start_ns),
+            };
+            let name = section_text(r.section).name;
+            match &mut self.format {
+                Format::Chrome(c) => c.mark(&mut self.buffer, &mark, &name),
+                Format::Perfetto(p) => p.mark(&mut self.buffer, &mark, &name),
+            }
+        }
+    }
+
+    /// CPU time read at `ticks` for each of `threads` (`(thread, CPU ns since its first section)`): each
+    /// thread's usage since its previous sample, in percent of one core, on its CPU counter track.
+    pub(crate) fn on_cpu(&mut self, ticks: u64, threads: &[std::sync::Arc<ThreadState>]) {
+        let ns = self.map.to_ns(ticks);
+        for t in threads.iter().filter(|t| !t.exited()) {
+            let cpu_ns = t.read_cpu();
+            let i = t.index as usize;
+            if self.cpu.len() <= i {
+                self.cpu.resize(i + 1, None);
+            }
+            let Some((last_ns, last_cpu)) = self.cpu[i].replace((ns, cpu_ns)) else {
+                continue;
+            };
+            let wall = ns.saturating_sub(last_ns);
+            if wall == 0 || !self.fits() {
+                continue;
+            }
+            let percent = cpu_ns.saturating_sub(last_cpu).saturating_mul(100) / wall;
+            self.name_thread(t.index, &t.name);
+            match &mut self.format {
+                Format::Chrome(c) => c.cpu(&mut self.buffer, ns, t.index, &t.name, percent),
+                Format::Perfetto(p) => p.cpu(&mut self.buffer, ns, t.index, percent),
+            }
         }
     }
 

@@ -2,6 +2,7 @@
 //! per thread, and what the tables cannot show. Built by a pure function of its inputs, so the same data
 //! always gives the same report, text and files (the golden tests rely on it).
 
+use super::latency::Latency;
 use super::tree::{CallTree, Merger, ThreadSnapshot};
 use crate::base::config::Verbosity;
 use crate::base::process;
@@ -58,6 +59,65 @@ pub struct Report {
     /// Sections reached at least once while their level was above the verbosity, by name, in the order
     /// first seen: some or all of their calls are absent.
     pub skipped: Vec<&'static str>,
+    /// Which process made the run (for a merge of many: the first one given).
+    pub process: ProcessInfo,
+    /// What perfgraph itself costs per section, ns, as measured at start-up; `None` when not measured.
+    pub overhead_ns_per_section: Option<f64>,
+    /// Whether the counting allocator (`CountingAllocator`) was installed: the nodes' allocation figures
+    /// (`allocs`, `alloc_bytes`, ...) are then exact counts, and the `Allocations:` table and the JSON
+    /// allocation fields are shown.
+    pub heap_counted: bool,
+    /// For a merge of many processes' runs (`perfgraph merge`): the processes, and how the paths' times
+    /// spread over them. `None` for one process's run.
+    pub merged: Option<Merged>,
+}
+
+/// Which process a run was: what tells apart the files of the processes of one job.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProcessInfo {
+    /// The process id.
+    pub pid: u32,
+    /// Its rank: from the launcher's environment (`OMPI_COMM_WORLD_RANK`, `PMI_RANK`, `PMIX_RANK`,
+    /// `SLURM_PROCID`, `RANK`, the first set), 0 without one.
+    pub rank: u32,
+    /// The machine's host name.
+    pub host: String,
+    /// Wall-clock time of the run's time zero (the start of `wall_ns`, and of the trace's timestamps), ns
+    /// since the Unix epoch.
+    pub start_unix_ns: u64,
+}
+
+/// What a merge of many processes' runs keeps besides the summed tree.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Merged {
+    /// The processes merged, in the order given.
+    pub processes: Vec<ProcessInfo>,
+    /// Per node of the merged tree (same index): how its total time spread over the processes.
+    pub spread: Vec<Spread>,
+}
+
+/// How one call path's total time spread over the processes of a merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Spread {
+    /// Processes that have the path.
+    pub processes: u32,
+    /// The smallest total time of one process, ns.
+    pub min_ns: u64,
+    /// The processes' total times summed, ns (divide by `processes` for the average).
+    pub sum_ns: u64,
+    /// The largest total time of one process, ns.
+    pub max_ns: u64,
+    /// The rank of the process with the largest (the first one given, on a tie).
+    pub max_rank: u32,
+}
+
+impl Spread {
+    /// The average total time over the processes that have the path, ns.
+    pub fn avg_ns(&self) -> u64 {
+        self.sum_ns
+            .checked_div(u64::from(self.processes))
+            .unwrap_or(0)
+    }
 }
 
 /// One thread's line in the `threads` report.
@@ -76,6 +136,9 @@ pub struct ThreadSummary {
     pub alive_ns: u64,
     /// Time inside its top-level sections, ns (running ones up to the report).
     pub busy_ns: u64,
+    /// CPU time (user + system) over its time alive, ns; summed over a group (0 where threads' CPU clocks
+    /// cannot be read).
+    pub cpu_ns: u64,
     /// Section calls on this thread, all depths.
     pub calls: u64,
     /// Its records lost to ring overflow.
@@ -95,6 +158,47 @@ pub struct SectionTotal {
     pub self_ns: u64,
     /// Self memory change, all paths, bytes.
     pub self_mem_bytes: i64,
+    /// Completed calls by duration, all paths.
+    pub latency: Latency,
+}
+
+/// One line of `Async Sections:`: every call path of an async section name (timed futures), summed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AsyncTotal {
+    /// The section's name.
+    pub name: &'static str,
+    /// Futures (counted at their first poll), all paths.
+    pub calls: u64,
+    /// Polls, all paths.
+    pub polls: u64,
+    /// Busy time (inside polls, children included), ns: the paths' total time, counted once where a path
+    /// of the section is inside another of it.
+    pub busy_ns: u64,
+    /// Wall time of the futures that ended, summed, ns.
+    pub wall_ns: u64,
+    /// The longest of those, ns.
+    pub max_wall_ns: u64,
+    /// Futures dropped before they completed.
+    pub cancelled: u64,
+}
+
+/// One line of `Allocations:`: every call path of a section name, summed (the counting allocator's figures).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocTotal {
+    /// The section's name.
+    pub name: &'static str,
+    /// Calls, all paths.
+    pub calls: u64,
+    /// Allocations, children included, counted once where a path of the section is inside another of it.
+    pub allocs: u64,
+    /// Bytes they asked for, counted the same way.
+    pub alloc_bytes: u64,
+    /// Allocations made in the section and not in its children, all paths.
+    pub self_allocs: u64,
+    /// Bytes those asked for.
+    pub self_alloc_bytes: u64,
+    /// The largest heap growth within one call, bytes.
+    pub heap_peak_bytes: u64,
 }
 
 /// What a [`Report`] says about the run besides its threads' snapshots.
@@ -114,6 +218,12 @@ pub struct RunInfo {
     pub skipped: Vec<&'static str>,
     /// Whether an output that needs every record is on (see [`Report::needs_every_record`]).
     pub needs_every_record: bool,
+    /// Which process this is.
+    pub process: ProcessInfo,
+    /// What perfgraph costs per section, ns (see [`Report::overhead_ns_per_section`]).
+    pub overhead_ns_per_section: Option<f64>,
+    /// Whether the counting allocator (`CountingAllocator`) was installed (see [`Report::heap_counted`]).
+    pub heap_counted: bool,
 }
 
 impl Report {
@@ -148,6 +258,9 @@ impl Report {
             verbosity,
             skipped,
             needs_every_record,
+            process,
+            overhead_ns_per_section,
+            heap_counted,
             ..
         } = run;
         Report {
@@ -160,6 +273,10 @@ impl Report {
             needs_every_record,
             verbosity,
             skipped,
+            process,
+            overhead_ns_per_section,
+            heap_counted,
+            merged: None,
         }
     }
 
@@ -205,6 +322,7 @@ impl Report {
                     calls: 0,
                     self_ns: 0,
                     self_mem_bytes: 0,
+                    latency: Latency::default(),
                 });
                 by_name.len() - 1
             });
@@ -212,9 +330,109 @@ impl Report {
             s.calls += node.calls;
             s.self_ns += node.self_ns;
             s.self_mem_bytes += node.self_mem_bytes;
+            s.latency.add(&node.latency);
         }
         by_name.sort_by(|a, b| b.self_ns.cmp(&a.self_ns).then(a.name.cmp(b.name)));
         by_name.truncate(n);
+        by_name
+    }
+}
+
+impl Report {
+    /// The async sections (those with timed futures), each summed over its call paths, by busy time,
+    /// largest first (ties by name).
+    pub fn async_sections(&self) -> Vec<AsyncTotal> {
+        let mut by_name: Vec<AsyncTotal> = Vec::new();
+        let nodes = &self.tree.nodes;
+        for (i, n) in nodes.iter().enumerate() {
+            if i == 0 || !n.is_async() {
+                continue;
+            }
+            // A path inside another path of the same section adds no busy time of its own.
+            let mut up = n.parent;
+            let mut nested = false;
+            while let Some(p) = up {
+                if nodes[p].section == n.section && p != 0 {
+                    nested = true;
+                    break;
+                }
+                up = nodes[p].parent;
+            }
+            let row = match by_name.iter_mut().find(|t| t.name == n.name) {
+                Some(row) => row,
+                None => {
+                    by_name.push(AsyncTotal {
+                        name: n.name,
+                        calls: 0,
+                        polls: 0,
+                        busy_ns: 0,
+                        wall_ns: 0,
+                        max_wall_ns: 0,
+                        cancelled: 0,
+                    });
+                    by_name.last_mut().expect("just pushed")
+                }
+            };
+            row.calls += n.calls;
+            row.polls += n.polls;
+            if !nested {
+                row.busy_ns += n.total_ns;
+            }
+            row.wall_ns += n.wall_ns;
+            row.max_wall_ns = row.max_wall_ns.max(n.max_wall_ns);
+            row.cancelled += n.cancelled;
+        }
+        by_name.sort_by(|a, b| b.busy_ns.cmp(&a.busy_ns).then(a.name.cmp(b.name)));
+        by_name
+    }
+}
+
+impl Report {
+    /// The sections' allocation figures, each summed over its call paths, by bytes allocated (children
+    /// included), largest first (ties by name). Empty unless the counting allocator was installed.
+    pub fn alloc_sections(&self) -> Vec<AllocTotal> {
+        let mut by_name: Vec<AllocTotal> = Vec::new();
+        if !self.heap_counted {
+            return by_name;
+        }
+        let nodes = &self.tree.nodes;
+        for (i, n) in nodes.iter().enumerate().skip(1) {
+            process::progress_at(i);
+            // A path inside another path of the same section adds no inclusive figures of its own.
+            let mut up = n.parent;
+            let mut nested = false;
+            while let Some(p) = up {
+                if p != 0 && nodes[p].section == n.section {
+                    nested = true;
+                    break;
+                }
+                up = nodes[p].parent;
+            }
+            let row = match by_name.iter_mut().find(|t| t.name == n.name) {
+                Some(row) => row,
+                None => {
+                    by_name.push(AllocTotal {
+                        name: n.name,
+                        calls: 0,
+                        allocs: 0,
+                        alloc_bytes: 0,
+                        self_allocs: 0,
+                        self_alloc_bytes: 0,
+                        heap_peak_bytes: 0,
+                    });
+                    by_name.last_mut().expect("just pushed")
+                }
+            };
+            row.calls += n.calls;
+            if !nested {
+                row.allocs += n.allocs;
+                row.alloc_bytes += n.alloc_bytes;
+            }
+            row.self_allocs += n.self_allocs;
+            row.self_alloc_bytes += n.self_alloc_bytes;
+            row.heap_peak_bytes = row.heap_peak_bytes.max(n.heap_peak_bytes);
+        }
+        by_name.sort_by(|a, b| b.alloc_bytes.cmp(&a.alloc_bytes).then(a.name.cmp(b.name)));
         by_name
     }
 }
@@ -231,6 +449,7 @@ impl ThreadSummary {
                 |g| g.alive_ns,
             ),
             busy_ns: t.tree.root().total_ns,
+            cpu_ns: t.cpu_ns,
             calls: t.tree.nodes.iter().skip(1).map(|n| n.calls).sum(),
             dropped: t.dropped,
             is_main: t.is_main,

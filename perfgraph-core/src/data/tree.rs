@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use crate::base::process;
 use crate::base::registry::{self, SectionId};
+use crate::data::latency::Latency;
 
 /// One node of a call tree: a call path.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,42 @@ pub struct CallNode {
     pub self_mem_bytes: i64,
     /// Resident-memory change over its calls, children included, bytes (may be negative).
     pub total_mem_bytes: i64,
+    /// Polls, for a path of timed futures (`#[timed] async fn`, `time_future!`, a `tracing` span entered
+    /// per poll); 0 for a synchronous section. `calls` counts its futures (at their first poll), and
+    /// `self_ns` and `total_ns` are busy time, spent inside polls.
+    pub polls: u64,
+    /// Wall time of the futures that ended at this path (from their first poll to their completion or
+    /// drop), summed, ns.
+    pub wall_ns: u64,
+    /// The longest of those, ns.
+    pub max_wall_ns: u64,
+    /// Futures dropped at this path before they completed.
+    pub cancelled: u64,
+    /// Its completed calls by duration (empty for a path a thread kept no histogram for: see
+    /// docs/json-schema.md).
+    pub latency: Latency,
+    /// Heap allocations of its completed calls, children included, as the counting allocator
+    /// (`CountingAllocator`) counted them; 0 without it.
+    pub allocs: u64,
+    /// Bytes those allocations asked for.
+    pub alloc_bytes: u64,
+    /// Allocations made in this path and not in its children.
+    pub self_allocs: u64,
+    /// Bytes those asked for.
+    pub self_alloc_bytes: u64,
+    /// Net heap growth (allocated minus freed on the calls' threads) over its completed calls, children
+    /// included, bytes (may be negative).
+    pub heap_growth_bytes: i64,
+    /// The largest heap growth within one call, above the heap at its start, bytes.
+    pub heap_peak_bytes: u64,
+}
+
+impl CallNode {
+    /// Whether timed futures ran at this path (polled, or ended here): the JSON then carries `polls`,
+    /// `wall_ns`, `max_wall_ns` and `cancelled`, and the `Async Sections:` table lists its section.
+    pub fn is_async(&self) -> bool {
+        self.polls > 0 || self.wall_ns > 0 || self.cancelled > 0
+    }
 }
 
 /// A call tree; node 0 is the root.
@@ -75,6 +112,10 @@ pub struct ThreadSnapshot {
     pub recorded: u64,
     /// Records the background thread lost to overflow so far.
     pub dropped: u64,
+    /// CPU time (user + system) the thread used from its first section, ns (the span of its time alive):
+    /// read at the snapshot while it runs, at its exit once it has exited. 0 where threads' CPU clocks
+    /// cannot be read.
+    pub cpu_ns: u64,
     /// Its call tree.
     pub tree: CallTree,
     /// What it runs now, outermost first (up to 64 deep).
@@ -83,7 +124,7 @@ pub struct ThreadSnapshot {
     /// background thread has folded (see [`Group`]): how many threads this entry stands for, and their
     /// time alive summed; `name` is then the thread's own for one thread, `<name> ×<count>` for more,
     /// `index` the first one's, `started_ns` the earliest start, `exited_ns` the latest exit, and the tree,
-    /// `recorded` and `dropped` are summed.
+    /// `recorded`, `dropped` and `cpu_ns` are summed.
     pub group: Option<Group>,
 }
 
@@ -175,6 +216,17 @@ impl Merger {
             t.total_ns += n.total_ns;
             t.self_mem_bytes += n.self_mem_bytes;
             t.total_mem_bytes += n.total_mem_bytes;
+            t.polls += n.polls;
+            t.wall_ns += n.wall_ns;
+            t.max_wall_ns = t.max_wall_ns.max(n.max_wall_ns);
+            t.cancelled += n.cancelled;
+            t.latency.add(&n.latency);
+            t.allocs += n.allocs;
+            t.alloc_bytes += n.alloc_bytes;
+            t.self_allocs += n.self_allocs;
+            t.self_alloc_bytes += n.self_alloc_bytes;
+            t.heap_growth_bytes += n.heap_growth_bytes;
+            t.heap_peak_bytes = t.heap_peak_bytes.max(n.heap_peak_bytes);
         }
     }
 
@@ -206,6 +258,17 @@ impl Merger {
             total_ns: root.total_ns,
             self_mem_bytes: root.self_mem_bytes,
             total_mem_bytes: root.total_mem_bytes,
+            polls: root.polls,
+            wall_ns: root.wall_ns,
+            max_wall_ns: root.max_wall_ns,
+            cancelled: root.cancelled,
+            latency: std::mem::take(&mut root.latency),
+            allocs: root.allocs,
+            alloc_bytes: root.alloc_bytes,
+            self_allocs: root.self_allocs,
+            self_alloc_bytes: root.self_alloc_bytes,
+            heap_growth_bytes: root.heap_growth_bytes,
+            heap_peak_bytes: root.heap_peak_bytes,
             ..root_node()
         };
         self.out = tree;
@@ -236,6 +299,17 @@ fn root_node() -> CallNode {
         total_ns: 0,
         self_mem_bytes: 0,
         total_mem_bytes: 0,
+        polls: 0,
+        wall_ns: 0,
+        max_wall_ns: 0,
+        cancelled: 0,
+        latency: Latency::default(),
+        allocs: 0,
+        alloc_bytes: 0,
+        self_allocs: 0,
+        self_alloc_bytes: 0,
+        heap_growth_bytes: 0,
+        heap_peak_bytes: 0,
     }
 }
 

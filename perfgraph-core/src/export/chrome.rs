@@ -5,9 +5,13 @@
 //! comma, then at the end a closing `]`. Viewers accept the array without its `]` (the format allows it for
 //! exactly this, a trace cut short), so a file cut off by a kill is readable up to its last whole line.
 //! Events: one complete event (`"ph":"X"`) per section call on its thread's track, with the section's level
-//! (and its live message, when it has one) in `args`; process and thread names as metadata events; the
-//! sampled resident memory as a counter track; an instant event on the process where live print printed a
-//! line; and, last, the `perfgraph trace end` instant event, whose args state what is missing (records lost
+//! (and its live message, when it has one) in `args`; process and thread names as metadata events, the
+//! process's identity (rank, host, wall-clock anchor `start_unix_ns`, which `perfgraph merge --trace` reads)
+//! in the `process_name` event's args; timed futures' lives as async slices (`b`/`e` with the future's id,
+//! category `async`) and `tracing` events as thread-scoped instant events (`i`) with their message; the
+//! sampled resident memory as a counter track, and each thread's CPU usage (percent of one core since the
+//! previous sample) as a counter track `CPU <thread> (tid <tid>)`; an instant
+//! event on the process where live print printed a line; and, last, the `perfgraph trace end` instant event, whose args state what is missing (records lost
 //! to ring overflow per thread and in total, calls past `PERFGRAPH_TRACE_LIMIT`). A file without that last
 //! event was cut short.
 //!
@@ -17,7 +21,7 @@
 
 use serde_json::json;
 
-use super::trace::{Call, SectionText, Summary, push_u64};
+use super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary, push_u64};
 use crate::base::registry::SectionId;
 
 /// The per-section text of the call events, built once per section.
@@ -53,12 +57,16 @@ fn tid(index: u32) -> u64 {
 }
 
 impl Chrome {
-    /// The start of the file: the array's `[` and the process's name.
-    pub(crate) fn header(out: &mut Vec<u8>, pid: u32, program: &str) -> Chrome {
+    /// The start of the file: the array's `[` and the process's name, its args carrying who wrote the
+    /// trace (`tool`, `rank`, `host`, `start_unix_ns`: what `perfgraph merge --trace` reads).
+    pub(crate) fn header(out: &mut Vec<u8>, who: &Identity) -> Chrome {
+        let pid = who.pid;
         out.extend_from_slice(b"[\n");
         line(
             out,
-            &json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": program}}),
+            &json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                    "args": {"name": who.program, "tool": "perfgraph", "rank": who.rank,
+                             "host": who.host, "start_unix_ns": who.start_unix_ns}}),
         );
         line(
             out,
@@ -142,6 +150,68 @@ impl Chrome {
         out.extend_from_slice(b"}},\n");
     }
 
+    /// A future's life (an async slice: `b` and `e` sharing its id, category `async`, on the thread that
+    /// ended it; Perfetto groups them by name and id) or an instant event (`i`, thread scope) with its
+    /// message and the span it came in.
+    pub(crate) fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
+        let pid = self.pid;
+        let tid = tid(mark.thread);
+        let name = json!(name).to_string();
+        let mut start = Vec::new();
+        push_micros(&mut start, mark.start_ns);
+        let start = String::from_utf8_lossy(&start).into_owned();
+        match &mark.kind {
+            MarkKind::Life { id, cancelled } => {
+                let mut end = Vec::new();
+                push_micros(&mut end, mark.end_ns.max(mark.start_ns));
+                let end = String::from_utf8_lossy(&end).into_owned();
+                out.extend_from_slice(
+                    format!(
+                        "{{\"name\":{name},\"cat\":\"async\",\"ph\":\"b\",\"id\":\"{id:#x}\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid}}},\n\
+                         {{\"name\":{name},\"cat\":\"async\",\"ph\":\"e\",\"id\":\"{id:#x}\",\"ts\":{end},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"cancelled\":{cancelled}}}}},\n"
+                    )
+                    .as_bytes(),
+                );
+            }
+            MarkKind::Instant(message) => {
+                out.extend_from_slice(
+                    format!(
+                        "{{\"name\":{},\"ph\":\"i\",\"s\":\"t\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"span\":{name}}}}},\n",
+                        json!(message)
+                    )
+                    .as_bytes(),
+                );
+            }
+        }
+    }
+
+    /// A thread's CPU usage over the last sampling period (percent of one core), on its own counter track
+    /// `CPU <thread> (tid <tid>)`.
+    pub(crate) fn cpu(
+        &mut self,
+        out: &mut Vec<u8>,
+        ts_ns: u64,
+        thread: u32,
+        name: &str,
+        percent: u64,
+    ) {
+        out.extend_from_slice(b"{\"name\":");
+        out.extend_from_slice(
+            json!(format!("CPU {name} (tid {})", tid(thread)))
+                .to_string()
+                .as_bytes(),
+        );
+        out.extend_from_slice(b",\"ph\":\"C\",\"ts\":");
+        push_micros(out, ts_ns);
+        out.extend_from_slice(b",\"pid\":");
+        push_u64(out, self.pid as u64);
+        out.extend_from_slice(b",\"tid\":");
+        push_u64(out, tid(thread));
+        out.extend_from_slice(b",\"args\":{\"%\":");
+        push_u64(out, percent);
+        out.extend_from_slice(b"}},\n");
+    }
+
     /// Live print printed `text` (one line) at `ts_ns`: a process-wide instant event.
     pub(crate) fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
         out.extend_from_slice(b"{\"name\":");
@@ -204,4 +274,134 @@ fn section_text(text: &SectionText) -> Framing {
     }
     let suffix = format!(",\"args\":{}}},\n", serde_json::Value::Object(args));
     (prefix.into_bytes().into(), suffix.into_bytes().into())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The events main's whole-file exporter was tested for, in the streamed form: the process's identity
+    //! in the header, futures' lives and instant events.
+
+    use super::super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary};
+    use super::Chrome;
+
+    fn text(_: u32) -> SectionText {
+        SectionText {
+            name: "write \"checkpoint\"".to_owned(), // quotes must come out escaped
+            level: 1,
+            message: None,
+        }
+    }
+
+    fn who() -> Identity {
+        Identity {
+            pid: 4242,
+            rank: 3,
+            host: "node7".to_owned(),
+            start_unix_ns: 1_700_000_000_000_000_000,
+            program: "demo".to_owned(),
+        }
+    }
+
+    /// A small trace: a call, a future's life (cancelled), an instant event, then the end.
+    fn trace() -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        let mut c = Chrome::header(&mut out, &who());
+        c.thread(&mut out, 0, "main");
+        let call = Call {
+            thread: 0,
+            section: 1,
+            depth: 0,
+            start_ns: 1_000_000,
+            end_ns: 2_500_500,
+            unfinished: false,
+        };
+        c.call(&mut out, &call, &text);
+        let life = |cancelled| Mark {
+            kind: MarkKind::Life {
+                id: 0x2a,
+                cancelled,
+            },
+            section: 1,
+            thread: 0,
+            start_ns: 1_000,
+            end_ns: 3_000_001,
+        };
+        c.mark(&mut out, &life(true), "fetch");
+        let instant = Mark {
+            kind: MarkKind::Instant("cache \"miss\"".to_owned()),
+            section: 1,
+            thread: 0,
+            start_ns: 1_500_000,
+            end_ns: 1_500_000,
+        };
+        c.mark(&mut out, &instant, "fetch");
+        c.footer(
+            &mut out,
+            &Summary {
+                calls: 1,
+                unfinished: 0,
+                losses: Default::default(),
+                clock: "tsc",
+                end_ns: 4_000_000,
+            },
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");
+        v.as_array().unwrap().clone()
+    }
+
+    #[test]
+    fn the_process_name_carries_who_wrote_the_trace() {
+        let events = trace();
+        let p = &events[0];
+        assert_eq!(
+            (&p["name"], &p["ph"], &p["pid"]),
+            (&"process_name".into(), &"M".into(), &4242.into())
+        );
+        let args = &p["args"];
+        assert_eq!(args["name"], "demo");
+        assert_eq!(args["tool"], "perfgraph");
+        assert_eq!(args["rank"], 3);
+        assert_eq!(args["host"], "node7");
+        assert_eq!(args["start_unix_ns"], 1_700_000_000_000_000_000u64);
+    }
+
+    #[test]
+    fn futures_are_async_slices_and_events_instants() {
+        let events = trace();
+        let b = events.iter().find(|e| e["ph"] == "b").expect("a begin");
+        let e = events.iter().find(|e| e["ph"] == "e").expect("an end");
+        for x in [b, e] {
+            assert_eq!(x["cat"], "async");
+            assert_eq!(x["id"], "0x2a");
+            assert_eq!(x["name"], "fetch");
+            assert_eq!(x["tid"], 1);
+        }
+        assert_eq!(b["ts"], 1.0);
+        assert_eq!(e["ts"], 3000.001);
+        assert_eq!(e["args"]["cancelled"], true);
+        let i = events
+            .iter()
+            .find(|e| e["ph"] == "i" && e["s"] == "t")
+            .expect("an instant event");
+        assert_eq!(i["name"], "cache \"miss\"");
+        assert_eq!(i["args"]["span"], "fetch");
+        assert_eq!(i["ts"], 1500.0);
+        let x = events.iter().find(|e| e["ph"] == "X").unwrap();
+        assert_eq!(x["name"], "write \"checkpoint\"");
+        assert_eq!(x["dur"], 1500.5);
+        assert_eq!(events.last().unwrap()["name"], "perfgraph trace end");
+    }
+
+    #[test]
+    fn cpu_usage_is_a_counter_per_thread() {
+        let mut out = Vec::new();
+        let mut c = Chrome::header(&mut out, &who());
+        c.cpu(&mut out, 2_000, 1, "worker", 87);
+        let text = String::from_utf8(out).unwrap();
+        let last = text.lines().last().unwrap().trim_end_matches(',');
+        let v: serde_json::Value = serde_json::from_str(last).unwrap();
+        assert_eq!(v["name"], "CPU worker (tid 2)");
+        assert_eq!(v["ph"], "C");
+        assert_eq!(v["args"]["%"], 87);
+    }
 }

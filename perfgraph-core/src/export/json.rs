@@ -15,8 +15,9 @@ use std::fmt::Display;
 use std::io::{self, Write};
 
 use crate::base::config::Verbosity;
-use crate::base::process;
-use crate::data::report::{self, Report, RunInfo, ThreadSummary};
+use crate::base::{buckets, process};
+use crate::data::latency::Latency;
+use crate::data::report::{self, ProcessInfo, Report, RunInfo, Spread, ThreadSummary};
 use crate::data::tree::{CallTree, Merger, ThreadSnapshot};
 
 impl Report {
@@ -50,16 +51,30 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     let mut p = Pretty::new(out);
     head(
         &mut p,
-        report.clock,
-        report.dropped,
-        report.program,
-        &report.skipped,
+        &Head {
+            clock: report.clock,
+            dropped: report.dropped,
+            program: report.program,
+            skipped: &report.skipped,
+            needs_every_record: report.needs_every_record,
+            process: &report.process,
+            overhead_ns_per_section: report.overhead_ns_per_section,
+            processes: report.merged.as_ref().map(|m| &m.processes[..]),
+        },
     )?;
     for (i, t) in report.threads.iter().enumerate() {
         process::progress_at(i);
-        thread(&mut p, t)?;
+        thread(&mut p, t, report.heap_counted)?;
     }
-    tail(&mut p, &report.tree, report.verbosity, report.wall_ns)
+    let spread = report.merged.as_ref().map(|m| &m.spread[..]);
+    tail(
+        &mut p,
+        &report.tree,
+        spread,
+        report.verbosity,
+        report.wall_ns,
+        report.heap_counted,
+    )
 }
 
 /// Writes the JSON of the report that `run` and the threads' snapshots make
@@ -75,64 +90,124 @@ pub(crate) fn write_snapshots(
     let mut p = Pretty::new(out);
     let dropped = threads.iter().map(|t| t.dropped).sum();
     let main_in_sections = report::main_in_sections(&threads);
-    head(&mut p, run.clock, dropped, run.program, &run.skipped)?;
+    head(
+        &mut p,
+        &Head {
+            clock: run.clock,
+            dropped,
+            program: run.program,
+            skipped: &run.skipped,
+            needs_every_record: run.needs_every_record,
+            process: &run.process,
+            overhead_ns_per_section: run.overhead_ns_per_section,
+            processes: None,
+        },
+    )?;
     let mut merger = Merger::new();
     for (i, t) in threads.into_iter().enumerate() {
         process::progress_at(i);
         let summary = ThreadSummary::from_snapshot(t, run.wall_ns);
-        thread(&mut p, &summary)?;
+        thread(&mut p, &summary, run.heap_counted)?;
         merger.add_owned(summary.tree);
     }
     let tree = report::program_tree(&run, merger.finish(), main_in_sections);
-    tail(&mut p, &tree, run.verbosity, run.wall_ns)
+    tail(
+        &mut p,
+        &tree,
+        None,
+        run.verbosity,
+        run.wall_ns,
+        run.heap_counted,
+    )
+}
+
+/// What the members before the threads' say.
+struct Head<'a> {
+    clock: &'a str,
+    dropped: u64,
+    program: &'a str,
+    skipped: &'a [&'a str],
+    needs_every_record: bool,
+    process: &'a ProcessInfo,
+    overhead_ns_per_section: Option<f64>,
+    /// A merge's processes.
+    processes: Option<&'a [ProcessInfo]>,
 }
 
 /// The members before the threads' (in the order of their names), and the threads' array opened.
-fn head(
-    p: &mut Pretty,
-    clock: &str,
-    dropped: u64,
-    program: &str,
-    skipped: &[&str],
-) -> io::Result<()> {
+fn head(p: &mut Pretty, h: &Head) -> io::Result<()> {
     p.open(b'{')?;
-    p.string("clock", clock)?;
-    p.raw("dropped", dropped)?;
+    p.string("clock", h.clock)?;
+    p.raw("dropped", h.dropped)?;
     p.string("format", "perfgraph-call-tree")?;
-    p.string("program", program)?;
+    p.string("host", &h.process.host)?;
+    p.raw("needs_every_record", h.needs_every_record)?;
+    match h.overhead_ns_per_section {
+        Some(ns) => {
+            p.key("overhead_ns_per_section")?;
+            serde_json::to_writer(&mut *p.out, &ns).map_err(io::Error::from)?;
+        }
+        None => p.raw("overhead_ns_per_section", "null")?,
+    }
+    p.raw("pid", h.process.pid)?;
+    if let Some(processes) = h.processes {
+        p.key("processes")?;
+        p.open(b'[')?;
+        for q in processes {
+            p.item()?;
+            p.open(b'{')?;
+            p.string("host", &q.host)?;
+            p.raw("pid", q.pid)?;
+            p.raw("rank", q.rank)?;
+            p.raw("start_unix_ns", q.start_unix_ns)?;
+            p.close(b'}')?;
+        }
+        p.close(b']')?;
+    }
+    p.string("program", h.program)?;
+    p.raw("rank", h.process.rank)?;
     p.key("skipped_sections")?;
     p.open(b'[')?;
-    for name in skipped {
+    for name in h.skipped {
         p.item()?;
         p.escaped(name)?;
     }
     p.close(b']')?;
+    p.raw("start_unix_ns", h.process.start_unix_ns)?;
     p.key("threads")?;
     p.open(b'[')
 }
 
 /// One element of the threads' array.
-fn thread(p: &mut Pretty, t: &ThreadSummary) -> io::Result<()> {
+fn thread(p: &mut Pretty, t: &ThreadSummary, heap: bool) -> io::Result<()> {
     p.item()?;
     p.open(b'{')?;
     p.raw("alive_ns", t.alive_ns)?;
     p.raw("busy_ns", t.busy_ns)?;
     p.raw("calls", t.calls)?;
+    p.raw("cpu_ns", t.cpu_ns)?;
     p.raw("dropped", t.dropped)?;
     p.raw("exited", t.exited)?;
     p.raw("index", t.index)?;
     p.raw("main", t.is_main)?;
     p.string("name", &t.name)?;
     p.key("tree")?;
-    nodes(p, &t.tree)?;
+    nodes(p, &t.tree, None, heap)?;
     p.close(b'}')
 }
 
 /// The threads' array closed, the members after it, the document closed.
-fn tail(p: &mut Pretty, tree: &CallTree, verbosity: Verbosity, wall_ns: u64) -> io::Result<()> {
+fn tail(
+    p: &mut Pretty,
+    tree: &CallTree,
+    spread: Option<&[Spread]>,
+    verbosity: Verbosity,
+    wall_ns: u64,
+    heap: bool,
+) -> io::Result<()> {
     p.close(b']')?;
     p.key("tree")?;
-    nodes(p, tree)?;
+    nodes(p, tree, spread, heap)?;
     match verbosity {
         Verbosity::Off => p.raw("verbosity", "null")?,
         Verbosity::Level(v) => p.raw("verbosity", v)?,
@@ -143,31 +218,105 @@ fn tail(p: &mut Pretty, tree: &CallTree, verbosity: Verbosity, wall_ns: u64) -> 
     p.out.write_all(b"\n")
 }
 
-/// A tree as an array of its nodes, in their order.
-fn nodes(p: &mut Pretty, tree: &CallTree) -> io::Result<()> {
+/// A tree as an array of its nodes, in their order; with a merge's spread over processes, per node; with
+/// the allocation fields if `heap` (the counting allocator was installed).
+fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>, heap: bool) -> io::Result<()> {
     p.open(b'[')?;
     for (i, n) in tree.nodes.iter().enumerate() {
         process::progress_at(i);
         p.item()?;
+        // Alphabetical order, as serde_json writes a map; the four async fields only on async nodes.
+        let asyncs = n.is_async();
         p.open(b'{')?;
+        if heap {
+            p.raw("alloc_bytes", n.alloc_bytes)?;
+            p.raw("allocs", n.allocs)?;
+        }
         p.raw("calls", n.calls)?;
+        if asyncs {
+            p.raw("cancelled", n.cancelled)?;
+        }
         p.raw("depth", n.depth)?;
+        if heap {
+            p.raw("heap_growth_bytes", n.heap_growth_bytes)?;
+            p.raw("heap_peak_bytes", n.heap_peak_bytes)?;
+        }
+        let l = &n.latency;
+        // No histogram: the figures drawn from it are null.
+        let some = l.count > 0;
+        let figure = |p: &mut Pretty, key: &str, ns: u64| match some {
+            true => p.raw(key, ns),
+            false => p.raw(key, "null"),
+        };
+        p.key("histogram")?;
+        if some {
+            histogram(p, l)?;
+        } else {
+            p.value("null")?;
+        }
         p.raw("id", i)?;
         p.raw("level", n.level)?;
+        figure(p, "max_ns", l.max_ns)?;
+        if asyncs {
+            p.raw("max_wall_ns", n.max_wall_ns)?;
+        }
+        figure(p, "min_ns", l.min_ns)?;
         p.string("name", n.name)?;
+        figure(p, "p50_ns", l.percentile(50.0))?;
+        figure(p, "p90_ns", l.percentile(90.0))?;
+        figure(p, "p99_ns", l.percentile(99.0))?;
         match n.parent {
             None => p.raw("parent", "null")?,
             Some(parent) => p.raw("parent", parent)?,
         }
+        if asyncs {
+            p.raw("polls", n.polls)?;
+        }
+        if let Some(s) = spread.and_then(|s| s.get(i)) {
+            p.key("processes")?;
+            p.open(b'{')?;
+            p.raw("count", s.processes)?;
+            p.raw("max_ns", s.max_ns)?;
+            p.raw("max_rank", s.max_rank)?;
+            p.raw("min_ns", s.min_ns)?;
+            p.raw("sum_ns", s.sum_ns)?;
+            p.close(b'}')?;
+        }
         p.raw("running", n.running)?;
         p.raw("section", n.section)?;
+        if heap {
+            p.raw("self_alloc_bytes", n.self_alloc_bytes)?;
+            p.raw("self_allocs", n.self_allocs)?;
+        }
         p.raw("self_mem_bytes", n.self_mem_bytes)?;
         p.raw("self_ns", n.self_ns)?;
         p.raw("total_mem_bytes", n.total_mem_bytes)?;
         p.raw("total_ns", n.total_ns)?;
+        if asyncs {
+            p.raw("wall_ns", n.wall_ns)?;
+        }
         p.close(b'}')?;
     }
     p.close(b']')
+}
+
+/// A histogram: `{"buckets": [[bucket, calls], ...], "sub_buckets": 64}` (docs/json-schema.md).
+fn histogram(p: &mut Pretty, l: &Latency) -> io::Result<()> {
+    p.open(b'{')?;
+    p.key("buckets")?;
+    p.open(b'[')?;
+    for &(b, n) in &l.buckets {
+        p.item()?;
+        p.open(b'[')?;
+        p.item()?;
+        p.value(b)?;
+        p.item()?;
+        p.value(n)?;
+        p.close(b']')?;
+    }
+    p.close(b']')?;
+    p.raw("sub_buckets", buckets::SUB)?;
+    p.close(b'}')
 }
 
 /// serde_json's pretty layout, written as it goes: each object member or array element on a line of its
@@ -226,6 +375,11 @@ impl Pretty<'_> {
         write!(self.out, "{value}")
     }
 
+    /// A value written as is, after [`key`](Pretty::key) or [`item`](Pretty::item).
+    fn value(&mut self, value: impl Display) -> io::Result<()> {
+        write!(self.out, "{value}")
+    }
+
     /// A member whose value is a string.
     fn string(&mut self, key: &str, value: &str) -> io::Result<()> {
         self.key(key)?;
@@ -255,7 +409,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::data::report::ThreadSummary;
+    use crate::data::report::{Merged, ThreadSummary};
     use crate::data::tree::{CallNode, testing};
 
     fn node(name: &'static str, depth: u32, parent: Option<usize>) -> CallNode {
@@ -272,6 +426,25 @@ mod tests {
             total_ns: u64::MAX,
             self_mem_bytes: -4096,
             total_mem_bytes: i64::MIN,
+            // Nodes at depth 2 are async, so both layouts of a node are checked.
+            polls: if depth == 2 { 7 } else { 0 },
+            wall_ns: if depth == 2 { u64::MAX } else { 0 },
+            max_wall_ns: if depth == 2 { 9 } else { 0 },
+            cancelled: if depth == 2 { 1 } else { 0 },
+            latency: if depth == 1 {
+                let mut l = Latency::default();
+                l.record(120, 2);
+                l.record(9_000_000, 1);
+                l
+            } else {
+                Latency::default()
+            },
+            allocs: 1000 + depth as u64,
+            alloc_bytes: u64::MAX - 1,
+            self_allocs: 1000,
+            self_alloc_bytes: 1_024_000,
+            heap_growth_bytes: -5,
+            heap_peak_bytes: 1 << 40,
         }
     }
 
@@ -289,6 +462,7 @@ mod tests {
                     exited: i == 1,
                     alive_ns: 1,
                     busy_ns: 2,
+                    cpu_ns: 5,
                     calls: 3,
                     dropped: 4,
                     tree: tree.clone(),
@@ -299,17 +473,51 @@ mod tests {
             needs_every_record: false,
             verbosity,
             skipped: vec!["a\tb", "c"],
+            process: ProcessInfo {
+                pid: 12,
+                rank: 3,
+                host: "h\"1".to_owned(),
+                start_unix_ns: 1_700_000_000_123_456_789,
+            },
+            overhead_ns_per_section: Some(21.25),
+            heap_counted: false,
+            merged: None,
         }
     }
 
     /// What serde_json's pretty printer makes of the same document: the layout the streaming writer keeps.
     fn by_serde(r: &Report) -> String {
-        let nodes = |t: &CallTree| -> Vec<Value> {
+        let spread = r.merged.as_ref().map(|m| &m.spread);
+        let nodes = |t: &CallTree, merged: bool| -> Vec<Value> {
             let node = |(i, n): (usize, &CallNode)| {
-                json!({"id": i, "parent": n.parent, "depth": n.depth, "name": n.name,
+                let l = &n.latency;
+                let some = |v: u64| (l.count > 0).then_some(v);
+                let mut v = json!({"id": i, "parent": n.parent, "depth": n.depth, "name": n.name,
                     "section": n.section, "level": n.level, "calls": n.calls, "running": n.running,
                     "self_ns": n.self_ns, "total_ns": n.total_ns, "self_mem_bytes": n.self_mem_bytes,
-                    "total_mem_bytes": n.total_mem_bytes})
+                    "total_mem_bytes": n.total_mem_bytes, "min_ns": some(l.min_ns),
+                    "max_ns": some(l.max_ns), "p50_ns": some(l.percentile(50.0)),
+                    "p90_ns": some(l.percentile(90.0)), "p99_ns": some(l.percentile(99.0)),
+                    "histogram": (l.count > 0).then(|| json!({"sub_buckets": 64, "buckets": l.buckets}))});
+                if r.heap_counted {
+                    v["allocs"] = json!(n.allocs);
+                    v["alloc_bytes"] = json!(n.alloc_bytes);
+                    v["self_allocs"] = json!(n.self_allocs);
+                    v["self_alloc_bytes"] = json!(n.self_alloc_bytes);
+                    v["heap_growth_bytes"] = json!(n.heap_growth_bytes);
+                    v["heap_peak_bytes"] = json!(n.heap_peak_bytes);
+                }
+                if n.is_async() {
+                    v["polls"] = json!(n.polls);
+                    v["wall_ns"] = json!(n.wall_ns);
+                    v["max_wall_ns"] = json!(n.max_wall_ns);
+                    v["cancelled"] = json!(n.cancelled);
+                }
+                if let Some(s) = spread.filter(|_| merged).and_then(|s| s.get(i)) {
+                    v["processes"] = json!({"count": s.processes, "min_ns": s.min_ns,
+                        "sum_ns": s.sum_ns, "max_ns": s.max_ns, "max_rank": s.max_rank});
+                }
+                v
             };
             t.nodes.iter().enumerate().map(node).collect()
         };
@@ -319,17 +527,31 @@ mod tests {
             .map(|t| {
                 json!({"index": t.index, "name": t.name, "main": t.is_main, "exited": t.exited,
                     "alive_ns": t.alive_ns, "busy_ns": t.busy_ns, "calls": t.calls,
-                    "dropped": t.dropped, "tree": nodes(&t.tree)})
+                    "cpu_ns": t.cpu_ns, "dropped": t.dropped, "tree": nodes(&t.tree, false)})
             })
             .collect();
         let verbosity = match r.verbosity {
             Verbosity::Off => Value::Null,
             Verbosity::Level(v) => json!(v),
         };
-        let value = json!({"format": "perfgraph-call-tree", "version": VERSION, "program": r.program,
+        let p = &r.process;
+        let mut value = json!({"format": "perfgraph-call-tree", "version": VERSION, "program": r.program,
             "clock": r.clock, "wall_ns": r.wall_ns, "verbosity": verbosity,
-            "skipped_sections": r.skipped, "dropped": r.dropped, "tree": nodes(&r.tree),
-            "threads": threads});
+            "skipped_sections": r.skipped, "dropped": r.dropped, "tree": nodes(&r.tree, true),
+            "threads": threads, "pid": p.pid, "rank": p.rank, "host": p.host,
+            "start_unix_ns": p.start_unix_ns, "needs_every_record": r.needs_every_record,
+            "overhead_ns_per_section": r.overhead_ns_per_section});
+        if let Some(m) = &r.merged {
+            let list: Vec<Value> = m
+                .processes
+                .iter()
+                .map(|q| {
+                    json!({"pid": q.pid, "rank": q.rank,
+                "host": q.host, "start_unix_ns": q.start_unix_ns})
+                })
+                .collect();
+            value["processes"] = json!(list);
+        }
         serde_json::to_string_pretty(&value).unwrap() + "\n"
     }
 
@@ -342,11 +564,28 @@ mod tests {
         ];
         for r in [
             report(deep.clone(), 2, Verbosity::Level(3)),
+            Report {
+                heap_counted: true,
+                ..report(deep.clone(), 2, Verbosity::Level(3))
+            },
             report(deep, 0, Verbosity::Off),
             report(Vec::new(), 1, Verbosity::Level(0)),
             Report {
                 skipped: Vec::new(),
+                overhead_ns_per_section: None,
+                heap_counted: false,
                 ..report(vec![node("(root)", 0, None)], 0, Verbosity::Off)
+            },
+            Report {
+                merged: Some(Merged {
+                    processes: vec![ProcessInfo::default(), ProcessInfo::default()],
+                    spread: vec![Spread::default(); 2],
+                }),
+                ..report(
+                    vec![node("(root)", 0, None), node("a", 1, Some(0))],
+                    1,
+                    Verbosity::Off,
+                )
             },
         ] {
             assert_eq!(r.json(), by_serde(&r));
@@ -364,6 +603,7 @@ mod tests {
             exited_ns: (index == 0).then_some(900),
             recorded: 5,
             dropped: index as u64 * 7,
+            cpu_ns: index as u64 * 11,
             tree,
             running: Vec::new(),
             group: None,
@@ -387,6 +627,9 @@ mod tests {
                 verbosity,
                 skipped: vec!["x"],
                 needs_every_record: true,
+                process: ProcessInfo::default(),
+                overhead_ns_per_section: Some(3.5),
+                heap_counted: true,
             };
             let expected = Report::from_snapshots(run.clone(), threads.clone()).json();
             let mut out = Vec::new();

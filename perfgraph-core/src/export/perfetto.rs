@@ -3,9 +3,16 @@
 //! trace processor open it.
 //!
 //! What it holds (field numbers from Perfetto's `protos/perfetto/trace/`):
-//! - a process track (`TrackDescriptor.process`: pid and program name), one thread track per thread
+//! - a process track (`TrackDescriptor.process`: pid, program name, and the process's identity as
+//!   `process_labels` `rank=…`, `host=…`, `start_unix_ns=…`), one thread track per thread
 //!   (`TrackDescriptor.thread`: its name), a counter track for resident memory (bytes) and a track for the
 //!   lines live print printed (instant events);
+//! - each timed future's life as one slice on a track of its own under the process (named by its section,
+//!   the debug annotations `id` and `cancelled`), `tracing` events as instant events on their thread's
+//!   track (the debug annotation `span`), and each thread's CPU usage (percent of one core since the
+//!   previous sample) on a counter track `CPU %` under its thread; these are written on one sequence with
+//!   absolute timestamps (`timestamp_clock_id` BOOTTIME on each packet), as they do not arrive in time
+//!   order;
 //! - per section call a `TYPE_SLICE_BEGIN` and a `TYPE_SLICE_END` `TrackEvent`, the name interned
 //!   (`InternedData.event_names`, the iid is the section's id), the section's level as its interned category
 //!   (`level 0` … `level 3`), its live message (when it has one) as the debug annotation `message`;
@@ -29,7 +36,7 @@
 //! Each packet is one `Trace.packet` field, appended whole: a file cut off between two writes holds
 //! whole packets only.
 
-use super::trace::{Call, SectionText, Summary};
+use super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary};
 use crate::base::registry::SectionId;
 
 /// `Trace.packet`.
@@ -68,10 +75,14 @@ const BOOTTIME: u64 = 6;
 /// The debug annotation name of a section's live message (interned iid 1 on each sequence).
 const MESSAGE_IID: u64 = 1;
 /// Sequence ids below this are the fixed ones; (thread, depth) sequences are numbered from it.
-const FIRST_CALL_SEQUENCE: u32 = 4;
+const FIRST_CALL_SEQUENCE: u32 = 5;
 const META_SEQUENCE: u32 = 1;
 const MEMORY_SEQUENCE: u32 = 2;
 const MARKER_SEQUENCE: u32 = 3;
+/// Futures' lives, instant events and CPU counters: absolute timestamps.
+const ABSOLUTE_SEQUENCE: u32 = 4;
+// TrackEvent.track_uuid.
+const EV_TRACK_UUID: u32 = 11;
 
 /// One sequence's incremental state.
 #[derive(Debug)]
@@ -93,6 +104,10 @@ pub(crate) struct Perfetto {
     calls: Vec<Vec<Option<Sequence>>>,
     memory: Option<Sequence>,
     markers: Option<Sequence>,
+    /// The sequence of absolute-time events (marks, CPU counters), once opened.
+    absolute: Option<Sequence>,
+    /// By thread index: whether its CPU counter track was described.
+    cpu_tracks: Vec<bool>,
     next_sequence: u32,
     /// By section id: its text, once asked for.
     sections: Vec<Option<SectionText>>,
@@ -114,6 +129,21 @@ fn marker_uuid(pid: u32) -> u64 {
     (pid as u64) << 32 | 0x8000_0002
 }
 
+fn cpu_uuid(pid: u32, index: u32) -> u64 {
+    // Thread tracks take the low half's values below 2^31, the fixed tracks 2^31 and up: CPU tracks are
+    // thread tracks with bit 62 set.
+    thread_uuid(pid, index) | 1 << 62
+}
+
+/// The track of the future `id`: a hash of it and the pid (splitmix64), bit 63 set so it meets no other
+/// track's uuid.
+fn future_uuid(pid: u32, id: u64) -> u64 {
+    let mut z = id ^ ((pid as u64) << 32).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) | 1 << 63
+}
+
 /// The thread id shown for thread `index` (as in the Chrome trace).
 fn tid(index: u32) -> u64 {
     index as u64 + 1
@@ -121,14 +151,21 @@ fn tid(index: u32) -> u64 {
 
 impl Perfetto {
     /// The start of the file: the process track, the memory counter track and the live print track.
-    pub(crate) fn header(out: &mut Vec<u8>, pid: u32, program: &str) -> Perfetto {
+    pub(crate) fn header(out: &mut Vec<u8>, who: &Identity) -> Perfetto {
+        let pid = who.pid;
         packet(out, |p| {
             uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
             message(p, TRACK_DESCRIPTOR, |d| {
                 uint(d, 1, process_uuid(pid));
                 message(d, 3, |proc| {
                     uint(proc, 1, pid as u64);
-                    string(proc, 6, program);
+                    string(proc, 6, &who.program);
+                    // ProcessDescriptor.process_labels.
+                    string(proc, 8, &format!("rank={}", who.rank));
+                    if !who.host.is_empty() {
+                        string(proc, 8, &format!("host={}", who.host));
+                    }
+                    string(proc, 8, &format!("start_unix_ns={}", who.start_unix_ns));
                 });
             });
         });
@@ -155,6 +192,8 @@ impl Perfetto {
             calls: Vec::new(),
             memory: None,
             markers: None,
+            absolute: None,
+            cpu_tracks: Vec::new(),
             next_sequence: FIRST_CALL_SEQUENCE,
             sections: Vec::new(),
         }
@@ -310,6 +349,111 @@ impl Perfetto {
             });
         });
         seq.last_ns = ts;
+    }
+
+    /// The sequence of absolute-time events, opened on first use.
+    fn absolute(&mut self, out: &mut Vec<u8>, ts_ns: u64) -> u32 {
+        let pid = self.pid;
+        self.absolute
+            .get_or_insert_with(|| open_sequence(out, ABSOLUTE_SEQUENCE, process_uuid(pid), ts_ns))
+            .id
+    }
+
+    /// A future's life (a slice on a track of its own, described here) or an instant event on its
+    /// thread's track (named before, [`Perfetto::thread`]); `name` is its section's name.
+    pub(crate) fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
+        let pid = self.pid;
+        let seq = self.absolute(out, mark.start_ns);
+        match &mark.kind {
+            MarkKind::Life { id, cancelled } => {
+                let track = future_uuid(pid, *id);
+                packet(out, |p| {
+                    uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+                    message(p, TRACK_DESCRIPTOR, |d| {
+                        uint(d, 1, track);
+                        uint(d, 5, process_uuid(pid));
+                        string(d, 2, name);
+                    });
+                });
+                packet(out, |p| {
+                    uint(p, TIMESTAMP, mark.start_ns);
+                    uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+                    uint(p, SEQUENCE_ID, seq as u64);
+                    message(p, TRACK_EVENT, |e| {
+                        uint(e, EV_TYPE, SLICE_BEGIN);
+                        uint(e, EV_TRACK_UUID, track);
+                        string(e, EV_NAME, name);
+                        message(e, EV_DEBUG, |a| {
+                            string(a, 10, "id");
+                            uint(a, 3, *id);
+                        });
+                        message(e, EV_DEBUG, |a| {
+                            string(a, 10, "cancelled");
+                            uint(a, 2, *cancelled as u64);
+                        });
+                    });
+                });
+                packet(out, |p| {
+                    uint(p, TIMESTAMP, mark.end_ns.max(mark.start_ns));
+                    uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+                    uint(p, SEQUENCE_ID, seq as u64);
+                    message(p, TRACK_EVENT, |e| {
+                        uint(e, EV_TYPE, SLICE_END);
+                        uint(e, EV_TRACK_UUID, track);
+                    });
+                });
+            }
+            MarkKind::Instant(text) => {
+                packet(out, |p| {
+                    uint(p, TIMESTAMP, mark.start_ns);
+                    uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+                    uint(p, SEQUENCE_ID, seq as u64);
+                    message(p, TRACK_EVENT, |e| {
+                        uint(e, EV_TYPE, INSTANT);
+                        uint(e, EV_TRACK_UUID, thread_uuid(pid, mark.thread));
+                        string(e, EV_NAME, text);
+                        message(e, EV_DEBUG, |a| {
+                            string(a, 10, "span");
+                            string(a, 6, name);
+                        });
+                    });
+                });
+            }
+        }
+    }
+
+    /// A thread's CPU usage since the previous sample (percent of one core) on its `CPU %` counter track
+    /// (described on first use, under the thread's track, named before).
+    pub(crate) fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, percent: u64) {
+        let pid = self.pid;
+        let seq = self.absolute(out, ts_ns);
+        let i = thread as usize;
+        if self.cpu_tracks.len() <= i {
+            self.cpu_tracks.resize(i + 1, false);
+        }
+        if !self.cpu_tracks[i] {
+            self.cpu_tracks[i] = true;
+            packet(out, |p| {
+                uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+                message(p, TRACK_DESCRIPTOR, |d| {
+                    uint(d, 1, cpu_uuid(pid, thread));
+                    uint(d, 5, thread_uuid(pid, thread));
+                    string(d, 2, "CPU %");
+                    // CounterDescriptor.unit_name.
+                    message(d, 8, |c| string(c, 6, "%"));
+                });
+            });
+        }
+        packet(out, |p| {
+            uint(p, TIMESTAMP, ts_ns);
+            uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+            uint(p, SEQUENCE_ID, seq as u64);
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_TYPE, COUNTER);
+                uint(e, EV_TRACK_UUID, cpu_uuid(pid, thread));
+                uint(e, EV_COUNTER_VALUE, percent);
+            });
+        });
     }
 
     /// Live print printed `text` (one line) at `ts_ns`: an instant event on the live print track.

@@ -33,6 +33,51 @@ pub(crate) struct Call {
     pub unfinished: bool,
 }
 
+/// What a mark shows in the trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MarkKind {
+    /// A timed future's whole life, as an async slice with its id; `cancelled` if it was dropped before
+    /// completing.
+    Life {
+        /// Its id.
+        id: u64,
+        /// Dropped before it completed.
+        cancelled: bool,
+    },
+    /// An instant event with its message.
+    Instant(String),
+}
+
+/// A mark: a future's life or an instant event (a `tracing` event), on the thread that ended or raised it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mark {
+    /// What it is.
+    pub kind: MarkKind,
+    /// The section (of the future, or the span the event came in).
+    pub section: SectionId,
+    /// The thread's index.
+    pub thread: u32,
+    /// Start, ns since the runtime's start (the instant's time).
+    pub start_ns: u64,
+    /// End, ns since the runtime's start (`>= start_ns`).
+    pub end_ns: u64,
+}
+
+/// Who wrote the trace: what `perfgraph merge --trace` names each process by and aligns processes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Identity {
+    /// Process id.
+    pub pid: u32,
+    /// The process's rank (see `base::identity`).
+    pub rank: u32,
+    /// The machine's host name.
+    pub host: String,
+    /// Wall-clock time of the trace's time zero, ns since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// The program's name (the process track's name).
+    pub program: String,
+}
+
 /// What the trace lacks and why, stated at its end (and on stderr).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Losses {

@@ -35,17 +35,24 @@ pub struct FrameData {
     pub node: u32,
     /// Resident memory at its start, KiB.
     pub mem_start_kb: u32,
+    /// Whether the section reads resident memory itself at its boundaries (`PERFGRAPH_MEM_EXACT`), rather
+    /// than the sampled figure.
+    pub exact_mem: bool,
 }
+
+/// The bit of the slot's first word (above the section id) that holds [`FrameData::exact_mem`].
+const EXACT_MEM: u64 = 1 << 32;
 
 /// The slot word that holds the frame's `child_ticks` (0 when the frame opens).
 const CHILD_TICKS: usize = 3;
 
 impl FrameData {
-    /// The slot's words when the frame opens: `[section, start, node | mem_start_kb << 32, child_ticks = 0]`.
+    /// The slot's words when the frame opens: `[section | exact_mem << 32, start, node | mem_start_kb << 32,
+    /// child_ticks = 0]`.
     #[inline(always)]
     fn to_words(self) -> [u64; WORDS] {
         [
-            self.section as u64,
+            self.section as u64 | if self.exact_mem { EXACT_MEM } else { 0 },
             self.start,
             self.node as u64 | (self.mem_start_kb as u64) << 32,
             0,
@@ -60,6 +67,7 @@ impl FrameData {
             start: w[1],
             node: w[2] as u32,
             mem_start_kb: (w[2] >> 32) as u32,
+            exact_mem: w[0] & EXACT_MEM != 0,
         }
     }
 }
@@ -130,6 +138,11 @@ impl FrameTable {
             frames: (0..public).map(|_| Frame::default()).collect(),
             depth: CachePadded::new(AtomicU32::new(0)),
         }
+    }
+
+    /// How many frames the table holds (the open sections it shows).
+    pub fn len(&self) -> usize {
+        self.frames.len()
     }
 
     /// Owner only: writes the frame at `depth` (the first call of a new open section), if it is public.

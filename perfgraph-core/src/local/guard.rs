@@ -7,44 +7,109 @@
 use std::marker::PhantomData;
 
 use super::thread::ThreadState;
+use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
 
-/// Ends its section when dropped. Made by the macros; `!Send` and `!Sync`, so it ends on the thread that
-/// started it.
+/// The name this crate's code uses for [`SectionGuard`].
+pub type Guard = SectionGuard;
+
+/// The guard `time_section!` (and `#[timed]` on a synchronous function) holds: it ends its section when
+/// dropped. `!Send` and `!Sync`, so it ends on the thread that started it.
+///
+/// It must not be held across an `.await`: a poll that returns `Pending` would leave the section open on
+/// that thread while other tasks run there. In a future that must be `Send` (`tokio::spawn`), the compiler
+/// refuses it, with a note saying what to use instead: `#[timed] async fn` or `time_future!`, which enter
+/// the section on every poll. In a `!Send` future it compiles; a guard that then ends while a section
+/// opened after it is still open is reported once at run time (sections interleaved on one thread).
+///
+/// ```
+/// let guard: perfgraph_core::SectionGuard = {
+///     perfgraph_core::time_section!("step");
+///     # perfgraph_core::__private::Guard::OFF
+/// };
+/// drop(guard);
+/// ```
 #[must_use = "a section ends when its guard is dropped; bind it to a local"]
 #[derive(Debug)]
-pub struct Guard {
+pub struct SectionGuard {
     /// The current thread's state, or `None` for a section that is not recorded.
     state: Option<&'static ThreadState>,
     /// Depth the section opened at.
     depth: u32,
-    /// The one reason the guard is `!Send` (and `!Sync`), so the compiler's error names it and nothing
-    /// private: a guard moved to another thread would close a section on a thread that does not own it.
-    _not_send: PhantomData<*const ()>,
+    /// The one reason the guard is `!Send` (and `!Sync`): a guard moved to another thread would close a
+    /// section on a thread that does not own it. Its `Send` impl asks for a trait nobody implements, whose
+    /// `on_unimplemented` note is what the compiler says of a guard held across an `.await`.
+    _not_send: HeldAcrossAwait,
 }
+
+/// What a `time_section!` guard held across an `.await` in a future that must be `Send` lacks: implemented
+/// by no type, so the compiler's error carries the hint below.
+#[diagnostic::on_unimplemented(
+    message = "a `time_section!` guard (`perfgraph_core::SectionGuard`) is held across an `.await`",
+    label = "the section's guard is held across an `.await`",
+    note = "a `time_section!` guard must not be held across an `.await`: time async code with `#[timed] async fn` or `time_future!(\"name\", future)`, which enter the section on every poll, on the polling thread"
+)]
+pub trait NotHeldAcrossAwait {}
+
+/// The `!Send` marker of [`SectionGuard`]: `Send` only for a `T` implementing [`NotHeldAcrossAwait`],
+/// which none does.
+#[derive(Debug, Clone, Copy)]
+pub struct HeldAcrossAwait<T = SectionGuard>(PhantomData<NotSend<T>>);
+
+/// `!Send` and `!Sync` (the raw pointer), and naming `T` without owning one.
+type NotSend<T> = (fn() -> T, *const ());
+
+// SAFETY: no type implements `NotHeldAcrossAwait`, so this impl never applies; it exists for its error.
+unsafe impl<T: NotHeldAcrossAwait> Send for HeldAcrossAwait<T> {}
+
+const NOT_SEND: HeldAcrossAwait = HeldAcrossAwait(PhantomData);
 
 impl Guard {
     /// The guard of a section that is not recorded: dropping it does nothing.
     pub const OFF: Guard = Guard {
         state: None,
         depth: 0,
-        _not_send: PhantomData,
+        _not_send: NOT_SEND,
     };
 
-    /// Opens `section` on `state` and returns its guard.
+    /// Opens `section` on `state` and returns its guard; `exact_mem`: the section reads resident memory
+    /// itself at its start and end (`PERFGRAPH_MEM_EXACT`).
     ///
     /// # Safety
     /// `state` must be the calling thread's own state (`thread::current`), which lives for the whole
     /// process.
     #[inline(always)]
-    pub unsafe fn open(state: &'static ThreadState, section: SectionId) -> Guard {
+    pub unsafe fn open(state: &'static ThreadState, section: SectionId, exact_mem: bool) -> Guard {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
-        let depth = unsafe { state.enter(section) };
+        let depth = unsafe { state.enter(section, exact_mem) };
         Guard {
             state: Some(state),
             depth,
-            _not_send: PhantomData,
+            _not_send: NOT_SEND,
         }
+    }
+}
+
+impl Guard {
+    /// Opens `section` on `state` for a timed future's poll (or the drop of a cancelled one), counting a
+    /// call only if `call`; returns the guard and the call path's [`AsyncNode`].
+    ///
+    /// # Safety
+    /// As [`open`](Guard::open).
+    #[inline]
+    pub unsafe fn open_poll(
+        state: &'static ThreadState,
+        section: SectionId,
+        call: bool,
+    ) -> (Guard, &'static AsyncNode) {
+        // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
+        let (depth, node) = unsafe { state.enter_poll(section, call) };
+        let guard = Guard {
+            state: Some(state),
+            depth,
+            _not_send: NOT_SEND,
+        };
+        (guard, node)
     }
 }
 

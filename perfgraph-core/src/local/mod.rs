@@ -2,17 +2,25 @@
 //!
 //! * [`verbosity`]: the level threshold, the first thing every section checks;
 //! * [`guard`]: the guard a recorded section holds;
+//! * [`pending`]: the timed futures with a live message still pending, for live print;
 //! * [`thread`]: a thread's recording state and the enter/exit hot path;
 //! * [`frames`]: the open-frame table (what runs now), readable by any thread;
 //! * [`ring`] and [`record`]: completed sections on their way to the background thread;
+//! * [`marks`]: futures' lives and instant events, through the same rings, for the trace;
 //! * [`retired`]: exited threads folded into one call tree per thread name;
 //! * [`tree`]: the thread's call tree, aggregated as it runs;
+//! * [`latency`]: a call path's latency histogram, next to its node;
+//! * [`heap_frames`]: the heap counters at each open section's start, for the counting allocator;
 //! * [`stack`]: the enter/exit steps on all of the above, and a consistent reading of them from any
 //!   thread (the call-tree snapshot protocol);
 //! * [`snapshot`]: every thread's reading as plain data (names, nanoseconds, totals).
 
 pub(crate) mod frames;
 pub(crate) mod guard;
+pub(crate) mod heap_frames;
+pub(crate) mod latency;
+pub(crate) mod marks;
+pub(crate) mod pending;
 pub(crate) mod record;
 pub(crate) mod retired;
 pub(crate) mod ring;

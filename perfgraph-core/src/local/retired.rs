@@ -43,6 +43,8 @@ pub struct Group {
     pub recorded: u64,
     /// Records lost to ring overflow, summed.
     pub dropped: u64,
+    /// CPU time, summed, ns.
+    pub cpu_ns: u64,
     /// Their call trees merged by call path: the root first, each node after its parent.
     pub nodes: Vec<NodeReading>,
 }
@@ -77,6 +79,8 @@ pub struct Exited<'a> {
     pub recorded: u64,
     /// Records lost.
     pub dropped: u64,
+    /// CPU time, ns.
+    pub cpu_ns: u64,
 }
 
 /// Every retired thread, by name.
@@ -123,6 +127,7 @@ impl Retired {
                     alive_ticks: 0,
                     recorded: 0,
                     dropped: 0,
+                    cpu_ns: 0,
                     nodes: Vec::new(),
                 });
                 self.by_name.insert(key.to_owned(), self.groups.len() - 1);
@@ -137,6 +142,7 @@ impl Retired {
         group.alive_ticks += t.exited_ticks.saturating_sub(t.born_ticks);
         group.recorded += t.recorded;
         group.dropped += t.dropped;
+        group.cpu_ns += t.cpu_ns;
         merge(
             &mut group.nodes,
             &mut self.children,
@@ -162,6 +168,9 @@ fn merge(
                     running: 0,
                     self_ticks: 0,
                     self_mem_kb: 0,
+                    asyncs: Default::default(),
+                    latency: Default::default(),
+                    heap: Default::default(),
                     ..n.clone()
                 });
                 0
@@ -180,6 +189,9 @@ fn merge(
                             running: 0,
                             self_ticks: 0,
                             self_mem_kb: 0,
+                            asyncs: Default::default(),
+                            latency: Default::default(),
+                            heap: Default::default(),
                         });
                         (into.len() - 1) as u32
                     }) as usize
@@ -191,6 +203,9 @@ fn merge(
         t.running += n.running;
         t.self_ticks += n.self_ticks;
         t.self_mem_kb += n.self_mem_kb;
+        t.asyncs.add(&n.asyncs);
+        t.latency.add(&n.latency);
+        t.heap.add(&n.heap);
     }
 }
 
@@ -207,6 +222,9 @@ mod tests {
             running: 0,
             self_ticks: 10 * calls,
             self_mem_kb: 0,
+            asyncs: Default::default(),
+            latency: Default::default(),
+            heap: Default::default(),
         }
     }
 
@@ -221,6 +239,7 @@ mod tests {
             exited_ticks: 200 + index as u64,
             recorded: 3,
             dropped: 1,
+            cpu_ns: 10 + index as u64,
         }
     }
 
@@ -259,6 +278,8 @@ mod tests {
         assert_eq!(g[1].shown_name(), "(unnamed) ×2");
         assert_eq!(g[2].shown_name(), "solo");
         assert_eq!((g[0].alive_ticks, g[0].recorded, g[0].dropped), (200, 6, 2));
+        // CPU times summed: 11 + 12.
+        assert_eq!(g[0].cpu_ns, 23);
         let calls: Vec<(u32, Option<usize>, u64)> = g[0]
             .nodes
             .iter()

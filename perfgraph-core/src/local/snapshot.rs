@@ -11,8 +11,9 @@ use super::thread::{self, ThreadState};
 use super::verbosity;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, Verbosity};
-use crate::base::{process, registry};
-use crate::data::report::{Report, RunInfo};
+use crate::base::{heap, identity, process, registry, sys};
+use crate::data::latency::Latency;
+use crate::data::report::{ProcessInfo, Report, RunInfo};
 use crate::data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot};
 
 /// Every thread's snapshot, in order of first section, with the one conversion all of their figures use
@@ -47,6 +48,7 @@ fn folded(g: &RetiredGroup, scale: Scale) -> ThreadSnapshot {
         exited_ns: Some(scale.to_ns(Ticks(g.exited_ticks))),
         recorded: g.recorded,
         dropped: g.dropped,
+        cpu_ns: g.cpu_ns,
         tree: build_tree(&g.nodes, scale),
         running: Vec::new(),
         group: Some(Group {
@@ -79,6 +81,14 @@ pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
         verbosity: verbosity::current().unwrap_or(Verbosity::Off),
         skipped: registry::skipped().iter().map(|s| s.name).collect(),
         needs_every_record: config.needs_every_record(),
+        process: ProcessInfo {
+            pid: sys::process_id(),
+            rank: identity::rank(),
+            host: identity::host().to_owned(),
+            start_unix_ns: identity::start_unix_ns(),
+        },
+        overhead_ns_per_section: process::overhead_ns(),
+        heap_counted: heap::installed(),
     };
     (run, threads)
 }
@@ -97,6 +107,7 @@ fn snapshot(t: &ThreadState, now: u64, scale: Scale) -> ThreadSnapshot {
         exited_ns: (exited != 0).then(|| scale.to_ns(Ticks(exited))),
         recorded: t.stack.ring.pushed(),
         dropped: t.dropped.load(std::sync::atomic::Ordering::Relaxed),
+        cpu_ns: t.read_cpu(),
         tree: build_tree(&nodes, scale),
         running: running
             .iter()
@@ -133,6 +144,22 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
                 total_ns: 0,
                 self_mem_bytes: n.self_mem_kb * 1024,
                 total_mem_bytes: 0,
+                polls: n.asyncs.polls,
+                wall_ns: scale.delta_ns(Ticks(n.asyncs.wall_ticks)),
+                max_wall_ns: scale.delta_ns(Ticks(n.asyncs.max_wall_ticks)),
+                cancelled: n.asyncs.cancelled,
+                latency: Latency::from_ticks(
+                    n.latency.min,
+                    n.latency.max,
+                    &n.latency.buckets,
+                    scale,
+                ),
+                allocs: 0,
+                alloc_bytes: 0,
+                self_allocs: n.heap.self_allocs,
+                self_alloc_bytes: n.heap.self_alloc_bytes,
+                heap_growth_bytes: n.heap.heap_growth,
+                heap_peak_bytes: n.heap.heap_peak,
             }
         })
         .collect();
@@ -149,6 +176,11 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
         });
         nodes[i].total_ns = nodes[i].self_ns + time;
         nodes[i].total_mem_bytes = nodes[i].self_mem_bytes + mem;
+        let (allocs, bytes) = nodes[i].children.iter().fold((0u64, 0u64), |(a, b), &c| {
+            (a + nodes[c].allocs, b + nodes[c].alloc_bytes)
+        });
+        nodes[i].allocs = nodes[i].self_allocs + allocs;
+        nodes[i].alloc_bytes = nodes[i].self_alloc_bytes + bytes;
     }
     let mut tree = CallTree { nodes };
     tree.reorder();

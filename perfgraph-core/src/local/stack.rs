@@ -33,9 +33,10 @@ use std::collections::HashMap;
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::Ordering;
 use crate::local::frames::{FrameData, FrameTable, Inside, OpenFrame, PUBLIC_DEPTH};
+use crate::local::latency::Counts;
 use crate::local::record::Record;
 use crate::local::ring::Ring;
-use crate::local::tree::{Node, Tree};
+use crate::local::tree::{AsyncNode, HeapNode, Node, Tree};
 
 /// A clock reading and the resident-memory figure, as the caller takes them when a section opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +45,26 @@ pub struct Sample {
     pub ticks: u64,
     /// Resident memory, KiB.
     pub mem_kb: u32,
+    /// Whether `mem_kb` was read for this section (`PERFGRAPH_MEM_EXACT`): its end then reads it too.
+    pub exact_mem: bool,
+}
+
+/// What the caller learns of a section as it closes it, to take its end figures ([`Stack::exit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ending {
+    /// The call's node (its index in the tree, for [`Stack::heap_of`]).
+    pub node: u32,
+    /// Whether the section read resident memory itself at its start ([`Sample::exact_mem`]).
+    pub exact_mem: bool,
+}
+
+/// The caller's figures at a section's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndSample {
+    /// Resident memory, KiB.
+    pub mem_kb: u32,
+    /// The section's exact heap growth passed live print's memory limit (goes into its record).
+    pub heap_alert: bool,
 }
 
 /// One section just closed, as the caller needs it to decide whether to wake the background thread.
@@ -53,6 +74,8 @@ pub struct Closed {
     pub depth: u32,
     /// Resident-memory change over the call, KiB.
     pub grown_kb: i64,
+    /// Its [`EndSample::heap_alert`].
+    pub heap_alert: bool,
 }
 
 /// The owner's view of one open frame: what it needs to close it. Decoded from the public table for the
@@ -122,6 +145,58 @@ pub struct NodeReading {
     pub self_ticks: u64,
     /// Memory change of the completed calls minus their children's, KiB.
     pub self_mem_kb: i64,
+    /// What timed futures added (all zero for a path no future entered).
+    pub asyncs: AsyncReading,
+    /// The completed calls' durations (ticks); empty for a path without a histogram.
+    pub latency: Counts,
+    /// What the counting allocator counted (all zero without it).
+    pub heap: HeapReading,
+}
+
+/// A [`HeapNode`] as a [`Reading`] saw it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeapReading {
+    /// Allocations made in the path and not in its children.
+    pub self_allocs: u64,
+    /// Bytes they asked for.
+    pub self_alloc_bytes: u64,
+    /// Net heap growth over the completed calls, children included, bytes.
+    pub heap_growth: i64,
+    /// The largest heap growth within one call, bytes.
+    pub heap_peak: u64,
+}
+
+impl HeapReading {
+    /// Adds `other`'s figures (the maximum of the peaks).
+    pub fn add(&mut self, other: &HeapReading) {
+        self.self_allocs += other.self_allocs;
+        self.self_alloc_bytes += other.self_alloc_bytes;
+        self.heap_growth += other.heap_growth;
+        self.heap_peak = self.heap_peak.max(other.heap_peak);
+    }
+}
+
+/// An [`AsyncNode`] as a [`Reading`] saw it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AsyncReading {
+    /// Polls.
+    pub polls: u64,
+    /// Wall time of the futures that ended at the node, summed, ticks.
+    pub wall_ticks: u64,
+    /// The longest of those, ticks.
+    pub max_wall_ticks: u64,
+    /// Futures dropped before they completed.
+    pub cancelled: u64,
+}
+
+impl AsyncReading {
+    /// Adds `other`'s figures (the maximum of the maxima).
+    pub fn add(&mut self, other: &AsyncReading) {
+        self.polls += other.polls;
+        self.wall_ticks += other.wall_ticks;
+        self.max_wall_ticks = self.max_wall_ticks.max(other.max_wall_ticks);
+        self.cancelled += other.cancelled;
+    }
 }
 
 /// A consistent reading of a [`Stack`], taken while its owner keeps recording.
@@ -177,14 +252,33 @@ impl Stack {
     /// previous one (in production, one thread makes them all).
     #[inline(always)]
     pub unsafe fn enter(&self, section: SectionId, sample: impl FnOnce() -> Sample) -> u32 {
+        // SAFETY: the caller's contract is this one's.
+        unsafe { self.enter_counted(section, sample, true) }
+    }
+
+    /// [`enter`](Stack::enter), counting a call only if `call` (a timed future's first poll counts one; its
+    /// later polls, and the drop of one cancelled, count none). With `call` a constant, as `enter` passes
+    /// it, the branch is gone once inlined: the synchronous hot path is unchanged.
+    ///
+    /// # Safety
+    /// As [`enter`](Stack::enter).
+    #[inline(always)]
+    pub unsafe fn enter_counted(
+        &self,
+        section: SectionId,
+        sample: impl FnOnce() -> Sample,
+        call: bool,
+    ) -> u32 {
         // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
         let own = unsafe { self.own() };
         let depth = own.depth;
         // SAFETY: `own.current` is always a node of `self.tree` (the root or a node `child_of` returned),
         // and nodes live as long as the tree.
         let n = self.tree.child_of(unsafe { &*own.current }, section);
-        n.calls
-            .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        if call {
+            n.calls
+                .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
         let node = n.index.load(Ordering::Relaxed);
         let at = sample();
         let data = FrameData {
@@ -192,6 +286,7 @@ impl Stack {
             node,
             mem_start_kb: at.mem_kb,
             start: at.ticks,
+            exact_mem: at.exact_mem,
         };
         let node_ptr: *const Node = n;
         if !self.frames.open(depth, own.enters, data, node_ptr.cast()) {
@@ -210,8 +305,10 @@ impl Stack {
     }
 
     /// Ends the section opened at `depth` (and any left open inside it), at `end` ticks. For each one it
-    /// closes, innermost first, it calls `mem_kb` for the resident memory, and `closed` once the call's
-    /// time is in.
+    /// closes, innermost first, it calls `at_end` for the resident memory (and whatever else the caller
+    /// takes at a section's end), and `closed` once the call's time is in. If sections opened after it are still open (sections interleaved on one thread: a
+    /// guard kept across an `.await` in a `!Send` future), it first calls `interleaved` with its section and
+    /// the innermost open one; they are ended with it, so the stack stays properly nested.
     ///
     /// # Safety
     /// Only the stack's owner may call this: `enter` and `exit` calls never overlap, each happens after the
@@ -221,7 +318,8 @@ impl Stack {
         &self,
         depth: u32,
         end: u64,
-        mut mem_kb: impl FnMut() -> u32,
+        mut at_end: impl FnMut(Ending) -> EndSample,
+        interleaved: impl FnOnce(SectionId, SectionId),
         mut closed: impl FnMut(Closed),
     ) {
         // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
@@ -230,11 +328,51 @@ impl Stack {
             if own.depth <= depth {
                 return; // already closed (a guard dropped out of order); nothing to do
             }
+            let (ended, open) = self.pair(own, depth);
+            interleaved(ended, open);
             while own.depth > depth + 1 {
-                closed(self.close(own, end, &mut mem_kb));
+                closed(self.close(own, end, &mut at_end));
             }
         }
-        closed(self.close(own, end, &mut mem_kb));
+        closed(self.close(own, end, &mut at_end));
+    }
+
+    /// The [`AsyncNode`] of the innermost open section's call path (the root's when none is open): where a
+    /// timed future that just entered counts its poll and, when it ends, its wall time.
+    ///
+    /// # Safety
+    /// Only the stack's owner may call this, as [`enter`](Stack::enter).
+    pub unsafe fn current_async(&self) -> &AsyncNode {
+        // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
+        let own = unsafe { self.own() };
+        // SAFETY: `own.current` is always a node of `self.tree`, which lives as long as `self`.
+        let index = unsafe { &*own.current }.index.load(Ordering::Relaxed);
+        self.tree.async_of(index)
+    }
+
+    /// Owner only: the [`HeapNode`] of node `index` (an [`Ending::node`]), allocated at first use.
+    ///
+    /// # Safety
+    /// Only the stack's owner may call this, as [`enter`](Stack::enter).
+    pub unsafe fn heap_of(&self, index: u32) -> &HeapNode {
+        self.tree.heap_of(index)
+    }
+
+    /// The sections open at `depth` and innermost, with `own` the owner's state.
+    #[cold]
+    #[inline(never)]
+    fn pair(&self, own: &Own, depth: u32) -> (SectionId, SectionId) {
+        let section_at = |d: u32| -> SectionId {
+            match self.frames.peek(d) {
+                Some((data, ..)) => data.section,
+                // Past the table: `deep` holds depth `len` onwards.
+                None => own
+                    .deep
+                    .get((d as usize).saturating_sub(self.frames.len()))
+                    .map_or(0, |f| f.data.section),
+            }
+        };
+        (section_at(depth), section_at(own.depth - 1))
     }
 
     /// The innermost open frame, as the owner closes it.
@@ -262,7 +400,12 @@ impl Stack {
 
     /// Closes the innermost open section. `own` is the owner's state (so this is the owner).
     #[inline(always)]
-    fn close(&self, own: &mut Own, end: u64, mem_kb: &mut impl FnMut() -> u32) -> Closed {
+    fn close(
+        &self,
+        own: &mut Own,
+        end: u64,
+        at_end: &mut impl FnMut(Ending) -> EndSample,
+    ) -> Closed {
         let f = self.innermost(own, end);
         let d = own.depth - 1;
         let elapsed = end.saturating_sub(f.data.start);
@@ -270,7 +413,11 @@ impl Stack {
         // `self.tree`, which lives as long as `self`.
         let n = unsafe { &*f.node };
         let own_ticks = elapsed.saturating_sub(f.child_ticks);
-        let mem_end = mem_kb();
+        let ending = at_end(Ending {
+            node: f.data.node,
+            exact_mem: f.data.exact_mem,
+        });
+        let mem_end = ending.mem_kb;
         let grown = mem_end as i64 - f.data.mem_start_kb as i64;
         // The root is never closed, so `n` has a parent.
         own.current = n.parent_node().map_or(own.current, |p| p as *const Node);
@@ -285,6 +432,7 @@ impl Stack {
             depth: d,
             mem_start_kb: f.data.mem_start_kb,
             mem_end_kb: mem_end,
+            heap_alert: ending.heap_alert,
         };
         self.ring.push(record.to_words());
         // The parent's share goes in before the lower depth: a reader that sees this frame closed then sees
@@ -299,6 +447,11 @@ impl Stack {
         }
         // It also publishes the ring push and the parent's share above.
         self.frames.publish_depth(d);
+        // The call's duration into its histogram: a bucket found from its leading zeros, one owner-only
+        // increment.
+        if let Some(h) = n.latency() {
+            h.record(elapsed);
+        }
         // The call's own time goes into its node last, so a reading never counts it twice: in its node and
         // again as running. (For an instant it may be missing, or subtracted twice from a running parent.)
         n.self_mem_kb.store(
@@ -314,6 +467,7 @@ impl Stack {
         Closed {
             depth: d,
             grown_kb: grown,
+            heap_alert: ending.heap_alert,
         }
     }
 
@@ -385,6 +539,25 @@ impl Stack {
                 // Acquire: pairs with the Release store in `close`; a call whose time this sees is closed in
                 // the frames read after it, so it is not counted again as running.
                 self_ticks: n.self_ticks.load(Ordering::Acquire),
+                asyncs: self
+                    .tree
+                    .async_get(id)
+                    .map_or_else(AsyncReading::default, |a| AsyncReading {
+                        polls: a.polls.load(Ordering::Relaxed),
+                        wall_ticks: a.wall_ticks.load(Ordering::Relaxed),
+                        max_wall_ticks: a.max_wall_ticks.load(Ordering::Relaxed),
+                        cancelled: a.cancelled.load(Ordering::Relaxed),
+                    }),
+                latency: n.latency().map(|h| h.read()).unwrap_or_default(),
+                heap: self
+                    .tree
+                    .heap_get(id)
+                    .map_or_else(HeapReading::default, |h| HeapReading {
+                        self_allocs: h.self_allocs.load(Ordering::Relaxed),
+                        self_alloc_bytes: h.self_alloc_bytes.load(Ordering::Relaxed),
+                        heap_growth: h.heap_growth.load(Ordering::Relaxed),
+                        heap_peak: h.heap_peak.load(Ordering::Relaxed),
+                    }),
             });
             let i = nodes.len() - 1;
             let mut kids: Vec<u32> = self.tree.children(id).collect();

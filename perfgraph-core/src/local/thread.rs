@@ -21,7 +21,7 @@
 //! ring, the frames ("what is running now") and the tree concurrently; the only thing it ever writes here is
 //! `watch`, on its own cache line, which the hot path only loads.
 
-use std::cell::Cell;
+use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -29,11 +29,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crossbeam_utils::CachePadded;
 
 use super::frames::{OpenFrame, PUBLIC_DEPTH};
+use super::heap_frames::HeapFrames;
+use super::record::Record;
 use super::retired::{Exited, Group, Retired};
 use super::ring::Ring;
-use super::stack::{Sample, Stack};
+use super::stack::{EndSample, Ending, Sample, Stack};
+use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
-use crate::base::{clock, config, process, sys};
+use crate::base::{clock, config, heap, process, sys};
 
 /// Records in each new thread's ring (`Config::ring_capacity`), set once at the runtime's start before
 /// any thread records.
@@ -69,7 +72,24 @@ pub struct ThreadState {
     pub watch: CachePadded<AtomicU32>,
     /// Ring records the background thread lost (it is their only writer).
     pub dropped: AtomicU64,
+    /// The thread's CPU-time clock, readable from other threads while it lives (`sys::own_cpu_clock`).
+    pub cpu_clock: Option<libc::clockid_t>,
+    /// Its CPU time (ns) at its first section: figures count from there, as its time alive does.
+    cpu_base_ns: u64,
+    /// Its CPU time (ns) as last read: by the background thread at its memory samples, by snapshots, and
+    /// once more by the thread itself as it exits. Only ever raised (`fetch_max`: CPU time only grows, and
+    /// a read that lost a race with the exit's must not lower it). Off the hot path, on a line of its own.
+    pub cpu_ns: CachePadded<AtomicU64>,
+    /// The heap counters at each open section's start, while the counting allocator is installed.
+    heap: OwnHeap,
 }
+
+/// [`HeapFrames`], touched by the owning thread only (its enter and exit).
+#[derive(Debug, Default)]
+struct OwnHeap(UnsafeCell<HeapFrames>);
+
+// SAFETY: only the owning thread touches the cell (`ThreadState::heap`'s contract); other threads never do.
+unsafe impl Sync for OwnHeap {}
 
 /// Memory growth (KiB) above which a section's end wakes the background thread; `i64::MAX` when nobody
 /// prints memory alerts.
@@ -77,6 +97,7 @@ pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
 impl ThreadState {
     fn new(index: u32, name: String, family: Option<String>, is_main: bool) -> ThreadState {
+        let cpu_base_ns = sys::own_cpu_ns().unwrap_or(0);
         ThreadState {
             index,
             name,
@@ -90,6 +111,49 @@ impl ThreadState {
             ),
             watch: CachePadded::new(AtomicU32::new(0)),
             dropped: AtomicU64::new(0),
+            cpu_clock: sys::own_cpu_clock(),
+            cpu_base_ns,
+            cpu_ns: CachePadded::new(AtomicU64::new(cpu_base_ns)),
+            heap: OwnHeap::default(),
+        }
+    }
+
+    /// The owner's heap frames.
+    ///
+    /// # Safety
+    /// Call only on the owning thread, and do not hold two results at once.
+    #[allow(clippy::mut_from_ref)] // reason: single-owner interior mutability, see `OwnHeap`'s Sync impl.
+    #[inline(always)]
+    unsafe fn heap(&self) -> &mut HeapFrames {
+        // SAFETY: the caller is the owning thread and holds no other reference (this fn's contract).
+        unsafe { &mut *self.heap.0.get() }
+    }
+
+    /// Reads the thread's CPU time now (while it lives; a system call) into [`cpu_ns`](Self::cpu_ns), and
+    /// returns the CPU time since its first section (ns). Any thread.
+    pub fn read_cpu(&self) -> u64 {
+        if !self.exited()
+            && let Some(ns) = self.cpu_clock.and_then(sys::cpu_clock_ns)
+        {
+            // Relaxed: a figure on its own; `fetch_max` keeps the largest of racing reads.
+            self.cpu_ns.fetch_max(ns, Ordering::Relaxed);
+        }
+        self.cpu_since_first_section()
+    }
+
+    /// CPU time since its first section (ns), as last read.
+    pub fn cpu_since_first_section(&self) -> u64 {
+        self.cpu_ns
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.cpu_base_ns)
+    }
+
+    /// A state no list knows of, with a small ring of its own: for measuring what recording a section costs
+    /// (the collector's start-up measurement), on the thread that makes it, which owns it.
+    pub fn detached() -> ThreadState {
+        ThreadState {
+            stack: Stack::new(256, PUBLIC_DEPTH),
+            ..ThreadState::new(u32::MAX, "(measurement)".to_owned(), None, false)
         }
     }
 
@@ -97,19 +161,69 @@ impl ThreadState {
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
+    /// `exact_mem`: the section reads resident memory itself at its start and end (`PERFGRAPH_MEM_EXACT`).
     #[inline(always)]
-    pub unsafe fn enter(&self, section: SectionId) -> u32 {
+    pub unsafe fn enter(&self, section: SectionId, exact_mem: bool) -> u32 {
+        // SAFETY: this is the owning thread (caller's contract).
+        if unsafe { self.heap() }.on {
+            // SAFETY: as above.
+            return unsafe { self.enter_counting(section, exact_mem, true) };
+        }
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        unsafe { self.stack.enter(section, || sample(exact_mem)) }
+    }
+
+    /// [`enter`](Self::enter) (or a poll's, counting a call only if `call`) with the counting allocator
+    /// installed: perfgraph's own allocations while the section opens go uncounted, then the section takes
+    /// the heap counters. Out of line: the path without the allocator stays as it was.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(never)]
+    unsafe fn enter_counting(&self, section: SectionId, exact_mem: bool, call: bool) -> u32 {
+        let was = heap::pause();
+        // SAFETY: this is the owning thread (caller's contract).
+        let depth = unsafe {
+            self.stack
+                .enter_counted(section, || sample(exact_mem), call)
+        };
+        // SAFETY: as above; no other `heap()` reference is held.
+        let frames = unsafe { self.heap() };
+        frames.reserve();
+        heap::resume(was);
+        frames.open();
+        depth
+    }
+
+    /// A timed future's poll, or the drop of a cancelled one: starts `section`, counting a call only if
+    /// `call` (the future's first poll). Returns the depth it opened at, and the path's [`AsyncNode`] (where
+    /// the poll counts and the future's wall time goes when it ends). Owner only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline]
+    pub unsafe fn enter_poll(&self, section: SectionId, call: bool) -> (u32, &AsyncNode) {
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
-            self.stack.enter(section, || {
-                let mem_kb = process::rss_kb();
-                Sample {
-                    ticks: clock::now().0,
-                    mem_kb,
-                }
-            })
+            let depth = if self.heap().on {
+                self.enter_counting(section, false, call)
+            } else {
+                self.stack.enter_counted(section, || sample(false), call)
+            };
+            (depth, self.stack.current_async())
         }
+    }
+
+    /// Pushes a record that is not a section call (a future's whole life, an instant event) into the ring,
+    /// for the trace. Owner only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    pub unsafe fn push_mark(&self, record: Record) {
+        // The ring's only writer is its owner: this thread (caller's contract).
+        self.stack.ring.push(record.to_words());
     }
 
     /// Ends the section opened at `depth` (and any left open inside it). Owner only.
@@ -119,16 +233,66 @@ impl ThreadState {
     #[inline(always)]
     pub unsafe fn exit(&self, depth: u32) {
         let end = clock::now().0;
+        // SAFETY: this is the owning thread (caller's contract).
+        if unsafe { self.heap() }.on {
+            // SAFETY: as above.
+            return unsafe { self.exit_counting(depth, end) };
+        }
+        let at_end = |e: Ending| EndSample {
+            mem_kb: mem_kb(e.exact_mem),
+            heap_alert: false,
+        };
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
-            self.stack.exit(depth, end, process::rss_kb, |closed| {
-                if closed.depth < self.watch.load(Ordering::Relaxed)
-                    || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
-                {
-                    process::wake();
-                }
-            });
+            self.stack
+                .exit(depth, end, at_end, note_interleaved, |closed| {
+                    if closed.depth < self.watch.load(Ordering::Relaxed)
+                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+                    {
+                        process::wake();
+                    }
+                });
+        }
+    }
+
+    /// [`exit`](Self::exit) with the counting allocator installed: each section closed takes its heap
+    /// figures into its node, and live print's memory rule follows its exact heap growth instead of the
+    /// resident-memory change. Out of line, as [`enter_counting`](Self::enter_counting).
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(never)]
+    unsafe fn exit_counting(&self, depth: u32, end: u64) {
+        // SAFETY: this is the owning thread (caller's contract); the only `heap()` reference held.
+        let frames = unsafe { self.heap() };
+        let alert_kb = MEM_ALERT_KB.load(Ordering::Relaxed);
+        let at_end = |e: Ending| {
+            let mem_kb = mem_kb(e.exact_mem);
+            let Some(call) = frames.close() else {
+                return EndSample {
+                    mem_kb,
+                    heap_alert: false,
+                };
+            };
+            // Its segment is perfgraph's own allocation (at a path's first end).
+            // SAFETY: this is the owning thread (caller's contract).
+            let node = heap::untracked(|| unsafe { self.stack.heap_of(e.node) });
+            node.add(call.self_allocs, call.self_bytes, call.growth, call.peak);
+            EndSample {
+                mem_kb,
+                heap_alert: call.growth / 1024 > alert_kb,
+            }
+        };
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        unsafe {
+            self.stack
+                .exit(depth, end, at_end, note_interleaved, |closed| {
+                    if closed.depth < self.watch.load(Ordering::Relaxed) || closed.heap_alert {
+                        process::wake();
+                    }
+                });
         }
     }
 
@@ -143,6 +307,53 @@ impl ThreadState {
         // Acquire: pairs with the Release store in `ExitHook::drop`; all the thread's writes are visible.
         self.exited_ticks.load(Ordering::Acquire) != 0
     }
+}
+
+/// A section's start: the clock, and resident memory (read now if `exact_mem`, else the last sample).
+#[inline(always)]
+fn sample(exact_mem: bool) -> Sample {
+    Sample {
+        ticks: clock::now().0,
+        mem_kb: mem_kb(exact_mem),
+        exact_mem,
+    }
+}
+
+/// Resident memory, KiB: read now if `exact`, else the last sample.
+#[inline(always)]
+fn mem_kb(exact: bool) -> u32 {
+    if exact {
+        process::exact_rss_kb()
+    } else {
+        process::rss_kb()
+    }
+}
+
+/// The first pair of interleaved sections seen (`(ended, still open)`), for the background thread's one
+/// warning; `0` while none was.
+static INTERLEAVED: AtomicU64 = AtomicU64::new(0);
+
+/// A guard of `ended` ended while `open`, a section opened after it on the same thread, was still open
+/// (a `time_section!` guard held across an `.await` in a `!Send` future): notes the first such pair and
+/// wakes the background thread, which prints the warning. `open` is ended with `ended` (the stack stays
+/// one of properly nested sections); its own guard's end is then a no-op.
+#[cold]
+#[inline(never)]
+fn note_interleaved(ended: SectionId, open: SectionId) {
+    let pair = (ended as u64) << 32 | open as u64 | 1 << 63;
+    // Relaxed: one word, read by the background thread whenever; only the first pair is kept.
+    if INTERLEAVED
+        .compare_exchange(0, pair, Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+    {
+        process::wake();
+    }
+}
+
+/// The first pair of interleaved sections, `(ended, still open)`, if any was seen.
+pub fn interleaved() -> Option<(SectionId, SectionId)> {
+    let pair = INTERLEAVED.load(Ordering::Relaxed);
+    (pair != 0).then_some((((pair >> 32) as u32) & 0x7fff_ffff, pair as u32))
 }
 
 /// The threads that recorded: the live ones (in order of first section) and the retired ones, folded. One
@@ -215,6 +426,7 @@ pub fn retire(state: &ThreadState, dropped: u64) -> bool {
         exited_ticks,
         recorded: state.stack.ring.pushed(),
         dropped,
+        cpu_ns: state.cpu_since_first_section(),
     };
     let mut t = threads();
     // The live list is in order of index.
@@ -254,7 +466,12 @@ impl Drop for ExitHook {
             // SAFETY: the pointer came from an `Arc` in the live list, which keeps it until the background
             // thread retires the thread, which it does only after it saw the store below.
             let state = unsafe { &*state };
-            // Release: pairs with the Acquire load in `exited`: the thread's last records are visible.
+            if let Some(ns) = sys::own_cpu_ns() {
+                // Relaxed: published by the Release store below.
+                state.cpu_ns.fetch_max(ns, Ordering::Relaxed);
+            }
+            // Release: pairs with the Acquire load in `exited`: the thread's last records (and its final CPU
+            // time) are visible.
             state
                 .exited_ticks
                 .store(clock::now().0.max(1), Ordering::Release);
@@ -312,9 +529,14 @@ pub fn current() -> &'static ThreadState {
     unsafe { &*ptr }
 }
 
+/// perfgraph's own allocations (the state, its ring, its name) never count against a section.
 #[cold]
 #[inline(never)]
 fn register() -> &'static ThreadState {
+    heap::untracked(register_untracked)
+}
+
+fn register_untracked() -> &'static ThreadState {
     let thread = std::thread::current();
     let is_main = sys::is_main_thread();
     let (name, family) = match thread.name() {

@@ -19,6 +19,7 @@
 
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::local::latency::{self, Block};
 
 /// "No node".
 pub const NIL: u32 = u32::MAX;
@@ -26,10 +27,13 @@ pub const NIL: u32 = u32::MAX;
 /// third node then takes the path that allocates and publishes a segment.
 const FIRST: usize = if crate::base::sync::MODEL { 2 } else { 64 };
 const SEGMENTS: usize = 26;
+/// Call paths per thread that get a latency histogram (30 KiB each): the first 1,023 made after the root.
+/// Paths past them (a recursion thousands deep) count their calls and times but not their latency.
+pub const LATENCY_PATHS: u32 = 1024;
 
 /// One call path. 64 bytes, so a node never shares a cache line with another thread's data.
 ///
-/// Invariants: `section`, `parent`, `index` and `parent_node` never change once the node is linked;
+/// Invariants: `section`, `index`, `parent_node` and `latency` never change once the node is linked;
 /// `first_child` and `next_sibling` only ever go from `NIL` (or an older node) to a newer, fully written node;
 /// the counters only grow, except `self_mem_kb`, a signed sum.
 #[derive(Debug)]
@@ -37,8 +41,6 @@ const SEGMENTS: usize = 26;
 pub struct Node {
     /// The section this path ends in (0 for the root).
     pub section: AtomicU32,
-    /// Parent node, `NIL` for the root.
-    pub parent: AtomicU32,
     /// Newest child, or `NIL`.
     pub first_child: AtomicU32,
     /// Next older sibling, or `NIL`.
@@ -50,6 +52,9 @@ pub struct Node {
     last_hit: AtomicPtr<Node>,
     /// The parent node (null for the root): where the owner's cursor goes back to when a call ends.
     parent_node: AtomicPtr<Node>,
+    /// The path's latency histogram, in a block of its own allocated with the node (null for the root,
+    /// for a path past the first [`LATENCY_PATHS`], or when the memory could not be had).
+    latency: AtomicPtr<Block>,
     /// Calls started.
     pub calls: AtomicU64,
     /// Ticks spent in this node and not in its children, over completed calls.
@@ -63,14 +68,14 @@ pub struct Node {
 const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Node>() == 64);
 
 impl Node {
-    fn init(&self, section: SectionId, parent: u32, index: u32, parent_node: *mut Node) {
+    fn init(&self, section: SectionId, index: u32, parent_node: *mut Node) {
         self.section.store(section, Ordering::Relaxed);
-        self.parent.store(parent, Ordering::Relaxed);
         self.first_child.store(NIL, Ordering::Relaxed);
         self.next_sibling.store(NIL, Ordering::Relaxed);
         self.index.store(index, Ordering::Relaxed);
         self.last_hit.store(std::ptr::null_mut(), Ordering::Relaxed);
         self.parent_node.store(parent_node, Ordering::Relaxed);
+        self.latency.store(std::ptr::null_mut(), Ordering::Relaxed);
         self.calls.store(0, Ordering::Relaxed);
         self.self_ticks.store(0, Ordering::Relaxed);
         self.self_mem_kb.store(0, Ordering::Relaxed);
@@ -83,6 +88,116 @@ impl Node {
         // the tree (and so as long as `self`); it was set before the node was linked.
         unsafe { self.parent_node.load(Ordering::Relaxed).as_ref() }
     }
+
+    /// The path's latency histogram, if it has one.
+    #[inline(always)]
+    pub fn latency(&self) -> Option<&Block> {
+        // SAFETY: a non-null `latency` points at this node's own block, allocated when the node was made
+        // and freed when the tree is dropped, after its last use; it was set before the node was linked
+        // (readers reach the node through an Acquire load).
+        unsafe { self.latency.load(Ordering::Relaxed).as_ref() }
+    }
+}
+
+/// What the timed futures (`perfgraph_core::Timed`) of one call path add to its node: kept
+/// beside the nodes, in segments of their own allocated at a path's first poll, so a program without futures
+/// pays nothing and a [`Node`] stays one cache line. Written by the owner only (plain load and store), on the
+/// poll path; readable by any thread.
+///
+/// Invariant: `polls` only grows; `wall_ticks`, `max_wall_ticks` and `cancelled` only grow, and are of the
+/// futures that ended at this node (completed in a poll here, or dropped while entered here).
+#[derive(Debug)]
+pub struct AsyncNode {
+    /// Polls of futures of this path on this thread.
+    pub polls: AtomicU64,
+    /// Futures ended here, their wall time (first poll to completion or drop) summed, ticks.
+    pub wall_ticks: AtomicU64,
+    /// The longest of those, ticks.
+    pub max_wall_ticks: AtomicU64,
+    /// Futures dropped here before they completed.
+    pub cancelled: AtomicU64,
+}
+
+impl AsyncNode {
+    /// Nothing counted yet (not a `Default`: loom's atomics have none).
+    fn new() -> AsyncNode {
+        AsyncNode {
+            polls: AtomicU64::new(0),
+            wall_ticks: AtomicU64::new(0),
+            max_wall_ticks: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
+        }
+    }
+
+    /// Owner only: counts a poll.
+    #[inline(always)]
+    pub fn poll(&self) {
+        self.polls
+            .store(self.polls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    /// Owner only: a future of this path ended after `wall` ticks, `cancelled` if it was dropped first.
+    pub fn end(&self, wall: u64, cancelled: bool) {
+        self.wall_ticks.store(
+            self.wall_ticks.load(Ordering::Relaxed) + wall,
+            Ordering::Relaxed,
+        );
+        if wall > self.max_wall_ticks.load(Ordering::Relaxed) {
+            self.max_wall_ticks.store(wall, Ordering::Relaxed);
+        }
+        if cancelled {
+            self.cancelled.store(
+                self.cancelled.load(Ordering::Relaxed) + 1,
+                Ordering::Relaxed,
+            );
+        }
+    }
+}
+
+/// What a [`CountingAllocator`](crate::base::heap::CountingAllocator) lets one call path count: kept
+/// beside the nodes like [`AsyncNode`], in segments allocated at a path's first completed call while the
+/// allocator is installed, so a program without it pays nothing and a [`Node`] stays one cache line.
+/// Written by the owner only (plain load and store) when a call ends; readable by any thread.
+///
+/// Invariant: the counters only grow, except `heap_growth`, a signed sum; all are over completed calls.
+#[derive(Debug)]
+pub struct HeapNode {
+    /// Allocations made in this path and not in its children.
+    pub self_allocs: AtomicU64,
+    /// Bytes they asked for.
+    pub self_alloc_bytes: AtomicU64,
+    /// Net heap growth (allocated minus freed, children included), bytes, summed over calls.
+    pub heap_growth: AtomicI64,
+    /// The largest heap growth within one call, above its start, bytes.
+    pub heap_peak: AtomicU64,
+}
+
+impl HeapNode {
+    /// Nothing counted yet (not a `Default`: loom's atomics have none).
+    fn new() -> HeapNode {
+        HeapNode {
+            self_allocs: AtomicU64::new(0),
+            self_alloc_bytes: AtomicU64::new(0),
+            heap_growth: AtomicI64::new(0),
+            heap_peak: AtomicU64::new(0),
+        }
+    }
+
+    /// Owner only: a call ended having made `allocs` allocations of `bytes` itself, its heap `growth`
+    /// over the call and `peak` at most above its start.
+    #[inline(always)]
+    pub fn add(&self, allocs: u64, bytes: u64, growth: i64, peak: u64) {
+        let add = |a: &AtomicU64, v: u64| a.store(a.load(Ordering::Relaxed) + v, Ordering::Relaxed);
+        add(&self.self_allocs, allocs);
+        add(&self.self_alloc_bytes, bytes);
+        self.heap_growth.store(
+            self.heap_growth.load(Ordering::Relaxed) + growth,
+            Ordering::Relaxed,
+        );
+        if peak > self.heap_peak.load(Ordering::Relaxed) {
+            self.heap_peak.store(peak, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The node storage of one thread. Node 0 is the root.
@@ -90,6 +205,12 @@ impl Node {
 pub struct Tree {
     /// Segment `k` (64 << k nodes) or null; written once, freed on drop.
     segments: [AtomicPtr<Node>; SEGMENTS],
+    /// The [`AsyncNode`]s of the same indices, segment by segment as in `segments`; null until a poll
+    /// needs one. Written once (by the owner), freed on drop.
+    asyncs: [AtomicPtr<AsyncNode>; SEGMENTS],
+    /// The [`HeapNode`]s of the same indices, as `asyncs`; null until a call there ends while the
+    /// counting allocator is installed.
+    heaps: [AtomicPtr<HeapNode>; SEGMENTS],
     /// Nodes in use. Written only by the owner (Release after a node is initialised).
     len: AtomicU32,
 }
@@ -108,10 +229,12 @@ impl Tree {
         let tree = Tree {
             // Not a `const` block: loom's atomics have no `const fn new`.
             segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            asyncs: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            heaps: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             len: AtomicU32::new(0),
         };
         let root = tree.slot(0);
-        root.init(0, NIL, 0, std::ptr::null_mut());
+        root.init(0, 0, std::ptr::null_mut());
         tree.len.store(1, Ordering::Release);
         tree
     }
@@ -124,12 +247,12 @@ impl Tree {
             let nodes: Box<[Node]> = (0..FIRST << segment)
                 .map(|_| Node {
                     section: AtomicU32::new(0),
-                    parent: AtomicU32::new(NIL),
                     first_child: AtomicU32::new(NIL),
                     next_sibling: AtomicU32::new(NIL),
                     index: AtomicU32::new(NIL),
                     last_hit: AtomicPtr::new(std::ptr::null_mut()),
                     parent_node: AtomicPtr::new(std::ptr::null_mut()),
+                    latency: AtomicPtr::new(std::ptr::null_mut()),
                     calls: AtomicU64::new(0),
                     self_ticks: AtomicU64::new(0),
                     self_mem_kb: AtomicI64::new(0),
@@ -169,6 +292,58 @@ impl Tree {
         // SAFETY: only the owner calls this, with indices it created; the segment was allocated by the owner
         // itself (so Relaxed sees it) and lives as long as `self`.
         unsafe { &*ptr.add(offset) }
+    }
+
+    /// Owner only: the [`AsyncNode`] of node `index` (a node of this tree), allocating its segment at the
+    /// first poll there.
+    pub fn async_of(&self, index: u32) -> &AsyncNode {
+        let (segment, offset) = locate(index);
+        let mut ptr = self.asyncs[segment].load(Ordering::Relaxed);
+        if ptr.is_null() {
+            let nodes: Box<[AsyncNode]> = (0..FIRST << segment).map(|_| AsyncNode::new()).collect();
+            ptr = Box::into_raw(nodes).cast::<AsyncNode>();
+            // Release: pairs with the Acquire load in `async_get`; readers see initialised memory.
+            self.asyncs[segment].store(ptr, Ordering::Release);
+        }
+        // SAFETY: `ptr` points at a live segment of `FIRST << segment` entries (never freed before `self`),
+        // and `offset` is below that length by construction of `locate`.
+        unsafe { &*ptr.add(offset) }
+    }
+
+    /// Reader side: the [`AsyncNode`] of node `index`, if a poll ever allocated its segment.
+    pub fn async_get(&self, index: u32) -> Option<&AsyncNode> {
+        let (segment, offset) = locate(index);
+        // Acquire: pairs with the Release store in `async_of`.
+        let ptr = self.asyncs.get(segment)?.load(Ordering::Acquire);
+        // SAFETY: a non-null segment holds `FIRST << segment > offset` initialised entries that live as long
+        // as `self`.
+        unsafe { ptr.as_ref().map(|_| &*ptr.add(offset)) }
+    }
+
+    /// Owner only: the [`HeapNode`] of node `index` (a node of this tree), allocating its segment at the
+    /// first call there that ends with the counting allocator installed.
+    pub fn heap_of(&self, index: u32) -> &HeapNode {
+        let (segment, offset) = locate(index);
+        let mut ptr = self.heaps[segment].load(Ordering::Relaxed);
+        if ptr.is_null() {
+            let nodes: Box<[HeapNode]> = (0..FIRST << segment).map(|_| HeapNode::new()).collect();
+            ptr = Box::into_raw(nodes).cast::<HeapNode>();
+            // Release: pairs with the Acquire load in `heap_get`; readers see initialised memory.
+            self.heaps[segment].store(ptr, Ordering::Release);
+        }
+        // SAFETY: `ptr` points at a live segment of `FIRST << segment` entries (never freed before `self`),
+        // and `offset` is below that length by construction of `locate`.
+        unsafe { &*ptr.add(offset) }
+    }
+
+    /// Reader side: the [`HeapNode`] of node `index`, if a call there ever allocated its segment.
+    pub fn heap_get(&self, index: u32) -> Option<&HeapNode> {
+        let (segment, offset) = locate(index);
+        // Acquire: pairs with the Release store in `heap_of`.
+        let ptr = self.heaps.get(segment)?.load(Ordering::Acquire);
+        // SAFETY: a non-null segment holds `FIRST << segment > offset` initialised entries that live as long
+        // as `self`.
+        unsafe { ptr.as_ref().map(|_| &*ptr.add(offset)) }
     }
 
     /// Number of nodes.
@@ -223,9 +398,11 @@ impl Tree {
     #[cold]
     fn add_child(&self, p: &Node, section: SectionId) -> &Node {
         let index = self.len.load(Ordering::Relaxed);
-        let parent = p.index.load(Ordering::Relaxed);
         let node = self.slot(index);
-        node.init(section, parent, index, p as *const Node as *mut Node);
+        node.init(section, index, p as *const Node as *mut Node);
+        if index < LATENCY_PATHS {
+            node.latency.store(latency::allocate(), Ordering::Relaxed);
+        }
         node.next_sibling
             .store(p.first_child.load(Ordering::Relaxed), Ordering::Relaxed);
         // Release (both): pair with Acquire loads in readers (`get`, child iteration); the node is initialised.
@@ -261,12 +438,35 @@ impl Default for Tree {
 
 impl Drop for Tree {
     fn drop(&mut self) {
+        for index in 1..self.len.load(Ordering::Relaxed).min(LATENCY_PATHS) {
+            // SAFETY: a node's block is null or came from `latency::allocate` in `add_child`, and `&mut
+            // self` means nobody uses it any more.
+            unsafe { latency::free(self.node(index).latency.load(Ordering::Relaxed)) };
+        }
         for (segment, ptr) in self.segments.iter().enumerate() {
             let ptr = ptr.load(Ordering::Relaxed);
             if !ptr.is_null() {
                 let len = FIRST << segment;
                 // SAFETY: `ptr` came from `Box::<[Node]>::into_raw` of exactly `len` nodes in `slot`, and
                 // `&mut self` means nobody else uses it any more.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
+            }
+        }
+        for (segment, ptr) in self.asyncs.iter().enumerate() {
+            let ptr = ptr.load(Ordering::Relaxed);
+            if !ptr.is_null() {
+                let len = FIRST << segment;
+                // SAFETY: `ptr` came from `Box::<[AsyncNode]>::into_raw` of exactly `len` entries in
+                // `async_of`, and `&mut self` means nobody else uses it any more.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
+            }
+        }
+        for (segment, ptr) in self.heaps.iter().enumerate() {
+            let ptr = ptr.load(Ordering::Relaxed);
+            if !ptr.is_null() {
+                let len = FIRST << segment;
+                // SAFETY: `ptr` came from `Box::<[HeapNode]>::into_raw` of exactly `len` entries in
+                // `heap_of`, and `&mut self` means nobody else uses it any more.
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
             }
         }

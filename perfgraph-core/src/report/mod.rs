@@ -5,7 +5,15 @@
 //!   the program whose total is the run's wall time;
 //! * `branch`: `Heaviest Branch:`, the same columns along the child with the largest total at each level;
 //! * `sections[=N]`: `Heaviest Sections:`, self time summed per section name;
-//! * `threads`: `Threads:`, per thread its time alive, time inside top-level sections and calls.
+//! * `latency`: `Latency:`, per section (the rows of `Heaviest Sections:`) its calls' durations: minimum,
+//!   percentiles, maximum;
+//! * `threads`: `Threads:`, per thread its time alive, time inside top-level sections, CPU time and calls;
+//! * `async`: `Async Sections:`, per section of timed futures its futures, polls, busy and wall time, and
+//!   cancellations;
+//! * `alloc`: `Allocations:`, per section its allocations and bytes (inclusive and self) and its peak heap
+//!   growth, as the counting allocator counted them (only when it was installed);
+//! * `Processes:` (a merge of many processes' runs only): per call path, how its total time spread over
+//!   the processes.
 
 pub(crate) mod table;
 
@@ -101,8 +109,76 @@ impl Report {
         )
     }
 
+    /// The `Latency:` table (without its heading): the sections of [`sections_table`](Report::sections_table)
+    /// for `n`, in its order, with their completed calls' durations (all paths and threads merged); a
+    /// section none of whose calls has a histogram (the program's row) is left out.
+    pub fn latency_table(&self, n: usize) -> String {
+        let rows: Vec<Vec<Cell>> = self
+            .heaviest_sections(n)
+            .iter()
+            .filter(|s| s.latency.count > 0)
+            .map(|s| {
+                let l = &s.latency;
+                vec![
+                    Cell::Text(shown(s.name)),
+                    Cell::Int(l.count as i64),
+                    Cell::Fixed(millis(l.min_ns), 3),
+                    Cell::Fixed(millis(l.percentile(50.0)), 3),
+                    Cell::Fixed(millis(l.percentile(90.0)), 3),
+                    Cell::Fixed(millis(l.percentile(99.0)), 3),
+                    Cell::Fixed(millis(l.max_ns), 3),
+                ]
+            })
+            .collect();
+        table::render(
+            &[
+                "Section", "Calls", "Min(ms)", "p50(ms)", "p90(ms)", "p99(ms)", "Max(ms)",
+            ],
+            &rows,
+        )
+    }
+
+    /// The `Processes:` table (without its heading) of a merge of many processes' runs: per call path (as
+    /// in the graph, down to [`TABLE_DEPTH`]), how many processes have it and the minimum, average and
+    /// maximum of its total time over them, with the rank that had the maximum. Empty for one process's
+    /// run.
+    pub fn processes_table(&self) -> String {
+        let Some(merged) = &self.merged else {
+            return String::new();
+        };
+        let rows: Vec<Vec<Cell>> = (0..self.tree.nodes.len())
+            .filter(|&i| self.tree.nodes[i].depth <= TABLE_DEPTH)
+            .filter_map(|i| Some((&self.tree.nodes[i], merged.spread.get(i)?)))
+            .map(|(n, s)| {
+                vec![
+                    Cell::Text(format!(
+                        "{}{}",
+                        "  ".repeat(n.depth as usize),
+                        shown(n.name)
+                    )),
+                    Cell::Int(i64::from(s.processes)),
+                    Cell::Fixed(seconds(s.min_ns), 3),
+                    Cell::Fixed(seconds(s.avg_ns()), 3),
+                    Cell::Fixed(seconds(s.max_ns), 3),
+                    Cell::Int(i64::from(s.max_rank)),
+                ]
+            })
+            .collect();
+        table::render(
+            &[
+                "Section",
+                "Processes",
+                "Min(s)",
+                "Avg(s)",
+                "Max(s)",
+                "Max rank",
+            ],
+            &rows,
+        )
+    }
+
     /// The `Threads:` table (without its heading): per thread, wall time alive, time inside top-level
-    /// sections and its share of the time alive, and calls.
+    /// sections and its share of the time alive, CPU time and its share of the time alive, and calls.
     pub fn threads_table(&self) -> String {
         let rows: Vec<Vec<Cell>> = self
             .threads
@@ -110,21 +186,98 @@ impl Report {
             .enumerate()
             .map(|(i, t)| {
                 process::progress_at(i);
-                let pct = match t.alive_ns {
+                let of_alive = |ns: u64| match t.alive_ns {
                     0 => 0.0,
-                    alive => 100.0 * t.busy_ns as f64 / alive as f64,
+                    alive => 100.0 * ns as f64 / alive as f64,
                 };
                 vec![
                     Cell::Text(shown(&t.name)),
                     Cell::Fixed(seconds(t.alive_ns), 3),
                     Cell::Fixed(seconds(t.busy_ns), 3),
-                    Cell::Percent(pct),
+                    Cell::Percent(of_alive(t.busy_ns)),
+                    Cell::Fixed(seconds(t.cpu_ns), 3),
+                    Cell::Percent(of_alive(t.cpu_ns)),
                     Cell::Int(t.calls as i64),
                 ]
             })
             .collect();
         table::render(
-            &["Thread", "Alive(s)", "In sections(s)", "%", "Calls"],
+            &[
+                "Thread",
+                "Alive(s)",
+                "In sections(s)",
+                "%",
+                "CPU(s)",
+                "CPU %",
+                "Calls",
+            ],
+            &rows,
+        )
+    }
+
+    /// The `Async Sections:` table (without its heading): per section of timed futures (`#[timed] async
+    /// fn`, `time_future!`, `tracing` spans entered per poll), its futures (`Calls`), their polls, busy time
+    /// (inside polls), wall time summed and the longest, and how many were dropped before completing.
+    pub fn async_table(&self) -> String {
+        let rows: Vec<Vec<Cell>> = self
+            .async_sections()
+            .iter()
+            .map(|s| {
+                vec![
+                    Cell::Text(shown(s.name)),
+                    Cell::Int(s.calls as i64),
+                    Cell::Int(s.polls as i64),
+                    Cell::Fixed(seconds(s.busy_ns), 3),
+                    Cell::Fixed(seconds(s.wall_ns), 3),
+                    Cell::Fixed(seconds(s.max_wall_ns), 3),
+                    Cell::Int(s.cancelled as i64),
+                ]
+            })
+            .collect();
+        table::render(
+            &[
+                "Section",
+                "Calls",
+                "Polls",
+                "Busy(s)",
+                "Wall(s)",
+                "Max wall(s)",
+                "Cancelled",
+            ],
+            &rows,
+        )
+    }
+
+    /// The `Allocations:` table (without its heading): per section, as the counting allocator
+    /// (`CountingAllocator`) counted them, its calls, its allocations and their megabytes children
+    /// included, the same made in the section itself, and the largest heap growth within one call.
+    pub fn alloc_table(&self) -> String {
+        let mb = |bytes: u64| bytes as f64 / 1e6;
+        let rows: Vec<Vec<Cell>> = self
+            .alloc_sections()
+            .iter()
+            .map(|s| {
+                vec![
+                    Cell::Text(shown(s.name)),
+                    Cell::Int(s.calls as i64),
+                    Cell::Int(s.allocs as i64),
+                    Cell::Fixed(mb(s.alloc_bytes), 3),
+                    Cell::Int(s.self_allocs as i64),
+                    Cell::Fixed(mb(s.self_alloc_bytes), 3),
+                    Cell::Fixed(mb(s.heap_peak_bytes), 3),
+                ]
+            })
+            .collect();
+        table::render(
+            &[
+                "Section",
+                "Calls",
+                "Allocs",
+                "Alloc(MB)",
+                "Self allocs",
+                "Self alloc(MB)",
+                "Peak(MB)",
+            ],
             &rows,
         )
     }
@@ -182,17 +335,46 @@ impl Report {
                  folded exports).\n"
             ));
         }
+        let cancelled: u64 = self.tree.nodes.iter().skip(1).map(|n| n.cancelled).sum();
+        if cancelled > 0 {
+            let mut sections: Vec<&str> = Vec::new();
+            for n in self.tree.nodes.iter().skip(1).filter(|n| n.cancelled > 0) {
+                if !sections.contains(&n.name) {
+                    sections.push(n.name);
+                }
+            }
+            let names: Vec<String> = sections.iter().map(|name| shown(name)).collect();
+            out.push_str(&format!(
+                "Cancelled: {cancelled} future{} dropped before completing ({}); their busy and wall time up \
+                 to the drop is included.\n",
+                if cancelled == 1 { "" } else { "s" },
+                names.join(", ")
+            ));
+        }
         let running: u64 = self.tree.nodes.iter().skip(1).map(|n| n.running).sum();
         if running > 0 {
             out.push_str(&format!(
                 "Running: {running} calls had not ended; their time so far is included.\n"
             ));
         }
+        if let Some(ns) = self.overhead_ns_per_section {
+            let calls: u64 = self.tree.nodes.iter().skip(1).map(|n| n.calls).sum();
+            let cost_s = ns * calls as f64 / 1e9;
+            let share = match self.wall_ns {
+                0 => 0.0,
+                wall => 100.0 * cost_s * 1e9 / wall as f64,
+            };
+            out.push_str(&format!(
+                "Instrumentation: {ns:.1} ns per section; {cost_s:.3} s over {calls} calls ({share:.2}% of \
+                 the run)\n"
+            ));
+        }
         out
     }
 
     /// The reports `selection` asks for, as printed at exit: for each, a blank line, its heading and its
-    /// table (MOOSE's order: graph, branch, sections; then threads), then the footer lines. Empty when
+    /// table (MOOSE's order: graph, branch, sections; then latency, threads, async, alloc, and for a merge of many
+    /// processes' runs, processes), then the footer lines. Empty when
     /// nothing is selected.
     pub fn render(&self, selection: &ReportSelection) -> String {
         if selection.is_empty() {
@@ -211,9 +393,27 @@ impl Report {
             out.push_str("\nHeaviest Sections:\n");
             out.push_str(&self.sections_table(n));
         }
+        if selection.latency {
+            out.push_str("\nLatency:\n");
+            out.push_str(&self.latency_table(selection.sections.unwrap_or(10)));
+        }
         if selection.threads {
             out.push_str("\nThreads:\n");
             out.push_str(&self.threads_table());
+        }
+        // Only a run with timed futures has an async table to print.
+        if selection.asyncs && self.tree.nodes.iter().any(|n| n.is_async()) {
+            out.push_str("\nAsync Sections:\n");
+            out.push_str(&self.async_table());
+        }
+        // Only a run with the counting allocator installed has allocations to print.
+        if selection.alloc && self.heap_counted {
+            out.push_str("\nAllocations:\n");
+            out.push_str(&self.alloc_table());
+        }
+        if self.merged.is_some() {
+            out.push_str("\nProcesses:\n");
+            out.push_str(&self.processes_table());
         }
         out.push_str(&self.footer());
         out
@@ -234,6 +434,10 @@ impl fmt::Display for Report {
 
 fn seconds(ns: u64) -> f64 {
     ns as f64 / 1e9
+}
+
+fn millis(ns: u64) -> f64 {
+    ns as f64 / 1e6
 }
 
 fn average(ns: u64, calls: u64) -> f64 {

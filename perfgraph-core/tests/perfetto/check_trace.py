@@ -39,6 +39,8 @@ def main():
     events = defaultdict(list)  # track uuid -> [(ts, order, kind, name, category, annotations)]
     memory = []
     markers = []
+    instants = []  # tracing events on thread tracks: (name, span)
+    cpu = defaultdict(list)  # thread name -> [percent]
     end = None
     order = 0
     for p in trace.packet:
@@ -47,11 +49,14 @@ def main():
             d = p.track_descriptor
             desc = {"name": d.name}
             if d.HasField("process"):
-                desc = {"process": d.process.process_name, "pid": d.process.pid}
+                desc = {"process": d.process.process_name, "pid": d.process.pid,
+                        "labels": list(d.process.process_labels)}
             if d.HasField("thread"):
                 desc = {"thread": d.thread.thread_name, "tid": d.thread.tid, "pid": d.thread.pid}
             if d.HasField("counter"):
                 desc["counter_unit"] = d.counter.unit
+            if d.HasField("parent_uuid"):
+                desc["parent"] = d.parent_uuid
             tracks[d.uuid] = desc
             continue
         if p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
@@ -79,14 +84,22 @@ def main():
             st["strings"][s.iid] = s.str.decode()
         if not p.HasField("track_event"):
             fail("a packet that is neither a track, a sequence's start nor a track event")
-        ts = st["last"] + p.timestamp
-        st["last"] = ts
+        if p.HasField("timestamp_clock_id") and p.timestamp_clock_id == 6:
+            # BOOTTIME, absolute: the sequence's delta clock does not move.
+            ts = p.timestamp
+        else:
+            ts = st["last"] + p.timestamp
+            st["last"] = ts
         e = p.track_event
         track = e.track_uuid if e.HasField("track_uuid") else st["track"]
         if track not in tracks:
             fail(f"event on undescribed track {track}")
         if e.type == TE.TYPE_COUNTER:
-            memory.append((ts, e.counter_value))
+            parent = tracks.get(tracks[track].get("parent"), {})
+            if "thread" in parent:
+                cpu[parent["thread"]].append(e.counter_value)
+            else:
+                memory.append((ts, e.counter_value))
             continue
         name = st["names"][e.name_iid] if e.HasField("name_iid") else e.name
         annotations = {}
@@ -102,6 +115,8 @@ def main():
         if e.type == TE.TYPE_INSTANT:
             if name == "perfgraph trace end":
                 end = annotations
+            elif "thread" in tracks[track]:
+                instants.append([name, annotations.get("span")])
             else:
                 markers.append(name)
             continue
@@ -110,6 +125,7 @@ def main():
         order += 1
 
     threads = {}
+    futures = []  # (name, id, cancelled), each on its own track
     calls = 0
     unfinished = 0
     names = defaultdict(int)
@@ -117,6 +133,13 @@ def main():
     for track, evs in events.items():
         # As trace processor: by time; at equal times an end before a begin.
         evs.sort(key=lambda x: (x[0], 0 if x[2] == TE.TYPE_SLICE_END else 1, x[1]))
+        if "thread" not in tracks[track]:
+            # A future's track: one slice, begun before it ends.
+            if [x[2] for x in evs] != [TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END]:
+                fail(f"a future's track {tracks[track]} holds {evs}")
+            a = evs[0][5]
+            futures.append([evs[0][3], a.get("id"), a.get("cancelled")])
+            continue
         stack = []
         max_depth = 0
         for ts, _, kind, name, category, annotations in evs:
@@ -147,6 +170,9 @@ def main():
         "process": [t for t in tracks.values() if "process" in t],
         "memory_samples": len(memory),
         "markers": markers,
+        "instants": instants,
+        "futures": sorted(futures),
+        "cpu": {k: len(v) for k, v in cpu.items()},
         "end": end,
     }, sys.stdout, indent=1, sort_keys=True)
 

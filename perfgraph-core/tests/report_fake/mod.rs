@@ -2,7 +2,9 @@
 //! round times, as the runtime would have produced them for a small solver run on two threads.
 #![allow(dead_code)] // reason: each test binary uses a different subset.
 
-use perfgraph_core::{CallNode, CallTree, Report, RunInfo, ThreadSnapshot, Verbosity};
+use perfgraph_core::{
+    CallNode, CallTree, Latency, ProcessInfo, Report, RunInfo, ThreadSnapshot, Verbosity,
+};
 
 /// One call path: depth (1 = top level), name, calls, self time (ms), self memory (MB, decimal).
 pub type Path = (u32, &'static str, u64, u64, i64);
@@ -34,6 +36,11 @@ pub fn tree(paths: &[Path]) -> CallTree {
         });
         nodes[i].total_ns = nodes[i].self_ns + t;
         nodes[i].total_mem_bytes = nodes[i].self_mem_bytes + m;
+        let (a, b) = nodes[i].children.iter().fold((0, 0), |(a, b), &c| {
+            (a + nodes[c].allocs, b + nodes[c].alloc_bytes)
+        });
+        nodes[i].allocs = nodes[i].self_allocs + a;
+        nodes[i].alloc_bytes = nodes[i].self_alloc_bytes + b;
     }
     CallTree { nodes }
 }
@@ -91,10 +98,36 @@ fn node(
         total_ns: 0,
         self_mem_bytes: self_mb * 1_000_000,
         total_mem_bytes: 0,
+        polls: 0,
+        wall_ns: 0,
+        max_wall_ns: 0,
+        cancelled: 0,
+        latency: latency(calls, self_ms * 1_000_000),
+        allocs: 0,
+        alloc_bytes: 0,
+        self_allocs: calls * 4,
+        self_alloc_bytes: self_mb.unsigned_abs() * 1_500_000,
+        heap_growth_bytes: self_mb * 1_000_000,
+        heap_peak_bytes: self_mb.unsigned_abs() * 2_000_000,
     }
 }
 
-/// A thread snapshot with `tree`, alive from `started_ms` to `exited_ms` (None: still running).
+/// A made-up spread of `calls` calls around `ns / calls`: a fifth at a third of it, a tenth at three
+/// times, the rest at it.
+fn latency(calls: u64, ns: u64) -> Latency {
+    let mut l = Latency::default();
+    let Some(avg) = ns.checked_div(calls) else {
+        return l;
+    };
+    let (short, long) = (calls / 5, calls / 10);
+    l.record(avg / 3, short);
+    l.record(avg * 3, long);
+    l.record(avg, calls - short - long);
+    l
+}
+
+/// A thread snapshot with `tree`, alive from `started_ms` to `exited_ms` (None: still running), on CPU for
+/// nine tenths of its time in sections.
 pub fn thread(
     index: u32,
     name: &str,
@@ -111,6 +144,7 @@ pub fn thread(
         exited_ns: exited_ms.map(|ms| ms * 1_000_000),
         recorded: tree.nodes.iter().map(|n| n.calls).sum(),
         dropped,
+        cpu_ns: tree.nodes.iter().map(|n| n.self_ns).sum::<u64>() / 10 * 9,
         tree,
         running: Vec::new(),
         group: None,
@@ -158,6 +192,14 @@ pub fn solver_report(verbosity: Verbosity, worker_dropped: u64) -> Report {
         verbosity,
         skipped,
         needs_every_record: true,
+        process: ProcessInfo {
+            pid: 4242,
+            rank: 0,
+            host: "node1".to_owned(),
+            start_unix_ns: 1_700_000_000_000_000_000,
+        },
+        overhead_ns_per_section: Some(24.5),
+        heap_counted: false,
     };
     Report::build(run, &solver_threads(worker_dropped))
 }

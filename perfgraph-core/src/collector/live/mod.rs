@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, LiveMode};
-use crate::base::{process, registry, sys};
+use crate::base::{heap, process, registry, sys};
 use crate::collector::capture;
 use crate::local::record::Record;
 use crate::local::thread::ThreadState;
@@ -181,13 +181,19 @@ impl Live {
             self.printer.panicked(t, at);
         }
         let all = self.printer.all();
+        // With the counting allocator installed, the memory rule follows each call's exact heap growth.
+        let heap_rule = heap::installed();
         for r in records {
             // Most records are short sections nobody shows: skip them before any lookup. (Deciding the kept
             // ones only removes calls the printer expects, so what this skips stays skipped.)
             let grown = r.mem_end_kb as i64 - r.mem_start_kb as i64;
+            let over_mem_limit = match heap_rule {
+                true => r.heap_alert,
+                false => grown > self.mem_limit_kb as i64,
+            };
             if !all
                 && r.end.saturating_sub(r.start) <= limit
-                && grown <= self.mem_limit_kb as i64
+                && !over_mem_limit
                 && !self.printer.expects(t, r.depth, r.start)
             {
                 continue;
@@ -205,6 +211,7 @@ impl Live {
                 end: r.end,
                 mem_start_kb: r.mem_start_kb,
                 mem_end_kb: r.mem_end_kb,
+                heap_alert: heap_rule.then_some(r.heap_alert),
             };
             self.drained.push(Drained::Ended(t, ended));
         }

@@ -62,6 +62,9 @@ pub struct Ended {
     pub mem_start_kb: u32,
     /// Resident memory at the end, KiB.
     pub mem_end_kb: u32,
+    /// With the counting allocator installed: whether the call's exact heap growth passed the memory
+    /// limit, which the memory rule then follows instead of the resident-memory change. `None` without it.
+    pub heap_alert: Option<bool>,
 }
 
 /// How a printed call's line began.
@@ -197,9 +200,12 @@ impl Printer {
 
     fn must_print(&self, e: &Ended) -> bool {
         let grown = e.mem_end_kb as i64 - e.mem_start_kb as i64;
+        let over_mem_limit = e
+            .heap_alert
+            .unwrap_or(grown > self.settings.mem_limit_kb as i64);
         self.settings.all
             || e.end.saturating_sub(e.call.start) > self.settings.time_limit
-            || grown > self.settings.mem_limit_kb as i64
+            || over_mem_limit
     }
 
     /// The drain of `thread`'s ring that delivered the last [`ended`](Printer::ended) calls is complete;
@@ -419,6 +425,7 @@ impl Printer {
                 let ended = Ended {
                     call: open.call,
                     end: now.max(open.call.start),
+                    heap_alert: None,
                     mem_start_kb: mem_kb,
                     mem_end_kb: mem_kb,
                 };

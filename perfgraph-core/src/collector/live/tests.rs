@@ -193,6 +193,7 @@ impl Sim {
                         let ended = Ended {
                             call,
                             end: now,
+                            heap_alert: None,
                             mem_start_kb: mem,
                             mem_end_kb: kib(mem_mb),
                         };
@@ -204,6 +205,7 @@ impl Sim {
                         self.late[thread].push(Ended {
                             call,
                             end: now,
+                            heap_alert: None,
                             mem_start_kb: mem,
                             mem_end_kb: mem,
                         });
@@ -234,6 +236,7 @@ impl Sim {
                             let ended = Ended {
                                 call,
                                 end: now,
+                                heap_alert: None,
                                 mem_start_kb: mem,
                                 mem_end_kb: mem,
                             };
@@ -479,6 +482,7 @@ fn a_snapshot_that_still_shows_an_ended_call_is_cut_there() {
     let ended = Ended {
         call: solving,
         end: 1_500_000,
+        heap_alert: None,
         mem_start_kb: kib(97),
         mem_end_kb: kib(97),
     };

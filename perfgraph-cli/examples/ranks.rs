@@ -1,0 +1,35 @@
+//! One rank of a job, for `perfgraph-cli`'s tests (run by hand or by `mpirun`): a fixed amount of work
+//! whose call counts depend on the rank, which perfgraph reads from the launcher's environment.
+//!
+//! ```sh
+//! PERFGRAPH_JSON=run.{rank}.json mpirun -n 4 --oversubscribe target/debug/examples/ranks
+//! ```
+
+use perfgraph_core::{time_section, timed};
+
+/// The rank as perfgraph reads it (the first launcher variable that is set).
+fn rank() -> u64 {
+    [
+        "OMPI_COMM_WORLD_RANK",
+        "PMI_RANK",
+        "PMIX_RANK",
+        "SLURM_PROCID",
+        "RANK",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    .unwrap_or(0)
+}
+
+#[timed]
+fn step(i: u64) -> u64 {
+    std::hint::black_box((0..200 + i % 7).sum::<u64>())
+}
+
+fn main() {
+    let r = rank();
+    time_section!("solve");
+    // 100 steps, plus as many as the rank: 406 over ranks 0-3.
+    let total: u64 = (0..100 + r).map(step).sum();
+    std::hint::black_box(total);
+}

@@ -1,0 +1,50 @@
+//! Reading the inputs and writing the outputs, each failure one line naming the file.
+
+use std::io::Write;
+use std::path::Path;
+
+use perfgraph_core::Report;
+
+use crate::Failure;
+
+/// The text of `path`.
+pub fn text(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| {
+        let what = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_owned(),
+            std::io::ErrorKind::InvalidData => "not text (not UTF-8)".to_owned(),
+            _ => e.to_string(),
+        };
+        Failure(format!("{}: {what}", path.display()))
+    })
+}
+
+/// The run in call-tree JSON file `path`.
+pub fn run(path: &Path) -> Result<Report, Failure> {
+    Report::from_json(&text(path)?).map_err(|e| Failure(format!("{}: {e}", path.display())))
+}
+
+/// Writes `bytes` to `output` (standard output for none or `-`).
+pub fn write(output: Option<&Path>, bytes: &[u8]) -> Result<(), Failure> {
+    match output {
+        None => print_bytes(bytes),
+        Some(p) if p.as_os_str() == "-" => print_bytes(bytes),
+        Some(p) => std::fs::write(p, bytes).map_err(|e| Failure(format!("{}: {e}", p.display()))),
+    }
+}
+
+/// Prints `text` on standard output.
+pub fn print(text: &str) -> Result<(), Failure> {
+    print_bytes(text.as_bytes())
+}
+
+fn print_bytes(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        // A closed pipe (`| head`) is the reader's choice, not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure(format!("standard output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,176 @@
+//! `perfgraph`: reports from a run's call-tree JSON, a diff of two runs for CI, and merges of many
+//! processes' runs and traces.
+//!
+//! Every error on the input is one line naming the file and what is wrong, and exit code 2; `diff` exits
+//! 1 when a section regressed past the threshold, 0 otherwise.
+
+mod diff;
+mod load;
+mod trace;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use perfgraph_core::{Report, ReportSelection};
+
+/// Reports, diffs and merges of perfgraph's call-tree JSON files (`PERFGRAPH_JSON`).
+#[derive(Parser, Debug)]
+#[command(name = "perfgraph", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Prints the tables a run printed at exit (PERFGRAPH_REPORT), from its JSON. Without a table flag,
+    /// all of them.
+    Report(ReportArgs),
+    /// Compares two runs section by section; exits 1 when a section got slower past the threshold, 0
+    /// when none did, 2 on bad input.
+    Diff(DiffArgs),
+    /// Merges many processes' runs into one JSON (calls and times summed per call path, the spread over
+    /// processes kept), or with --trace their traces into one timeline.
+    Merge(MergeArgs),
+}
+
+#[derive(Args, Debug)]
+struct ReportArgs {
+    /// The call-tree JSON (PERFGRAPH_JSON, or the output of `perfgraph merge`).
+    file: PathBuf,
+    /// The `Performance Graph:` table.
+    #[arg(long)]
+    graph: bool,
+    /// The `Heaviest Branch:` table.
+    #[arg(long)]
+    branch: bool,
+    /// The `Heaviest Sections:` table, with the N heaviest (10 without N).
+    #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "10")]
+    sections: Option<usize>,
+    /// The `Threads:` table.
+    #[arg(long)]
+    threads: bool,
+    /// The `Latency:` table (as many sections as --sections shows).
+    #[arg(long)]
+    latency: bool,
+    /// The `Async Sections:` table (printed when the run had timed futures).
+    #[arg(long = "async")]
+    asyncs: bool,
+    /// Every table (the default).
+    #[arg(long)]
+    all: bool,
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    /// The run to compare against.
+    base: PathBuf,
+    /// The run to check.
+    head: PathBuf,
+    /// Change (percent) past which a section is marked; a slower one fails the diff.
+    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
+    threshold: f64,
+    /// Noise floor: sections below this many milliseconds in both runs are never marked.
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    min_ms: f64,
+    /// What is compared: total time, self time, or the 99th percentile of a call's duration.
+    #[arg(long, value_enum, default_value_t = diff::Metric::Total)]
+    metric: diff::Metric,
+    /// One row per call path instead of per section.
+    #[arg(long)]
+    paths: bool,
+}
+
+#[derive(Args, Debug)]
+struct MergeArgs {
+    /// The runs' call-tree JSON files (with --trace: their traces, PERFGRAPH_TRACE).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Where to write the merge ("-" or none: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Merge traces (PERFGRAPH_TRACE files) into one timeline: a process per input, named by rank and
+    /// host, aligned on their wall-clock anchors.
+    #[arg(long)]
+    trace: bool,
+}
+
+/// A failure: what to print (one line, naming the file) and the exit code.
+pub struct Failure(pub String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Report(a) => report(&a),
+        Command::Diff(a) => diff::run(
+            &a.base,
+            &a.head,
+            &diff::Options {
+                threshold: a.threshold,
+                min_ms: a.min_ms,
+                metric: a.metric,
+                paths: a.paths,
+            },
+        ),
+        Command::Merge(a) if a.trace => trace::merge(&a.files, a.output.as_deref()).map(|_| 0),
+        Command::Merge(a) => merge(&a.files, a.output.as_deref()).map(|_| 0),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(Failure(line)) => {
+            eprintln!("perfgraph: {line}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn report(a: &ReportArgs) -> Result<u8, Failure> {
+    let r = load::run(&a.file)?;
+    let none = !(a.graph || a.branch || a.sections.is_some() || a.threads || a.latency || a.asyncs);
+    let selection = if a.all || none {
+        ReportSelection {
+            graph: true,
+            branch: true,
+            sections: Some(a.sections.unwrap_or(10)),
+            threads: true,
+            latency: true,
+            asyncs: true,
+            // Shown only for a run that counted allocations.
+            alloc: true,
+        }
+    } else {
+        ReportSelection {
+            graph: a.graph,
+            branch: a.branch,
+            sections: a.sections,
+            threads: a.threads,
+            latency: a.latency,
+            asyncs: a.asyncs,
+            alloc: false,
+        }
+    };
+    load::print(&r.render(&selection))?;
+    Ok(0)
+}
+
+fn merge(files: &[PathBuf], output: Option<&std::path::Path>) -> Result<(), Failure> {
+    let mut runs: Vec<Report> = Vec::with_capacity(files.len());
+    for f in files {
+        let r = load::run(f)?;
+        if let Some(first) = runs.first()
+            && first.program != r.program
+        {
+            eprintln!(
+                "perfgraph: warning: {} is a run of `{}`, {} of `{}`; merging anyway",
+                f.display(),
+                r.program,
+                files[0].display(),
+                first.program
+            );
+        }
+        runs.push(r);
+    }
+    let merged = Report::merge_runs(&runs);
+    load::write(output, merged.json().as_bytes())
+}

@@ -1,0 +1,228 @@
+//! Many processes' runs as one report (`perfgraph merge`): each call path's calls, times, memory and
+//! latency summed over the processes, and how its total time spread over them.
+//!
+//! Paths are matched by their sections' names, not ids: ids are only stable within one run.
+
+use std::collections::HashMap;
+
+use super::report::{Merged, ProcessInfo, Report, Spread, ThreadSummary};
+use super::tree::{CallNode, CallTree};
+
+impl Report {
+    /// The runs of many processes as one report: the tree summed path by path (its root's figures, the
+    /// processes' wall times, summed too, and so `wall_ns`), every process's threads (named `<name> @<rank>`),
+    /// and [`merged`](Report::merged) holding the processes and each path's spread of total time over
+    /// them. A run that is itself a merge counts as its processes. Program name, clock, verbosity and
+    /// identity are the first run's; the overhead per section is the average weighted by calls.
+    ///
+    /// ```
+    /// use perfgraph_core::{report, timed, Report};
+    ///
+    /// #[timed]
+    /// fn assemble() {}
+    ///
+    /// assemble();
+    /// let one = report();
+    /// let all = Report::merge_runs(&[one.clone(), one]);
+    /// assert_eq!(all.tree.find(&["assemble"]).unwrap().calls, 2);
+    /// assert_eq!(all.merged.unwrap().processes.len(), 2);
+    /// ```
+    pub fn merge_runs(runs: &[Report]) -> Report {
+        let mut out = MergedTree::default();
+        let mut processes: Vec<ProcessInfo> = Vec::new();
+        let mut threads: Vec<ThreadSummary> = Vec::new();
+        let mut skipped: Vec<&'static str> = Vec::new();
+        let (mut weighted, mut calls_with_cost, mut all_costed) = (0.0, 0u64, true);
+        for run in runs {
+            out.add(run);
+            match &run.merged {
+                Some(m) => processes.extend(m.processes.iter().cloned()),
+                None => processes.push(run.process.clone()),
+            }
+            let rank = run.process.rank;
+            for t in &run.threads {
+                threads.push(ThreadSummary {
+                    index: threads.len() as u32,
+                    name: if run.merged.is_some() {
+                        t.name.clone()
+                    } else {
+                        format!("{} @{rank}", t.name)
+                    },
+                    ..t.clone()
+                });
+            }
+            for s in &run.skipped {
+                if !skipped.contains(s) {
+                    skipped.push(s);
+                }
+            }
+            let calls: u64 = run.tree.nodes.iter().skip(1).map(|n| n.calls).sum();
+            match run.overhead_ns_per_section {
+                Some(ns) => {
+                    weighted += ns * calls as f64;
+                    calls_with_cost += calls;
+                }
+                None => all_costed = false,
+            }
+        }
+        let (tree, spread) = out.finish();
+        let first = runs.first();
+        Report {
+            program: first.map_or("(none)", |r| r.program),
+            clock: first.map_or("", |r| r.clock),
+            wall_ns: tree.nodes.first().map_or(0, |n| n.total_ns),
+            tree,
+            threads,
+            dropped: runs.iter().map(|r| r.dropped).sum(),
+            needs_every_record: runs.iter().any(|r| r.needs_every_record),
+            verbosity: first.map_or(crate::base::config::Verbosity::Off, |r| r.verbosity),
+            skipped,
+            process: first.map(|r| r.process.clone()).unwrap_or_default(),
+            overhead_ns_per_section: (all_costed && calls_with_cost > 0)
+                .then(|| weighted / calls_with_cost as f64),
+            heap_counted: runs.iter().any(|r| r.heap_counted),
+            merged: Some(Merged { processes, spread }),
+        }
+    }
+}
+
+/// The tree being merged, with each node's spread.
+#[derive(Default)]
+struct MergedTree {
+    nodes: Vec<CallNode>,
+    spread: Vec<Spread>,
+    /// `(parent, name)` to the node.
+    index: HashMap<(usize, &'static str), usize>,
+}
+
+impl MergedTree {
+    fn add(&mut self, run: &Report) {
+        let mut map: Vec<usize> = Vec::with_capacity(run.tree.nodes.len());
+        // This run's total per merged node (a path whose name two call sites share is one node here).
+        let mut totals: HashMap<usize, u64> = HashMap::new();
+        for (i, n) in run.tree.nodes.iter().enumerate() {
+            let target = match n.parent {
+                None => {
+                    if self.nodes.is_empty() {
+                        self.nodes.push(CallNode {
+                            children: Vec::new(),
+                            parent: None,
+                            calls: 0,
+                            running: 0,
+                            self_ns: 0,
+                            total_ns: 0,
+                            self_mem_bytes: 0,
+                            total_mem_bytes: 0,
+                            latency: Default::default(),
+                            ..n.clone()
+                        });
+                        self.spread.push(Spread::default());
+                    }
+                    0
+                }
+                Some(p) => {
+                    let parent = map[p];
+                    let (nodes, spread) = (&mut self.nodes, &mut self.spread);
+                    *self.index.entry((parent, n.name)).or_insert_with(|| {
+                        nodes.push(CallNode {
+                            parent: Some(parent),
+                            children: Vec::new(),
+                            depth: nodes[parent].depth + 1,
+                            calls: 0,
+                            running: 0,
+                            self_ns: 0,
+                            total_ns: 0,
+                            self_mem_bytes: 0,
+                            total_mem_bytes: 0,
+                            latency: Default::default(),
+                            ..n.clone()
+                        });
+                        spread.push(Spread::default());
+                        let new = nodes.len() - 1;
+                        nodes[parent].children.push(new);
+                        new
+                    })
+                }
+            };
+            map.push(target);
+            let t = &mut self.nodes[target];
+            t.calls += n.calls;
+            t.running += n.running;
+            t.self_ns += n.self_ns;
+            t.total_ns += n.total_ns;
+            t.self_mem_bytes += n.self_mem_bytes;
+            t.total_mem_bytes += n.total_mem_bytes;
+            t.latency.add(&n.latency);
+            match run.merged.as_ref().and_then(|m| m.spread.get(i)) {
+                // A merge's node brings its own processes.
+                Some(s) => combine(&mut self.spread[target], *s),
+                None => *totals.entry(target).or_insert(0) += n.total_ns,
+            }
+        }
+        let mut totals: Vec<(usize, u64)> = totals.into_iter().collect();
+        totals.sort_unstable();
+        for (target, ns) in totals {
+            combine(
+                &mut self.spread[target],
+                Spread {
+                    processes: 1,
+                    min_ns: ns,
+                    sum_ns: ns,
+                    max_ns: ns,
+                    max_rank: run.process.rank,
+                },
+            );
+        }
+    }
+
+    /// The tree depth-first (parents first, children in order of first appearance), and the spread in the
+    /// same order.
+    fn finish(self) -> (CallTree, Vec<Spread>) {
+        if self.nodes.is_empty() {
+            return (CallTree::default(), Vec::new());
+        }
+        let mut order = Vec::with_capacity(self.nodes.len());
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            stack.extend(self.nodes[i].children.iter().rev());
+        }
+        let mut new_index = vec![0usize; self.nodes.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old] = new;
+        }
+        let mut nodes: Vec<Option<CallNode>> = self.nodes.into_iter().map(Some).collect();
+        let mut out = Vec::with_capacity(order.len());
+        let mut spread = Vec::with_capacity(order.len());
+        for &old in &order {
+            let mut n = nodes[old]
+                .take()
+                .unwrap_or_else(|| unreachable!("each node once"));
+            n.parent = n.parent.map(|p| new_index[p]);
+            for c in &mut n.children {
+                *c = new_index[*c];
+            }
+            out.push(n);
+            spread.push(self.spread[old]);
+        }
+        (CallTree { nodes: out }, spread)
+    }
+}
+
+/// Adds `s` (one or more processes) to `into`.
+fn combine(into: &mut Spread, s: Spread) {
+    if s.processes == 0 {
+        return;
+    }
+    if into.processes == 0 {
+        *into = s;
+        return;
+    }
+    into.processes += s.processes;
+    into.min_ns = into.min_ns.min(s.min_ns);
+    into.sum_ns += s.sum_ns;
+    if s.max_ns > into.max_ns {
+        into.max_ns = s.max_ns;
+        into.max_rank = s.max_rank;
+    }
+}

@@ -1,0 +1,262 @@
+//! The `tracing` bridge (cargo feature `tracing`): [`TracingLayer`], a `tracing_subscriber::Layer` that
+//! records every span the subscriber enables as a perfgraph section.
+//!
+//! * A span's callsite is registered as a section once, at its first span (name: the span's name; file,
+//!   line and target, as module path, from its metadata; level from the span's level; live message and
+//!   dots from its `live` and `dots` fields, as first seen at that callsite). After that a span costs a
+//!   lookup of its callsite's section by the metadata's address, never by name.
+//! * Each enter of the span enters the section on the entering thread, each exit leaves it, exactly as a
+//!   poll of a [`Timed`](crate::Timed) future does: `#[instrument]` on an `async fn` (whose future enters
+//!   the span on every poll) is timed per poll. A span entered once is an ordinary call; one entered
+//!   several times also counts its polls (its enters) and its wall time, from its first enter to its close.
+//! * An event inside a recorded span becomes an instant event in the trace, with its message.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+use tracing_core::field::{Field, Visit};
+use tracing_core::span::{Attributes, Id};
+use tracing_core::{Event, Level, Metadata, Subscriber};
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::base::clock;
+use crate::base::registry::{Name, Section, SectionMeta};
+use crate::entry;
+use crate::local::guard::Guard;
+use crate::local::marks;
+use crate::local::record::{INSTANT, Record};
+use crate::local::thread;
+
+/// Records every span the subscriber enables as a perfgraph section (see the module docs in
+/// `docs/user-guide.md`, "tracing").
+///
+/// ```
+/// use tracing_subscriber::layer::SubscriberExt;
+///
+/// let subscriber = tracing_subscriber::registry().with(perfgraph_core::TracingLayer::new());
+/// tracing::subscriber::with_default(subscriber, || {
+///     let span = tracing::info_span!("load_mesh", live = "Loading mesh", dots = true);
+///     let _entered = span.enter();
+///     tracing::info!("read 42 elements");
+/// });
+/// let node = perfgraph_core::merged().find(&["load_mesh"]).cloned().unwrap();
+/// assert_eq!(node.calls, 1);
+/// let info = perfgraph_core::section_info(node.section).unwrap();
+/// assert_eq!((info.live, info.dots), ("Loading mesh", true));
+/// ```
+#[derive(Debug, Default)]
+pub struct TracingLayer {
+    _private: (),
+}
+
+impl TracingLayer {
+    /// A layer; add it to a registry: `tracing_subscriber::registry().with(TracingLayer::new())`.
+    pub fn new() -> TracingLayer {
+        TracingLayer { _private: () }
+    }
+}
+
+/// A recorded span's state, in its extensions.
+struct SpanState {
+    /// Its callsite's section.
+    site: &'static Section,
+    /// The section's level.
+    level: u8,
+    /// Enters so far.
+    enters: u64,
+    /// Ticks at its first enter.
+    first_ticks: u64,
+    /// Not recorded (its level was above the verbosity at its first enter).
+    off: bool,
+}
+
+/// Each callsite's section, by the address of its `'static` metadata.
+static SITES: Mutex<Option<HashMap<usize, &'static Section>>> = Mutex::new(None);
+
+thread_local! {
+    /// The sections this thread entered for spans, innermost last: `(span id, guard)`.
+    static OPEN: RefCell<Vec<(u64, Guard)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// perfgraph's level of a `tracing` level: ERROR and WARN 0, INFO 1, DEBUG 2, TRACE 3.
+pub fn level_of(level: &Level) -> u8 {
+    match *level {
+        Level::ERROR | Level::WARN => 0,
+        Level::INFO => 1,
+        Level::DEBUG => 2,
+        _ => 3,
+    }
+}
+
+/// The `live` (a string) and `dots` (a bool) fields of a span.
+#[derive(Default)]
+struct LiveFields {
+    live: Option<String>,
+    dots: bool,
+}
+
+impl Visit for LiveFields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "live" {
+            self.live = Some(value.to_owned());
+        }
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        if field.name() == "dots" {
+            self.dots = value;
+        }
+    }
+
+    fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
+}
+
+/// An event's message and other fields, as one line: `message key=value ...`.
+#[derive(Default)]
+struct Message(String);
+
+impl Visit for Message {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if !self.0.is_empty() {
+            self.0.push(' ');
+        }
+        if field.name() == "message" {
+            let _ = write!(self.0, "{value:?}");
+        } else {
+            let _ = write!(self.0, "{}={value:?}", field.name());
+        }
+    }
+}
+
+/// The section of `meta`'s callsite, registered at its first span.
+fn site(meta: &'static Metadata<'static>, attrs: &Attributes<'_>) -> &'static Section {
+    let key = meta as *const Metadata<'static> as usize;
+    let mut sites = SITES.lock().unwrap_or_else(|e| e.into_inner());
+    let sites = sites.get_or_insert_with(HashMap::new);
+    if let Some(&site) = sites.get(&key) {
+        return site;
+    }
+    let mut fields = LiveFields::default();
+    attrs.record(&mut fields);
+    let live: Option<&'static str> = fields.live.map(|l| &*Box::leak(l.into_boxed_str()));
+    let site: &'static Section = Box::leak(Box::new(Section::new(SectionMeta {
+        name: Name::Given(meta.name()),
+        level: level_of(meta.level()),
+        live,
+        dots: fields.dots,
+        file: meta.file().unwrap_or("?"),
+        line: meta.line().unwrap_or(0),
+        module_path: meta.target(),
+    })));
+    sites.insert(key, site);
+    site
+}
+
+impl<S> tracing_subscriber::Layer<S> for TracingLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let meta = span.metadata();
+        let state = SpanState {
+            site: site(meta, attrs),
+            level: level_of(meta.level()),
+            enters: 0,
+            first_ticks: 0,
+            off: false,
+        };
+        span.extensions_mut().insert(state);
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut ext = span.extensions_mut();
+        let Some(s) = ext.get_mut::<SpanState>() else {
+            return;
+        };
+        if s.off {
+            return;
+        }
+        let first = s.enters == 0;
+        let Some(state) = entry::poll_state(s.site, s.level, first) else {
+            s.off = true;
+            return;
+        };
+        if first {
+            s.first_ticks = clock::now().0;
+        }
+        s.enters += 1;
+        // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
+        let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), first) };
+        // A span entered once is a call; from its second enter on, its enters are polls (the first too).
+        if s.enters == 2 {
+            node.poll();
+        }
+        if s.enters >= 2 {
+            node.poll();
+        }
+        let _ = OPEN.try_with(|open| open.borrow_mut().push((id.into_u64(), guard)));
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        let id = id.into_u64();
+        let _ = OPEN.try_with(|open| {
+            let mut open = open.borrow_mut();
+            if let Some(i) = open.iter().rposition(|(s, _)| *s == id) {
+                let (_, guard) = open.remove(i);
+                drop(open);
+                drop(guard);
+            }
+        });
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(&id) else { return };
+        let ext = span.extensions();
+        let Some(s) = ext.get::<SpanState>() else {
+            return;
+        };
+        if s.off || s.enters < 2 {
+            return;
+        }
+        // Its wall time goes to its call path on this thread, entered for the purpose (as a cancelled
+        // future's drop is).
+        let Some(state) = entry::poll_state(s.site, s.level, false) else {
+            return;
+        };
+        // SAFETY: `state` is this thread's own state.
+        let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), false) };
+        drop(guard);
+        node.end(clock::now().0.saturating_sub(s.first_ticks), false);
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        if !marks::wanted() {
+            return;
+        }
+        let Some(span) = ctx.event_span(event) else {
+            return;
+        };
+        let ext = span.extensions();
+        let Some(s) = ext.get::<SpanState>() else {
+            return;
+        };
+        if s.off || s.enters == 0 {
+            return;
+        }
+        let ptr = thread::current_ptr();
+        if ptr.is_null() {
+            return;
+        }
+        let mut message = Message::default();
+        event.record(&mut message);
+        let now = clock::now().0;
+        let id = marks::keep(message.0);
+        // SAFETY: a non-null `current_ptr` is this thread's own state, alive while the thread runs.
+        unsafe { (*ptr).push_mark(Record::mark(s.site.id(), now, now, INSTANT, id)) };
+    }
+}

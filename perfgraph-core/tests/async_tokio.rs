@@ -1,0 +1,315 @@
+//! Timed futures (`#[timed] async fn`, `time_future!`) on tokio's multi-thread runtime (4 workers) and on
+//! its current-thread runtime: exact call counts, polls counted, busy time within wall time, nothing left
+//! open on a worker, `join!` timed right, cancellations counted.
+//!
+//! Every case runs under a top-level section of its own (`mt …` or `ct …`), so the cases, which run at
+//! once in this process, never share a call path.
+
+use std::time::Duration;
+
+use perfgraph_core::{CallNode, CallTree, time_future, timed};
+
+#[timed(level = 1)]
+async fn child(step: u32) -> u32 {
+    if step.is_multiple_of(2) {
+        tokio::task::yield_now().await;
+    } else {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    step
+}
+
+#[timed]
+async fn task(i: u32) -> u32 {
+    let mut sum = 0;
+    for step in 0..20 {
+        sum += child(step + i).await;
+    }
+    sum
+}
+
+#[timed]
+async fn fetch(ms: u64) -> u64 {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    ms
+}
+
+#[timed]
+async fn slow() {
+    tokio::time::sleep(Duration::from_secs(10)).await;
+}
+
+struct Service;
+
+impl Service {
+    #[timed]
+    async fn handle(&self, n: u32) -> u32 {
+        tokio::task::yield_now().await;
+        n * 2
+    }
+}
+
+trait Handler {
+    #[timed(name = "Handler::run")]
+    async fn run(&self) -> u32 {
+        tokio::task::yield_now().await;
+        7
+    }
+}
+
+impl Handler for Service {}
+
+fn node<'a>(tree: &'a CallTree, path: &[&str]) -> &'a CallNode {
+    tree.find(path)
+        .unwrap_or_else(|| panic!("no node {path:?} in {:#?}", names(tree)))
+}
+
+fn names(tree: &CallTree) -> Vec<(u32, &'static str)> {
+    tree.nodes.iter().map(|n| (n.depth, n.name)).collect()
+}
+
+/// Busy (the node's total) never exceeds the wall time of its futures, for every async node under `root`.
+fn busy_within_wall(tree: &CallTree, root: &str) {
+    let top = tree
+        .nodes
+        .iter()
+        .position(|n| n.depth == 1 && n.name == root)
+        .unwrap();
+    let mut under = vec![top];
+    let mut k = 0;
+    while k < under.len() {
+        under.extend(tree.nodes[under[k]].children.iter().copied());
+        k += 1;
+    }
+    for &i in &under {
+        let n = &tree.nodes[i];
+        assert!(n.is_async(), "{} is async", n.name);
+        assert!(
+            n.polls >= n.calls,
+            "{}: {} polls, {} calls",
+            n.name,
+            n.polls,
+            n.calls
+        );
+        assert!(
+            n.total_ns <= n.wall_ns,
+            "{}: busy {} ns > wall {} ns",
+            n.name,
+            n.total_ns,
+            n.wall_ns
+        );
+        assert!(n.max_wall_ns <= n.wall_ns);
+    }
+}
+
+/// No thread whose name starts with `prefix` has a section open.
+fn nothing_open(prefix: &str) {
+    for t in perfgraph_core::threads() {
+        if t.name.starts_with(prefix) {
+            assert!(t.running.is_empty(), "{} has {:?} open", t.name, t.running);
+        }
+    }
+}
+
+fn multi_thread(name: &str) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// 1,000 tasks spawned, each a timed async fn awaiting a timed child 20 times, under the section `$root`.
+macro_rules! thousand_tasks {
+    ($root:literal) => {
+        async {
+            let handles: Vec<_> = (0..1000)
+                .map(|i| tokio::spawn(time_future!($root, task(i), level = 0)))
+                .collect();
+            for h in handles {
+                assert!(h.await.unwrap() > 0);
+            }
+        }
+    };
+}
+
+fn check_thousand(root: &str, prefix: &str) {
+    let tree = perfgraph_core::merged();
+    let tasks = node(&tree, &[root]);
+    assert_eq!(tasks.calls, 1000);
+    let t = node(&tree, &[root, "task"]);
+    let c = node(&tree, &[root, "task", "child"]);
+    assert_eq!(t.calls, 1000);
+    assert_eq!(c.calls, 20_000);
+    assert!(c.polls > c.calls, "children pend: {} polls", c.polls);
+    assert!(t.polls > t.calls);
+    assert_eq!((t.cancelled, c.cancelled), (0, 0));
+    busy_within_wall(&tree, root);
+    nothing_open(prefix);
+}
+
+#[test]
+fn multi_thread_thousand_tasks() {
+    let rt = multi_thread("mt-tasks");
+    rt.block_on(thousand_tasks!("mt tasks"));
+    drop(rt);
+    check_thousand("mt tasks", "mt-tasks");
+}
+
+#[test]
+fn current_thread_thousand_tasks() {
+    // The current-thread runtime polls its tasks on the thread that runs `block_on`: the test's own.
+    let me = std::thread::current().name().unwrap().to_owned();
+    current_thread().block_on(thousand_tasks!("ct tasks"));
+    check_thousand("ct tasks", &me);
+}
+
+/// `join!(fetch(a), fetch(b))` under `root`: the two fetches are siblings under the root, each timed with
+/// its own wall time; the root's busy time is tiny.
+async fn joined(a: u64, b: u64) {
+    let (x, y) = tokio::join!(fetch(a), fetch(b));
+    assert_eq!((x, y), (a, b));
+}
+
+fn check_join(root: &str, a: u64, b: u64) {
+    let tree = perfgraph_core::merged();
+    let f = node(&tree, &[root, "fetch"]);
+    assert!(tree.find(&[root, "fetch", "fetch"]).is_none(), "not nested");
+    assert_eq!((f.calls, f.cancelled), (2, 0));
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let (sum, max) = ((a + b) as f64, a.max(b) as f64);
+    // ±20 ms for each of the two fetches.
+    assert!(
+        (ms(f.wall_ns) - sum).abs() < 40.0,
+        "wall {} ms, want {sum}",
+        ms(f.wall_ns)
+    );
+    assert!(
+        (ms(f.max_wall_ns) - max).abs() < 20.0,
+        "max wall {} ms, want {max}",
+        ms(f.max_wall_ns)
+    );
+    let r = node(&tree, &[root]);
+    assert!(
+        (ms(r.wall_ns) - max).abs() < 20.0,
+        "root wall {}",
+        ms(r.wall_ns)
+    );
+    assert!(ms(r.total_ns) < 20.0, "busy {} ms", ms(r.total_ns));
+    assert!(r.total_ns <= r.wall_ns && f.total_ns <= f.wall_ns);
+}
+
+#[test]
+fn multi_thread_join() {
+    let rt = multi_thread("mt-join");
+    rt.block_on(async {
+        tokio::spawn(time_future!(
+            "mt join short long",
+            joined(300, 1500),
+            level = 0
+        ))
+        .await
+        .unwrap();
+        tokio::spawn(time_future!(
+            "mt join long short",
+            joined(1500, 500),
+            level = 0
+        ))
+        .await
+        .unwrap();
+    });
+    check_join("mt join short long", 300, 1500);
+    check_join("mt join long short", 1500, 500);
+    nothing_open("mt-join");
+}
+
+#[test]
+fn current_thread_join() {
+    let rt = current_thread();
+    rt.block_on(async {
+        time_future!("ct join short long", joined(300, 1500), level = 0).await;
+        time_future!("ct join long short", joined(1500, 500), level = 0).await;
+    });
+    check_join("ct join short long", 300, 1500);
+    check_join("ct join long short", 1500, 500);
+}
+
+async fn timeouts() {
+    for _ in 0..5 {
+        let out = tokio::time::timeout(Duration::from_millis(5), slow()).await;
+        assert!(out.is_err());
+    }
+    assert_eq!(Service.handle(4).await, 8);
+    assert_eq!(Service.run().await, 7);
+}
+
+fn check_timeouts(root: &str) {
+    let tree = perfgraph_core::merged();
+    let s = node(&tree, &[root, "slow"]);
+    assert_eq!((s.calls, s.cancelled), (5, 5));
+    assert!(s.wall_ns >= 5 * 5_000_000, "{}", s.wall_ns);
+    assert!(s.total_ns <= s.wall_ns);
+    let h = node(&tree, &[root, "Service::handle"]);
+    assert_eq!((h.calls, h.polls, h.cancelled), (1, 2, 0));
+    let run = node(&tree, &[root, "Handler::run"]);
+    assert_eq!((run.calls, run.polls), (1, 2));
+    let report = perfgraph_core::report();
+    assert!(
+        report.footer().contains("Cancelled: "),
+        "{}",
+        report.footer()
+    );
+}
+
+#[test]
+fn multi_thread_timeouts_count_cancellations() {
+    let rt = multi_thread("mt-timeout");
+    rt.block_on(async {
+        tokio::spawn(time_future!("mt timeouts", timeouts(), level = 0))
+            .await
+            .unwrap();
+    });
+    check_timeouts("mt timeouts");
+}
+
+#[test]
+fn current_thread_timeouts_count_cancellations() {
+    current_thread().block_on(time_future!("ct timeouts", timeouts(), level = 0));
+    check_timeouts("ct timeouts");
+}
+
+/// A `time_section!` guard held across an `.await` in a `!Send` future (the current-thread runtime's
+/// `block_on` takes one): interleaved with another on one thread. The stack stays one of nested sections:
+/// nothing is left open, and sections after it are recorded as usual (the one warning goes to stderr).
+#[test]
+fn interleaved_guards_leave_the_stack_sound() {
+    async fn guarded(ms: u64) {
+        perfgraph_core::time_section!("guarded fetch");
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    let me = std::thread::current().name().unwrap().to_owned();
+    current_thread().block_on(time_future!(
+        "interleaved",
+        async {
+            tokio::join!(guarded(30), guarded(60));
+        },
+        level = 0
+    ));
+    {
+        perfgraph_core::time_section!("after interleaved");
+    }
+    let tree = perfgraph_core::merged();
+    let g = node(&tree, &["interleaved", "guarded fetch"]);
+    let nested = tree.find(&["interleaved", "guarded fetch", "guarded fetch"]);
+    assert_eq!(g.calls + nested.map_or(0, |n| n.calls), 2);
+    assert_eq!(node(&tree, &["after interleaved"]).calls, 1);
+    nothing_open(&me);
+}
