@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod demo;
+pub mod heap;
 pub mod layouts;
 pub mod lifecycle;
 pub mod machine;
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 
 use capture::Capture;
 use demo::{Demo, DemoFigures};
+use heap::Heap;
 use layouts::Layouts;
 use lifecycle::Lifecycle;
 use machine::Machine;
@@ -54,11 +56,13 @@ pub struct Record {
     pub capture: Capture,
     /// Thread churn, the address-space limit and fork, at full size.
     pub lifecycle: Lifecycle,
+    /// The counting allocator's cost per allocation and one exact memory read's.
+    pub heap: Heap,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
 /// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
-/// capture's floods; then the lifecycle tests' figures are read.
+/// capture's floods; then the lifecycle tests' figures are read; last, the heap accounting's costs.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
@@ -71,6 +75,7 @@ pub fn record(inputs: &Inputs) -> Record {
         .map(|(demo, process_time)| demo.figures(process_time));
     let capture = Capture::measure(&inputs.demo_on);
     let lifecycle = Lifecycle::read(inputs.lifecycle.as_deref());
+    let heap = Heap::measure();
     Record {
         machine,
         results,
@@ -79,5 +84,6 @@ pub fn record(inputs: &Inputs) -> Record {
         demo,
         capture,
         lifecycle,
+        heap,
     }
 }

@@ -11,6 +11,7 @@ use super::render;
 use crate::measure::Record;
 use crate::measure::capture::{Capture, Flood};
 use crate::measure::demo::{CpuRun, DemoFigures, FineLoop, PrintThreadCpu, ProcessTime};
+use crate::measure::heap::Heap;
 use crate::measure::layouts::Layouts;
 use crate::measure::lifecycle::{Churn, Forks, Lifecycle, Limited};
 use crate::measure::machine::Machine;
@@ -168,6 +169,14 @@ fn canned() -> Record {
                 mean_us: 4512,
                 max_us: 9120,
             }),
+        },
+        heap: Heap {
+            system_pair_ns: 13.84,
+            counting_pair_ns: 14.54,
+            pairs: 2_000_000,
+            rss_read_ns: Some(1412.3),
+            reads: 100_000,
+            rounds: 15,
         },
     }
 }
@@ -399,4 +408,23 @@ fn without_the_demo_the_record_says_so() {
          ## Capture"
     ));
     assert!(!doc.contains("## Whole-process time"));
+}
+
+#[test]
+fn the_heap_rows_give_the_added_cost_and_the_read() {
+    let doc = render(&canned());
+    // 14.54 − 13.84 = 0.70.
+    assert_eq!(
+        line(&doc, "| `CountingAllocator::new(System)`"),
+        "| `CountingAllocator::new(System)`: alloc + dealloc of 64 B | 14.54 | 0.70 |"
+    );
+    assert_eq!(
+        line(&doc, "| one exact resident-memory read"),
+        "| one exact resident-memory read | 1412 | — |"
+    );
+    let mut unreadable = canned();
+    unreadable.heap.rss_read_ns = None;
+    assert!(
+        render(&unreadable).contains("| one exact resident-memory read | not readable here | — |")
+    );
 }
