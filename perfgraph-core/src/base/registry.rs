@@ -159,6 +159,12 @@ impl Section {
         }
     }
 
+    /// Whether the site was given a live message (`live = "..."`): only then does live print show its
+    /// futures while they are pending (docs/live-print.md, "Async code").
+    pub fn has_live(&self) -> bool {
+        self.meta.live.is_some()
+    }
+
     /// This site's id, registering it on first use.
     #[inline(always)]
     pub fn id(&'static self) -> SectionId {
