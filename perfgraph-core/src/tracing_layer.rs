@@ -4,7 +4,11 @@
 //! * A span's callsite is registered as a section once, at its first span (name: the span's name; file,
 //!   line and target, as module path, from its metadata; level from the span's level; live message and
 //!   dots from its `live` and `dots` fields, as first seen at that callsite). After that a span costs a
-//!   lookup of its callsite's section by the metadata's address, never by name.
+//!   lookup of its callsite's section by the metadata's address in a small per-thread cache, never by name
+//!   and without a lock.
+//! * Cost: a span's state is made at its first enter (one lookup of the span in the registry per enter),
+//!   not at its creation, and its end is handled when the registry drops that state at the span's close,
+//!   so a span entered once costs one registry lookup besides the section's own enter and exit.
 //! * Each enter of the span enters the section on the entering thread, each exit leaves it, exactly as a
 //!   poll of a [`Timed`](crate::Timed) future does: `#[instrument]` on an `async fn` (whose future enters
 //!   the span on every poll) is timed per poll. A span entered once is an ordinary call; one entered
@@ -59,7 +63,8 @@ impl TracingLayer {
     }
 }
 
-/// A recorded span's state, in its extensions.
+/// A recorded span's state, in its extensions (made at its first enter; dropped by the registry when the
+/// span closes, which ends a span entered more than once: see `Drop`).
 struct SpanState {
     /// Its callsite's section.
     site: &'static Section,
@@ -75,6 +80,43 @@ struct SpanState {
 
 /// Each callsite's section, by the address of its `'static` metadata.
 static SITES: Mutex<Option<HashMap<usize, &'static Section>>> = Mutex::new(None);
+
+/// Slots of the per-thread cache of [`SITES`] (a power of two).
+const CACHE: usize = 64;
+
+thread_local! {
+    /// A direct-mapped cache of [`SITES`]: `(metadata address, section)`, 0 for an empty slot.
+    static CACHED: RefCell<[(usize, Option<&'static Section>); CACHE]> =
+        const { RefCell::new([(0, None); CACHE]) };
+}
+
+/// The section of the callsite `meta`, if it was registered (by [`site`]): from this thread's cache, else
+/// from [`SITES`] (then cached).
+#[inline]
+fn cached_site(meta: &'static Metadata<'static>) -> Option<&'static Section> {
+    let key = meta as *const Metadata<'static> as usize;
+    // Metadata are statics at least 8-byte aligned: drop the low bits before indexing.
+    let slot = (key >> 4 ^ key >> 10) & (CACHE - 1);
+    CACHED
+        .try_with(|c| {
+            if let Ok(cache) = c.try_borrow()
+                && cache[slot].0 == key
+            {
+                return cache[slot].1;
+            }
+            let site = *SITES
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()?
+                .get(&key)?;
+            if let Ok(mut cache) = c.try_borrow_mut() {
+                cache[slot] = (key, Some(site));
+            }
+            Some(site)
+        })
+        .ok()
+        .flatten()
+}
 
 thread_local! {
     /// The sections this thread entered for spans, innermost last: `(span id, guard)`.
@@ -155,51 +197,89 @@ fn site(meta: &'static Metadata<'static>, attrs: &Attributes<'_>) -> &'static Se
     site
 }
 
+/// An enter of the span whose state is `s`: its section entered on this thread (`None`: not recorded).
+fn enter(s: &mut SpanState) -> Option<Guard> {
+    if s.off {
+        return None;
+    }
+    let first = s.enters == 0;
+    let Some(state) = entry::poll_state(s.site, s.level, first) else {
+        s.off = true;
+        return None;
+    };
+    if first {
+        s.first_ticks = clock::now().0;
+    }
+    s.enters += 1;
+    // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
+    let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), first) };
+    // A span entered once is a call; from its second enter on, its enters are polls (the first too).
+    if s.enters == 2 {
+        node.poll();
+    }
+    if s.enters >= 2 {
+        node.poll();
+    }
+    Some(guard)
+}
+
+impl Drop for SpanState {
+    /// The span closed (the registry drops its extensions then, on the closing thread). A span entered more
+    /// than once ends here: its wall time goes to its call path on this thread, entered for the purpose (as
+    /// a cancelled future's drop is).
+    fn drop(&mut self) {
+        if self.off || self.enters < 2 {
+            return;
+        }
+        let Some(state) = entry::poll_state(self.site, self.level, false) else {
+            return;
+        };
+        // SAFETY: `state` is this thread's own state.
+        let (guard, node) = unsafe { Guard::open_poll(state, self.site.id(), false) };
+        drop(guard);
+        node.end(clock::now().0.saturating_sub(self.first_ticks), false);
+    }
+}
+
 impl<S> tracing_subscriber::Layer<S> for TracingLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else { return };
-        let meta = span.metadata();
-        let state = SpanState {
-            site: site(meta, attrs),
-            level: level_of(meta.level()),
-            enters: 0,
-            first_ticks: 0,
-            off: false,
-        };
-        span.extensions_mut().insert(state);
+    fn on_new_span(&self, attrs: &Attributes<'_>, _id: &Id, _ctx: Context<'_, S>) {
+        // Only the callsite's first span registers it (with its fields); the span's state comes at its
+        // first enter.
+        let meta = attrs.metadata();
+        if cached_site(meta).is_none() {
+            site(meta, attrs);
+        }
     }
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
         let mut ext = span.extensions_mut();
-        let Some(s) = ext.get_mut::<SpanState>() else {
-            return;
+        // One lookup of the state: made (and inserted once) at the first enter.
+        let guard = match ext.get_mut::<SpanState>() {
+            Some(s) => enter(s),
+            None => {
+                let meta = span.metadata();
+                let Some(site) = cached_site(meta) else {
+                    return;
+                };
+                let mut s = SpanState {
+                    site,
+                    level: level_of(meta.level()),
+                    enters: 0,
+                    first_ticks: 0,
+                    off: false,
+                };
+                let guard = enter(&mut s);
+                ext.insert(s);
+                guard
+            }
         };
-        if s.off {
-            return;
+        if let Some(guard) = guard {
+            let _ = OPEN.try_with(|open| open.borrow_mut().push((id.into_u64(), guard)));
         }
-        let first = s.enters == 0;
-        let Some(state) = entry::poll_state(s.site, s.level, first) else {
-            s.off = true;
-            return;
-        };
-        if first {
-            s.first_ticks = clock::now().0;
-        }
-        s.enters += 1;
-        // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
-        let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), first) };
-        // A span entered once is a call; from its second enter on, its enters are polls (the first too).
-        if s.enters == 2 {
-            node.poll();
-        }
-        if s.enters >= 2 {
-            node.poll();
-        }
-        let _ = OPEN.try_with(|open| open.borrow_mut().push((id.into_u64(), guard)));
     }
 
     fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
@@ -212,26 +292,6 @@ where
                 drop(guard);
             }
         });
-    }
-
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(&id) else { return };
-        let ext = span.extensions();
-        let Some(s) = ext.get::<SpanState>() else {
-            return;
-        };
-        if s.off || s.enters < 2 {
-            return;
-        }
-        // Its wall time goes to its call path on this thread, entered for the purpose (as a cancelled
-        // future's drop is).
-        let Some(state) = entry::poll_state(s.site, s.level, false) else {
-            return;
-        };
-        // SAFETY: `state` is this thread's own state.
-        let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), false) };
-        drop(guard);
-        node.end(clock::now().0.saturating_sub(s.first_ticks), false);
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
