@@ -412,3 +412,63 @@ fn live_print_shows_pending_futures_by_wall_time() {
         }
     }
 }
+
+/// Runs this test binary as a child running only `test`, with `CHILD_CASE` set and the given settings;
+/// returns its stderr (after checking it succeeded).
+fn child_stderr(test: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env("CHILD_CASE", test)
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
+    let text = reader.join().unwrap();
+    assert!(status.success(), "child failed: {text}");
+    text
+}
+
+/// The interleaving warning, word for word: `time_section!` guards held across `.await` in a `!Send`
+/// future, the outer one ending first. One line, naming both sections and the fix.
+#[test]
+fn the_interleaving_warning_names_both_sections_and_the_fix() {
+    async fn opened_first() {
+        perfgraph_core::time_section!("opened first");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    async fn opened_second() {
+        perfgraph_core::time_section!("opened second");
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    const TEST: &str = "the_interleaving_warning_names_both_sections_and_the_fix";
+    if std::env::var("CHILD_CASE").is_ok_and(|c| c == TEST) {
+        current_thread().block_on(async {
+            tokio::join!(opened_first(), opened_second());
+        });
+        return;
+    }
+    let text = child_stderr(
+        TEST,
+        &[("PERFGRAPH_LIVE", "off"), ("PERFGRAPH_CAPTURE", "off")],
+    );
+    let warnings: Vec<&str> = text.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "perfgraph: warning: section `opened first` ended while `opened second`, opened after it on the \
+             same thread, was still open: sections interleaved on one thread (a `time_section!` guard held \
+             across an `.await`?); `opened second` was ended with `opened first`. Time async code with \
+             `#[timed] async fn` or `time_future!`, which enter the section on every poll"
+        ],
+        "{text}"
+    );
+}
