@@ -14,11 +14,14 @@
 //!   the span on every poll) is timed per poll. A span entered once is an ordinary call; one entered
 //!   several times also counts its polls (its enters) and its wall time, from its first enter to its close.
 //! * An event inside a recorded span becomes an instant event in the trace, with its message.
+//! * A span with a `live` field entered more than once joins live print's pending futures at its second
+//!   enter, until its close: live print shows it by wall time on the async track, as a timed future.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id};
@@ -30,9 +33,9 @@ use crate::base::clock;
 use crate::base::registry::{Name, Section, SectionMeta};
 use crate::entry;
 use crate::local::guard::Guard;
-use crate::local::marks;
 use crate::local::record::{INSTANT, Record};
 use crate::local::thread;
+use crate::local::{marks, pending};
 
 /// Records every span the subscriber enables as a perfgraph section (see the module docs in
 /// `docs/user-guide.md`, "tracing").
@@ -76,6 +79,9 @@ struct SpanState {
     first_ticks: u64,
     /// Not recorded (its level was above the verbosity at its first enter).
     off: bool,
+    /// From its second enter, if its callsite has a `live` field and live print is on: its id and slot in
+    /// the list of pending live futures (live print shows it by wall time, as a timed future).
+    pending: Option<(u64, usize)>,
 }
 
 /// Each callsite's section, by the address of its `'static` metadata.
@@ -120,7 +126,9 @@ fn cached_site(meta: &'static Metadata<'static>) -> Option<&'static Section> {
 
 thread_local! {
     /// The sections this thread entered for spans, innermost last: `(span id, guard)`.
-    static OPEN: RefCell<Vec<(u64, Guard)>> = const { RefCell::new(Vec::new()) };
+    /// With each, the pending live future to restore as the one polled on this thread at its exit (for a
+    /// span in the pending list: see [`SpanState::pending`]).
+    static OPEN: RefCell<Vec<(u64, Guard, Option<u64>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// perfgraph's level of a `tracing` level: ERROR and WARN 0, INFO 1, DEBUG 2, TRACE 3.
@@ -197,8 +205,9 @@ fn site(meta: &'static Metadata<'static>, attrs: &Attributes<'_>) -> &'static Se
     site
 }
 
-/// An enter of the span whose state is `s`: its section entered on this thread (`None`: not recorded).
-fn enter(s: &mut SpanState) -> Option<Guard> {
+/// An enter of the span whose state is `s`: its section entered on this thread, and the pending live
+/// future to restore at its exit (`None`: not recorded).
+fn enter(s: &mut SpanState) -> Option<(Guard, Option<u64>)> {
     if s.off {
         return None;
     }
@@ -220,7 +229,16 @@ fn enter(s: &mut SpanState) -> Option<Guard> {
     if s.enters >= 2 {
         node.poll();
     }
-    Some(guard)
+    // Entered again: an async span (`#[instrument] async fn`). With a `live` field it joins the pending
+    // live futures, as a timed future does at its first poll (a cold path, once per span).
+    if s.enters == 2 && pending::enabled() && s.site.has_live() {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        // Ids with the top bit set never meet a timed future's (thread index << 40 | count).
+        let id = 1 << 63 | NEXT.fetch_add(1, Ordering::Relaxed);
+        s.pending = Some((id, pending::add(s.site.id(), s.first_ticks, id)));
+    }
+    let previous = s.pending.map(|(id, _)| pending::polling(id));
+    Some((guard, previous))
 }
 
 impl Drop for SpanState {
@@ -228,6 +246,9 @@ impl Drop for SpanState {
     /// than once ends here: its wall time goes to its call path on this thread, entered for the purpose (as
     /// a cancelled future's drop is).
     fn drop(&mut self) {
+        if let Some((id, slot)) = self.pending.take() {
+            pending::remove(slot, id, clock::now().0, false);
+        }
         if self.off || self.enters < 2 {
             return;
         }
@@ -271,14 +292,15 @@ where
                     enters: 0,
                     first_ticks: 0,
                     off: false,
+                    pending: None,
                 };
                 let guard = enter(&mut s);
                 ext.insert(s);
                 guard
             }
         };
-        if let Some(guard) = guard {
-            let _ = OPEN.try_with(|open| open.borrow_mut().push((id.into_u64(), guard)));
+        if let Some((guard, previous)) = guard {
+            let _ = OPEN.try_with(|open| open.borrow_mut().push((id.into_u64(), guard, previous)));
         }
     }
 
@@ -286,9 +308,12 @@ where
         let id = id.into_u64();
         let _ = OPEN.try_with(|open| {
             let mut open = open.borrow_mut();
-            if let Some(i) = open.iter().rposition(|(s, _)| *s == id) {
-                let (_, guard) = open.remove(i);
+            if let Some(i) = open.iter().rposition(|(s, _, _)| *s == id) {
+                let (_, guard, previous) = open.remove(i);
                 drop(open);
+                if let Some(previous) = previous {
+                    pending::polled(previous);
+                }
                 drop(guard);
             }
         });

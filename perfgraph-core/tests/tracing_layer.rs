@@ -165,3 +165,61 @@ fn fmt_lines_never_break_a_live_line() {
     );
     assert!(text.trim_end().ends_with(" MB]"), "{text}");
 }
+
+#[instrument(fields(live = "Waiting for peer", dots = true))]
+async fn wait_for_peer() {
+    // A span is known to be async at its second enter: here at once, after the yield.
+    tokio::task::yield_now().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+/// `#[instrument(fields(live = ...))]` on an `async fn`: entered at every poll, so live print shows it by
+/// wall time on the async track, as a timed future (child process, time limit 0.05 s).
+#[test]
+fn an_instrumented_async_fn_is_on_the_async_track() {
+    const TEST: &str = "an_instrumented_async_fn_is_on_the_async_track";
+    if std::env::var("CHILD_CASE").is_ok_and(|c| c == TEST) {
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(TracingLayer::new()),
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async { tokio::spawn(wait_for_peer()).await.unwrap() });
+        return;
+    }
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+        .env("CHILD_CASE", TEST)
+        .env("NO_COLOR", "1")
+        .env("PERFGRAPH_TIME_LIMIT", "0.05")
+        .env("PERFGRAPH_CAPTURE", "off")
+        .env("PERFGRAPH_LIVE", "on")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
+    let text = reader.join().unwrap();
+    assert!(status.success(), "child failed: {text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("async: ") && l.contains(" s] ["))
+        .unwrap_or_else(|| panic!("no async line with stats:\n{text}"));
+    assert!(line.starts_with("async: Waiting for peer."), "{line}");
+    let at = line.rfind(" s] [").unwrap();
+    let seconds: f64 = line[line[..at].rfind('[').unwrap() + 1..at]
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((0.29..5.0).contains(&seconds), "{line}");
+}
