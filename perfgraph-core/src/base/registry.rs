@@ -169,7 +169,9 @@ impl Section {
         }
     }
 
-    /// Whether the site gave a `live` message (`PERFGRAPH_MEM_EXACT=live` reads memory at its boundaries).
+    /// Whether the site gave a `live` message (`live = "..."`): `PERFGRAPH_MEM_EXACT=live` reads memory at
+    /// its boundaries, and live print shows its futures while they are pending (docs/live-print.md, "Async
+    /// code").
     #[inline(always)]
     pub fn has_live_message(&self) -> bool {
         self.meta.live.is_some()
