@@ -89,6 +89,20 @@ fn spans_become_sections() {
 
     let p = tree.find(&["profiled scope"]).unwrap();
     assert_eq!(p.calls, 1);
+
+    // A span's target is kept: the JSON's node for it carries it.
+    {
+        let span = tracing::info_span!(target: "mesh::io", "read chunk");
+        let _s = span.enter();
+    }
+    let json: serde_json::Value = serde_json::from_str(&perfgraph_core::report().json()).unwrap();
+    let node = json["tree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "read chunk")
+        .unwrap();
+    assert_eq!(node["target"], "mesh::io", "{node}");
 }
 
 /// The fmt layer writing through `perfgraph_core::stderr()` while a span's live line is open (with dots):
