@@ -168,6 +168,13 @@ pub mod __private {
     pub use crate::entry::enter;
     pub use crate::local::guard::Guard;
 
+    /// For benchmarks, not a public API: one exact resident-memory read, bytes (a `pread` of
+    /// `/proc/self/statm` on Linux), as a section with exact memory (`PERFGRAPH_MEM_EXACT`) makes at each
+    /// boundary; `None` where it cannot be read.
+    pub fn read_rss_bytes() -> Option<u64> {
+        crate::base::sys::rss_bytes()
+    }
+
     /// The clock's raw ticks now (for benchmarks of the clock itself).
     #[inline(always)]
     pub fn clock_now() -> u64 {

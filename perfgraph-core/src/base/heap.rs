@@ -71,7 +71,7 @@ pub fn installed() -> bool {
 
 /// One thread's counters. Invariant: only the owning thread touches them; `live` is the bytes allocated
 /// minus the bytes freed by this thread (negative when it frees more than it allocated); `peak` is at least
-/// `live` and is lowered only by the sections that read it ([`set_peak`]).
+/// `live` and is reset only by the sections that read it ([`resume_and_open`], [`close`]).
 #[derive(Debug)]
 struct Counters {
     allocs: Cell<u64>,
@@ -104,22 +104,17 @@ thread_local! {
 // The promise the module docs rely on: no destructor, so no registration and no "destroyed" state.
 const _: () = assert!(!std::mem::needs_drop::<Counters>());
 
-/// What a thread's counters hold at one instant.
+/// What a section reads of its thread's counters at its start and end (the calls and bytes freed are
+/// counted too, but no section figure needs them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HeapCounts {
     /// Allocations (`alloc`, `alloc_zeroed` and `realloc` calls).
     pub allocs: u64,
     /// Bytes they asked for (a `realloc`'s new size).
     pub alloc_bytes: u64,
-    /// `dealloc` calls.
-    pub deallocs: u64,
-    /// Bytes freed (a `realloc`'s old size included).
-    pub dealloc_bytes: u64,
-    /// `realloc` calls (also counted in `allocs`).
-    pub reallocs: u64,
     /// Net heap bytes of this thread: allocated minus freed.
     pub live: i64,
-    /// The highest `live` since the last [`set_peak`].
+    /// The highest `live` since a section last reset it.
     pub peak: i64,
 }
 
@@ -217,25 +212,57 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAllocator<A> {
     }
 }
 
-/// This thread's counters now (all zero where no [`CountingAllocator`] is installed).
+/// A section opens: counting resumes as it was before [`pause`] (`was`), and this thread's counters now are
+/// returned, its peak starting over from its net heap now (the section measures its own peak from its
+/// start). One thread-local access for all three.
 #[inline(always)]
-pub fn counts() -> HeapCounts {
-    COUNTERS.with(|c| HeapCounts {
-        allocs: c.allocs.get(),
-        alloc_bytes: c.alloc_bytes.get(),
-        deallocs: c.deallocs.get(),
-        dealloc_bytes: c.dealloc_bytes.get(),
-        reallocs: c.reallocs.get(),
-        live: c.live.get(),
-        peak: c.peak.get(),
+pub fn resume_and_open(was: bool) -> HeapCounts {
+    COUNTERS.with(|c| {
+        c.paused.set(was);
+        let live = c.live.get();
+        let counts = HeapCounts {
+            allocs: c.allocs.get(),
+            alloc_bytes: c.alloc_bytes.get(),
+            live,
+            peak: c.peak.get(),
+        };
+        c.peak.set(live);
+        counts
     })
 }
 
-/// Sets this thread's peak to `peak` (a section starts measuring its own peak from its start, and gives
-/// the larger of its own and the enclosing one's back when it ends).
+/// A section closes: this thread's counters now, its peak then raised to at least `outer_peak` (the peak
+/// the enclosing section had seen when this one opened). One thread-local access for both.
 #[inline(always)]
-pub fn set_peak(peak: i64) {
-    COUNTERS.with(|c| c.peak.set(peak));
+pub fn close(outer_peak: i64) -> HeapCounts {
+    COUNTERS.with(|c| {
+        let peak = c.peak.get();
+        c.peak.set(peak.max(outer_peak));
+        HeapCounts {
+            allocs: c.allocs.get(),
+            alloc_bytes: c.alloc_bytes.get(),
+            live: c.live.get(),
+            peak,
+        }
+    })
+}
+
+/// Whether sections count heap figures in this process: [`installed`] as it was when the runtime started
+/// ([`settle`]), so every thread state and every site's route agrees on it for the whole run (the start
+/// itself allocates, so an installed allocator has been called by then).
+static COUNTING: AtomicBool = AtomicBool::new(false);
+
+/// Fixes [`counting`] from [`installed`]: the runtime's start, once.
+pub fn settle() {
+    // Relaxed: read by threads that went through the runtime's start (a `Once`), which orders this store.
+    COUNTING.store(installed(), Ordering::Relaxed);
+}
+
+/// Whether sections count heap figures (see [`settle`]).
+#[inline]
+pub fn counting() -> bool {
+    // Relaxed: see `settle`.
+    COUNTING.load(Ordering::Relaxed)
 }
 
 /// Runs `f` without counting what it allocates or frees on this thread: perfgraph's own allocations.

@@ -15,7 +15,7 @@ use std::fmt::Display;
 use std::io::{self, Write};
 
 use crate::base::config::Verbosity;
-use crate::base::{buckets, process};
+use crate::base::{buckets, process, registry};
 use crate::data::latency::Latency;
 use crate::data::report::{self, ProcessInfo, Report, RunInfo, Spread, ThreadSummary};
 use crate::data::tree::{CallTree, Merger, ThreadSnapshot};
@@ -290,6 +290,9 @@ fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>, heap: bool)
         }
         p.raw("self_mem_bytes", n.self_mem_bytes)?;
         p.raw("self_ns", n.self_ns)?;
+        if let Some(target) = target(n.section, n.name) {
+            p.string("target", target)?;
+        }
         p.raw("total_mem_bytes", n.total_mem_bytes)?;
         p.raw("total_ns", n.total_ns)?;
         if asyncs {
@@ -298,6 +301,15 @@ fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>, heap: bool)
         p.close(b'}')?;
     }
     p.close(b']')
+}
+
+/// Where section `section` named `name` comes from: its `tracing` target for a span recorded through
+/// `TracingLayer`, its module path for `#[timed]` and `time_section!`. Known only in the process that
+/// registered it (`None` for the root, and for a tree read back from a file: its ids are another
+/// process's).
+fn target(section: u32, name: &str) -> Option<&'static str> {
+    let info = registry::info(section).filter(|_| section != 0)?;
+    (info.name == name && !info.module_path.is_empty()).then_some(info.module_path)
 }
 
 /// A histogram: `{"buckets": [[bucket, calls], ...], "sub_buckets": 64}` (docs/json-schema.md).

@@ -45,15 +45,19 @@ pub struct HeapFrames {
     /// Whether the counting allocator was installed when the thread's state was made: fixed for the
     /// thread's life, so the frames always match the open sections.
     pub on: bool,
+    /// Open sections whose frames have flags (exact memory, heap counters): while 0, a section's end needs
+    /// not look at its frame's flags.
+    pub flagged: u32,
     frames: Vec<Frame>,
 }
 
 impl HeapFrames {
-    /// The state of a thread starting now: on if the counting allocator is installed.
+    /// The state of a thread starting now: on if sections count heap figures ([`heap::counting`]).
     pub fn new() -> HeapFrames {
-        let on = heap::installed();
+        let on = heap::counting();
         HeapFrames {
             on,
+            flagged: 0,
             frames: Vec::with_capacity(if on { 64 } else { 0 }),
         }
     }
@@ -64,10 +68,11 @@ impl HeapFrames {
         self.frames.reserve(1);
     }
 
-    /// A section opened: takes the counters as they are now. Never allocates after [`reserve`].
+    /// A section opened: takes the counters as they are now, and resumes counting as it was before
+    /// [`heap::pause`] (`was`). Never allocates after [`reserve`](Self::reserve).
     #[inline(always)]
-    pub fn open(&mut self) {
-        let c: HeapCounts = heap::counts();
+    pub fn open(&mut self, was: bool) {
+        let c: HeapCounts = heap::resume_and_open(was);
         self.frames.push(Frame {
             allocs: c.allocs,
             bytes: c.alloc_bytes,
@@ -76,7 +81,6 @@ impl HeapFrames {
             live: c.live,
             saved_peak: c.peak,
         });
-        heap::set_peak(c.live);
     }
 
     /// The innermost open section ends: its figures (`None` if no frame is open, which the invariant
@@ -84,10 +88,9 @@ impl HeapFrames {
     #[inline(always)]
     pub fn close(&mut self) -> Option<HeapCall> {
         let f = self.frames.pop()?;
-        let c = heap::counts();
+        let c = heap::close(f.saved_peak);
         let allocs = c.allocs.wrapping_sub(f.allocs);
         let bytes = c.alloc_bytes.wrapping_sub(f.bytes);
-        heap::set_peak(c.peak.max(f.saved_peak));
         if let Some(parent) = self.frames.last_mut() {
             parent.child_allocs += allocs;
             parent.child_bytes += bytes;

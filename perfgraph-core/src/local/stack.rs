@@ -45,8 +45,8 @@ pub struct Sample {
     pub ticks: u64,
     /// Resident memory, KiB.
     pub mem_kb: u32,
-    /// Whether `mem_kb` was read for this section (`PERFGRAPH_MEM_EXACT`): its end then reads it too.
-    pub exact_mem: bool,
+    /// What the section takes out of line at its end ([`FrameData::flags`]: 0 for nothing, the fast path).
+    pub flags: u8,
 }
 
 /// What the caller learns of a section as it closes it, to take its end figures ([`Stack::exit`]).
@@ -54,8 +54,8 @@ pub struct Sample {
 pub struct Ending {
     /// The call's node (its index in the tree, for [`Stack::heap_of`]).
     pub node: u32,
-    /// Whether the section read resident memory itself at its start ([`Sample::exact_mem`]).
-    pub exact_mem: bool,
+    /// Its [`Sample::flags`].
+    pub flags: u8,
 }
 
 /// The caller's figures at a section's end.
@@ -286,7 +286,7 @@ impl Stack {
             node,
             mem_start_kb: at.mem_kb,
             start: at.ticks,
-            exact_mem: at.exact_mem,
+            flags: at.flags,
         };
         let node_ptr: *const Node = n;
         if !self.frames.open(depth, own.enters, data, node_ptr.cast()) {
@@ -415,7 +415,7 @@ impl Stack {
         let own_ticks = elapsed.saturating_sub(f.child_ticks);
         let ending = at_end(Ending {
             node: f.data.node,
-            exact_mem: f.data.exact_mem,
+            flags: f.data.flags,
         });
         let mem_end = ending.mem_kb;
         let grown = mem_end as i64 - f.data.mem_start_kb as i64;

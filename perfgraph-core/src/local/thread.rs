@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_utils::CachePadded;
 
-use super::frames::{OpenFrame, PUBLIC_DEPTH};
+use super::frames::{EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
 use super::heap_frames::HeapFrames;
 use super::record::Record;
 use super::retired::{Exited, Group, Retired};
@@ -93,7 +93,12 @@ unsafe impl Sync for OwnHeap {}
 
 /// Memory growth (KiB) above which a section's end wakes the background thread; `i64::MAX` when nobody
 /// prints memory alerts.
+/// `i64::MAX` also while the counting allocator counts: the rule then follows [`HEAP_ALERT_KB`].
 pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
+
+/// Exact heap growth (KiB) above which a section's end wakes the background thread (and its record says
+/// so), while the counting allocator counts; `i64::MAX` otherwise.
+pub static HEAP_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
 impl ThreadState {
     fn new(index: u32, name: String, family: Option<String>, is_main: bool) -> ThreadState {
@@ -157,42 +162,63 @@ impl ThreadState {
         }
     }
 
-    /// Starts a section; returns the depth it opened at. Owner only.
+    /// Starts a section that takes nothing out of line (no exact memory read; the counting allocator is not
+    /// counting, [`heap::counting`]); returns the depth it opened at. Owner only.
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
-    /// `exact_mem`: the section reads resident memory itself at its start and end (`PERFGRAPH_MEM_EXACT`).
     #[inline(always)]
-    pub unsafe fn enter(&self, section: SectionId, exact_mem: bool) -> u32 {
-        // SAFETY: this is the owning thread (caller's contract).
-        if unsafe { self.heap() }.on {
-            // SAFETY: as above.
-            return unsafe { self.enter_counting(section, exact_mem, true) };
-        }
+    pub unsafe fn enter(&self, section: SectionId) -> u32 {
+        debug_assert!(
+            // SAFETY: this is the owning thread (caller's contract).
+            !unsafe { self.heap() }.on,
+            "counting sections open with `enter_with`"
+        );
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
-        unsafe { self.stack.enter(section, || sample(exact_mem)) }
+        unsafe { self.stack.enter(section, || sample(0)) }
     }
 
-    /// [`enter`](Self::enter) (or a poll's, counting a call only if `call`) with the counting allocator
-    /// installed: perfgraph's own allocations while the section opens go uncounted, then the section takes
-    /// the heap counters. Out of line: the path without the allocator stays as it was.
+    /// Starts a section that may take figures out of line: resident memory read now if `exact_mem`
+    /// (`PERFGRAPH_MEM_EXACT`), the heap counters if the counting allocator counts. Returns the depth it
+    /// opened at. Owner only.
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
     #[inline(never)]
-    unsafe fn enter_counting(&self, section: SectionId, exact_mem: bool, call: bool) -> u32 {
+    pub unsafe fn enter_with(&self, section: SectionId, exact_mem: bool) -> u32 {
+        let flags = if exact_mem { EXACT_MEM } else { 0 };
+        // SAFETY: this is the owning thread (caller's contract).
+        if unsafe { self.heap() }.on {
+            // SAFETY: as above.
+            return unsafe { self.enter_counting(section, flags | HEAP, true) };
+        }
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        let depth = unsafe { self.stack.enter(section, || sample(flags)) };
+        if flags != 0 {
+            // SAFETY: as above; no other `heap()` reference is held.
+            unsafe { self.heap() }.flagged += 1;
+        }
+        depth
+    }
+
+    /// [`enter_with`](Self::enter_with) (or a poll's, counting a call only if `call`) with the counting
+    /// allocator counting: perfgraph's own allocations while the section opens go uncounted, then the
+    /// section takes the heap counters.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(always)]
+    unsafe fn enter_counting(&self, section: SectionId, flags: u8, call: bool) -> u32 {
         let was = heap::pause();
         // SAFETY: this is the owning thread (caller's contract).
-        let depth = unsafe {
-            self.stack
-                .enter_counted(section, || sample(exact_mem), call)
-        };
+        let depth = unsafe { self.stack.enter_counted(section, || sample(flags), call) };
         // SAFETY: as above; no other `heap()` reference is held.
         let frames = unsafe { self.heap() };
         frames.reserve();
-        heap::resume(was);
-        frames.open();
+        frames.open(was);
+        frames.flagged += 1;
         depth
     }
 
@@ -208,9 +234,9 @@ impl ThreadState {
         // `stack`.
         unsafe {
             let depth = if self.heap().on {
-                self.enter_counting(section, false, call)
+                self.enter_counting(section, HEAP, call)
             } else {
-                self.stack.enter_counted(section, || sample(false), call)
+                self.stack.enter_counted(section, || sample(0), call)
             };
             (depth, self.stack.current_async())
         }
@@ -226,7 +252,9 @@ impl ThreadState {
         self.stack.ring.push(record.to_words());
     }
 
-    /// Ends the section opened at `depth` (and any left open inside it). Owner only.
+    /// Ends the section opened at `depth` (and any left open inside it). Owner only. While a section with
+    /// flags is open (it took figures out of line at its start), the end goes out of line to
+    /// [`exit_with`](Self::exit_with); the others test only that.
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
@@ -234,12 +262,12 @@ impl ThreadState {
     pub unsafe fn exit(&self, depth: u32) {
         let end = clock::now().0;
         // SAFETY: this is the owning thread (caller's contract).
-        if unsafe { self.heap() }.on {
+        if unsafe { self.heap() }.flagged != 0 {
             // SAFETY: as above.
-            return unsafe { self.exit_counting(depth, end) };
+            return unsafe { self.exit_with(depth, end) };
         }
-        let at_end = |e: Ending| EndSample {
-            mem_kb: mem_kb(e.exact_mem),
+        let at_end = |_: Ending| EndSample {
+            mem_kb: process::rss_kb(),
             heap_alert: false,
         };
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
@@ -256,32 +284,22 @@ impl ThreadState {
         }
     }
 
-    /// [`exit`](Self::exit) with the counting allocator installed: each section closed takes its heap
-    /// figures into its node, and live print's memory rule follows its exact heap growth instead of the
-    /// resident-memory change. Out of line, as [`enter_counting`](Self::enter_counting).
+    /// [`exit`](Self::exit) while a section with flags is open: each section closed with flags takes its
+    /// end figures in [`end_with`](Self::end_with).
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
     #[inline(never)]
-    unsafe fn exit_counting(&self, depth: u32, end: u64) {
-        // SAFETY: this is the owning thread (caller's contract); the only `heap()` reference held.
-        let frames = unsafe { self.heap() };
-        let alert_kb = MEM_ALERT_KB.load(Ordering::Relaxed);
+    unsafe fn exit_with(&self, depth: u32, end: u64) {
         let at_end = |e: Ending| {
-            let mem_kb = mem_kb(e.exact_mem);
-            let Some(call) = frames.close() else {
-                return EndSample {
-                    mem_kb,
+            if e.flags == 0 {
+                EndSample {
+                    mem_kb: process::rss_kb(),
                     heap_alert: false,
-                };
-            };
-            // Its segment is perfgraph's own allocation (at a path's first end).
-            // SAFETY: this is the owning thread (caller's contract).
-            let node = heap::untracked(|| unsafe { self.stack.heap_of(e.node) });
-            node.add(call.self_allocs, call.self_bytes, call.growth, call.peak);
-            EndSample {
-                mem_kb,
-                heap_alert: call.growth / 1024 > alert_kb,
+                }
+            } else {
+                // SAFETY: this is the owning thread (caller's contract).
+                unsafe { self.end_with(e) }
             }
         };
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
@@ -289,10 +307,45 @@ impl ThreadState {
         unsafe {
             self.stack
                 .exit(depth, end, at_end, note_interleaved, |closed| {
-                    if closed.depth < self.watch.load(Ordering::Relaxed) || closed.heap_alert {
+                    if closed.depth < self.watch.load(Ordering::Relaxed)
+                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+                        || closed.heap_alert
+                    {
                         process::wake();
                     }
                 });
+        }
+    }
+
+    /// The end figures of a section with flags: resident memory read now ([`EXACT_MEM`]); its heap
+    /// figures into its node ([`HEAP`]), and whether its exact heap growth passed live print's memory
+    /// limit ([`HEAP_ALERT_KB`]).
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(always)]
+    unsafe fn end_with(&self, e: Ending) -> EndSample {
+        let mem_kb = mem_kb(e.flags & EXACT_MEM != 0);
+        // SAFETY: this is the owning thread (caller's contract); the only `heap()` reference held.
+        let frames = unsafe { self.heap() };
+        frames.flagged -= 1;
+        let call = if e.flags & HEAP != 0 {
+            frames.close()
+        } else {
+            None
+        };
+        let Some(call) = call else {
+            return EndSample {
+                mem_kb,
+                heap_alert: false,
+            };
+        };
+        // SAFETY: this is the owning thread (caller's contract).
+        let node = unsafe { self.stack.heap_of(e.node) };
+        node.add(call.self_allocs, call.self_bytes, call.growth, call.peak);
+        EndSample {
+            mem_kb,
+            heap_alert: call.growth / 1024 > HEAP_ALERT_KB.load(Ordering::Relaxed),
         }
     }
 
@@ -309,13 +362,14 @@ impl ThreadState {
     }
 }
 
-/// A section's start: the clock, and resident memory (read now if `exact_mem`, else the last sample).
+/// A section's start with `flags` ([`FrameData::flags`](super::frames::FrameData::flags)): the clock, and
+/// resident memory (read now with [`EXACT_MEM`], else the last sample).
 #[inline(always)]
-fn sample(exact_mem: bool) -> Sample {
+fn sample(flags: u8) -> Sample {
     Sample {
         ticks: clock::now().0,
-        mem_kb: mem_kb(exact_mem),
-        exact_mem,
+        mem_kb: mem_kb(flags & EXACT_MEM != 0),
+        flags,
     }
 }
 

@@ -320,20 +320,30 @@ impl Tree {
         unsafe { ptr.as_ref().map(|_| &*ptr.add(offset)) }
     }
 
-    /// Owner only: the [`HeapNode`] of node `index` (a node of this tree), allocating its segment at the
-    /// first call there that ends with the counting allocator installed.
+    /// Owner only: the [`HeapNode`] of node `index` (a node of this tree), allocating its segment (untracked)
+    /// at the first call there that ends with the counting allocator installed.
     pub fn heap_of(&self, index: u32) -> &HeapNode {
         let (segment, offset) = locate(index);
         let mut ptr = self.heaps[segment].load(Ordering::Relaxed);
         if ptr.is_null() {
-            let nodes: Box<[HeapNode]> = (0..FIRST << segment).map(|_| HeapNode::new()).collect();
-            ptr = Box::into_raw(nodes).cast::<HeapNode>();
-            // Release: pairs with the Acquire load in `heap_get`; readers see initialised memory.
-            self.heaps[segment].store(ptr, Ordering::Release);
+            ptr = self.new_heap_segment(segment);
         }
         // SAFETY: `ptr` points at a live segment of `FIRST << segment` entries (never freed before `self`),
         // and `offset` is below that length by construction of `locate`.
         unsafe { &*ptr.add(offset) }
+    }
+
+    /// Allocates and publishes heap segment `segment` (owner only; perfgraph's own allocation, so untracked).
+    #[cold]
+    #[inline(never)]
+    fn new_heap_segment(&self, segment: usize) -> *mut HeapNode {
+        crate::base::heap::untracked(|| {
+            let nodes: Box<[HeapNode]> = (0..FIRST << segment).map(|_| HeapNode::new()).collect();
+            let ptr = Box::into_raw(nodes).cast::<HeapNode>();
+            // Release: pairs with the Acquire load in `heap_get`; readers see initialised memory.
+            self.heaps[segment].store(ptr, Ordering::Release);
+            ptr
+        })
     }
 
     /// Reader side: the [`HeapNode`] of node `index`, if a call there ever allocated its segment.

@@ -7,7 +7,8 @@
 //! [--lifecycle FILE]` (`FILE`: the saved output of the full-size lifecycle tests, see `measure::lifecycle`)
 //! (`record --rss-child MODE N` and `record --trace-child RATE SECONDS N` are the children it runs for the
 //! memory and trace figures; `record --trace-only FILE SCRATCH` measures the trace figures alone and
-//! replaces their section of FILE.)
+//! replaces their section of FILE; `record --heap` measures and prints only the section on exact heap
+//! accounting, to look at it without a whole run.)
 //!
 //! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
 //! markdown, touching nothing else.
@@ -19,6 +20,10 @@ use std::path::PathBuf;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--heap") {
+        print!("{}", render::heap_section(&measure::heap::Heap::measure()));
+        return;
+    }
     if args.first().map(String::as_str) == Some("--rss-child") {
         measure::rss::child(&args[1], args[2].parse().expect("thread count"));
         return;

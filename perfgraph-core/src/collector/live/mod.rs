@@ -25,9 +25,10 @@ use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, LiveMode};
 use crate::base::{heap, process, registry, sys};
 use crate::collector::capture;
+use crate::local::pending::{self, Pending};
 use crate::local::record::Record;
 use crate::local::thread::ThreadState;
-use printer::{Call, Ended, Printer, Settings};
+use printer::{AsyncCall, AsyncEnded, Call, Ended, Printer, Settings};
 
 /// Longest live print lets pass without looking at what runs, as a fraction of the time limit: half of it.
 /// A call that starts just after a look is in the next one, before it crosses the limit; from then on the
@@ -62,6 +63,10 @@ pub(crate) struct Live {
     free: Vec<usize>,
     /// What was printed, `(ticks, text)`, kept for the trace's markers when there is a trace.
     printed: Option<Vec<(u64, String)>>,
+    /// The pending live futures and the ended ones, as last taken from [`pending`] (kept for their
+    /// capacity).
+    pending: Vec<Pending>,
+    ended: Vec<Pending>,
 }
 
 /// What a drain delivered to live print, kept until the printer decides under the terminal's lock.
@@ -102,6 +107,8 @@ impl Live {
             slots: HashMap::new(),
             free: Vec::new(),
             printed: config.trace.is_some().then(Vec::new),
+            pending: Vec::new(),
+            ended: Vec::new(),
         })
     }
 
@@ -152,6 +159,7 @@ impl Live {
         let scale = clock::scale();
         let limit = scale.ticks(self.time_limit_ns).0;
         self.printer.set_clock(scale, limit);
+        pending::set_time_limit(limit);
         limit
     }
 
@@ -229,6 +237,37 @@ impl Live {
         }
     }
 
+    /// The printer learns which live futures ended (printing their wall time), in the order they ended,
+    /// and which are pending. Taken after `now` was read, so every future the list still shows was pending
+    /// at `now`.
+    fn decide_futures(&mut self) {
+        pending::take(&mut self.pending, &mut self.ended);
+        self.ended.sort_by_key(|e| (e.end, e.id));
+        let call = |p: &Pending| {
+            let info = registry::info(p.section)?;
+            Some(AsyncCall {
+                id: p.id,
+                parent: p.parent,
+                start: p.start,
+                message: info.live,
+                dots: info.dots,
+            })
+        };
+        for e in &self.ended {
+            if let Some(c) = call(e) {
+                let ended = AsyncEnded {
+                    call: c,
+                    end: e.end,
+                    mem_end_kb: e.mem_end_kb,
+                    cancelled: e.cancelled,
+                };
+                self.printer.future_ended(ended, &mut self.out);
+            }
+        }
+        let calls: Vec<AsyncCall> = self.pending.iter().filter_map(call).collect();
+        self.printer.pending(&calls, &mut self.out);
+    }
+
     /// Decides what to print now. Returns how long (ns) it may sleep before it needs another pass. While
     /// the program has the floor (a partial line it is writing, a thread inside `suspend`), nothing is
     /// decided: the printer waits, and acts on everything at a later pass.
@@ -262,6 +301,7 @@ impl Live {
             }));
             self.printer.running(t, &calls, now);
         }
+        self.decide_futures();
         let next = self.printer.tick(now, &mut self.out);
         self.show(&mut screen);
         drop(screen);
@@ -316,6 +356,7 @@ impl Live {
         let now = now.max(clock::now().0);
         self.sync_other_output();
         self.decide_drained();
+        self.decide_futures();
         self.printer.finish(now, process::rss_kb(), &mut self.out);
         self.note_printed();
         screen.write_live(&self.out);

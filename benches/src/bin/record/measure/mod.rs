@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod demo;
+pub mod heap;
 pub mod layouts;
 pub mod lifecycle;
 pub mod machine;
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 
 use capture::Capture;
 use demo::{Demo, DemoFigures};
+use heap::Heap;
 use layouts::Layouts;
 use lifecycle::Lifecycle;
 use machine::Machine;
@@ -58,11 +60,13 @@ pub struct Record {
     pub lifecycle: Lifecycle,
     /// The streamed trace.
     pub trace: TraceFigures,
+    /// The counting allocator's cost per allocation and one exact memory read's.
+    pub heap: Heap,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
 /// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
-/// capture's floods; then the lifecycle tests' figures are read.
+/// capture's floods; then the lifecycle tests' figures are read; last, the heap accounting's costs.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
@@ -77,6 +81,7 @@ pub fn record(inputs: &Inputs) -> Record {
     let lifecycle = Lifecycle::read(inputs.lifecycle.as_deref());
     let scratch = inputs.criterion.parent().unwrap_or(&inputs.criterion);
     let trace = trace::measure(scratch);
+    let heap = Heap::measure();
     Record {
         machine,
         results,
@@ -86,5 +91,6 @@ pub fn record(inputs: &Inputs) -> Record {
         capture,
         lifecycle,
         trace,
+        heap,
     }
 }
