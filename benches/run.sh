@@ -9,7 +9,10 @@
 # compiled-out bench (benches/compiled-out, its own build so perfgraph-core really lacks `enabled`); then
 # `record` measures the demo, the memory per thread and the off-by-verbosity cost in a dozen short peers-bench
 # processes with ASLR and a few with it off (to see how far that cost varies across processes and layouts),
-# reads the figures of the lifecycle tests run at full size just before, and writes the file. PERFGRAPH_*
+# reads the figures of the lifecycle tests run at full size just before, measures the streamed trace
+# (`record --trace-child`: the lossless rate, bytes per call, the cost on the recording threads and a 30 s
+# two-thread run: a few minutes, and scratch files of up to 1.5 GB under target/perf-record, each removed once
+# measured), and writes the file. PERFGRAPH_*
 # variables are cleared so every run uses the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."

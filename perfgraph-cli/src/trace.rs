@@ -1,6 +1,8 @@
 //! `perfgraph merge --trace`: many processes' traces (PERFGRAPH_TRACE) as one Perfetto / Chrome timeline.
 //! Each input becomes a process of its own (a new pid, so two hosts' equal pids stay apart), named by rank
-//! and host, and its events move by its wall-clock anchor's distance from the earliest one's.
+//! and host, and its events move by its wall-clock anchor's distance from the earliest one's. Who wrote a
+//! trace (rank, host, anchor `start_unix_ns`) is in the args of its `process_name` metadata event. Chrome
+//! JSON traces only: a `.pftrace` is refused with a line saying so.
 
 use std::path::Path;
 
@@ -17,39 +19,74 @@ struct Input {
     start_unix_ns: u64,
 }
 
+/// Whether `path` names a Perfetto protobuf trace (as `PERFGRAPH_TRACE` chooses the format).
+fn is_perfetto(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    name.is_some_and(|n| n.ends_with(".pftrace") || n.ends_with(".perfetto-trace"))
+}
+
+/// The events of a Chrome trace: the JSON array form perfgraph streams (`[`, events, `]`; a file cut
+/// short, without its `]`, is read up to its last whole event, as viewers read it), or the object form
+/// (`{"traceEvents": [...]}`).
+fn events(text: &str) -> Result<Vec<Value>, String> {
+    let text = text.trim_end();
+    let parsed = match serde_json::from_str::<Value>(text) {
+        Ok(v) => v,
+        Err(e) if text.starts_with('[') => {
+            // Cut short: up to the last whole line, its comma dropped, the bracket added.
+            let whole = text.rfind("},\n").map_or("[", |i| &text[..i + 1]);
+            serde_json::from_str(&format!("{whole}]"))
+                .map_err(|_| format!("not JSON, or cut short ({e})"))?
+        }
+        Err(e) => return Err(format!("not JSON, or cut short ({e})")),
+    };
+    match parsed {
+        Value::Array(events) => Ok(events),
+        Value::Object(mut doc) => match doc.remove("traceEvents") {
+            Some(Value::Array(events)) => Ok(events),
+            _ => Err("not a trace (no \"traceEvents\" array)".to_owned()),
+        },
+        _ => Err("not a trace (no \"traceEvents\" array)".to_owned()),
+    }
+}
+
 fn read(path: &Path) -> Result<Input, Failure> {
     let fail = |what: &str| Failure(format!("{}: {what}", path.display()));
-    let doc: Value = serde_json::from_str(&load::text(path)?)
-        .map_err(|e| fail(&format!("not JSON, or cut short ({e})")))?;
-    let events = doc
-        .get("traceEvents")
-        .and_then(Value::as_array)
-        .ok_or_else(|| fail("not a trace (no \"traceEvents\" array)"))?
-        .clone();
-    let other = doc.get("otherData");
-    if other.and_then(|o| o.get("tool")).and_then(Value::as_str) != Some("perfgraph") {
+    if is_perfetto(path) {
         return Err(fail(
-            "not a perfgraph trace (no \"otherData\" from perfgraph)",
+            "a Perfetto protobuf trace: merge --trace reads Chrome JSON traces only \
+             (PERFGRAPH_TRACE with a name not ending in .pftrace)",
         ));
     }
-    let field = |k: &str| other.and_then(|o| o.get(k));
+    let events = events(&load::text(path)?).map_err(|e| fail(&e))?;
+    // Who wrote it: the `process_name` metadata event's args.
+    let who = events
+        .iter()
+        .find(|e| {
+            e.get("ph").and_then(Value::as_str) == Some("M")
+                && e.get("name").and_then(Value::as_str) == Some("process_name")
+                && e.pointer("/args/tool").and_then(Value::as_str) == Some("perfgraph")
+        })
+        .and_then(|e| e.get("args"))
+        .ok_or_else(|| fail("not a perfgraph trace (no \"process_name\" event from perfgraph)"))?;
+    let field = |k: &str| who.get(k);
     let start_unix_ns = field("start_unix_ns")
         .and_then(Value::as_u64)
         .ok_or_else(|| {
             fail("no wall-clock anchor (\"start_unix_ns\"): written by an older perfgraph")
         })?;
     Ok(Input {
-        events,
         rank: field("rank").and_then(Value::as_u64).unwrap_or(0),
         host: field("host")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned(),
-        program: field("program")
+        program: field("name")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned(),
         start_unix_ns,
+        events,
     })
 }
 

@@ -174,6 +174,23 @@ fn check_four_ranks(dir: &Path) {
     let traces: Vec<PathBuf> = (0..4)
         .map(|r| dir.join(format!("run.{r}.trace.json")))
         .collect();
+    // Each rank's trace says who wrote it in its process_name event's args.
+    for (r, f) in traces.iter().enumerate() {
+        let events = json(f);
+        let who = events
+            .as_array()
+            .expect("the streamed trace is a JSON array")
+            .iter()
+            .find(|e| e["name"] == "process_name")
+            .unwrap()["args"]
+            .clone();
+        assert_eq!(who["tool"], "perfgraph", "{who}");
+        assert_eq!(who["rank"], r as u64, "{who}");
+        assert!(
+            who["host"].is_string() && who["start_unix_ns"].is_u64(),
+            "{who}"
+        );
+    }
     let merged = dir.join("all.trace.json");
     let mut args = vec!["merge", "--trace"];
     args.extend(traces.iter().map(|f| s(f)));
@@ -203,6 +220,20 @@ fn check_four_ranks(dir: &Path) {
         .map(|e| e["pid"].as_u64().unwrap())
         .collect();
     assert_eq!(pids.len(), 4);
+    // A trace cut short (a killed rank: no closing `]`, part of a line) merges up to its last whole event.
+    let whole = std::fs::read_to_string(&traces[1]).unwrap();
+    let cut = dir.join("cut.trace.json");
+    let end = whole.rfind("},\n").unwrap();
+    std::fs::write(&cut, &whole[..end + 10]).unwrap();
+    let out = cli(&["merge", "--trace", s(&traces[0]), s(&cut), "-o", s(&merged)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let names = json(&merged)["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .count();
+    assert_eq!(names, 2);
 }
 
 #[test]
@@ -377,6 +408,17 @@ fn bad_input_is_one_line_naming_the_file_and_exit_2() {
         "{}",
         text(&out.stderr)
     );
+    // A Perfetto protobuf trace: refused, with the reason.
+    let pftrace = dir.join("run.pftrace");
+    std::fs::write(&pftrace, b"\x0a\x00").unwrap();
+    let out = cli(&["merge", "--trace", s(&pftrace)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("Chrome JSON traces only") && err.contains("run.pftrace"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
     // Runs of different programs: a warning, and the merge goes on.
     let other = dir.join("other-program.json");
     std::fs::write(

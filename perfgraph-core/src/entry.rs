@@ -181,6 +181,7 @@ fn start_once() {
         process::set_start_rss_kb(process::rss_kb());
     }
     verbosity::init(config.verbosity);
+    thread::set_ring_capacity(config.ring_capacity());
     // The start has allocated by now: an installed counting allocator has been called.
     heap::settle();
     let mem_exact = match config.mem_exact {

@@ -1,7 +1,8 @@
 //! Reports and exports end to end: this test binary runs the `workload` example's code in a child process
 //! (itself, with `EXPORT_CHILD` set) with `PERFGRAPH_REPORT=all`, `PERFGRAPH_INTERVAL` and the three file
 //! exports, then checks the child's stderr and reads every file back. Also: an unwritable path costs one
-//! error line and nothing else, and `PERFGRAPH_TRACE_LIMIT` cuts the trace with the rest counted.
+//! error line and nothing else, and `PERFGRAPH_TRACE_LIMIT` (a file size) cuts the trace with the rest
+//! counted.
 
 mod common;
 #[path = "../examples/workload.rs"]
@@ -59,6 +60,17 @@ fn run_child(tag: &str, env: &[(&str, String)]) -> Run {
         dir,
         program: exe.file_name().unwrap().to_string_lossy().into_owned(),
     }
+}
+
+/// A Chrome trace as the JSON array it is: its events, and the args of its closing `perfgraph trace end`
+/// event (the last one, present only in a complete trace).
+fn read_trace(path: &Path) -> (Vec<Value>, Value) {
+    let trace = read_json(path);
+    let events = trace.as_array().unwrap().clone();
+    let end = events.last().unwrap();
+    assert_eq!(end["name"], "perfgraph trace end", "the last event");
+    let args = end["args"].clone();
+    (events, args)
 }
 
 fn read_json(path: &Path) -> Value {
@@ -167,8 +179,7 @@ fn all_reports_and_every_export() {
     assert!(!err.contains("perfgraph: error"), "{err}");
 
     // Trace: one complete event per call, named threads, nesting by time, the memory counter.
-    let trace = read_json(&run.dir.join("trace.json"));
-    let events = trace["traceEvents"].as_array().unwrap();
+    let (events, end) = read_trace(&run.dir.join("trace.json"));
     let complete: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
     assert_eq!(complete.len() as u64, TOTAL_CALLS);
     let count = |name: &str| complete.iter().filter(|e| e["name"] == name).count() as u64;
@@ -209,8 +220,17 @@ fn all_reports_and_every_export() {
             .iter()
             .any(|e| e["ph"] == "C" && e["args"]["MB"].as_f64().unwrap() > 1.0)
     );
-    assert_eq!(trace["otherData"]["dropped_ring_overflow"], 0);
-    assert_eq!(trace["otherData"]["dropped_past_trace_limit"], 0);
+    assert_eq!(end["dropped_ring_overflow"], 0);
+    assert_eq!(end["dropped_past_trace_limit"], 0);
+    assert_eq!(end["events"], TOTAL_CALLS);
+    // The args: the section's level, and its live message where it has one.
+    let solve = complete.iter().find(|e| e["name"] == "solve").unwrap();
+    assert_eq!(solve["args"]["level"], 0);
+    assert_eq!(solve["args"]["message"], "Solving");
+    assert_eq!(
+        complete.iter().find(|e| e["name"] == "residual").unwrap()["args"]["level"],
+        1
+    );
 
     // Folded stacks: every line `path count`, the kernels under their path.
     let folded = std::fs::read_to_string(run.dir.join("stacks.folded")).unwrap();
@@ -288,28 +308,31 @@ fn the_trace_limit_cuts_the_trace_and_counts_the_rest() {
         "limit",
         &[
             ("PERFGRAPH_TRACE", "{dir}/trace.json".into()),
-            ("PERFGRAPH_TRACE_LIMIT", "100".into()),
+            ("PERFGRAPH_TRACE_LIMIT", "4096".into()),
         ],
     );
-    let trace = read_json(&run.dir.join("trace.json"));
-    let events = trace["traceEvents"].as_array().unwrap();
-    assert_eq!(events.iter().filter(|e| e["ph"] == "X").count(), 100);
-    assert_eq!(
-        trace["otherData"]["dropped_past_trace_limit"],
-        TOTAL_CALLS - 100
+    let path = run.dir.join("trace.json");
+    let (events, end) = read_trace(&path);
+    let written = events.iter().filter(|e| e["ph"] == "X").count() as u64;
+    assert!(written > 0 && written < TOTAL_CALLS, "{written}");
+    // The limit holds but for the closing event.
+    let size = std::fs::metadata(&path).unwrap().len();
+    let closing = serde_json::to_string(events.last().unwrap()).unwrap().len() as u64;
+    assert!(size <= 4096 + closing + 4, "{size}");
+    assert_eq!(end["dropped_past_trace_limit"], TOTAL_CALLS - written);
+    assert_eq!(end["trace_limit_bytes"], 4096);
+    let note = format!(
+        "{} section calls are not in this trace",
+        TOTAL_CALLS - written
     );
-    let note = format!("{} section calls are not in this trace", TOTAL_CALLS - 100);
-    assert!(
-        events
-            .iter()
-            .any(|e| e["ph"] == "i" && e["name"].as_str().unwrap().contains(&note))
-    );
+    assert!(end["missing"].as_str().unwrap().contains(&note), "{end}");
     let line = format!(
-        "perfgraph: trace: 100 section calls written to {:?}; {} more are not in it: 0 lost to ring \
-         overflow, {} past PERFGRAPH_TRACE_LIMIT=100 (the file says so too)",
-        run.dir.join("trace.json").display().to_string(),
-        TOTAL_CALLS - 100,
-        TOTAL_CALLS - 100
+        "perfgraph: trace {:?}: {written} section calls written; {} section calls are not in this trace: \
+         0 lost to ring overflow, {} past PERFGRAPH_TRACE_LIMIT=4096, 0 not written (disk full or reader \
+         too slow) (the file says so too)",
+        path.display().to_string(),
+        TOTAL_CALLS - written,
+        TOTAL_CALLS - written
     );
     assert!(run.stderr.lines().any(|l| l == line), "{}", run.stderr);
     let _ = std::fs::remove_dir_all(&run.dir);

@@ -6,7 +6,9 @@ mod common;
 use perfgraph_core::{time_section, timed};
 
 const ITERATIONS: u64 = 200_000;
-/// Records per thread ring (perfgraph-core's `RING_CAPACITY`).
+/// Records per thread ring while a trace is written (perfgraph-core's `TRACE_RING_CAPACITY`).
+const TRACE_RING: u64 = 1 << 18;
+/// Records per thread ring without a trace (perfgraph-core's `RING_CAPACITY`).
 const RING: u64 = 8192;
 
 #[timed(name = "stress::leaf", level = 2)]
@@ -111,28 +113,35 @@ fn the_trace_line_states_every_loss() {
         .env("PERFGRAPH_LIVE", "off")
         .env("PERFGRAPH_VERBOSITY", "2")
         .env("PERFGRAPH_TRACE", &path)
-        .env("PERFGRAPH_TRACE_LIMIT", "1000")
+        .env("PERFGRAPH_TRACE_LIMIT", "100K")
         .output()
         .unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{stderr}");
     let trace: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let other = &trace["otherData"];
+    let end = trace.as_array().unwrap().last().unwrap();
+    assert_eq!(end["name"], "perfgraph trace end");
+    let other = &end["args"];
     let ring = other["dropped_ring_overflow"].as_u64().unwrap();
     let past_limit = other["dropped_past_trace_limit"].as_u64().unwrap();
-    // Both losses happened: the ring kept at most one lap, of which the trace kept its first 1000.
-    assert!(ring >= 1 + 2 * ITERATIONS - RING, "{other}");
-    assert!(past_limit > 0, "{other}");
-    assert_eq!(other["events"], 1000);
+    let written = other["events"].as_u64().unwrap();
+    // Both losses happened: the ring kept at most one lap, of which the trace kept what fits in 100 kB.
+    assert!(ring >= 1 + 2 * ITERATIONS - TRACE_RING, "{other}");
+    assert!(past_limit > 0 && written > 0, "{other}");
     assert_eq!(
-        1000 + ring + past_limit,
+        written + ring + past_limit,
         1 + 2 * ITERATIONS,
         "every call is accounted for"
     );
+    assert_eq!(
+        other["dropped_ring_overflow_per_thread"],
+        serde_json::json!([{"thread": "stress-trace", "dropped": ring}])
+    );
     let line = format!(
-        "perfgraph: trace: 1000 section calls written to {:?}; {} more are not in it: {ring} lost to ring \
-         overflow, {past_limit} past PERFGRAPH_TRACE_LIMIT=1000 (the file says so too)",
+        "perfgraph: trace {:?}: {written} section calls written; {} section calls are not in this trace: \
+         {ring} lost to ring overflow (stress-trace: {ring}), {past_limit} past PERFGRAPH_TRACE_LIMIT=100000, \
+         0 not written (disk full or reader too slow) (the file says so too)",
         path.display().to_string(),
         ring + past_limit
     );

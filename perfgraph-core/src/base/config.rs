@@ -81,6 +81,14 @@ impl ReportSelection {
     }
 }
 
+/// Records in each thread's ring (40 bytes each: 320 KiB) without a trace.
+pub(crate) const RING_CAPACITY: usize = 8192;
+
+/// Records in each thread's ring while a trace is written (40 bytes each: 10 MiB, resident only as far as a
+/// thread filled it): 131 ms of a thread recording 2 million sections a second, so a background thread
+/// kept off the CPU by other work for a while loses nothing.
+pub(crate) const TRACE_RING_CAPACITY: usize = 1 << 18;
+
 /// Every setting, with its default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -97,10 +105,11 @@ pub struct Config {
     pub report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` in seconds: per-thread interval statistics. Default off.
     pub interval_ns: Option<u64>,
-    /// `PERFGRAPH_TRACE`: Chrome trace JSON path. Default off.
+    /// `PERFGRAPH_TRACE`: the trace's path, streamed while the program runs: Perfetto protobuf when it ends
+    /// in `.pftrace` or `.perfetto-trace`, Chrome trace JSON otherwise. Default off.
     pub trace: Option<PathBuf>,
-    /// `PERFGRAPH_TRACE_LIMIT`: most section events kept for the trace (default 1,000,000).
-    pub trace_limit: usize,
+    /// `PERFGRAPH_TRACE_LIMIT`: the trace file's largest size in bytes, `None` for unlimited (the default).
+    pub trace_limit: Option<u64>,
     /// `PERFGRAPH_FOLDED`: folded-stacks path. Default off.
     pub folded: Option<PathBuf>,
     /// `PERFGRAPH_JSON`: call-tree JSON path. Default off.
@@ -141,7 +150,7 @@ impl Default for Config {
             report: ReportSelection::default(),
             interval_ns: None,
             trace: None,
-            trace_limit: 1_000_000,
+            trace_limit: None,
             folded: None,
             json: None,
             clock_monotonic: false,
@@ -158,6 +167,17 @@ impl Config {
     /// thread must drain the rings at every pass and records lost to overflow are missing from it.
     pub fn needs_every_record(&self) -> bool {
         self.trace.is_some() || self.interval_ns.is_some()
+    }
+
+    /// Records in each thread's ring: [`TRACE_RING_CAPACITY`] while a trace is written (it keeps every
+    /// record, and the rings must hold what threads record between two drains), else
+    /// [`RING_CAPACITY`].
+    pub(crate) fn ring_capacity(&self) -> usize {
+        if self.trace.is_some() {
+            TRACE_RING_CAPACITY
+        } else {
+            RING_CAPACITY
+        }
     }
 
     /// Reads the process environment. Returns the settings and one warning line per bad value and per
@@ -292,14 +312,9 @@ const VARIABLES: [Variable; 15] = [
     },
     Variable {
         name: "PERFGRAPH_TRACE_LIMIT",
-        accepted: "a whole number of events >= 1",
-        default: "1000000",
-        apply: |c, v| {
-            set(
-                &mut c.trace_limit,
-                v.parse::<usize>().ok().filter(|&n| n >= 1),
-            )
-        },
+        accepted: "a file size in bytes >= 4096, with an optional K, M or G (1000, 1000000, 1000000000), or unlimited",
+        default: "unlimited",
+        apply: |c, v| v == "unlimited" || set(&mut c.trace_limit, file_size(v).map(Some)),
     },
     Variable {
         name: "PERFGRAPH_CLOCK",
@@ -423,6 +438,22 @@ fn set<T>(slot: &mut T, value: Option<T>) -> bool {
 
 /// A number of seconds from 1 ms to 1e9 s, as nanoseconds. Shorter limits are refused: a time limit of
 /// `1e-12` would otherwise be a 0 ns limit that prints every section.
+/// A file size: a whole number of bytes with an optional `K`, `M` or `G` (decimal multiples), at least
+/// 4096 (room for the trace's header and closing lines).
+fn file_size(v: &str) -> Option<u64> {
+    let (digits, unit) = match v.as_bytes().last()? {
+        b'K' | b'k' => (&v[..v.len() - 1], 1_000),
+        b'M' => (&v[..v.len() - 1], 1_000_000),
+        b'G' => (&v[..v.len() - 1], 1_000_000_000),
+        _ => (v, 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(unit)
+        .filter(|&n| n >= 4096)
+}
+
 fn seconds_ns(v: &str) -> Option<u64> {
     let s = v.parse::<f64>().ok()?;
     (s.is_finite() && (0.001..1e9).contains(&s)).then_some((s * 1e9).round() as u64)
@@ -613,5 +644,35 @@ mod tests {
                  the default, auto"
             ]
         );
+    }
+
+    #[test]
+    fn the_trace_limit_is_a_file_size() {
+        let limit = |v: &str| parse(&[("PERFGRAPH_TRACE_LIMIT", v)]);
+        assert_eq!(limit("500M").0.trace_limit, Some(500_000_000));
+        assert_eq!(limit("4096").0.trace_limit, Some(4096));
+        assert_eq!(limit("64k").0.trace_limit, Some(64_000));
+        assert_eq!(limit("2G").0.trace_limit, Some(2_000_000_000));
+        assert_eq!(limit("unlimited").0.trace_limit, None);
+        assert_eq!(Config::default().trace_limit, None);
+        for bad in ["100", "1.5G", "M", "-5M", "99999999999G"] {
+            let (c, w) = limit(bad);
+            assert_eq!(c.trace_limit, None, "{bad}");
+            assert_eq!(
+                w,
+                [format!(
+                    "perfgraph: warning: PERFGRAPH_TRACE_LIMIT={bad:?} is not valid (accepted: a file size in \
+                     bytes >= 4096, with an optional K, M or G (1000, 1000000, 1000000000), or unlimited); \
+                     using the default, unlimited"
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn a_trace_sizes_the_rings() {
+        assert_eq!(Config::default().ring_capacity(), RING_CAPACITY);
+        let (c, _) = parse(&[("PERFGRAPH_TRACE", "t.pftrace")]);
+        assert_eq!(c.ring_capacity(), TRACE_RING_CAPACITY);
     }
 }

@@ -4,7 +4,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -63,12 +63,195 @@ pub(crate) fn write_file(
     });
     set_current(None);
     process::progress();
-    result.map_err(|e| {
-        format!(
-            "perfgraph: error: cannot write {variable} file {:?}: {e}",
-            path.display().to_string()
-        )
-    })
+    result.map_err(|e| error_line(variable, path, &e))
+}
+
+/// Most bytes a stream (a named pipe, a terminal) may hold back when its reader does not keep up; past it,
+/// [`Stream::write_all`] refuses whole writes.
+pub const STREAM_BACKLOG: usize = 16 << 20;
+
+/// A file written while the program runs (the trace), opened as [`write_file`] opens one: a stream in
+/// place, a regular file under a temporary name next to it (`.<name>.perfgraph-<16 hex digits>`, created
+/// with `O_EXCL | O_NOFOLLOW`) renamed over the name asked for only by [`Stream::finish`]. So a run that
+/// is killed leaves the file as it was and its trace, readable up to its last write, under the temporary
+/// name: an unfinished trace never looks like a finished one.
+///
+/// A stream never blocks the background thread while the program runs: it is opened and written
+/// non-blocking, a named pipe nobody reads yet is opened at a later write, and what the reader has not
+/// taken waits (up to [`STREAM_BACKLOG`]); only [`Stream::finish`] waits for the reader, as a file
+/// written at exit does.
+pub(crate) struct Stream {
+    variable: &'static str,
+    /// The path asked for.
+    path: PathBuf,
+    /// `None`: a stream not opened yet (a named pipe without a reader).
+    file: Option<File>,
+    /// For a stream: where it is and whether to follow a link to it.
+    stream: Option<(PathBuf, bool)>,
+    /// For a regular file: `(temporary file, final name)`.
+    rename: Option<(PathBuf, PathBuf)>,
+    /// Bytes a stream has not taken yet.
+    backlog: Vec<u8>,
+    /// Bytes accepted so far (written, or waiting in `backlog`).
+    pub written: u64,
+}
+
+/// Opens the stream `path` for writing without blocking; `None` for a named pipe without a reader.
+fn open_stream(path: &Path, follow: bool) -> io::Result<Option<File>> {
+    let mut open = OpenOptions::new();
+    // Append: `/dev/stdout` redirected to a file goes after what the program printed there.
+    open.append(true);
+    let mut flags = libc::O_NONBLOCK;
+    if !follow {
+        flags |= libc::O_NOFOLLOW;
+    }
+    match open.custom_flags(flags).open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl Stream {
+    /// Opens `path` for the variable `variable`; on failure, the one line to print.
+    pub(crate) fn open(variable: &'static str, path: &Path) -> Result<Stream, String> {
+        let opened = resolve(path).and_then(|target| match target {
+            Target::Stream {
+                path: stream,
+                follow,
+            } => Ok((open_stream(&stream, follow)?, Some((stream, follow)), None)),
+            Target::File { dir, name } => {
+                let target = dir.join(&name);
+                let mode = writable_mode(&target)?;
+                let (file, temp) = create_temp(&dir, &name, mode)?;
+                Ok((Some(file), None, Some((temp, target))))
+            }
+        });
+        let (file, stream, rename) = opened.map_err(|e| error_line(variable, path, &e))?;
+        Ok(Stream {
+            variable,
+            path: path.to_owned(),
+            file,
+            stream,
+            rename,
+            backlog: Vec::new(),
+            written: 0,
+        })
+    }
+
+    /// Writes all of `bytes` (a regular file), or as much as the stream takes now, keeping the rest. On
+    /// an error nothing of `bytes` counts: a regular file is cut back to what it held before, so it ends
+    /// after a whole write; a stream whose reader is [`STREAM_BACKLOG`] behind refuses it (`WouldBlock`).
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.stream.is_none() {
+            let Some(file) = &mut self.file else {
+                return Ok(());
+            };
+            return match file.write_all(bytes) {
+                Ok(()) => {
+                    self.written += bytes.len() as u64;
+                    Ok(())
+                }
+                Err(e) => {
+                    // Back to the end of the last whole write, the length and the position both (a
+                    // later write must not leave a hole where the partial one was).
+                    let _ = file.set_len(self.written);
+                    let _ = file.seek(io::SeekFrom::Start(self.written));
+                    Err(e)
+                }
+            };
+        }
+        if self.backlog.len() + bytes.len() > STREAM_BACKLOG {
+            self.send()?;
+            if self.backlog.len() + bytes.len() > STREAM_BACKLOG {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "the reader does not keep up",
+                ));
+            }
+        }
+        self.backlog.extend_from_slice(bytes);
+        self.written += bytes.len() as u64;
+        self.send()
+    }
+
+    /// Hands the stream what it takes now of the backlog (opening it first if it had no reader).
+    fn send(&mut self) -> io::Result<()> {
+        if self.file.is_none()
+            && let Some((path, follow)) = &self.stream
+        {
+            self.file = open_stream(path, *follow)?;
+        }
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
+        let mut sent = 0;
+        while sent < self.backlog.len() {
+            match file.write(&self.backlog[sent..]) {
+                Ok(0) => break,
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        self.backlog.drain(..sent);
+        Ok(())
+    }
+
+    /// The one line to print for `e`.
+    pub(crate) fn error(&self, e: &io::Error) -> String {
+        error_line(self.variable, &self.path, e)
+    }
+
+    /// The file is complete: a regular file takes the name asked for; a stream gets its backlog, waiting
+    /// for its reader as long as the exit handler lets it (it is the file being written,
+    /// [`abandon_current`]).
+    pub(crate) fn finish(self) -> Result<(), String> {
+        let Stream {
+            variable,
+            path,
+            file,
+            stream,
+            rename,
+            backlog,
+            ..
+        } = self;
+        set_current(Some((variable, path.clone(), None)));
+        let result = match (rename, stream) {
+            (Some((temp, target)), _) => {
+                drop(file);
+                std::fs::rename(&temp, &target)
+            }
+            (None, Some((stream, follow))) => {
+                // Blocking now: a second descriptor of the same stream, after everything the first sent.
+                let mut open = OpenOptions::new();
+                open.append(true);
+                if !follow {
+                    open.custom_flags(libc::O_NOFOLLOW);
+                }
+                open.open(&stream).and_then(|f| {
+                    let mut out = Progress(f);
+                    for chunk in backlog.chunks(1 << 20) {
+                        out.write_all(chunk)?;
+                    }
+                    drop(file);
+                    Ok(())
+                })
+            }
+            (None, None) => Ok(()),
+        };
+        set_current(None);
+        result.map_err(|e| error_line(variable, &path, &e))
+    }
+}
+
+/// `perfgraph: error: cannot write VARIABLE file "PATH": ERROR`.
+fn error_line(variable: &str, path: &Path, e: &io::Error) -> String {
+    format!(
+        "perfgraph: error: cannot write {variable} file {:?}: {e}",
+        path.display().to_string()
+    )
 }
 
 /// Where an output path leads once its symbolic links are followed.
@@ -153,18 +336,7 @@ fn replace(
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let target = dir.join(name);
-    // The OS's word that we may write the file (its mode, owner, a read-only file system, an immutable flag):
-    // opened for writing, never truncated. Not following a link, and not blocking should it have been
-    // swapped for a named pipe since `resolve` looked.
-    let probe = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&target);
-    let mode = match probe {
-        Ok(file) => Some(file.metadata()?.permissions().mode() & 0o777),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e),
-    };
+    let mode = writable_mode(&target)?;
     let (file, temp) = create_temp(dir, name, mode)?;
     set_current(Some((variable, path.to_owned(), Some(temp.clone()))));
     let written = fill_file(file, fill).and_then(|()| std::fs::rename(&temp, &target));
@@ -172,6 +344,22 @@ fn replace(
         let _ = std::fs::remove_file(&temp);
     }
     written
+}
+
+/// The permission bits of the regular file `target`, `None` if there is none, or the OS's error if we may
+/// not write it (its mode, owner, a read-only file system, an immutable flag): it is opened for writing,
+/// never truncated; not following a link, and not blocking should it have been swapped for a named pipe
+/// since `resolve` looked.
+fn writable_mode(target: &Path) -> io::Result<Option<u32>> {
+    let probe = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(target);
+    match probe {
+        Ok(file) => Ok(Some(file.metadata()?.permissions().mode() & 0o777)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Creates `.<name>.perfgraph-<16 random hex digits>` in `dir`, new (`O_EXCL`) and not through a link

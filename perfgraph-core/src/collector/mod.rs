@@ -2,7 +2,8 @@
 //!
 //! It samples resident memory every `PERFGRAPH_MEM_INTERVAL` ([`memory`]), drains every thread's ring
 //! (counting what was lost) and hands the records to live print ([`live`]) and the outputs ([`outputs`]:
-//! interval statistics, the trace buffer, the reports and files at exit, written by [`files`]). Between
+//! interval statistics, the trace streamed to its file ([`trace`]), the reports and files at exit, written
+//! by [`files`]). Between
 //! passes it parks until its next deadline; recording threads wake it only when something needs it at
 //! once (a watched section ended, a memory alert, a thread exited), and the exit handler ([`exit`]) puts
 //! the exit in its inbox ([`process::receiver`]) and wakes it; so does the watcher of SIGINT, SIGTERM and
@@ -10,7 +11,7 @@
 //!
 //! Draining is the expensive part of a pass when threads record millions of sections a second, so a pass
 //! drains only when someone needs the records: always when an output keeps every record (the trace,
-//! interval statistics), else when a recording thread woke it (what woke it is in the ring), when live print
+//! interval statistics), with passes paced by how fast the rings fill ([`Collector::fill_time`]), else when a recording thread woke it (what woke it is in the ring), when live print
 //! asks, and every [`DRAIN_PERIOD`] (so a moderately busy program loses nothing to overflow). The other
 //! passes only sample memory and let live print look at what runs.
 
@@ -24,6 +25,7 @@ pub(crate) mod memory;
 pub(crate) mod outputs;
 pub(crate) mod overhead;
 pub(crate) mod signals;
+pub(crate) mod trace;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +48,10 @@ pub const DRAIN_PERIOD: Duration = Duration::from_millis(250);
 /// doubles from [`DRAIN_PERIOD`] up to this, and is back to [`DRAIN_PERIOD`] after the first drain that
 /// finds something. An idle program then pays for no scheduled drain passes of its own.
 pub const DRAIN_QUIET_MAX: Duration = Duration::from_secs(2);
+
+/// Sections a second per thread that an output keeping every record (the trace) is paced for: its drains
+/// come before a thread recording at this rate fills a quarter of its ring.
+pub const LOSSLESS_RATE: u64 = 2_000_000;
 
 /// Test hook: while set, the background thread does not drain the rings (a deliberately slow consumer).
 static PAUSED: AtomicBool = AtomicBool::new(false);
@@ -97,8 +103,12 @@ pub(crate) struct Collector {
     next_drain: u64,
     /// The current period of those drains (ns): in `DRAIN_PERIOD..=DRAIN_QUIET_MAX`.
     drain_period: u64,
-    /// An output keeps every record: drain at every pass.
+    /// An output keeps every record: drain at every pass, and pace the passes by how fast rings fill.
     needs_every_record: bool,
+    /// Records in each ring (`Config::ring_capacity`).
+    ring_capacity: u64,
+    /// The most records one ring held at the last drain, and monotonic ns of that drain.
+    busiest: (u64, u64),
     records: Vec<Record>,
     /// The marks among the records drained (futures' lives, instant events), for the trace only.
     marks: Vec<Record>,
@@ -119,6 +129,8 @@ impl Collector {
             // The trace and the interval statistics (`outputs`) use every record; the rest of `outputs`
             // reads the call trees.
             needs_every_record: config.needs_every_record(),
+            ring_capacity: config.ring_capacity() as u64,
+            busiest: (0, clock::monotonic_ns()),
             seen_wakes: 0,
             next_drain: 0,
             drain_period: DRAIN_PERIOD.as_nanos() as u64,
@@ -166,6 +178,9 @@ impl Collector {
                 (self.drain_period * 2).min(DRAIN_QUIET_MAX.as_nanos() as u64)
             };
             self.next_drain = mono + self.drain_period;
+            if self.needs_every_record {
+                self.next_drain = mono + self.fill_time(mono);
+            }
         } else {
             self.refresh_threads();
         }
@@ -178,12 +193,34 @@ impl Collector {
         {
             deadline = deadline.min(mono + wait);
         }
+        if let Some(live) = &mut self.live {
+            for (ticks, text) in live.take_printed() {
+                self.outputs.on_printed(ticks, &text);
+            }
+        }
         if let Some(wait) = self.outputs.tick(now) {
             deadline = deadline.min(mono + wait);
         }
         // What this pass printed is on the screen.
         process::handled(wakes);
         deadline
+    }
+
+    /// Drains as the rings fill, not only on a timer: how long (ns) until the busiest ring, recording at
+    /// the rate it did since the last drain, fills a quarter of its capacity; between 1 ms and the time a
+    /// quarter of a ring takes at [`LOSSLESS_RATE`] (33 ms for the trace's rings of 262,144), so a thread
+    /// that starts recording at that rate after a quiet spell loses nothing either. Call after a drain.
+    fn fill_time(&mut self, mono: u64) -> u64 {
+        let (records, at) = std::mem::replace(&mut self.busiest, (0, mono));
+        let elapsed = mono.saturating_sub(at).max(1);
+        let quarter = self.ring_capacity / 4;
+        let fill = if records == 0 {
+            u64::MAX
+        } else {
+            (elapsed as u128 * quarter as u128 / records as u128).min(u64::MAX as u128) as u64
+        };
+        let burst = quarter * 1_000_000_000 / LOSSLESS_RATE;
+        fill.clamp(1_000_000, burst.clamp(1_000_000, self.drain_period))
     }
 
     /// Picks up threads that recorded their first section, or were folded, since the last pass.
@@ -229,6 +266,7 @@ impl Collector {
             t.state.dropped.store(t.cursor.dropped, Ordering::Relaxed);
             t.finished = exited;
             found |= exited || !self.records.is_empty();
+            self.busiest.0 = self.busiest.0.max(self.records.len() as u64);
             if self.records.iter().any(Record::is_mark) {
                 let marks = &mut self.marks;
                 marks.clear();
@@ -318,6 +356,9 @@ impl Collector {
             // The final `Finished` lines show the memory at exit, read now, not the last sample.
             let _ = memory::sample();
             live.finish(clock::now().0);
+            for (ticks, text) in live.take_printed() {
+                self.outputs.on_printed(ticks, &text);
+            }
         }
         process::progress();
         self.outputs.finish();

@@ -1,167 +1,54 @@
-//! Chrome Trace Event JSON (`PERFGRAPH_TRACE`), which Perfetto UI (ui.perfetto.dev) and chrome://tracing
-//! open: one complete event (`"ph":"X"`) per section call on its thread's track, nested by time; thread and
-//! process names as metadata events; the sampled resident memory as a counter track; and what is missing
-//! (records lost to ring overflow, calls past `PERFGRAPH_TRACE_LIMIT`) both in `otherData` and as a global
-//! instant event at the end of the timeline, so it is seen in the UI too.
+//! Chrome Trace Event JSON (`PERFGRAPH_TRACE` with any name but `.pftrace` / `.perfetto-trace`), which
+//! Perfetto UI (ui.perfetto.dev) and chrome://tracing open, written as a stream while the program runs.
 //!
-//! The events are collected by the background thread from the records it drains anyway, never on the
-//! recording threads. The buffer keeps the first [`TraceBuffer::limit`] calls in the order they ended and
-//! counts the rest. Calls end children first, so a kept call's children are kept too (unless the ring lost
-//! them); a child may outlive its parent's place in the buffer, and then shows without that parent.
+//! The file is the trace format's *JSON array* form: `[`, then one event per line each followed by a
+//! comma, then at the end a closing `]`. Viewers accept the array without its `]` (the format allows it for
+//! exactly this, a trace cut short), so a file cut off by a kill is readable up to its last whole line.
+//! Events: one complete event (`"ph":"X"`) per section call on its thread's track, with the section's level
+//! (and its live message, when it has one) in `args`; process and thread names as metadata events, the
+//! process's identity (rank, host, wall-clock anchor `start_unix_ns`, which `perfgraph merge --trace` reads)
+//! in the `process_name` event's args; timed futures' lives as async slices (`b`/`e` with the future's id,
+//! category `async`) and `tracing` events as thread-scoped instant events (`i`) with their message; the
+//! sampled resident memory as a counter track, and each thread's CPU usage (percent of one core since the
+//! previous sample) as a counter track `CPU <thread> (tid <tid>)`; an instant
+//! event on the process where live print printed a line; and, last, the `perfgraph trace end` instant event, whose args state what is missing (records lost
+//! to ring overflow per thread and in total, calls past `PERFGRAPH_TRACE_LIMIT`). A file without that last
+//! event was cut short.
 //!
-//! Section names are escaped by serde_json (once per section); numbers are written directly. One event per
-//! line, so the file is also easy to grep.
-
-use std::collections::HashMap;
-use std::io::{self, Write};
+//! Calls are written in the order they ended (children before their parent); viewers sort by time. Names
+//! are escaped by serde_json once per section; the per-call text only copies bytes and prints integers.
+//! One function per kind of event; each appends to the caller's buffer.
 
 use serde_json::json;
 
-use crate::base::process;
+use super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary, push_u64};
 use crate::base::registry::SectionId;
 
-/// One section call, in clock ticks. 24 bytes, so a million events cost 24 MB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Event {
-    /// Start, ticks.
-    pub start: u64,
-    /// End, ticks.
-    pub end: u64,
-    /// The section.
-    pub section: SectionId,
-    /// Thread index.
-    pub thread: u32,
-}
-
-/// What a mark shows in the trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum MarkKind {
-    /// A timed future's whole life, as an async slice (`b`/`e` with its id); `cancelled` if it was dropped
-    /// before completing.
-    Life {
-        /// Its id.
-        id: u64,
-        /// Dropped before it completed.
-        cancelled: bool,
-    },
-    /// An instant event (`i`) with its message.
-    Instant(String),
-}
-
-/// A mark: a future's life or an instant event, on the thread that ended or raised it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Mark {
-    /// What it is.
-    pub kind: MarkKind,
-    /// Start, ticks (the instant's time).
-    pub start: u64,
-    /// End, ticks.
-    pub end: u64,
-    /// The section (of the future, or the span the event came in).
-    pub section: SectionId,
-    /// Thread index.
-    pub thread: u32,
-}
-
-/// The events and memory samples gathered for the trace, bounded.
-///
-/// Invariant: `events.len() <= limit` and `samples.len() <= limit`; everything offered past that is counted
-/// in `over_limit` (calls) and `samples_over_limit` (memory samples), never stored.
-#[derive(Debug)]
-pub(crate) struct TraceBuffer {
-    /// Most calls kept (`PERFGRAPH_TRACE_LIMIT`); memory samples are capped at the same number.
-    pub limit: usize,
-    /// Completed calls, in the order the background thread drained them.
-    pub events: Vec<Event>,
-    /// Futures' lives and instant events, in the order drained (bounded by `limit` too, counted in
-    /// `over_limit` past it).
-    pub marks: Vec<Mark>,
-    /// Calls not kept because the buffer was full.
-    pub over_limit: u64,
-    /// Resident-memory samples `(ticks, bytes)`, only those that differ from the previous one.
-    pub samples: Vec<(u64, u64)>,
-    /// Memory samples not kept because the buffer was full.
-    pub samples_over_limit: u64,
-    /// The latest sample `(ticks, bytes)`, kept or not: the counter's value at the end of the trace.
-    pub last_sample: Option<(u64, u64)>,
-}
-
-impl TraceBuffer {
-    /// An empty buffer holding at most `limit` calls and `limit` memory samples.
-    pub(crate) fn new(limit: usize) -> TraceBuffer {
-        TraceBuffer {
-            limit,
-            events: Vec::new(),
-            marks: Vec::new(),
-            over_limit: 0,
-            samples: Vec::new(),
-            samples_over_limit: 0,
-            last_sample: None,
-        }
-    }
-
-    /// Adds a completed call, or counts it when the buffer is full.
-    pub(crate) fn push(&mut self, event: Event) {
-        if self.events.len() >= self.limit {
-            self.over_limit += 1;
-        } else {
-            self.events.push(event);
-        }
-    }
-
-    /// Adds a mark, or counts it when the buffer is full.
-    pub(crate) fn push_mark(&mut self, mark: Mark) {
-        if self.marks.len() >= self.limit {
-            self.over_limit += 1;
-        } else {
-            self.marks.push(mark);
-        }
-    }
-
-    /// Adds a resident-memory sample if it differs from the last one kept.
-    pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
-        self.last_sample = Some((ticks, bytes));
-        if self.samples.last().is_some_and(|&(_, b)| b == bytes) {
-            return;
-        }
-        if self.samples.len() >= self.limit {
-            self.samples_over_limit += 1;
-            return;
-        }
-        self.samples.push((ticks, bytes));
-    }
-}
-
-/// Everything the trace file says besides the buffer's contents.
-pub(crate) struct TraceMeta<'a> {
+/// The per-section text of the call events, built once per section.
+#[derive(Debug, Default)]
+pub(crate) struct Chrome {
     /// Process id.
-    pub pid: u32,
-    /// The process's rank (see `base::identity`).
-    pub rank: u32,
-    /// The machine's host name.
-    pub host: &'a str,
-    /// Wall-clock time of the trace's time zero, ns since the Unix epoch: what `perfgraph merge --trace`
-    /// aligns processes on.
-    pub start_unix_ns: u64,
-    /// The program's name (the process track's name).
-    pub program: &'a str,
-    /// The clock source name.
-    pub clock: &'a str,
-    /// Threads `(index, name)`.
-    pub threads: Vec<(u32, String)>,
-    /// Records lost to ring overflow per thread `(name, count)`, threads with none left out.
-    pub ring_dropped: Vec<(String, u64)>,
-    /// Sections still running at the end, as events ending at `end` (marked unfinished).
-    pub unfinished: Vec<Event>,
-    /// Time of the end of the trace, ticks (the last memory value is held until then).
-    pub end: u64,
-    /// Ticks to nanoseconds since the runtime's start (the trace's time zero); non-decreasing.
-    pub to_ns: &'a dyn Fn(u64) -> u64,
+    pid: u32,
+    /// By thread index: `,"pid":…,"tid":…`.
+    ids: Vec<Box<[u8]>>,
+    /// By section id: `{"name":"…","ph":"X","ts":` and `,"args":{"level":…}},` with the pid and tid
+    /// left out (they go between).
+    sections: Vec<Option<Framing>>,
 }
+
+/// A section's call text before its `ts` and after its `tid`.
+type Framing = (Box<[u8]>, Box<[u8]>);
 
 /// Nanoseconds as microseconds with all nanosecond digits (`12.345`), a plain JSON number.
-fn micros(ns: u64) -> String {
-    format!("{}.{:03}", ns / 1000, ns % 1000)
+fn push_micros(out: &mut Vec<u8>, ns: u64) {
+    push_u64(out, ns / 1000);
+    let frac = ns % 1000;
+    out.extend_from_slice(&[
+        b'.',
+        b'0' + (frac / 100) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ]);
 }
 
 /// The trace's thread id of thread `index`: tid 0 is the process's own row in some viewers.
@@ -169,217 +56,352 @@ fn tid(index: u32) -> u64 {
     index as u64 + 1
 }
 
-/// Writes the trace. `buffer`'s events are sorted in place (by thread, then start, outer calls first).
-/// `section_name` names a section id. Reports [`process::progress`] every few thousand threads and
-/// events.
-pub(crate) fn write(
-    out: &mut dyn Write,
-    buffer: &mut TraceBuffer,
-    meta: &TraceMeta,
-    section_name: &dyn Fn(SectionId) -> String,
-) -> io::Result<()> {
-    out.write_all(b"{\"traceEvents\":[\n")?;
-    write_names(out, meta)?;
-    write_calls(out, buffer, meta, section_name)?;
-    write_marks(out, buffer, meta, section_name)?;
-    write_memory(out, buffer, meta)?;
-    write_missing(out, buffer, meta)
-}
-
-/// The process's and threads' names, as metadata events.
-fn write_names(out: &mut dyn Write, meta: &TraceMeta) -> io::Result<()> {
-    let pid = meta.pid;
-    let mut lines: Vec<String> = Vec::new();
-    lines.push(
-        json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-               "args": {"name": meta.program}})
-        .to_string(),
-    );
-    for (i, (index, name)) in meta.threads.iter().enumerate() {
-        process::progress_at(i);
-        lines.push(
-            json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid(*index),
-                   "args": {"name": name}})
-            .to_string(),
-        );
-        lines.push(
-            json!({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid(*index),
-                   "args": {"sort_index": index}})
-            .to_string(),
-        );
-    }
-    for l in &lines {
-        out.write_all(l.as_bytes())?;
-        out.write_all(b",\n")?;
-    }
-    Ok(())
-}
-
-/// One complete event per call, the sections still running among them (marked unfinished). Leaves the
-/// buffer holding its own events again (sorted).
-fn write_calls(
-    out: &mut dyn Write,
-    buffer: &mut TraceBuffer,
-    meta: &TraceMeta,
-    section_name: &dyn Fn(SectionId) -> String,
-) -> io::Result<()> {
-    let pid = meta.pid;
-    // Sections still running join the others (they are few), marked by their identity.
-    let kept = buffer.events.len();
-    let unfinished: std::collections::HashSet<(u32, u64, SectionId)> = meta
-        .unfinished
-        .iter()
-        .map(|e| (e.thread, e.start, e.section))
-        .collect();
-    buffer.events.extend_from_slice(&meta.unfinished);
-    // Outer calls first at equal starts, so viewers nest them the right way round. On a full tie (a coarse
-    // clock) the parent must still come first: calls are stored as they ended, children before parents, so
-    // reversing and then sorting stably puts the parent first.
-    buffer.events.reverse();
-    buffer
-        .events
-        .sort_by_key(|e| (e.thread, e.start, std::cmp::Reverse(e.end)));
-    // Each name escaped once; the event lines then only copy bytes and print integers.
-    let mut names: HashMap<SectionId, String> = HashMap::new();
-    for (i, e) in buffer.events.iter().enumerate() {
-        process::progress_at(i);
-        names
-            .entry(e.section)
-            .or_insert_with(|| json!(section_name(e.section)).to_string());
-    }
-    for (i, e) in buffer.events.iter().enumerate() {
-        process::progress_at(i);
-        let (start, end) = ((meta.to_ns)(e.start), (meta.to_ns)(e.end));
-        let dur = end.saturating_sub(start);
-        write!(
+impl Chrome {
+    /// The start of the file: the array's `[` and the process's name, its args carrying who wrote the
+    /// trace (`tool`, `rank`, `host`, `start_unix_ns`: what `perfgraph merge --trace` reads).
+    pub(crate) fn header(out: &mut Vec<u8>, who: &Identity) -> Chrome {
+        let pid = who.pid;
+        out.extend_from_slice(b"[\n");
+        line(
             out,
-            "{{\"name\":{},\"ph\":\"X\",\"ts\":{}.{:03},\"dur\":{}.{:03},\"pid\":{pid},\"tid\":{}",
-            names[&e.section],
-            start / 1000,
-            start % 1000,
-            dur / 1000,
-            dur % 1000,
-            tid(e.thread)
-        )?;
-        if !unfinished.is_empty() && unfinished.contains(&(e.thread, e.start, e.section)) {
-            out.write_all(b",\"args\":{\"unfinished\":true}")?;
+            &json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                    "args": {"name": who.program, "tool": "perfgraph", "rank": who.rank,
+                             "host": who.host, "start_unix_ns": who.start_unix_ns}}),
+        );
+        line(
+            out,
+            &json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
+                    "args": {"sort_index": 0}}),
+        );
+        Chrome {
+            pid,
+            ids: Vec::new(),
+            sections: Vec::new(),
         }
-        out.write_all(b"},\n")?;
     }
-    // Back to the buffer's own contents (a second write gives the same file).
-    if !unfinished.is_empty() {
-        buffer
-            .events
-            .retain(|e| !unfinished.contains(&(e.thread, e.start, e.section)));
-    }
-    debug_assert_eq!(buffer.events.len(), kept);
-    Ok(())
-}
 
-/// Futures' lives as async slices (`b` and `e` events sharing the future's `id`, category `async`, on the
-/// track of the thread that first polled it... as Perfetto groups them: by name and id), and instant
-/// events (`i`, thread scope) with their messages.
-fn write_marks(
-    out: &mut dyn Write,
-    buffer: &TraceBuffer,
-    meta: &TraceMeta,
-    section_name: &dyn Fn(SectionId) -> String,
-) -> io::Result<()> {
-    let pid = meta.pid;
-    for (i, m) in buffer.marks.iter().enumerate() {
-        process::progress_at(i);
-        let name = json!(section_name(m.section)).to_string();
-        let (start, end) = (micros((meta.to_ns)(m.start)), micros((meta.to_ns)(m.end)));
-        let tid = tid(m.thread);
-        match &m.kind {
+    /// A thread's name and place, before its first call.
+    pub(crate) fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str) {
+        let pid = self.pid;
+        let i = index as usize;
+        if self.ids.len() <= i {
+            self.ids.resize_with(i + 1, Default::default);
+        }
+        self.ids[i] = format!(",\"pid\":{pid},\"tid\":{}", tid(index))
+            .into_bytes()
+            .into();
+        line(
+            out,
+            &json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid(index),
+                    "args": {"name": name}}),
+        );
+        line(
+            out,
+            &json!({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid(index),
+                    "args": {"sort_index": index}}),
+        );
+    }
+
+    /// One section call, on a thread named before ([`Chrome::thread`]). `text` describes its section
+    /// (asked once per section).
+    pub(crate) fn call(
+        &mut self,
+        out: &mut Vec<u8>,
+        call: &Call,
+        text: &dyn Fn(SectionId) -> SectionText,
+    ) {
+        let i = call.section as usize;
+        if self.sections.len() <= i {
+            self.sections.resize_with(i + 1, || None);
+        }
+        let (prefix, suffix) =
+            self.sections[i].get_or_insert_with(|| section_text(&text(call.section)));
+        out.extend_from_slice(prefix);
+        push_micros(out, call.start_ns);
+        out.extend_from_slice(b",\"dur\":");
+        push_micros(out, call.end_ns.saturating_sub(call.start_ns));
+        match self.ids.get(call.thread as usize) {
+            Some(ids) if !ids.is_empty() => out.extend_from_slice(ids),
+            _ => {
+                out.extend_from_slice(b",\"pid\":");
+                push_u64(out, self.pid as u64);
+                out.extend_from_slice(b",\"tid\":");
+                push_u64(out, tid(call.thread));
+            }
+        }
+        if call.unfinished {
+            // The suffix without its closing `}},\n`, then the mark.
+            out.extend_from_slice(&suffix[..suffix.len() - 4]);
+            out.extend_from_slice(b",\"unfinished\":true}},\n");
+        } else {
+            out.extend_from_slice(suffix);
+        }
+    }
+
+    /// A resident-memory sample on the process's counter track.
+    pub(crate) fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+        out.extend_from_slice(b"{\"name\":\"Resident memory\",\"ph\":\"C\",\"ts\":");
+        push_micros(out, ts_ns);
+        out.extend_from_slice(b",\"pid\":");
+        push_u64(out, self.pid as u64);
+        out.extend_from_slice(b",\"args\":{\"MB\":");
+        push_u64(out, bytes / 1_000_000);
+        out.extend_from_slice(format!(".{:06}", bytes % 1_000_000).as_bytes());
+        out.extend_from_slice(b"}},\n");
+    }
+
+    /// A future's life (an async slice: `b` and `e` sharing its id, category `async`, on the thread that
+    /// ended it; Perfetto groups them by name and id) or an instant event (`i`, thread scope) with its
+    /// message and the span it came in.
+    pub(crate) fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
+        let pid = self.pid;
+        let tid = tid(mark.thread);
+        let name = json!(name).to_string();
+        let mut start = Vec::new();
+        push_micros(&mut start, mark.start_ns);
+        let start = String::from_utf8_lossy(&start).into_owned();
+        match &mark.kind {
             MarkKind::Life { id, cancelled } => {
-                writeln!(
-                    out,
-                    "{{\"name\":{name},\"cat\":\"async\",\"ph\":\"b\",\"id\":\"{id:#x}\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid}}},"
-                )?;
-                writeln!(
-                    out,
-                    "{{\"name\":{name},\"cat\":\"async\",\"ph\":\"e\",\"id\":\"{id:#x}\",\"ts\":{end},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"cancelled\":{cancelled}}}}},"
-                )?;
+                let mut end = Vec::new();
+                push_micros(&mut end, mark.end_ns.max(mark.start_ns));
+                let end = String::from_utf8_lossy(&end).into_owned();
+                out.extend_from_slice(
+                    format!(
+                        "{{\"name\":{name},\"cat\":\"async\",\"ph\":\"b\",\"id\":\"{id:#x}\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid}}},\n\
+                         {{\"name\":{name},\"cat\":\"async\",\"ph\":\"e\",\"id\":\"{id:#x}\",\"ts\":{end},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"cancelled\":{cancelled}}}}},\n"
+                    )
+                    .as_bytes(),
+                );
             }
             MarkKind::Instant(message) => {
-                writeln!(
-                    out,
-                    "{{\"name\":{},\"ph\":\"i\",\"s\":\"t\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"span\":{name}}}}},",
-                    json!(message)
-                )?;
+                out.extend_from_slice(
+                    format!(
+                        "{{\"name\":{},\"ph\":\"i\",\"s\":\"t\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"span\":{name}}}}},\n",
+                        json!(message)
+                    )
+                    .as_bytes(),
+                );
             }
         }
     }
-    Ok(())
-}
 
-/// The resident-memory counter track, held at its latest value to the end of the trace.
-fn write_memory(out: &mut dyn Write, buffer: &TraceBuffer, meta: &TraceMeta) -> io::Result<()> {
-    let pid = meta.pid;
-    // The latest value again at the end, so the counter track spans the whole trace.
-    let last = buffer
-        .last_sample
-        .filter(|s| s.0 < meta.end)
-        .map(|s| (meta.end, s.1));
-    for (ticks, bytes) in buffer.samples.iter().chain(&last) {
-        writeln!(
-            out,
-            "{{\"name\":\"Resident memory\",\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"MB\":{}.{:06}}}}},",
-            micros((meta.to_ns)(*ticks)),
-            bytes / 1_000_000,
-            bytes % 1_000_000
-        )?;
-    }
-    Ok(())
-}
-
-/// What the trace lacks (an instant event, when anything is missing) and the closing `otherData`.
-fn write_missing(out: &mut dyn Write, buffer: &TraceBuffer, meta: &TraceMeta) -> io::Result<()> {
-    let pid = meta.pid;
-    let ring_dropped: u64 = meta.ring_dropped.iter().map(|(_, n)| n).sum();
-    let missing = ring_dropped + buffer.over_limit;
-    if missing > 0 {
-        let text = format!(
-            "perfgraph: {missing} section calls are not in this trace ({ring_dropped} lost to ring \
-             overflow, {} past PERFGRAPH_TRACE_LIMIT={})",
-            buffer.over_limit, buffer.limit
+    /// A thread's CPU usage over the last sampling period (percent of one core), on its own counter track
+    /// `CPU <thread> (tid <tid>)`.
+    pub(crate) fn cpu(
+        &mut self,
+        out: &mut Vec<u8>,
+        ts_ns: u64,
+        thread: u32,
+        name: &str,
+        percent: u64,
+    ) {
+        out.extend_from_slice(b"{\"name\":");
+        out.extend_from_slice(
+            json!(format!("CPU {name} (tid {})", tid(thread)))
+                .to_string()
+                .as_bytes(),
         );
-        writeln!(
-            out,
-            "{{\"name\":{},\"ph\":\"i\",\"s\":\"g\",\"ts\":{},\"pid\":{pid},\"tid\":0}},",
-            json!(text),
-            micros((meta.to_ns)(meta.end))
-        )?;
+        out.extend_from_slice(b",\"ph\":\"C\",\"ts\":");
+        push_micros(out, ts_ns);
+        out.extend_from_slice(b",\"pid\":");
+        push_u64(out, self.pid as u64);
+        out.extend_from_slice(b",\"tid\":");
+        push_u64(out, tid(thread));
+        out.extend_from_slice(b",\"args\":{\"%\":");
+        push_u64(out, percent);
+        out.extend_from_slice(b"}},\n");
     }
-    // The last element carries no event of its own: it closes the list without a trailing comma.
-    let per_thread: Vec<serde_json::Value> = meta
-        .ring_dropped
-        .iter()
-        .map(|(name, n)| json!({"thread": name, "dropped": n}))
-        .collect();
-    let other = json!({
-        "tool": "perfgraph",
-        "program": meta.program,
-        "pid": meta.pid,
-        "rank": meta.rank,
-        "host": meta.host,
-        "start_unix_ns": meta.start_unix_ns,
-        "clock": meta.clock,
-        // The calls written, the unfinished ones with them.
-        "events": buffer.events.len() + meta.unfinished.len(),
-        "unfinished": meta.unfinished.len(),
-        "trace_limit": buffer.limit,
-        "dropped_past_trace_limit": buffer.over_limit,
-        "memory_samples_past_trace_limit": buffer.samples_over_limit,
-        "dropped_ring_overflow": ring_dropped,
-        "dropped_ring_overflow_per_thread": per_thread,
-    });
-    writeln!(
-        out,
-        "{}\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{}\n}}",
-        json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": 0}}),
-        other
-    )?;
-    Ok(())
+
+    /// Live print printed `text` (one line) at `ts_ns`: a process-wide instant event.
+    pub(crate) fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
+        out.extend_from_slice(b"{\"name\":");
+        out.extend_from_slice(json!(text).to_string().as_bytes());
+        out.extend_from_slice(b",\"cat\":\"live print\",\"ph\":\"i\",\"s\":\"p\",\"ts\":");
+        push_micros(out, ts_ns);
+        out.extend_from_slice(b",\"pid\":");
+        push_u64(out, self.pid as u64);
+        out.extend_from_slice(b",\"tid\":0},\n");
+    }
+
+    /// The end of a complete trace: the `perfgraph trace end` event with what is missing, and the `]`.
+    pub(crate) fn footer(&mut self, out: &mut Vec<u8>, summary: &Summary) {
+        let losses = &summary.losses;
+        let per_thread: Vec<serde_json::Value> = losses
+            .ring_overflow
+            .iter()
+            .map(|(name, n)| json!({"thread": name, "dropped": n}))
+            .collect();
+        let sentence = losses.sentence();
+        let event = json!({
+            "name": "perfgraph trace end",
+            "ph": "i",
+            "s": "g",
+            "ts": summary.end_ns as f64 / 1000.0,
+            "pid": self.pid,
+            "tid": 0,
+            "args": {
+                "complete": true,
+                "clock": summary.clock,
+                "events": summary.calls,
+                "unfinished": summary.unfinished,
+                "trace_limit_bytes": losses.limit,
+                "dropped_past_trace_limit": losses.past_limit,
+                "dropped_unwritten": losses.unwritten,
+                "dropped_ring_overflow": losses.ring_overflow_total(),
+                "dropped_ring_overflow_per_thread": per_thread,
+                "threads_without_ring": losses.unmapped_ring_threads,
+                "missing": if sentence.is_empty() { None } else { Some(format!("perfgraph: {sentence}")) },
+            },
+        });
+        out.extend_from_slice(event.to_string().as_bytes());
+        out.extend_from_slice(b"\n]\n");
+    }
+}
+
+/// An event as one line with its comma.
+fn line(out: &mut Vec<u8>, event: &serde_json::Value) {
+    out.extend_from_slice(event.to_string().as_bytes());
+    out.extend_from_slice(b",\n");
+}
+
+/// The text before a call's `ts` and after its `tid`.
+fn section_text(text: &SectionText) -> Framing {
+    let prefix = format!("{{\"name\":{},\"ph\":\"X\",\"ts\":", json!(text.name));
+    let mut args = serde_json::Map::new();
+    args.insert("level".into(), json!(text.level));
+    if let Some(message) = &text.message {
+        args.insert("message".into(), json!(message));
+    }
+    let suffix = format!(",\"args\":{}}},\n", serde_json::Value::Object(args));
+    (prefix.into_bytes().into(), suffix.into_bytes().into())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The events main's whole-file exporter was tested for, in the streamed form: the process's identity
+    //! in the header, futures' lives and instant events.
+
+    use super::super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary};
+    use super::Chrome;
+
+    fn text(_: u32) -> SectionText {
+        SectionText {
+            name: "write \"checkpoint\"".to_owned(), // quotes must come out escaped
+            level: 1,
+            message: None,
+        }
+    }
+
+    fn who() -> Identity {
+        Identity {
+            pid: 4242,
+            rank: 3,
+            host: "node7".to_owned(),
+            start_unix_ns: 1_700_000_000_000_000_000,
+            program: "demo".to_owned(),
+        }
+    }
+
+    /// A small trace: a call, a future's life (cancelled), an instant event, then the end.
+    fn trace() -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        let mut c = Chrome::header(&mut out, &who());
+        c.thread(&mut out, 0, "main");
+        let call = Call {
+            thread: 0,
+            section: 1,
+            depth: 0,
+            start_ns: 1_000_000,
+            end_ns: 2_500_500,
+            unfinished: false,
+        };
+        c.call(&mut out, &call, &text);
+        let life = |cancelled| Mark {
+            kind: MarkKind::Life {
+                id: 0x2a,
+                cancelled,
+            },
+            section: 1,
+            thread: 0,
+            start_ns: 1_000,
+            end_ns: 3_000_001,
+        };
+        c.mark(&mut out, &life(true), "fetch");
+        let instant = Mark {
+            kind: MarkKind::Instant("cache \"miss\"".to_owned()),
+            section: 1,
+            thread: 0,
+            start_ns: 1_500_000,
+            end_ns: 1_500_000,
+        };
+        c.mark(&mut out, &instant, "fetch");
+        c.footer(
+            &mut out,
+            &Summary {
+                calls: 1,
+                unfinished: 0,
+                losses: Default::default(),
+                clock: "tsc",
+                end_ns: 4_000_000,
+            },
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");
+        v.as_array().unwrap().clone()
+    }
+
+    #[test]
+    fn the_process_name_carries_who_wrote_the_trace() {
+        let events = trace();
+        let p = &events[0];
+        assert_eq!(
+            (&p["name"], &p["ph"], &p["pid"]),
+            (&"process_name".into(), &"M".into(), &4242.into())
+        );
+        let args = &p["args"];
+        assert_eq!(args["name"], "demo");
+        assert_eq!(args["tool"], "perfgraph");
+        assert_eq!(args["rank"], 3);
+        assert_eq!(args["host"], "node7");
+        assert_eq!(args["start_unix_ns"], 1_700_000_000_000_000_000u64);
+    }
+
+    #[test]
+    fn futures_are_async_slices_and_events_instants() {
+        let events = trace();
+        let b = events.iter().find(|e| e["ph"] == "b").expect("a begin");
+        let e = events.iter().find(|e| e["ph"] == "e").expect("an end");
+        for x in [b, e] {
+            assert_eq!(x["cat"], "async");
+            assert_eq!(x["id"], "0x2a");
+            assert_eq!(x["name"], "fetch");
+            assert_eq!(x["tid"], 1);
+        }
+        assert_eq!(b["ts"], 1.0);
+        assert_eq!(e["ts"], 3000.001);
+        assert_eq!(e["args"]["cancelled"], true);
+        let i = events
+            .iter()
+            .find(|e| e["ph"] == "i" && e["s"] == "t")
+            .expect("an instant event");
+        assert_eq!(i["name"], "cache \"miss\"");
+        assert_eq!(i["args"]["span"], "fetch");
+        assert_eq!(i["ts"], 1500.0);
+        let x = events.iter().find(|e| e["ph"] == "X").unwrap();
+        assert_eq!(x["name"], "write \"checkpoint\"");
+        assert_eq!(x["dur"], 1500.5);
+        assert_eq!(events.last().unwrap()["name"], "perfgraph trace end");
+    }
+
+    #[test]
+    fn cpu_usage_is_a_counter_per_thread() {
+        let mut out = Vec::new();
+        let mut c = Chrome::header(&mut out, &who());
+        c.cpu(&mut out, 2_000, 1, "worker", 87);
+        let text = String::from_utf8(out).unwrap();
+        let last = text.lines().last().unwrap().trim_end_matches(',');
+        let v: serde_json::Value = serde_json::from_str(last).unwrap();
+        assert_eq!(v["name"], "CPU worker (tid 2)");
+        assert_eq!(v["ph"], "C");
+        assert_eq!(v["args"]["%"], 87);
+    }
 }

@@ -23,7 +23,7 @@
 
 use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_utils::CachePadded;
@@ -36,10 +36,18 @@ use super::ring::Ring;
 use super::stack::{EndSample, Ending, Sample, Stack};
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
-use crate::base::{clock, heap, process, sys};
+use crate::base::{clock, config, heap, process, sys};
 
-/// Records in each thread's ring (40 bytes each).
-pub const RING_CAPACITY: usize = 8192;
+/// Records in each new thread's ring (`Config::ring_capacity`), set once at the runtime's start before
+/// any thread records.
+static RING_CAPACITY: AtomicUsize = AtomicUsize::new(config::RING_CAPACITY);
+
+/// Sets the number of records in the rings of threads that record from now on (the runtime's start).
+pub fn set_ring_capacity(capacity: usize) {
+    // Relaxed: read when a thread's state is created, after the start that stored it (`entry::start`
+    // completes before any section is recorded).
+    RING_CAPACITY.store(capacity, Ordering::Relaxed);
+}
 
 /// Everything one thread records. Shared (through `Arc`) with the background thread and readers.
 #[derive(Debug)]
@@ -102,7 +110,10 @@ impl ThreadState {
             is_main,
             born_ticks: clock::now().0,
             exited_ticks: AtomicU64::new(0),
-            stack: Stack::with_ring(Ring::reused(RING_CAPACITY), PUBLIC_DEPTH),
+            stack: Stack::with_ring(
+                Ring::reused(RING_CAPACITY.load(Ordering::Relaxed)),
+                PUBLIC_DEPTH,
+            ),
             watch: CachePadded::new(AtomicU32::new(0)),
             dropped: AtomicU64::new(0),
             cpu_clock: sys::own_cpu_clock(),

@@ -5,8 +5,10 @@
 //!
 //! `record --criterion DIR --demo-on BIN --demo-off BIN --peers-bench BIN --out FILE --command TEXT
 //! [--lifecycle FILE]` (`FILE`: the saved output of the full-size lifecycle tests, see `measure::lifecycle`)
-//! (`record --rss-child MODE N` is the child it runs for the memory figures; `record --heap` measures and
-//! prints only the section on exact heap accounting, to look at it without a whole run.)
+//! (`record --rss-child MODE N` and `record --trace-child RATE SECONDS N` are the children it runs for the
+//! memory and trace figures; `record --trace-only FILE SCRATCH` measures the trace figures alone and
+//! replaces their section of FILE; `record --heap` measures and prints only the section on exact heap
+//! accounting, to look at it without a whole run.)
 //!
 //! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
 //! markdown, touching nothing else.
@@ -24,6 +26,24 @@ fn main() {
     }
     if args.first().map(String::as_str) == Some("--rss-child") {
         measure::rss::child(&args[1], args[2].parse().expect("thread count"));
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--trace-child") {
+        measure::trace::child(
+            &args[1],
+            args[2].parse().expect("seconds"),
+            args[3].parse().expect("thread count"),
+        );
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--trace-only") {
+        // `record --trace-only FILE SCRATCH`: measures the trace figures alone and puts their section in
+        // FILE in place of the one there (the rest of FILE is left as the last full run wrote it).
+        let (file, scratch) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+        let figures = measure::trace::measure(&scratch);
+        let doc = std::fs::read_to_string(&file).expect("read the record");
+        std::fs::write(&file, render::trace::replace(&doc, &figures)).expect("write the record");
+        eprintln!("wrote the trace section of {}", file.display());
         return;
     }
     let opt = |name: &str| {

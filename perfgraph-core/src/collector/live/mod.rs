@@ -61,6 +61,8 @@ pub(crate) struct Live {
     slots: HashMap<u32, usize>,
     /// Numbers free for new threads.
     free: Vec<usize>,
+    /// What was printed, `(ticks, text)`, kept for the trace's markers when there is a trace.
+    printed: Option<Vec<(u64, String)>>,
     /// The pending live futures and the ended ones, as last taken from [`pending`] (kept for their
     /// capacity).
     pending: Vec<Pending>,
@@ -104,9 +106,27 @@ impl Live {
             drained: Vec::new(),
             slots: HashMap::new(),
             free: Vec::new(),
+            printed: config.trace.is_some().then(Vec::new),
             pending: Vec::new(),
             ended: Vec::new(),
         })
+    }
+
+    /// What was printed since the last call, `(ticks, text)` (only kept when there is a trace).
+    pub(crate) fn take_printed(&mut self) -> Vec<(u64, String)> {
+        self.printed
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Keeps the text about to be printed for the trace's markers.
+    fn note_printed(&mut self) {
+        if let Some(printed) = &mut self.printed
+            && !self.out.is_empty()
+        {
+            printed.push((clock::now().0, self.out.clone()));
+        }
     }
 
     /// The printer's number for thread `index`, given now if it has none.
@@ -304,6 +324,7 @@ impl Live {
         if self.out.is_empty() {
             return;
         }
+        self.note_printed();
         let shown = screen.write_live(&self.out);
         self.out.clear();
         if !shown {
@@ -337,6 +358,7 @@ impl Live {
         self.decide_drained();
         self.decide_futures();
         self.printer.finish(now, process::rss_kb(), &mut self.out);
+        self.note_printed();
         screen.write_live(&self.out);
         self.out.clear();
         screen.flush(screen::EXIT_FLUSH);

@@ -10,6 +10,7 @@ pub mod lifecycle;
 pub mod machine;
 pub mod results;
 pub mod rss;
+pub mod trace;
 
 use std::path::PathBuf;
 
@@ -21,6 +22,7 @@ use lifecycle::Lifecycle;
 use machine::Machine;
 use results::Results;
 use rss::Rss;
+use trace::TraceFigures;
 
 /// What `record` is given on its command line.
 pub struct Inputs {
@@ -56,6 +58,8 @@ pub struct Record {
     pub capture: Capture,
     /// Thread churn, the address-space limit and fork, at full size.
     pub lifecycle: Lifecycle,
+    /// The streamed trace.
+    pub trace: TraceFigures,
     /// The counting allocator's cost per allocation and one exact memory read's.
     pub heap: Heap,
 }
@@ -75,6 +79,8 @@ pub fn record(inputs: &Inputs) -> Record {
         .map(|(demo, process_time)| demo.figures(process_time));
     let capture = Capture::measure(&inputs.demo_on);
     let lifecycle = Lifecycle::read(inputs.lifecycle.as_deref());
+    let scratch = inputs.criterion.parent().unwrap_or(&inputs.criterion);
+    let trace = trace::measure(scratch);
     let heap = Heap::measure();
     Record {
         machine,
@@ -84,6 +90,7 @@ pub fn record(inputs: &Inputs) -> Record {
         demo,
         capture,
         lifecycle,
+        trace,
         heap,
     }
 }

@@ -12,6 +12,7 @@ mod overhead;
 mod rows;
 mod rss;
 mod targets;
+pub mod trace;
 
 #[cfg(test)]
 mod tests;
@@ -35,6 +36,7 @@ pub fn render(r: &Record) -> String {
     demo::write(&mut doc, r.demo.as_ref());
     capture::write(&mut doc, &r.capture);
     lifecycle::write(&mut doc, &r.lifecycle);
+    trace::write(&mut doc, &r.trace);
     heap::write(&mut doc, &r.heap);
     doc
 }

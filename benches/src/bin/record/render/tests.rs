@@ -17,6 +17,7 @@ use crate::measure::lifecycle::{Churn, Forks, Lifecycle, Limited};
 use crate::measure::machine::Machine;
 use crate::measure::results::Results;
 use crate::measure::rss::Rss;
+use crate::measure::trace::{Run, Rung, TraceFigures};
 
 /// A case's Criterion medians (ns per call): process, case, one thread, two threads, and for the floors
 /// and perfgraph the same in thread CPU time.
@@ -175,6 +176,7 @@ fn canned() -> Record {
                 max_us: 9120,
             }),
         },
+        trace: canned_trace(),
         heap: Heap {
             system_pair_ns: 13.84,
             counting_pair_ns: 14.54,
@@ -183,6 +185,68 @@ fn canned() -> Record {
             reads: 100_000,
             rounds: 15,
         },
+    }
+}
+
+/// Two rungs (the second loses in both formats), the cost runs and the long run.
+fn canned_trace() -> TraceFigures {
+    let run = |made, lost, per: &str, bytes, cpu, other, peak_kb, rate| Run {
+        made,
+        lost,
+        lost_per_thread: per.to_owned(),
+        bytes,
+        cpu_ns_per_section: cpu,
+        other_cpu_ns_per_section: other,
+        peak_kb,
+        rate,
+    };
+    TraceFigures {
+        ladder: vec![
+            Rung {
+                rate: 2_000_000,
+                chrome: [
+                    run(12_000_000, 0, "", 1_080_000_000, 0.0, 0.0, 0, 0.0),
+                    run(12_000_000, 0, "", 1_080_000_000, 0.0, 0.0, 0, 0.0),
+                ],
+                perfetto: [
+                    run(12_000_000, 0, "", 288_000_000, 0.0, 0.0, 0, 0.0),
+                    run(12_000_000, 0, "", 288_000_000, 0.0, 0.0, 0, 0.0),
+                ],
+                load: 1.25,
+            },
+            Rung {
+                rate: 3_000_000,
+                chrome: [
+                    run(
+                        18_000_000,
+                        500,
+                        "rec-0: 200, rec-1: 300",
+                        1_000_000,
+                        0.0,
+                        0.0,
+                        0,
+                        0.0,
+                    ),
+                    run(18_000_000, 0, "", 1_000_000, 0.0, 0.0, 0, 0.0),
+                ],
+                perfetto: [
+                    run(18_000_000, 40, "rec-1: 40", 1_000_000, 0.0, 0.0, 0, 0.0),
+                    run(18_000_000, 0, "", 1_000_000, 0.0, 0.0, 0, 0.0),
+                ],
+                load: 2.5,
+            },
+        ],
+        cost: Some([
+            run(40_000_000, 0, "", 0, 20.0, 0.5, 0, 10_000_000.0),
+            run(30_000_000, 9_000_000, "", 1, 25.0, 60.0, 0, 7_500_000.0),
+            run(36_000_000, 1_000_000, "", 1, 24.0, 30.0, 0, 9_000_000.0),
+        ]),
+        long: Some((
+            1_000_000,
+            30,
+            run(60_000_000, 0, "", 0, 0.0, 0.0, 4_000, 1e6),
+            run(60_000_000, 0, "", 1_680_000_000, 0.0, 0.0, 24_000, 1e6),
+        )),
     }
 }
 

@@ -1,0 +1,521 @@
+//! The trace (`PERFGRAPH_TRACE`), streamed to its file while the program runs.
+//!
+//! The background thread hands every drained record here; each becomes a call event in the format the
+//! path chose ([`Format`]: Perfetto protobuf for `.pftrace` / `.perfetto-trace`, Chrome JSON otherwise),
+//! appended to a buffer that goes to the file every [`FLUSH_INTERVAL`] or [`FLUSH_BYTES`], whichever comes
+//! first. Memory held for the trace is that buffer and a few bytes per thread, section and nesting depth
+//! (and 32 bytes a second for [`TickMap`]), whatever the run's length.
+//!
+//! `PERFGRAPH_TRACE_LIMIT` caps the file's size: once the next call would take the file past it, calls are
+//! counted and not written, and the closing event (which may take it a few hundred bytes past) says how
+//! many. A full disk stops the trace the same way, with one warning line; the file is cut back to its last
+//! whole write. The file is opened by [`files::Stream`]: a regular file is written under a temporary name
+//! and renamed when complete.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::files;
+use super::live::screen;
+use crate::base::clock::{self, Scale, Ticks};
+use crate::base::registry::{self, SectionId};
+use crate::export::chrome::Chrome;
+use crate::export::perfetto::Perfetto;
+use crate::export::trace::{Call, Identity, Losses, Mark, MarkKind, SectionText, Summary};
+use crate::local::marks;
+use crate::local::record::{self, Record};
+use crate::local::thread::ThreadState;
+
+/// Longest the file lags behind what was drained: the buffer is written at least this often.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The buffer is written as soon as it holds this much.
+pub const FLUSH_BYTES: usize = 1 << 20;
+
+/// How often the tick-to-nanosecond conversion takes the newest calibration (see [`TickMap`]).
+const REMAP_NS: u64 = 1_000_000_000;
+
+/// The format a path chose.
+enum Format {
+    Chrome(Chrome),
+    Perfetto(Perfetto),
+}
+
+/// Whether `path` names a Perfetto protobuf trace (`.pftrace`, `.perfetto-trace`).
+pub(crate) fn is_perfetto(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    name.is_some_and(|n| n.ends_with(".pftrace") || n.ends_with(".perfetto-trace"))
+}
+
+/// Ticks to nanoseconds for the whole trace, one function of the ticks for every event so calls keep
+/// their order and nesting, yet following the calibration as the run goes on: a piecewise-linear map,
+/// continuous and increasing, with a new piece every [`REMAP_NS`] that starts at the tick read then. No
+/// tick converted before a piece was added can lie in it (it had been read already), so every tick maps
+/// through one piece, whenever it is converted. 32 bytes a second of run: 1.4 MB in 12 hours.
+struct TickMap {
+    /// Pieces `(first tick, ns at it, scale)`, by first tick; the first starts at tick 0.
+    pieces: Vec<(u64, u64, Scale)>,
+    /// Monotonic ns of the last new piece.
+    remapped_ns: u64,
+}
+
+impl TickMap {
+    fn new() -> TickMap {
+        TickMap {
+            pieces: vec![(0, 0, clock::scale())],
+            remapped_ns: clock::monotonic_ns(),
+        }
+    }
+
+    #[inline]
+    fn to_ns(&self, ticks: u64) -> u64 {
+        // Nearly every tick is in the newest piece.
+        let last = self.pieces.len() - 1;
+        let i = if ticks >= self.pieces[last].0 {
+            last
+        } else {
+            self.pieces.partition_point(|p| p.0 <= ticks).max(1) - 1
+        };
+        let (first, ns, scale) = self.pieces[i];
+        if i == 0 {
+            scale.to_ns(Ticks(ticks))
+        } else {
+            ns + scale.delta_ns(Ticks(ticks - first))
+        }
+    }
+
+    /// A new piece from now with the latest calibration, if the last one is old enough.
+    fn follow(&mut self) {
+        let mono = clock::monotonic_ns();
+        if mono.saturating_sub(self.remapped_ns) < REMAP_NS {
+            return;
+        }
+        self.remapped_ns = mono;
+        let now = clock::now().0;
+        let at = self.to_ns(now);
+        self.pieces.push((now, at, clock::scale()));
+    }
+}
+
+/// The streamed trace, owned by the background thread.
+pub(crate) struct Trace {
+    path: PathBuf,
+    /// `None` once the file could not be opened or written (`error` says why).
+    file: Option<files::Stream>,
+    /// The one line to print at exit when the file could not be opened or written.
+    error: Option<String>,
+    format: Format,
+    /// Events not yet written.
+    buffer: Vec<u8>,
+    /// `PERFGRAPH_TRACE_LIMIT`.
+    limit: Option<u64>,
+    /// The file reached its limit: calls are counted in `past_limit`, not written.
+    stopped: bool,
+    past_limit: u64,
+    /// The disk filled: calls are counted in `unwritten`, not written.
+    disk_full: bool,
+    /// The warning on a full disk was printed (it is printed once).
+    warned_full: bool,
+    /// Calls not written: the disk was full, or a pipe's reader did not keep up.
+    unwritten: u64,
+    /// Calls written (or in the buffer).
+    calls: u64,
+    /// Calls in the buffer.
+    buffered: u64,
+    /// By thread index: whether the thread's name is in the trace.
+    named: Vec<bool>,
+    map: TickMap,
+    /// Monotonic ns of the last write to the file.
+    flushed_ns: u64,
+    /// The last memory figure written (a sample that does not move is not written again) and the latest.
+    memory: (Option<u64>, Option<(u64, u64)>),
+    /// By thread index: the last CPU sample `(trace ns, CPU ns since its first section)`.
+    cpu: Vec<Option<(u64, u64)>>,
+}
+
+/// What the trace says about section `id`.
+fn section_text(id: SectionId) -> SectionText {
+    match registry::info(id) {
+        Some(info) => SectionText {
+            name: info.name.to_owned(),
+            level: info.level,
+            message: (info.live != info.name).then(|| info.live.to_owned()),
+        },
+        None => SectionText {
+            name: format!("section-{id}"),
+            level: 0,
+            message: None,
+        },
+    }
+}
+
+impl Trace {
+    /// Opens the trace file at `path` (its placeholders already filled in) and writes its header, which
+    /// says who wrote it.
+    pub(crate) fn open(path: &Path, limit: Option<u64>, who: &Identity) -> Trace {
+        let mut buffer = Vec::with_capacity(FLUSH_BYTES + 64 * 1024);
+        let format = if is_perfetto(path) {
+            Format::Perfetto(Perfetto::header(&mut buffer, who))
+        } else {
+            Format::Chrome(Chrome::header(&mut buffer, who))
+        };
+        let (file, error) = match files::Stream::open("PERFGRAPH_TRACE", path) {
+            Ok(f) => (Some(f), None),
+            Err(e) => (None, Some(e)),
+        };
+        Trace {
+            path: path.to_owned(),
+            file,
+            error,
+            format,
+            buffer,
+            limit,
+            stopped: false,
+            past_limit: 0,
+            disk_full: false,
+            warned_full: false,
+            unwritten: 0,
+            calls: 0,
+            buffered: 0,
+            named: Vec::new(),
+            map: TickMap::new(),
+            flushed_ns: clock::monotonic_ns(),
+            memory: (None, None),
+            cpu: Vec::new(),
+        }
+    }
+
+    fn name_thread(&mut self, index: u32, name: &str) {
+        let i = index as usize;
+        if self.named.len() <= i {
+            self.named.resize(i + 1, false);
+        }
+        if self.named[i] {
+            return;
+        }
+        self.named[i] = true;
+        match &mut self.format {
+            Format::Chrome(c) => c.thread(&mut self.buffer, index, name),
+            Format::Perfetto(p) => p.thread(&mut self.buffer, index, name),
+        }
+    }
+
+    /// Whether the next event still fits under the limit.
+    fn fits(&mut self) -> bool {
+        if self.disk_full {
+            return false;
+        }
+        if !self.stopped
+            && let Some(limit) = self.limit
+        {
+            let size = self.file.as_ref().map_or(0, |f| f.written) + self.buffer.len() as u64;
+            // Room for one more call event.
+            self.stopped = size + 256 > limit;
+        }
+        !self.stopped
+    }
+
+    fn call(&mut self, call: &Call) {
+        if self.disk_full {
+            self.unwritten += 1;
+            return;
+        }
+        if !self.fits() {
+            self.past_limit += 1;
+            return;
+        }
+        self.calls += 1;
+        self.buffered += 1;
+        match &mut self.format {
+            Format::Chrome(c) => c.call(&mut self.buffer, call, &section_text),
+            Format::Perfetto(p) => p.call(&mut self.buffer, call, &section_text),
+        }
+    }
+
+    /// Records `thread` completed since the last drain, in the order they ended.
+    pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
+        self.name_thread(thread.index, &thread.name);
+        for r in records {
+            let start_ns = self.map.to_ns(r.start);
+            let call = Call {
+                thread: thread.index,
+                section: r.section,
+                depth: r.depth,
+                start_ns,
+                end_ns: self.map.to_ns(r.end).max(start_ns),
+                unfinished: false,
+            };
+            self.call(&call);
+            // Writes stay near 1 MiB (so does the buffer) however many records one drain brings.
+            if self.buffer.len() >= FLUSH_BYTES {
+                self.flush();
+            }
+        }
+    }
+
+    /// A resident-memory sample taken at `ticks`; written when it differs from the last one written.
+    pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
+        let ns = self.map.to_ns(ticks);
+        self.memory.1 = Some((ns, bytes));
+        if self.memory.0 == Some(bytes) || !self.fits() {
+            return;
+        }
+        self.memory.0 = Some(bytes);
+        match &mut self.format {
+            Format::Chrome(c) => c.memory(&mut self.buffer, ns, bytes),
+            Format::Perfetto(p) => p.memory(&mut self.buffer, ns, bytes),
+        }
+    }
+
+    /// Marks `thread` pushed since the last drain (futures' lives, `tracing` events), in the order they
+    /// ended. Those past the limit are counted with the calls past it.
+    pub(crate) fn on_marks(&mut self, thread: &ThreadState, records: &[Record]) {
+        self.name_thread(thread.index, &thread.name);
+        for r in records {
+            let kind = match r.depth {
+                record::LIFE => MarkKind::Life {
+                    id: r.mark_id(),
+                    cancelled: false,
+                },
+                record::LIFE_CANCELLED => MarkKind::Life {
+                    id: r.mark_id(),
+                    cancelled: true,
+                },
+                // The message is taken whether or not it is written, so none is left behind.
+                _ => MarkKind::Instant(marks::take(r.mark_id()).unwrap_or_default()),
+            };
+            if self.disk_full {
+                self.unwritten += 1;
+                continue;
+            }
+            if !self.fits() {
+                self.past_limit += 1;
+                continue;
+            }
+            let start_ns = self.map.to_ns(r.start);
+            let mark = Mark {
+                kind,
+                section: r.section,
+                thread: thread.index,
+                start_ns,
+                end_ns: self.map.to_ns(r.end).max(start_ns),
+            };
+            let name = section_text(r.section).name;
+            match &mut self.format {
+                Format::Chrome(c) => c.mark(&mut self.buffer, &mark, &name),
+                Format::Perfetto(p) => p.mark(&mut self.buffer, &mark, &name),
+            }
+        }
+    }
+
+    /// CPU time read at `ticks` for each of `threads` (`(thread, CPU ns since its first section)`): each
+    /// thread's usage since its previous sample, in percent of one core, on its CPU counter track.
+    pub(crate) fn on_cpu(&mut self, ticks: u64, threads: &[std::sync::Arc<ThreadState>]) {
+        let ns = self.map.to_ns(ticks);
+        for t in threads.iter().filter(|t| !t.exited()) {
+            let cpu_ns = t.read_cpu();
+            let i = t.index as usize;
+            if self.cpu.len() <= i {
+                self.cpu.resize(i + 1, None);
+            }
+            let Some((last_ns, last_cpu)) = self.cpu[i].replace((ns, cpu_ns)) else {
+                continue;
+            };
+            let wall = ns.saturating_sub(last_ns);
+            if wall == 0 || !self.fits() {
+                continue;
+            }
+            let percent = cpu_ns.saturating_sub(last_cpu).saturating_mul(100) / wall;
+            self.name_thread(t.index, &t.name);
+            match &mut self.format {
+                Format::Chrome(c) => c.cpu(&mut self.buffer, ns, t.index, &t.name, percent),
+                Format::Perfetto(p) => p.cpu(&mut self.buffer, ns, t.index, percent),
+            }
+        }
+    }
+
+    /// Live print printed `text` at `ticks`: one marker per non-empty line.
+    pub(crate) fn on_printed(&mut self, ticks: u64, text: &str) {
+        let ns = self.map.to_ns(ticks);
+        for line in plain_lines(text) {
+            if !self.fits() {
+                return;
+            }
+            match &mut self.format {
+                Format::Chrome(c) => c.marker(&mut self.buffer, ns, &line),
+                Format::Perfetto(p) => p.marker(&mut self.buffer, ns, &line),
+            }
+        }
+    }
+
+    /// At the end of a pass: writes the buffer if [`FLUSH_INTERVAL`] passed since the last write, and
+    /// takes the newest calibration now and then. Returns how long (ns) the background thread may sleep
+    /// before the next write is due.
+    pub(crate) fn tick(&mut self) -> Option<u64> {
+        self.map.follow();
+        let interval = FLUSH_INTERVAL.as_nanos() as u64;
+        let since = clock::monotonic_ns().saturating_sub(self.flushed_ns);
+        if since >= interval {
+            self.flush();
+            return Some(interval);
+        }
+        if self.buffer.is_empty() {
+            None
+        } else {
+            Some(interval - since)
+        }
+    }
+
+    /// Writes the buffer to the file. A full disk stops the trace with one warning line, a reader that
+    /// does not keep up loses what it did not take room for (both counted); any other error ends the trace
+    /// (the line is printed at exit).
+    fn flush(&mut self) {
+        self.flushed_ns = clock::monotonic_ns();
+        let buffered = std::mem::take(&mut self.buffered);
+        let Some(file) = &mut self.file else {
+            self.buffer.clear();
+            return;
+        };
+        if self.buffer.is_empty() {
+            return;
+        }
+        if let Err(e) = file.write_all(&self.buffer) {
+            self.calls -= buffered;
+            self.unwritten += buffered;
+            if e.raw_os_error() == Some(libc::ENOSPC) && !self.warned_full {
+                self.disk_full = true;
+                self.warned_full = true;
+                screen::warn(&format!(
+                    "perfgraph: warning: the disk is full: the PERFGRAPH_TRACE file {:?} stops at {} bytes; \
+                     later calls are counted, not written",
+                    self.path.display().to_string(),
+                    file.written
+                ));
+            } else if e.kind() != std::io::ErrorKind::WouldBlock {
+                self.error = Some(file.error(&e));
+                self.file = None;
+            }
+        }
+        self.buffer.clear();
+    }
+
+    /// Process exit, after the final drain: the calls still running (ending now, marked unfinished), the
+    /// last memory figure held to the end, the closing event with what is missing; then the file takes its
+    /// name. Returns the line to print, if any: the error, or what the trace lacks.
+    pub(crate) fn finish(
+        mut self,
+        threads: &[std::sync::Arc<ThreadState>],
+        mut losses: Losses,
+    ) -> Option<String> {
+        let end_ticks = clock::now().0;
+        let end_ns = self.map.to_ns(end_ticks);
+        let mut unfinished = 0;
+        for t in threads {
+            for f in t.open_frames() {
+                self.name_thread(t.index, &t.name);
+                let start_ns = self.map.to_ns(f.start).min(end_ns);
+                let before = self.calls;
+                self.call(&Call {
+                    thread: t.index,
+                    section: f.section,
+                    depth: f.depth,
+                    start_ns,
+                    end_ns,
+                    unfinished: true,
+                });
+                unfinished += self.calls - before;
+            }
+        }
+        if let (Some((ns, bytes)), true) = (self.memory.1, self.fits())
+            && ns < end_ns
+        {
+            match &mut self.format {
+                Format::Chrome(c) => c.memory(&mut self.buffer, end_ns, bytes),
+                Format::Perfetto(p) => p.memory(&mut self.buffer, end_ns, bytes),
+            }
+        }
+        losses.past_limit = self.past_limit;
+        losses.unwritten = self.unwritten;
+        losses.limit = self.limit;
+        let summary = Summary {
+            calls: self.calls,
+            unfinished,
+            losses,
+            clock: clock::source().name(),
+            end_ns,
+        };
+        // The closing event goes in even past the limit (it is what says the file is complete), and is
+        // tried even on a full disk: it is small, and space may have come back.
+        self.stopped = false;
+        self.disk_full = false;
+        match &mut self.format {
+            Format::Chrome(c) => c.footer(&mut self.buffer, &summary),
+            Format::Perfetto(p) => p.footer(&mut self.buffer, &summary),
+        }
+        self.flush();
+        if let Some(file) = self.file.take()
+            && let Err(e) = file.finish()
+        {
+            self.error = Some(e);
+        }
+        if let Some(error) = self.error {
+            return Some(error);
+        }
+        let sentence = summary.losses.sentence();
+        (!sentence.is_empty()).then(|| {
+            format!(
+                "perfgraph: trace {:?}: {} section calls written; {sentence} (the file says so too)",
+                self.path.display().to_string(),
+                summary.calls
+            )
+        })
+    }
+}
+
+/// The lines of live print's `text` without terminal controls (colours, carriage returns) or the padding
+/// that aligns its columns (runs of spaces become one), empty ones left out.
+fn plain_lines(text: &str) -> Vec<String> {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            // CSI: `ESC [` parameters, then a final byte in `@`..=`~`.
+            '\u{1b}' => {
+                if chars.next() == Some('[') {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\r' => plain.push('\n'),
+            c => plain.push(c),
+        }
+    }
+    plain
+        .split('\n')
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn printed_lines_lose_their_colours() {
+        assert_eq!(
+            super::plain_lines("\u{1b}[2mSolving\u{1b}[0m...\n\r  done     1.2 s\n\n"),
+            ["Solving...", "done 1.2 s"]
+        );
+    }
+
+    #[test]
+    fn the_name_chooses_the_format() {
+        use std::path::Path;
+        assert!(super::is_perfetto(Path::new("/x/run.pftrace")));
+        assert!(super::is_perfetto(Path::new("run.perfetto-trace")));
+        assert!(!super::is_perfetto(Path::new("run.json")));
+        assert!(!super::is_perfetto(Path::new("pftrace")));
+    }
+}

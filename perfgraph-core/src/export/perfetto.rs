@@ -1,0 +1,709 @@
+//! Perfetto's native protobuf trace (`PERFGRAPH_TRACE` ending in `.pftrace` or `.perfetto-trace`),
+//! written as a stream of `TracePacket`s while the program runs. ui.perfetto.dev and Perfetto's
+//! trace processor open it.
+//!
+//! What it holds (field numbers from Perfetto's `protos/perfetto/trace/`):
+//! - a process track (`TrackDescriptor.process`: pid, program name, and the process's identity as
+//!   `process_labels` `rank=…`, `host=…`, `start_unix_ns=…`), one thread track per thread
+//!   (`TrackDescriptor.thread`: its name), a counter track for resident memory (bytes) and a track for the
+//!   lines live print printed (instant events);
+//! - each timed future's life as one slice on a track of its own under the process (named by its section,
+//!   the debug annotations `id` and `cancelled`), `tracing` events as instant events on their thread's
+//!   track (the debug annotation `span`), and each thread's CPU usage (percent of one core since the
+//!   previous sample) on a counter track `CPU %` under its thread; these are written on one sequence with
+//!   absolute timestamps (`timestamp_clock_id` BOOTTIME on each packet), as they do not arrive in time
+//!   order;
+//! - per section call a `TYPE_SLICE_BEGIN` and a `TYPE_SLICE_END` `TrackEvent`, the name interned
+//!   (`InternedData.event_names`, the iid is the section's id), the section's level as its interned category
+//!   (`level 0` … `level 3`), its live message (when it has one) as the debug annotation `message`;
+//! - timestamps delta-encoded: each sequence defines the sequence-scoped incremental clock 64
+//!   (`ClockSnapshot.Clock.is_incremental`, tied to BOOTTIME) and makes it the default
+//!   (`TracePacketDefaults.timestamp_clock_id`), so a packet's `timestamp` is the nanoseconds since the
+//!   sequence's previous packet: one or two bytes for a short call.
+//!
+//! Calls reach us in the order they *ended*, children first, so one sequence per thread could not be in
+//! time order (a parent's begin comes after its children's). Calls at one depth of one thread do not
+//! overlap, though, and end in time order: so each (thread, depth) gets a sequence of its own, whose
+//! timestamps only grow, with the thread's track as its default track. Trace processor sorts every
+//! sequence's events by time before it nests the slices of a track. A call and its child that start on
+//! the same nanosecond (a coarse clock) may then nest either way round.
+//!
+//! The messages are hand-encoded: a dozen messages and a varint, against a protobuf crate plus either a
+//! `protoc` at build time or thousands of generated lines checked in; every packet is built in the caller's
+//! buffer with no allocation. The file is checked by Perfetto's own Python classes
+//! (`tests/perfetto/check_trace.py`), not by this code.
+//!
+//! Each packet is one `Trace.packet` field, appended whole: a file cut off between two writes holds
+//! whole packets only.
+
+use super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary};
+use crate::base::registry::SectionId;
+
+/// `Trace.packet`.
+const TRACE_PACKET: u32 = 1;
+
+// TracePacket.
+const TIMESTAMP: u32 = 8;
+const TIMESTAMP_CLOCK_ID: u32 = 58;
+const SEQUENCE_ID: u32 = 10;
+const SEQUENCE_FLAGS: u32 = 13;
+const TRACK_EVENT: u32 = 11;
+const TRACK_DESCRIPTOR: u32 = 60;
+const INTERNED_DATA: u32 = 12;
+const DEFAULTS: u32 = 59;
+const CLOCK_SNAPSHOT: u32 = 6;
+/// `SEQ_INCREMENTAL_STATE_CLEARED`.
+const STATE_CLEARED: u64 = 1;
+
+// TrackEvent.
+const EV_TYPE: u32 = 9;
+const EV_NAME_IID: u32 = 10;
+const EV_NAME: u32 = 23;
+const EV_CATEGORY_IIDS: u32 = 3;
+const EV_DEBUG: u32 = 4;
+const EV_COUNTER_VALUE: u32 = 30;
+const SLICE_BEGIN: u64 = 1;
+const SLICE_END: u64 = 2;
+const INSTANT: u64 = 3;
+const COUNTER: u64 = 4;
+
+/// The sequence-scoped incremental clock every sequence defines.
+const DELTA_CLOCK: u64 = 64;
+/// `BuiltinClocks.BOOTTIME`, the clock our nanoseconds are given in.
+const BOOTTIME: u64 = 6;
+
+/// The debug annotation name of a section's live message (interned iid 1 on each sequence).
+const MESSAGE_IID: u64 = 1;
+/// Sequence ids below this are the fixed ones; (thread, depth) sequences are numbered from it.
+const FIRST_CALL_SEQUENCE: u32 = 5;
+const META_SEQUENCE: u32 = 1;
+const MEMORY_SEQUENCE: u32 = 2;
+const MARKER_SEQUENCE: u32 = 3;
+/// Futures' lives, instant events and CPU counters: absolute timestamps.
+const ABSOLUTE_SEQUENCE: u32 = 4;
+// TrackEvent.track_uuid.
+const EV_TRACK_UUID: u32 = 11;
+
+/// One sequence's incremental state.
+#[derive(Debug)]
+struct Sequence {
+    id: u32,
+    /// The timestamp of its last packet (ns), which the next one's delta is from.
+    last_ns: u64,
+    /// By section id: whether its name (and message) was interned on this sequence.
+    interned: Vec<bool>,
+    /// Levels whose category was interned (bit `level`).
+    categories: u8,
+}
+
+/// The encoder's state: the sequences and what each has interned.
+#[derive(Debug)]
+pub(crate) struct Perfetto {
+    pid: u32,
+    /// By thread index, then depth: the sequence of that thread's calls at that depth.
+    calls: Vec<Vec<Option<Sequence>>>,
+    memory: Option<Sequence>,
+    markers: Option<Sequence>,
+    /// The sequence of absolute-time events (marks, CPU counters), once opened.
+    absolute: Option<Sequence>,
+    /// By thread index: whether its CPU counter track was described.
+    cpu_tracks: Vec<bool>,
+    next_sequence: u32,
+    /// By section id: its text, once asked for.
+    sections: Vec<Option<SectionText>>,
+}
+
+fn process_uuid(pid: u32) -> u64 {
+    (pid as u64) << 32 | 0x8000_0000
+}
+
+fn thread_uuid(pid: u32, index: u32) -> u64 {
+    (pid as u64) << 32 | index as u64
+}
+
+fn memory_uuid(pid: u32) -> u64 {
+    (pid as u64) << 32 | 0x8000_0001
+}
+
+fn marker_uuid(pid: u32) -> u64 {
+    (pid as u64) << 32 | 0x8000_0002
+}
+
+fn cpu_uuid(pid: u32, index: u32) -> u64 {
+    // Thread tracks take the low half's values below 2^31, the fixed tracks 2^31 and up: CPU tracks are
+    // thread tracks with bit 62 set.
+    thread_uuid(pid, index) | 1 << 62
+}
+
+/// The track of the future `id`: a hash of it and the pid (splitmix64), bit 63 set so it meets no other
+/// track's uuid.
+fn future_uuid(pid: u32, id: u64) -> u64 {
+    let mut z = id ^ ((pid as u64) << 32).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) | 1 << 63
+}
+
+/// The thread id shown for thread `index` (as in the Chrome trace).
+fn tid(index: u32) -> u64 {
+    index as u64 + 1
+}
+
+impl Perfetto {
+    /// The start of the file: the process track, the memory counter track and the live print track.
+    pub(crate) fn header(out: &mut Vec<u8>, who: &Identity) -> Perfetto {
+        let pid = who.pid;
+        packet(out, |p| {
+            uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+            message(p, TRACK_DESCRIPTOR, |d| {
+                uint(d, 1, process_uuid(pid));
+                message(d, 3, |proc| {
+                    uint(proc, 1, pid as u64);
+                    string(proc, 6, &who.program);
+                    // ProcessDescriptor.process_labels.
+                    string(proc, 8, &format!("rank={}", who.rank));
+                    if !who.host.is_empty() {
+                        string(proc, 8, &format!("host={}", who.host));
+                    }
+                    string(proc, 8, &format!("start_unix_ns={}", who.start_unix_ns));
+                });
+            });
+        });
+        packet(out, |p| {
+            uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+            message(p, TRACK_DESCRIPTOR, |d| {
+                uint(d, 1, memory_uuid(pid));
+                uint(d, 5, process_uuid(pid));
+                string(d, 2, "Resident memory");
+                // CounterDescriptor.unit = UNIT_SIZE_BYTES.
+                message(d, 8, |c| uint(c, 3, 3));
+            });
+        });
+        packet(out, |p| {
+            uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+            message(p, TRACK_DESCRIPTOR, |d| {
+                uint(d, 1, marker_uuid(pid));
+                uint(d, 5, process_uuid(pid));
+                string(d, 2, "Live print");
+            });
+        });
+        Perfetto {
+            pid,
+            calls: Vec::new(),
+            memory: None,
+            markers: None,
+            absolute: None,
+            cpu_tracks: Vec::new(),
+            next_sequence: FIRST_CALL_SEQUENCE,
+            sections: Vec::new(),
+        }
+    }
+
+    /// A thread's track, before its first call.
+    pub(crate) fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str) {
+        let pid = self.pid;
+        packet(out, |p| {
+            uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+            message(p, TRACK_DESCRIPTOR, |d| {
+                uint(d, 1, thread_uuid(pid, index));
+                uint(d, 5, process_uuid(pid));
+                message(d, 4, |t| {
+                    uint(t, 1, pid as u64);
+                    uint(t, 2, tid(index));
+                    string(t, 5, name);
+                });
+            });
+        });
+    }
+
+    /// One section call: its begin and end on the sequence of its thread and depth.
+    pub(crate) fn call(
+        &mut self,
+        out: &mut Vec<u8>,
+        call: &Call,
+        text: &dyn Fn(SectionId) -> SectionText,
+    ) {
+        let pid = self.pid;
+        let (thread, depth) = (call.thread as usize, call.depth as usize);
+        if self.calls.len() <= thread {
+            self.calls.resize_with(thread + 1, Vec::new);
+        }
+        let depths = &mut self.calls[thread];
+        if depths.len() <= depth {
+            depths.resize_with(depth + 1, || None);
+        }
+        let seq = match &mut depths[depth] {
+            Some(seq) => seq,
+            slot => {
+                let id = self.next_sequence;
+                self.next_sequence += 1;
+                slot.insert(open_sequence(
+                    out,
+                    id,
+                    thread_uuid(pid, call.thread),
+                    call.start_ns,
+                ))
+            }
+        };
+        let section = call.section;
+        let i = section as usize;
+        if self.sections.len() <= i {
+            self.sections.resize_with(i + 1, || None);
+        }
+        let info = self.sections[i].get_or_insert_with(|| text(section));
+        if seq.interned.len() <= i {
+            seq.interned.resize(i + 1, false);
+        }
+        let new_name = !seq.interned[i];
+        seq.interned[i] = true;
+        let level = info.level.min(7);
+        let new_category = seq.categories & (1 << level) == 0;
+        seq.categories |= 1 << level;
+        let start = call.start_ns.max(seq.last_ns);
+        let end = call.end_ns.max(start);
+        if !new_name && !new_category && info.message.is_none() && !call.unfinished {
+            // Nearly every call: the two packets written straight, without the general encoder's length
+            // patching (the same bytes; the background thread's time per call is what keeps a trace
+            // lossless).
+            begin_packet(
+                out,
+                start - seq.last_ns,
+                seq.id,
+                level as u64 + 1,
+                section as u64,
+            );
+            end_packet(out, end - start, seq.id);
+            seq.last_ns = end;
+            return;
+        }
+        packet(out, |p| {
+            uint(p, TIMESTAMP, start - seq.last_ns);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            if new_name || new_category {
+                message(p, INTERNED_DATA, |d| {
+                    if new_category {
+                        message(d, 1, |c| {
+                            uint(c, 1, level as u64 + 1);
+                            string(c, 2, &format!("level {level}"));
+                        });
+                    }
+                    if new_name {
+                        message(d, 2, |n| {
+                            uint(n, 1, section as u64);
+                            string(n, 2, &info.name);
+                        });
+                        if let Some(text) = &info.message {
+                            // DebugAnnotationName and the message as an interned string value.
+                            message(d, 3, |n| {
+                                uint(n, 1, MESSAGE_IID);
+                                string(n, 2, "message");
+                            });
+                            message(d, 29, |s| {
+                                uint(s, 1, section as u64);
+                                string(s, 2, text);
+                            });
+                        }
+                    }
+                });
+            }
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_CATEGORY_IIDS, level as u64 + 1);
+                uint(e, EV_TYPE, SLICE_BEGIN);
+                uint(e, EV_NAME_IID, section as u64);
+                if info.message.is_some() {
+                    message(e, EV_DEBUG, |a| {
+                        uint(a, 1, MESSAGE_IID);
+                        uint(a, 17, section as u64);
+                    });
+                }
+                if call.unfinished {
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, "unfinished");
+                        // DebugAnnotation.bool_value.
+                        uint(a, 2, 1);
+                    });
+                }
+            });
+        });
+        packet(out, |p| {
+            uint(p, TIMESTAMP, end - start);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            message(p, TRACK_EVENT, |e| uint(e, EV_TYPE, SLICE_END));
+        });
+        seq.last_ns = end;
+    }
+
+    /// A resident-memory sample on the counter track.
+    pub(crate) fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+        let pid = self.pid;
+        let seq = self
+            .memory
+            .get_or_insert_with(|| open_sequence(out, MEMORY_SEQUENCE, memory_uuid(pid), ts_ns));
+        let ts = ts_ns.max(seq.last_ns);
+        packet(out, |p| {
+            uint(p, TIMESTAMP, ts - seq.last_ns);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_TYPE, COUNTER);
+                uint(e, EV_COUNTER_VALUE, bytes);
+            });
+        });
+        seq.last_ns = ts;
+    }
+
+    /// The sequence of absolute-time events, opened on first use.
+    fn absolute(&mut self, out: &mut Vec<u8>, ts_ns: u64) -> u32 {
+        let pid = self.pid;
+        self.absolute
+            .get_or_insert_with(|| open_sequence(out, ABSOLUTE_SEQUENCE, process_uuid(pid), ts_ns))
+            .id
+    }
+
+    /// A future's life (a slice on a track of its own, described here) or an instant event on its
+    /// thread's track (named before, [`Perfetto::thread`]); `name` is its section's name.
+    pub(crate) fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
+        let pid = self.pid;
+        let seq = self.absolute(out, mark.start_ns);
+        match &mark.kind {
+            MarkKind::Life { id, cancelled } => {
+                let track = future_uuid(pid, *id);
+                packet(out, |p| {
+                    uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+                    message(p, TRACK_DESCRIPTOR, |d| {
+                        uint(d, 1, track);
+                        uint(d, 5, process_uuid(pid));
+                        string(d, 2, name);
+                    });
+                });
+                packet(out, |p| {
+                    uint(p, TIMESTAMP, mark.start_ns);
+                    uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+                    uint(p, SEQUENCE_ID, seq as u64);
+                    message(p, TRACK_EVENT, |e| {
+                        uint(e, EV_TYPE, SLICE_BEGIN);
+                        uint(e, EV_TRACK_UUID, track);
+                        string(e, EV_NAME, name);
+                        message(e, EV_DEBUG, |a| {
+                            string(a, 10, "id");
+                            uint(a, 3, *id);
+                        });
+                        message(e, EV_DEBUG, |a| {
+                            string(a, 10, "cancelled");
+                            uint(a, 2, *cancelled as u64);
+                        });
+                    });
+                });
+                packet(out, |p| {
+                    uint(p, TIMESTAMP, mark.end_ns.max(mark.start_ns));
+                    uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+                    uint(p, SEQUENCE_ID, seq as u64);
+                    message(p, TRACK_EVENT, |e| {
+                        uint(e, EV_TYPE, SLICE_END);
+                        uint(e, EV_TRACK_UUID, track);
+                    });
+                });
+            }
+            MarkKind::Instant(text) => {
+                packet(out, |p| {
+                    uint(p, TIMESTAMP, mark.start_ns);
+                    uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+                    uint(p, SEQUENCE_ID, seq as u64);
+                    message(p, TRACK_EVENT, |e| {
+                        uint(e, EV_TYPE, INSTANT);
+                        uint(e, EV_TRACK_UUID, thread_uuid(pid, mark.thread));
+                        string(e, EV_NAME, text);
+                        message(e, EV_DEBUG, |a| {
+                            string(a, 10, "span");
+                            string(a, 6, name);
+                        });
+                    });
+                });
+            }
+        }
+    }
+
+    /// A thread's CPU usage since the previous sample (percent of one core) on its `CPU %` counter track
+    /// (described on first use, under the thread's track, named before).
+    pub(crate) fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, percent: u64) {
+        let pid = self.pid;
+        let seq = self.absolute(out, ts_ns);
+        let i = thread as usize;
+        if self.cpu_tracks.len() <= i {
+            self.cpu_tracks.resize(i + 1, false);
+        }
+        if !self.cpu_tracks[i] {
+            self.cpu_tracks[i] = true;
+            packet(out, |p| {
+                uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+                message(p, TRACK_DESCRIPTOR, |d| {
+                    uint(d, 1, cpu_uuid(pid, thread));
+                    uint(d, 5, thread_uuid(pid, thread));
+                    string(d, 2, "CPU %");
+                    // CounterDescriptor.unit_name.
+                    message(d, 8, |c| string(c, 6, "%"));
+                });
+            });
+        }
+        packet(out, |p| {
+            uint(p, TIMESTAMP, ts_ns);
+            uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+            uint(p, SEQUENCE_ID, seq as u64);
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_TYPE, COUNTER);
+                uint(e, EV_TRACK_UUID, cpu_uuid(pid, thread));
+                uint(e, EV_COUNTER_VALUE, percent);
+            });
+        });
+    }
+
+    /// Live print printed `text` (one line) at `ts_ns`: an instant event on the live print track.
+    pub(crate) fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
+        let pid = self.pid;
+        let seq = self
+            .markers
+            .get_or_insert_with(|| open_sequence(out, MARKER_SEQUENCE, marker_uuid(pid), ts_ns));
+        let ts = ts_ns.max(seq.last_ns);
+        packet(out, |p| {
+            uint(p, TIMESTAMP, ts - seq.last_ns);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_TYPE, INSTANT);
+                string(e, EV_NAME, text);
+            });
+        });
+        seq.last_ns = ts;
+    }
+
+    /// The end of a complete trace: the `perfgraph trace end` instant event on the live print track, its
+    /// debug annotations stating what is missing.
+    pub(crate) fn footer(&mut self, out: &mut Vec<u8>, summary: &Summary) {
+        let pid = self.pid;
+        let seq = self.markers.get_or_insert_with(|| {
+            open_sequence(out, MARKER_SEQUENCE, marker_uuid(pid), summary.end_ns)
+        });
+        let ts = summary.end_ns.max(seq.last_ns);
+        let losses = &summary.losses;
+        let sentence = losses.sentence();
+        packet(out, |p| {
+            uint(p, TIMESTAMP, ts - seq.last_ns);
+            uint(p, SEQUENCE_ID, seq.id as u64);
+            message(p, TRACK_EVENT, |e| {
+                uint(e, EV_TYPE, INSTANT);
+                string(e, EV_NAME, "perfgraph trace end");
+                let mut annotate = |name: &str, value: u64| {
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, name);
+                        uint(a, 3, value);
+                    });
+                };
+                annotate("events", summary.calls);
+                annotate("unfinished", summary.unfinished);
+                annotate("dropped_past_trace_limit", losses.past_limit);
+                annotate("dropped_unwritten", losses.unwritten);
+                annotate("dropped_ring_overflow", losses.ring_overflow_total());
+                annotate("threads_without_ring", losses.unmapped_ring_threads);
+                if let Some(limit) = losses.limit {
+                    annotate("trace_limit_bytes", limit);
+                }
+                for (name, n) in &losses.ring_overflow {
+                    annotate(&format!("dropped_ring_overflow.{name}"), *n);
+                }
+                let mut text = |name: &str, value: &str| {
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, name);
+                        string(a, 6, value);
+                    });
+                };
+                text("clock", summary.clock);
+                if !sentence.is_empty() {
+                    text("missing", &format!("perfgraph: {sentence}"));
+                }
+            });
+        });
+        seq.last_ns = ts;
+    }
+}
+
+/// The first packet of a sequence: its incremental state cleared, the delta clock defined from `base_ns`,
+/// and `track` as the default track of its events.
+fn open_sequence(out: &mut Vec<u8>, id: u32, track: u64, base_ns: u64) -> Sequence {
+    packet(out, |p| {
+        uint(p, TIMESTAMP, base_ns);
+        uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+        uint(p, SEQUENCE_ID, id as u64);
+        uint(p, SEQUENCE_FLAGS, STATE_CLEARED);
+        message(p, CLOCK_SNAPSHOT, |s| {
+            message(s, 1, |c| {
+                uint(c, 1, DELTA_CLOCK);
+                uint(c, 2, base_ns);
+                uint(c, 3, 1);
+            });
+            message(s, 1, |c| {
+                uint(c, 1, BOOTTIME);
+                uint(c, 2, base_ns);
+            });
+        });
+        message(p, DEFAULTS, |d| {
+            uint(d, TIMESTAMP_CLOCK_ID, DELTA_CLOCK);
+            // TrackEventDefaults.track_uuid.
+            message(d, 11, |t| uint(t, 11, track));
+        });
+    });
+    Sequence {
+        id,
+        last_ns: base_ns,
+        interned: Vec::new(),
+        categories: 0,
+    }
+}
+
+/// Bytes of `v` as a varint.
+#[inline]
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// A `TYPE_SLICE_BEGIN` packet with only a delta, a sequence id, a category iid and a name iid: the bytes
+/// [`packet`] writes for it, written directly.
+#[inline]
+fn begin_packet(out: &mut Vec<u8>, delta: u64, seq: u32, category: u64, name: u64) {
+    // TrackEvent: category (1 + n), type (2), name (1 + n).
+    let event = 1 + varint_len(category) + 2 + 1 + varint_len(name);
+    let body = 1 + varint_len(delta) + 1 + varint_len(seq as u64) + 2 + event;
+    debug_assert!(event < 0x80 && body < 0x80);
+    out.extend_from_slice(&[
+        (TRACE_PACKET << 3 | 2) as u8,
+        body as u8,
+        (TIMESTAMP << 3) as u8,
+    ]);
+    varint(out, delta);
+    out.push((SEQUENCE_ID << 3) as u8);
+    varint(out, seq as u64);
+    out.extend_from_slice(&[
+        (TRACK_EVENT << 3 | 2) as u8,
+        event as u8,
+        (EV_CATEGORY_IIDS << 3) as u8,
+    ]);
+    varint(out, category);
+    out.extend_from_slice(&[
+        (EV_TYPE << 3) as u8,
+        SLICE_BEGIN as u8,
+        (EV_NAME_IID << 3) as u8,
+    ]);
+    varint(out, name);
+}
+
+/// A `TYPE_SLICE_END` packet: a delta and a sequence id, written directly.
+#[inline]
+fn end_packet(out: &mut Vec<u8>, delta: u64, seq: u32) {
+    let body = 1 + varint_len(delta) + 1 + varint_len(seq as u64) + 4;
+    out.extend_from_slice(&[
+        (TRACE_PACKET << 3 | 2) as u8,
+        body as u8,
+        (TIMESTAMP << 3) as u8,
+    ]);
+    varint(out, delta);
+    out.push((SEQUENCE_ID << 3) as u8);
+    varint(out, seq as u64);
+    out.extend_from_slice(&[
+        (TRACK_EVENT << 3 | 2) as u8,
+        2,
+        (EV_TYPE << 3) as u8,
+        SLICE_END as u8,
+    ]);
+}
+
+/// Appends a base-128 varint.
+#[inline]
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A varint field.
+#[inline]
+fn uint(out: &mut Vec<u8>, field: u32, v: u64) {
+    varint(out, (field as u64) << 3);
+    varint(out, v);
+}
+
+/// A string field.
+fn string(out: &mut Vec<u8>, field: u32, s: &str) {
+    varint(out, (field as u64) << 3 | 2);
+    varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A length-delimited field holding the message `body` writes. The length is written after the body, in
+/// the one byte reserved for it when it fits (nearly always), else the body moves to make room.
+#[inline]
+fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
+    varint(out, (field as u64) << 3 | 2);
+    let at = out.len();
+    out.push(0);
+    body(out);
+    let len = out.len() - at - 1;
+    if len < 0x80 {
+        out[at] = len as u8;
+    } else {
+        let mut prefix = Vec::with_capacity(10);
+        varint(&mut prefix, len as u64);
+        out.splice(at..at + 1, prefix);
+    }
+}
+
+/// One `Trace.packet`.
+#[inline]
+fn packet(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) {
+    message(out, TRACE_PACKET, body);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_direct_packets_are_the_encoders_bytes() {
+        for (delta, seq, category, name) in
+            [(0, 4, 1, 1), (300, 200, 4, 70_000), (u64::MAX, 9, 2, 5)]
+        {
+            let mut general = Vec::new();
+            super::packet(&mut general, |p| {
+                super::uint(p, super::TIMESTAMP, delta);
+                super::uint(p, super::SEQUENCE_ID, seq as u64);
+                super::message(p, super::TRACK_EVENT, |e| {
+                    super::uint(e, super::EV_CATEGORY_IIDS, category);
+                    super::uint(e, super::EV_TYPE, super::SLICE_BEGIN);
+                    super::uint(e, super::EV_NAME_IID, name);
+                });
+            });
+            super::packet(&mut general, |p| {
+                super::uint(p, super::TIMESTAMP, delta);
+                super::uint(p, super::SEQUENCE_ID, seq as u64);
+                super::message(p, super::TRACK_EVENT, |e| {
+                    super::uint(e, super::EV_TYPE, super::SLICE_END)
+                });
+            });
+            let mut direct = Vec::new();
+            super::begin_packet(&mut direct, delta, seq, category, name);
+            super::end_packet(&mut direct, delta, seq);
+            assert_eq!(direct, general);
+        }
+        assert_eq!(super::varint_len(0), 1);
+        assert_eq!(super::varint_len(127), 1);
+        assert_eq!(super::varint_len(128), 2);
+        assert_eq!(super::varint_len(u64::MAX), 10);
+    }
+
+    #[test]
+    fn varints_and_long_messages() {
+        let mut out = Vec::new();
+        super::varint(&mut out, 300);
+        assert_eq!(out, [0xac, 0x02]);
+        let mut out = Vec::new();
+        super::message(&mut out, 1, |m| m.extend(std::iter::repeat_n(7u8, 200)));
+        assert_eq!(&out[..3], &[0x0a, 0xc8, 0x01]);
+        assert_eq!(out.len(), 203);
+    }
+}

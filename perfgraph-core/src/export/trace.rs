@@ -1,0 +1,183 @@
+//! What both trace formats ([`chrome`](super::chrome), [`perfetto`](super::perfetto)) are given: plain
+//! data in nanoseconds since the runtime's start, one struct per kind of event. The collector
+//! (`collector::trace`) turns drained records into these and hands them to the format the path chose; a
+//! new kind of event is one more struct here and one more function in each format.
+
+use crate::base::registry::SectionId;
+
+/// What a trace says about a section besides its timing, looked up once per section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SectionText {
+    /// The section's name.
+    pub name: String,
+    /// Its verbosity level, 0..=3.
+    pub level: u8,
+    /// Its live-print message, when it has one of its own (not just its name).
+    pub message: Option<String>,
+}
+
+/// One section call on a thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Call {
+    /// The thread's index (dense, from 0).
+    pub thread: u32,
+    /// The section.
+    pub section: SectionId,
+    /// Nesting depth on its thread, 0 outermost.
+    pub depth: u32,
+    /// Start, ns since the runtime's start.
+    pub start_ns: u64,
+    /// End, ns since the runtime's start (`>= start_ns`); for an unfinished call, the end of the trace.
+    pub end_ns: u64,
+    /// Still running when the trace ended.
+    pub unfinished: bool,
+}
+
+/// What a mark shows in the trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MarkKind {
+    /// A timed future's whole life, as an async slice with its id; `cancelled` if it was dropped before
+    /// completing.
+    Life {
+        /// Its id.
+        id: u64,
+        /// Dropped before it completed.
+        cancelled: bool,
+    },
+    /// An instant event with its message.
+    Instant(String),
+}
+
+/// A mark: a future's life or an instant event (a `tracing` event), on the thread that ended or raised it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mark {
+    /// What it is.
+    pub kind: MarkKind,
+    /// The section (of the future, or the span the event came in).
+    pub section: SectionId,
+    /// The thread's index.
+    pub thread: u32,
+    /// Start, ns since the runtime's start (the instant's time).
+    pub start_ns: u64,
+    /// End, ns since the runtime's start (`>= start_ns`).
+    pub end_ns: u64,
+}
+
+/// Who wrote the trace: what `perfgraph merge --trace` names each process by and aligns processes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Identity {
+    /// Process id.
+    pub pid: u32,
+    /// The process's rank (see `base::identity`).
+    pub rank: u32,
+    /// The machine's host name.
+    pub host: String,
+    /// Wall-clock time of the trace's time zero, ns since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// The program's name (the process track's name).
+    pub program: String,
+}
+
+/// What the trace lacks and why, stated at its end (and on stderr).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Losses {
+    /// Records lost to ring overflow per thread `(name, count)`, threads with none left out.
+    pub ring_overflow: Vec<(String, u64)>,
+    /// Calls not written because the file reached `PERFGRAPH_TRACE_LIMIT`.
+    pub past_limit: u64,
+    /// Calls not written because the disk was full, or the reader of a pipe did not keep up.
+    pub unwritten: u64,
+    /// `PERFGRAPH_TRACE_LIMIT` in bytes, `None` when unlimited.
+    pub limit: Option<u64>,
+    /// Threads whose ring could not be mapped, so none of their calls reached the trace.
+    pub unmapped_ring_threads: u64,
+}
+
+impl Losses {
+    /// Records lost to ring overflow, all threads.
+    pub(crate) fn ring_overflow_total(&self) -> u64 {
+        self.ring_overflow.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Calls that ended but are not in the trace.
+    pub(crate) fn total(&self) -> u64 {
+        self.ring_overflow_total() + self.past_limit + self.unwritten
+    }
+
+    /// The one-line statement of what is missing (empty when nothing is), as the file and stderr say it.
+    pub(crate) fn sentence(&self) -> String {
+        if self.total() == 0 && self.unmapped_ring_threads == 0 {
+            return String::new();
+        }
+        let limit = match self.limit {
+            Some(bytes) => format!("PERFGRAPH_TRACE_LIMIT={bytes}"),
+            None => "PERFGRAPH_TRACE_LIMIT=unlimited".to_owned(),
+        };
+        let per_thread: Vec<String> = self
+            .ring_overflow
+            .iter()
+            .map(|(name, n)| format!("{name}: {n}"))
+            .collect();
+        let per_thread = if per_thread.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", per_thread.join(", "))
+        };
+        let unmapped = match self.unmapped_ring_threads {
+            0 => String::new(),
+            1 => "; nor is any call of 1 thread whose ring could not be mapped".to_owned(),
+            n => format!("; nor is any call of {n} threads whose ring could not be mapped"),
+        };
+        format!(
+            "{} section calls are not in this trace: {} lost to ring overflow{per_thread}, {} past \
+             {limit}, {} not written (disk full or reader too slow){unmapped}",
+            self.total(),
+            self.ring_overflow_total(),
+            self.past_limit,
+            self.unwritten,
+        )
+    }
+}
+
+/// The end of a complete trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Summary {
+    /// Calls written, the unfinished ones among them.
+    pub calls: u64,
+    /// Calls written that were still running at the end.
+    pub unfinished: u64,
+    /// What is missing.
+    pub losses: Losses,
+    /// The clock source's name.
+    pub clock: &'static str,
+    /// End of the trace, ns since the runtime's start.
+    pub end_ns: u64,
+}
+
+/// Appends `n` in decimal.
+#[inline]
+pub(crate) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn decimal() {
+        for n in [0, 7, 10, 999, 1_000_000_007, u64::MAX] {
+            let mut out = Vec::new();
+            super::push_u64(&mut out, n);
+            assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
+        }
+    }
+}

@@ -1,0 +1,489 @@
+//! The streamed trace end to end, in child processes (this test binary, with `TRACE_CHILD` set):
+//! - a Perfetto protobuf trace of the `workload` example, decoded by Perfetto's own Python classes
+//!   (`tests/perfetto/check_trace.py`, with the `perfetto` and `protobuf` packages from PyPI: the Python
+//!   named by `PERFETTO_CHECK_PYTHON`, as `.ci/run` sets it up, else a `python3` that has them, else the
+//!   check is skipped with a line saying so); the same run's bytes framed as whole packets;
+//! - live print's lines as instant events in the Chrome trace;
+//! - timed futures' lives (finished and cancelled) and `tracing` events in both formats: async `b`/`e`
+//!   events with the future's id and instant events in Chrome JSON, a track per future and instant events
+//!   on the thread's track in protobuf (checked by Perfetto's classes); the process's identity (rank, host,
+//!   wall-clock anchor) in both, and the per-thread CPU counters;
+//! - a full disk (`/dev/full`): one warning line, and the run goes on;
+//! - a run killed with SIGKILL in the middle: its trace, under the temporary name, is readable up to its
+//!   last whole write (Chrome JSON as an array without its `]`, protobuf as whole packets; a kill inside a
+//!   write may leave part of one more event, which a reader drops) and the name asked for was never
+//!   created.
+
+mod common;
+#[path = "../examples/workload.rs"]
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use workload::{CHUNKS, ITERATIONS, RESIDUALS, TOTAL_CALLS};
+
+#[test]
+fn child_entry() {
+    match std::env::var("TRACE_CHILD").as_deref() {
+        Ok("workload") => {
+            workload::run();
+        }
+        Ok("endless") => endless(),
+        Ok("async") => futures(),
+        _ => {}
+    }
+}
+
+#[perfgraph_core::timed(level = 1)]
+fn leaf(i: u64) -> u64 {
+    std::hint::black_box(i)
+}
+
+/// Records sections until killed: bursts of a thousand short calls, then a short sleep.
+fn endless() {
+    perfgraph_core::time_section!("endless");
+    let mut i = 0u64;
+    loop {
+        for _ in 0..1000 {
+            i = leaf(i + 1);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+#[perfgraph_core::timed(level = 0)]
+async fn fetch(n: u32) -> u32 {
+    for _ in 0..n {
+        tokio::task::yield_now().await;
+    }
+    n
+}
+
+#[tracing::instrument]
+fn lookup() {
+    tracing::info!("cache miss");
+}
+
+/// Two timed futures that complete, one dropped before it does, and a `tracing` event inside a span; the
+/// CPU counters need a memory sample or two, so it runs a little while.
+fn futures() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let subscriber = tracing_subscriber::registry().with(perfgraph_core::TracingLayer::default());
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        assert_eq!(fetch(3).await + fetch(2).await, 5);
+        let cancelled = tokio::time::timeout(
+            Duration::from_millis(5),
+            perfgraph_core::time_future!("never done", std::future::pending::<()>(), level = 0),
+        );
+        assert!(cancelled.await.is_err());
+    });
+    lookup();
+    perfgraph_core::time_section!("busy");
+    let start = Instant::now();
+    let mut i = 0u64;
+    while start.elapsed() < Duration::from_millis(300) {
+        i = leaf(i + 1);
+    }
+}
+
+/// A fresh directory for one test.
+fn fresh_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("perfgraph-trace-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn child(mode: &str, env: &[(&str, &str)]) -> Command {
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
+        .env("TRACE_CHILD", mode)
+        .env("PERFGRAPH_LIVE", "off")
+        .env("PERFGRAPH_CAPTURE", "off");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// The Python that can run `check_trace.py`, if any.
+fn python() -> Option<String> {
+    let candidates = std::env::var("PERFETTO_CHECK_PYTHON")
+        .ok()
+        .into_iter()
+        .chain(["python3".to_owned()]);
+    for python in candidates {
+        let ok = Command::new(&python)
+            .args([
+                "-c",
+                "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+            ])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(python);
+        }
+        assert!(
+            std::env::var("PERFETTO_CHECK_PYTHON").ok().as_ref() != Some(&python),
+            "PERFETTO_CHECK_PYTHON={python} cannot import perfetto's classes"
+        );
+    }
+    None
+}
+
+/// What `check_trace.py` found in `path`, or `None` when no Python can run it.
+fn decode_with_perfetto(path: &Path, partial: bool) -> Option<Value> {
+    let Some(python) = python() else {
+        eprintln!(
+            "note: the Perfetto check is skipped: no Python with the `perfetto` and `protobuf` packages \
+             (set PERFETTO_CHECK_PYTHON; .ci/run does)"
+        );
+        return None;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto/check_trace.py");
+    let mut cmd = Command::new(python);
+    cmd.arg(script).arg(path);
+    if partial {
+        cmd.arg("--partial");
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "check_trace.py failed on {}:\n{}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// The file is a sequence of whole `Trace.packet` fields (tag 0x0a, length, bytes) to its last byte, but
+/// for a cut last one when `partial`: returns how many are whole and the length they take.
+fn whole_packets(bytes: &[u8], partial: bool) -> (usize, usize) {
+    let mut at = 0;
+    let mut packets = 0;
+    while at < bytes.len() {
+        let start = at;
+        assert_eq!(bytes[at], 0x0a, "a Trace.packet field at byte {at}");
+        at += 1;
+        let (mut len, mut shift) = (0usize, 0);
+        loop {
+            let Some(&b) = bytes.get(at) else {
+                assert!(partial, "packet at byte {start} is cut off");
+                return (packets, start);
+            };
+            at += 1;
+            len |= ((b & 0x7f) as usize) << shift;
+            shift += 7;
+            if b < 0x80 {
+                break;
+            }
+        }
+        if at + len > bytes.len() {
+            assert!(partial, "packet at byte {start} is cut off");
+            return (packets, start);
+        }
+        at += len;
+        packets += 1;
+    }
+    (packets, at)
+}
+
+#[test]
+fn a_perfetto_trace_reads_back_with_perfettos_own_classes() {
+    let dir = fresh_dir("pftrace");
+    let path = dir.join("run.pftrace");
+    let out = child(
+        "workload",
+        &[
+            ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+            ("PERFGRAPH_LIVE", "on"),
+            // `solve` lasts 0.2 s at least (1000 residuals of 0.2 ms): past this limit, so it is printed.
+            ("PERFGRAPH_TIME_LIMIT", "0.05"),
+        ],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(whole_packets(&bytes, false).0 as u64 > 2 * TOTAL_CALLS);
+    // Nothing else is left in the directory: the temporary file took the name.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    if let Some(t) = decode_with_perfetto(&path, false) {
+        assert_eq!(t["calls"], TOTAL_CALLS, "{t}");
+        assert_eq!(t["names"]["residual"], ITERATIONS * RESIDUALS);
+        assert_eq!(t["names"]["write_chunk"], CHUNKS);
+        // Nesting kept: run > solve > residual on the main thread, write_output > write_chunk on the other.
+        assert_eq!(t["threads"]["child_entry"], 3, "{t}");
+        assert_eq!(t["threads"]["io-worker"], 2, "{t}");
+        assert_eq!(t["sections"]["solve"]["message"], "Solving");
+        assert_eq!(t["sections"]["solve"]["category"], "level 0");
+        assert_eq!(t["sections"]["residual"]["category"], "level 1");
+        assert!(t["memory_samples"].as_u64().unwrap() >= 2, "{t}");
+        let markers = t["markers"].as_array().unwrap();
+        assert!(
+            markers
+                .iter()
+                .any(|m| m.as_str().unwrap().ends_with(" Solving")),
+            "{t}"
+        );
+        assert_eq!(t["end"]["events"], TOTAL_CALLS);
+        assert_eq!(t["end"]["dropped_ring_overflow"], 0);
+        assert!(
+            t["process"][0]["process"]
+                .as_str()
+                .unwrap()
+                .starts_with("trace_stream")
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn live_print_lines_are_instant_events_in_the_chrome_trace() {
+    let dir = fresh_dir("markers");
+    let path = dir.join("trace.json");
+    let out = child(
+        "workload",
+        &[
+            ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+            ("PERFGRAPH_LIVE", "on"),
+            // `solve` lasts 0.2 s at least (1000 residuals of 0.2 ms): past this limit, so it is printed.
+            ("PERFGRAPH_TIME_LIMIT", "0.05"),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success());
+    let events: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let markers: Vec<&str> = events
+        .iter()
+        .filter(|e| e["cat"] == "live print")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    // Each line as printed, without colours and padding: the thread's prefix, the message, the figures.
+    assert!(markers.contains(&"child_entry: Solving"), "{markers:?}");
+    assert!(
+        markers
+            .iter()
+            .any(|m| m.starts_with("child_entry: Finished run [") && m.ends_with(" MB]")),
+        "{markers:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn futures_events_and_identity_are_in_both_formats() {
+    let dir = fresh_dir("async");
+    let env = |path: &Path| {
+        let out = child(
+            "async",
+            &[
+                ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+                ("PMI_RANK", "5"),
+            ],
+        )
+        .output()
+        .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // Chrome JSON; its name's placeholders are filled in.
+    env(&dir.join("run.{rank}.json"));
+    let text = std::fs::read_to_string(dir.join("run.5.json")).unwrap();
+    let events: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let process = events.iter().find(|e| e["name"] == "process_name").unwrap();
+    assert_eq!(process["args"]["tool"], "perfgraph");
+    assert_eq!(process["args"]["rank"], 5);
+    assert!(process["args"]["start_unix_ns"].as_u64().unwrap() > 1_600_000_000_000_000_000);
+    assert!(process["args"]["host"].is_string());
+    let phase = |ph: &str, name: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == ph && e["name"] == name)
+            .collect()
+    };
+    let (b, e) = (phase("b", "fetch"), phase("e", "fetch"));
+    assert_eq!((b.len(), e.len()), (2, 2), "{text}");
+    for (b, e) in b.iter().zip(&e) {
+        assert_eq!(b["cat"], "async");
+        assert_eq!(b["id"], e["id"]);
+        assert!(b["ts"].as_f64() <= e["ts"].as_f64());
+        assert_eq!(e["args"]["cancelled"], false);
+    }
+    assert_ne!(b[0]["id"], b[1]["id"]);
+    let never = phase("e", "never done");
+    assert_eq!(never.len(), 1, "{text}");
+    assert_eq!(never[0]["args"]["cancelled"], true);
+    let miss = phase("i", "cache miss");
+    assert_eq!(miss.len(), 1, "{text}");
+    assert_eq!(miss[0]["args"]["span"], "lookup");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "C" && e["name"].as_str().unwrap().starts_with("CPU child_entry")),
+        "no CPU counter: {text}"
+    );
+    // Perfetto protobuf.
+    let path = dir.join("run.pftrace");
+    env(&path);
+    if let Some(t) = decode_with_perfetto(&path, false) {
+        let futures = t["futures"].as_array().unwrap();
+        let named = |name: &str| futures.iter().filter(|f| f[0] == name).count();
+        assert_eq!((named("fetch"), named("never done")), (2, 1), "{t}");
+        assert!(
+            futures.iter().any(|f| f[0] == "never done" && f[2] == true),
+            "{t}"
+        );
+        assert!(
+            futures.iter().any(|f| f[0] == "fetch" && f[2] == false),
+            "{t}"
+        );
+        assert_eq!(
+            t["instants"],
+            serde_json::json!([["cache miss", "lookup"]]),
+            "{t}"
+        );
+        let labels = &t["process"][0]["labels"];
+        assert_eq!(labels[0], "rank=5", "{t}");
+        assert!(
+            labels
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l.as_str().unwrap().starts_with("start_unix_ns=")),
+            "{t}"
+        );
+        assert!(t["cpu"]["child_entry"].as_u64().unwrap() >= 1, "{t}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs the endless child writing `name` in a fresh directory until its unfinished trace holds `bytes`,
+/// kills it with SIGKILL, and returns the directory and the unfinished trace's path.
+fn killed_run(tag: &str, name: &str, bytes: u64) -> (PathBuf, PathBuf) {
+    let dir = fresh_dir(tag);
+    let path = dir.join(name);
+    let mut process = child("endless", &[("PERFGRAPH_TRACE", path.to_str().unwrap())])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let temp = loop {
+        let found = std::fs::read_dir(&dir).unwrap().find_map(|e| {
+            let e = e.unwrap();
+            let n = e.file_name().to_string_lossy().into_owned();
+            (n.starts_with(&format!(".{name}.perfgraph-")) && e.metadata().unwrap().len() >= bytes)
+                .then(|| e.path())
+        });
+        if let Some(temp) = found {
+            break temp;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the trace did not grow while the program ran"
+        );
+        assert!(process.try_wait().unwrap().is_none(), "the child ended");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: `kill` with the pid of our own child, which has not been reaped (it cannot exit by itself).
+    assert_eq!(unsafe { libc::kill(process.id() as i32, libc::SIGKILL) }, 0);
+    let status = process.wait().unwrap();
+    assert!(!status.success());
+    assert!(
+        !path.exists(),
+        "an unfinished trace took the name asked for"
+    );
+    (dir, temp)
+}
+
+#[test]
+fn a_chrome_trace_cut_by_sigkill_is_an_array_without_its_bracket() {
+    let (dir, temp) = killed_run("kill-json", "trace.json", 2_000_000);
+    let text = std::fs::read_to_string(&temp).unwrap();
+    assert!(text.starts_with("[\n"));
+    // Whole lines, each an event followed by its comma; but a kill that lands inside a write (the kernel
+    // copies a write page by page and stops between two for SIGKILL) leaves part of one more line, which
+    // a reader drops.
+    let whole = match text.rfind("},\n") {
+        Some(i) => &text[..i + 3],
+        None => panic!("no whole event"),
+    };
+    assert!(
+        text.len() - whole.len() < (1 << 20) + 4096,
+        "more than one write is cut"
+    );
+    // As viewers read it: the trailing comma dropped, the bracket added.
+    let events: Vec<Value> =
+        serde_json::from_str(&format!("{}]", whole.trim_end().trim_end_matches(','))).unwrap();
+    assert!(events.iter().filter(|e| e["name"] == "leaf").count() > 10_000);
+    assert!(events.iter().all(|e| e["name"] != "perfgraph trace end"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["name"] == "thread_name" && e["args"]["name"] == "child_entry")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_perfetto_trace_cut_by_sigkill_holds_whole_packets() {
+    let (dir, temp) = killed_run("kill-pftrace", "run.pftrace", 1_000_000);
+    let bytes = std::fs::read(&temp).unwrap();
+    // Whole packets, but for part of one more when the kill landed inside a write (see the JSON test).
+    let (packets, whole) = whole_packets(&bytes, true);
+    assert!(packets > 20_000);
+    assert!(
+        bytes.len() - whole < (1 << 20) + 4096,
+        "more than one write is cut"
+    );
+    // Perfetto's classes, given the whole packets (a name that ends as a trace's does).
+    let copy = dir.join("copy.pftrace");
+    std::fs::write(&copy, &bytes[..whole]).unwrap();
+    if let Some(t) = decode_with_perfetto(&copy, true) {
+        assert!(t["names"]["leaf"].as_u64().unwrap() > 10_000, "{t}");
+        assert!(t["end"].is_null());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_full_disk_is_one_warning_line_and_the_run_goes_on() {
+    // /dev/full: every write fails with ENOSPC, as on a full disk.
+    let out = child("workload", &[("PERFGRAPH_TRACE", "/dev/full")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("perfgraph: warning: the disk is full"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with(
+            "perfgraph: warning: the disk is full: the PERFGRAPH_TRACE file \"/dev/full\" stops at "
+        ) && warnings[0].ends_with(" bytes; later calls are counted, not written"),
+        "{stderr}"
+    );
+    // The lines that follow it: the trace could not be finished either.
+    assert!(
+        stderr.contains(
+            "perfgraph: error: cannot write PERFGRAPH_TRACE file \"/dev/full\": No space left on device"
+        ),
+        "{stderr}"
+    );
+}
