@@ -166,8 +166,9 @@ fn read_json(path: &Path) -> Value {
 /// thread, and a child's peak memory would then measure the other's load, not its own outputs.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs `kind` of size `n` without any output and then with only `PERFGRAPH_JSON` (three times each); checks the exits gave
-/// up nothing and the second one's peak resident set is at most twice the first's. Returns the JSON.
+/// Runs `kind` of size `n` without any output and then with only `PERFGRAPH_JSON` (three times each);
+/// checks the exits gave up nothing and the second one's peak resident set is at most twice the first's.
+/// Returns the JSON.
 fn with_and_without_json(kind: &str, n: usize) -> Value {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = temp_dir(kind);
