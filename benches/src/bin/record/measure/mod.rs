@@ -7,6 +7,7 @@ pub mod demo;
 pub mod layouts;
 pub mod lifecycle;
 pub mod machine;
+pub mod merge;
 pub mod results;
 pub mod rss;
 
@@ -17,6 +18,7 @@ use demo::{Demo, DemoFigures};
 use layouts::Layouts;
 use lifecycle::Lifecycle;
 use machine::Machine;
+use merge::Merge;
 use results::Results;
 use rss::Rss;
 
@@ -36,6 +38,8 @@ pub struct Inputs {
     pub command: String,
     /// The saved output of the full-size lifecycle tests ([`Lifecycle`]), if `run.sh` ran them.
     pub lifecycle: Option<PathBuf>,
+    /// The `perfgraph` command (release build), for [`Merge`].
+    pub perfgraph: Option<PathBuf>,
 }
 
 /// Every figure of one record.
@@ -54,11 +58,13 @@ pub struct Record {
     pub capture: Capture,
     /// Thread churn, the address-space limit and fork, at full size.
     pub lifecycle: Lifecycle,
+    /// `perfgraph merge` of many files; `None` without the command.
+    pub merge: Option<Merge>,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
 /// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
-/// capture's floods; then the lifecycle tests' figures are read.
+/// capture's floods; then the lifecycle tests' figures are read, and `perfgraph merge` is timed.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
@@ -71,6 +77,7 @@ pub fn record(inputs: &Inputs) -> Record {
         .map(|(demo, process_time)| demo.figures(process_time));
     let capture = Capture::measure(&inputs.demo_on);
     let lifecycle = Lifecycle::read(inputs.lifecycle.as_deref());
+    let merge = Merge::measure(inputs.perfgraph.as_deref());
     Record {
         machine,
         results,
@@ -79,5 +86,6 @@ pub fn record(inputs: &Inputs) -> Record {
         demo,
         capture,
         lifecycle,
+        merge,
     }
 }

@@ -5,6 +5,7 @@ mod capture;
 mod demo;
 mod fmt;
 mod header;
+mod latency;
 mod layouts;
 mod lifecycle;
 mod overhead;
@@ -34,5 +35,6 @@ pub fn render(r: &Record) -> String {
     demo::write(&mut doc, r.demo.as_ref());
     capture::write(&mut doc, &r.capture);
     lifecycle::write(&mut doc, &r.lifecycle);
+    latency::write(&mut doc, &r.results, r.merge.as_ref());
     doc
 }
