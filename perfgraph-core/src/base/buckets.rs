@@ -112,7 +112,8 @@ mod tests {
 
     #[test]
     fn sparse_lists_add_in_place_or_grown() {
-        let cases: [(&[(u32, u64)], &[(u32, u64)]); 6] = [
+        type Sparse = &'static [(u32, u64)];
+        let cases: [(Sparse, Sparse); 6] = [
             (&[], &[]),
             (&[], &[(3, 1)]),
             (&[(3, 1)], &[]),

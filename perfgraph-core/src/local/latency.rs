@@ -109,16 +109,16 @@ impl Block {
         let base = self.slots.get().cast::<u64>();
         let zero = |from: usize, to: usize| {
             if from < to {
-                // SAFETY: `from..to` is within the slots (`used` gives at most `BUCKETS`), slots nobody
+                // SAFETY: `from..to` is within the slots (`used` ends at most at `BUCKETS + 1`), slots nobody
                 // reads yet (outside the published range), written by the owner alone.
                 unsafe { base.add(from).write_bytes(0, to - from) };
             }
         };
         if old.is_empty() {
-            zero(*new.start(), *new.end() + 1);
+            zero(new.start, new.end);
         } else {
-            zero(*new.start(), *old.start());
-            zero(*old.end() + 1, *new.end() + 1);
+            zero(new.start, old.start);
+            zero(old.end, new.end);
         }
         // Release (both): pair with the Acquire loads in `read`; a reader that sees the wider range sees
         // its slots zeroed.
@@ -127,11 +127,11 @@ impl Block {
     }
 
     /// The slots that can hold calls, from the minimum and maximum as read (empty when no call).
-    fn used(min: u64, max: u64) -> std::ops::RangeInclusive<usize> {
+    fn used(min: u64, max: u64) -> std::ops::Range<usize> {
         if min > max {
-            return 1..=0;
+            return 0..0;
         }
-        buckets::index(min) + 1..=buckets::index(max) + 1
+        buckets::index(min) + 1..buckets::index(max) + 2
     }
 
     /// What the block holds now (reader side; a call recorded meanwhile may be in some figures and not
@@ -154,8 +154,8 @@ impl Block {
         while runs != 0 {
             let run = runs.trailing_zeros() as usize;
             runs &= runs - 1;
-            let from = (run * RUN).max(*used.start());
-            let to = (run * RUN + RUN).min(*used.end() + 1);
+            let from = (run * RUN).max(used.start);
+            let to = (run * RUN + RUN).min(used.end);
             for k in from..to {
                 // SAFETY: every slot of `used` is initialised (the Acquire loads above) and in the array.
                 let n = unsafe { self.slot(k) }.load(Ordering::Relaxed) + u64::from(k == pending);
@@ -322,7 +322,7 @@ mod tests {
         }
         // SAFETY: from `allocate`, and no longer used: it goes to the pool...
         unsafe { free(ptr) };
-        // ...and comes back empty (cleared over the range it used), though perhaps to another test.
+        // ...and comes back empty (its header cleared), though perhaps to another test.
         let again = allocate();
         // SAFETY: as above.
         let block = unsafe { &*again };

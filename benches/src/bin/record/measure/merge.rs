@@ -57,10 +57,12 @@ fn synthetic(n: usize, rank: u32) -> String {
     let mut total = 0u64;
     for i in 1..n {
         let parent = if i < 10 { 0 } else { i / 10 };
-        let depth = match i {
-            ..10 => 1,
-            ..100 => 2,
-            _ => 3,
+        let depth = if i < 10 {
+            1
+        } else if i < 100 {
+            2
+        } else {
+            3
         };
         let ns = 1_000 + (i as u64 * 7_919 + rank as u64 * 31) % 100_000;
         total += ns;
