@@ -196,7 +196,7 @@ pub const POOL_MAX: usize = 64;
 #[derive(Debug)]
 pub struct Pool(Vec<*mut Block>);
 
-// SAFETY: the pool owns the blocks it holds (no node points at them), and a `Block` is atomics only.
+// SAFETY: the pool owns the blocks it holds (no node points at them), and a `Block` is `Sync`.
 unsafe impl Send for Pool {}
 
 /// The pool's lock, taken before a `fork()` (`collector::fork`, after the rings' pool: a tree dropped
@@ -216,15 +216,20 @@ std::thread_local! {
 /// the first [`LATENCY_PATHS`](super::tree::LATENCY_PATHS) does). For the benchmark that times one leaf
 /// section with and without a histogram in one process (`perfgraph_core::__private`); not a setting.
 pub fn without_blocks<R>(f: impl FnOnce() -> R) -> R {
-    let before = WITHOUT.replace(true);
-    let out = f();
-    WITHOUT.set(before);
-    out
+    /// Puts the flag back as it was, even if `f` panics.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            WITHOUT.set(self.0);
+        }
+    }
+    let _restore = Restore(WITHOUT.replace(true));
+    f()
 }
 
-/// An empty block (its header zeroed): from the pool, else newly allocated; null if the memory cannot be had (the
-/// node then goes without) or inside [`without_blocks`]. In the loom model, always null: loom's atomics are
-/// not plain memory.
+/// An empty block (its header zeroed): from the pool, else newly allocated; null if the memory cannot be
+/// had (the node then goes without) or inside [`without_blocks`]. In the loom model, always null: loom's
+/// atomics are not plain memory.
 pub fn allocate() -> *mut Block {
     if crate::base::sync::MODEL || WITHOUT.get() {
         return std::ptr::null_mut();
