@@ -49,8 +49,15 @@ pub mod case {
     pub const FASTRACE_ROOT_SPAN: &str = "fastrace/root_span";
     /// fastrace without a root span (nothing collected).
     pub const FASTRACE_NO_ROOT: &str = "fastrace/no_root";
+    /// One poll of a pending `#[fastrace::trace] async fn` under a root span.
+    pub const FASTRACE_FUTURE_POLL: &str = "fastrace/future_poll";
     /// tracing with a global `Registry` and a no-op layer.
     pub const TRACING_REGISTRY_NOOP_LAYER: &str = "tracing/registry_noop_layer";
+    /// tracing with a `Registry` and a no-op layer as a scoped dispatcher (entered per batch): the baseline
+    /// of [`TRACING_SCOPED_PERFGRAPH_LAYER`].
+    pub const TRACING_SCOPED_REGISTRY: &str = "tracing/scoped_registry";
+    /// The same with perfgraph's `TracingLayer` added: the difference is the layer's cost.
+    pub const TRACING_SCOPED_PERFGRAPH_LAYER: &str = "tracing/scoped_registry_perfgraph_layer";
     /// tracing with a global `Registry` and tracing-chrome (its own process).
     pub const TRACING_REGISTRY_CHROME: &str = "tracing/registry_chrome";
     /// time-graph, collection on.
@@ -59,6 +66,8 @@ pub mod case {
     pub const TIME_GRAPH_OFF: &str = "time_graph/off";
     /// hotpath with its guard alive.
     pub const HOTPATH_ON: &str = "hotpath/on";
+    /// One poll of a pending `#[hotpath::measure] async fn`, its guard alive.
+    pub const HOTPATH_FUTURE_POLL: &str = "hotpath/future_poll";
     /// coarse-prof.
     pub const COARSE_PROF_ON: &str = "coarse_prof/on";
 }

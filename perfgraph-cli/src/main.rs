@@ -136,6 +136,8 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
             threads: true,
             latency: true,
             asyncs: true,
+            // Shown only for a run that counted allocations.
+            alloc: true,
         }
     } else {
         ReportSelection {
@@ -145,6 +147,7 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
             threads: a.threads,
             latency: a.latency,
             asyncs: a.asyncs,
+            alloc: false,
         }
     };
     load::print(&r.render(&selection))?;

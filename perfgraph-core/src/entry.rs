@@ -4,15 +4,15 @@
 //! signal.
 
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-use crate::base::config::{self, Config, LiveMode};
+use crate::base::config::{self, Config, LiveMode, MemExact};
 use crate::base::registry::Section;
-use crate::base::{clock, identity, process};
+use crate::base::{clock, heap, identity, process};
 use crate::collector::live::{self, screen};
 use crate::collector::{self, capture, fork, memory, signals};
 use crate::local::guard::Guard;
-use crate::local::thread::{self, MEM_ALERT_KB, ThreadState};
+use crate::local::thread::{self, HEAP_ALERT_KB, MEM_ALERT_KB, ThreadState};
 use crate::local::verbosity;
 
 /// Starts a recorded section at `site` unless its `level` is above the verbosity: what `#[timed]` and
@@ -62,7 +62,56 @@ fn enter_enabled(site: &'static Section, level: u8) -> Guard {
         return first_section(site, level);
     }
     // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive for the whole process.
-    unsafe { Guard::open(&*state, id) }
+    let state = unsafe { &*state };
+    match site.route() {
+        // SAFETY: `state` is this thread's own state.
+        FAST => unsafe { Guard::open(state, id) },
+        0 => enter_routing(site, state, id),
+        // SAFETY: as above.
+        route => unsafe { Guard::open_with(state, id, route == EXACT) },
+    }
+}
+
+/// [`Section::route`] of a site whose sections take nothing out of line: no exact memory read, no heap
+/// counters. 0: not decided yet ([`enter_routing`]).
+const FAST: u8 = 1;
+
+/// [`Section::route`] of a site whose sections take the heap counters but do not read resident memory.
+const COUNTED: u8 = 2;
+
+/// [`Section::route`] of a site whose sections read resident memory at their boundaries.
+const EXACT: u8 = 3;
+
+/// A site's first recorded section: decides (and caches) the site's route, from settings fixed at the
+/// runtime's start, then opens the section with what it takes out of line.
+#[cold]
+#[inline(never)]
+fn enter_routing(site: &'static Section, state: &'static ThreadState, id: u32) -> Guard {
+    let route = if exact_mem(site) {
+        EXACT
+    } else if heap::counting() {
+        COUNTED
+    } else {
+        FAST
+    };
+    site.set_route(route);
+    // SAFETY: `state` is this thread's own state (the caller's `current_ptr`).
+    unsafe { Guard::open_with(state, id, route == EXACT) }
+}
+
+/// `PERFGRAPH_MEM_EXACT` as a number ([`MemExact`] `Live` 0, the default, `All` 1, `Off` 2), set once by the
+/// runtime's start.
+static MEM_EXACT: AtomicU8 = AtomicU8::new(0);
+
+/// Whether a section at `site` reads resident memory itself at its start and end.
+#[inline(always)]
+fn exact_mem(site: &'static Section) -> bool {
+    // Relaxed: set once at the start, before this thread's first section (which went through `start`).
+    match MEM_EXACT.load(Ordering::Relaxed) {
+        0 => site.has_live_message(),
+        1 => true,
+        _ => false,
+    }
 }
 
 /// The thread's first section: start the runtime and the thread, then re-check the level against the
@@ -77,7 +126,7 @@ fn first_section(site: &'static Section, level: u8) -> Guard {
         return Guard::OFF;
     }
     // SAFETY: `state` is this thread's own state (just registered by `thread::current`).
-    unsafe { Guard::open(state, site.id()) }
+    unsafe { Guard::open_with(state, site.id(), exact_mem(site)) }
 }
 
 /// Starts the runtime once: settings, the capture of the program's output (`PERFGRAPH_CAPTURE`), clock,
@@ -98,7 +147,8 @@ pub fn start() {
     }
     START.call_once(|| {
         STARTING.with(|s| s.set(true));
-        start_once();
+        // perfgraph's own allocations: never a section's.
+        heap::untracked(start_once);
         STARTING.with(|s| s.set(false));
     });
 }
@@ -131,16 +181,27 @@ fn start_once() {
         process::set_start_rss_kb(process::rss_kb());
     }
     verbosity::init(config.verbosity);
+    // The start has allocated by now: an installed counting allocator has been called.
+    heap::settle();
+    let mem_exact = match config.mem_exact {
+        MemExact::Live => 0,
+        MemExact::All => 1,
+        MemExact::Off => 2,
+    };
+    MEM_EXACT.store(mem_exact, Ordering::Relaxed);
     if config.trace.is_some() {
         crate::local::marks::enable();
     }
     if config.live != LiveMode::Off {
         crate::local::pending::enable();
         live::panic::install();
-        MEM_ALERT_KB.store(
-            (config.mem_limit_bytes / 1024) as i64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        // With the counting allocator counting, the memory rule follows exact heap growth instead.
+        let alert = if heap::counting() {
+            &HEAP_ALERT_KB
+        } else {
+            &MEM_ALERT_KB
+        };
+        alert.store((config.mem_limit_bytes / 1024) as i64, Ordering::Relaxed);
     }
     let config = config::set_in_force(config).clone();
     let signals = config.signals;

@@ -14,7 +14,7 @@
 //!   as tracing's `Instrumented` runs them inside its span);
 //! * for the trace, its whole life as one record (an async slice in Perfetto);
 //! * for live print, an entry in the list of pending live futures ([`crate::local::pending`]), from its
-//!   first poll to its end, if its section has a live message.
+//!   first poll to its end, if its section was given a live message (`live = "..."`).
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -76,7 +76,7 @@ pub struct Timed<F> {
     /// Its id in the trace and in the pending list: the first-polling thread's index and a number of that
     /// thread's (when `phase` is `Running` or `Done`).
     id: u64,
-    /// Registered in the pending list (live print is on): its slot there.
+    /// Registered in the pending list (live print is on and the section has a live message): its slot there.
     pending: Option<usize>,
 }
 
@@ -132,7 +132,7 @@ impl<F> Timed<F> {
             };
         }
         if let Some(slot) = self.pending.take() {
-            pending::remove(slot, self.id);
+            pending::remove(slot, self.id, end, cancelled);
         }
     }
 }
@@ -163,13 +163,13 @@ impl<F: Future> Future for Timed<F> {
         // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
         let (guard, node) = unsafe { Guard::open_poll(state, this.site.id(), first) };
         node.poll();
-        if first && pending::enabled() {
-            this.pending = pending::add(this.site.id(), this.first_ticks, this.id);
+        if first && pending::enabled() && this.site.has_live_message() {
+            this.pending = Some(pending::add(this.site.id(), this.first_ticks, this.id));
         }
         let out = match this.pending {
-            // Futures first polled inside this one are indented under it in live print.
-            Some(slot) => {
-                let previous = pending::polling(slot, this.id);
+            // Live futures first polled inside this one are indented under it in live print.
+            Some(_) => {
+                let previous = pending::polling(this.id);
                 let out = inner.poll(cx);
                 pending::polled(previous);
                 out

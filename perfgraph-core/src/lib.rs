@@ -36,12 +36,14 @@ mod report;
 #[cfg(feature = "tracing")]
 mod tracing_layer;
 
-pub use base::config::{CaptureMode, Config, LiveMode, ReportSelection, Verbosity};
+pub use base::config::{CaptureMode, Config, LiveMode, MemExact, ReportSelection, Verbosity};
+pub use base::heap::CountingAllocator;
 pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
 pub use data::latency::Latency;
 pub use data::report::{
-    AsyncTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread, ThreadSummary,
+    AllocTotal, AsyncTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
+    ThreadSummary,
 };
 pub use data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot, merge};
 pub use future::Timed;
@@ -171,6 +173,13 @@ pub mod __private {
     /// same leaf section can then be timed on a path with a histogram and on one without, in one process.
     pub fn without_latency_histograms<R>(f: impl FnOnce() -> R) -> R {
         crate::local::latency::without_blocks(f)
+    }
+
+    /// For benchmarks, not a public API: one exact resident-memory read, bytes (a `pread` of
+    /// `/proc/self/statm` on Linux), as a section with exact memory (`PERFGRAPH_MEM_EXACT`) makes at each
+    /// boundary; `None` where it cannot be read.
+    pub fn read_rss_bytes() -> Option<u64> {
+        crate::base::sys::rss_bytes()
     }
 
     /// The clock's raw ticks now (for benchmarks of the clock itself).

@@ -4,17 +4,24 @@
 //! * A span's callsite is registered as a section once, at its first span (name: the span's name; file,
 //!   line and target, as module path, from its metadata; level from the span's level; live message and
 //!   dots from its `live` and `dots` fields, as first seen at that callsite). After that a span costs a
-//!   lookup of its callsite's section by the metadata's address, never by name.
+//!   lookup of its callsite's section by the metadata's address in a small per-thread cache, never by name
+//!   and without a lock.
+//! * Cost: a span's state is made at its first enter (one lookup of the span in the registry per enter),
+//!   not at its creation, and its end is handled when the registry drops that state at the span's close,
+//!   so a span entered once costs one registry lookup besides the section's own enter and exit.
 //! * Each enter of the span enters the section on the entering thread, each exit leaves it, exactly as a
 //!   poll of a [`Timed`](crate::Timed) future does: `#[instrument]` on an `async fn` (whose future enters
 //!   the span on every poll) is timed per poll. A span entered once is an ordinary call; one entered
 //!   several times also counts its polls (its enters) and its wall time, from its first enter to its close.
 //! * An event inside a recorded span becomes an instant event in the trace, with its message.
+//! * A span with a `live` field entered more than once joins live print's pending futures at its second
+//!   enter, until its close: live print shows it by wall time on the async track, as a timed future.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id};
@@ -26,9 +33,9 @@ use crate::base::clock;
 use crate::base::registry::{Name, Section, SectionMeta};
 use crate::entry;
 use crate::local::guard::Guard;
-use crate::local::marks;
 use crate::local::record::{INSTANT, Record};
 use crate::local::thread;
+use crate::local::{marks, pending};
 
 /// Records every span the subscriber enables as a perfgraph section (see the module docs in
 /// `docs/user-guide.md`, "tracing").
@@ -59,7 +66,8 @@ impl TracingLayer {
     }
 }
 
-/// A recorded span's state, in its extensions.
+/// A recorded span's state, in its extensions (made at its first enter; dropped by the registry when the
+/// span closes, which ends a span entered more than once: see `Drop`).
 struct SpanState {
     /// Its callsite's section.
     site: &'static Section,
@@ -71,14 +79,56 @@ struct SpanState {
     first_ticks: u64,
     /// Not recorded (its level was above the verbosity at its first enter).
     off: bool,
+    /// From its second enter, if its callsite has a `live` field and live print is on: its id and slot in
+    /// the list of pending live futures (live print shows it by wall time, as a timed future).
+    pending: Option<(u64, usize)>,
 }
 
 /// Each callsite's section, by the address of its `'static` metadata.
 static SITES: Mutex<Option<HashMap<usize, &'static Section>>> = Mutex::new(None);
 
+/// Slots of the per-thread cache of [`SITES`] (a power of two).
+const CACHE: usize = 64;
+
+thread_local! {
+    /// A direct-mapped cache of [`SITES`]: `(metadata address, section)`, 0 for an empty slot.
+    static CACHED: RefCell<[(usize, Option<&'static Section>); CACHE]> =
+        const { RefCell::new([(0, None); CACHE]) };
+}
+
+/// The section of the callsite `meta`, if it was registered (by [`site`]): from this thread's cache, else
+/// from [`SITES`] (then cached).
+#[inline]
+fn cached_site(meta: &'static Metadata<'static>) -> Option<&'static Section> {
+    let key = meta as *const Metadata<'static> as usize;
+    // Metadata are statics at least 8-byte aligned: drop the low bits before indexing.
+    let slot = (key >> 4 ^ key >> 10) & (CACHE - 1);
+    CACHED
+        .try_with(|c| {
+            if let Ok(cache) = c.try_borrow()
+                && cache[slot].0 == key
+            {
+                return cache[slot].1;
+            }
+            let site = *SITES
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()?
+                .get(&key)?;
+            if let Ok(mut cache) = c.try_borrow_mut() {
+                cache[slot] = (key, Some(site));
+            }
+            Some(site)
+        })
+        .ok()
+        .flatten()
+}
+
 thread_local! {
     /// The sections this thread entered for spans, innermost last: `(span id, guard)`.
-    static OPEN: RefCell<Vec<(u64, Guard)>> = const { RefCell::new(Vec::new()) };
+    /// With each, the pending live future to restore as the one polled on this thread at its exit (for a
+    /// span in the pending list: see [`SpanState::pending`]).
+    static OPEN: RefCell<Vec<(u64, Guard, Option<u64>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// perfgraph's level of a `tracing` level: ERROR and WARN 0, INFO 1, DEBUG 2, TRACE 3.
@@ -155,83 +205,118 @@ fn site(meta: &'static Metadata<'static>, attrs: &Attributes<'_>) -> &'static Se
     site
 }
 
+/// An enter of the span whose state is `s`: its section entered on this thread, and the pending live
+/// future to restore at its exit (`None`: not recorded).
+fn enter(s: &mut SpanState) -> Option<(Guard, Option<u64>)> {
+    if s.off {
+        return None;
+    }
+    let first = s.enters == 0;
+    let Some(state) = entry::poll_state(s.site, s.level, first) else {
+        s.off = true;
+        return None;
+    };
+    if first {
+        s.first_ticks = clock::now().0;
+    }
+    s.enters += 1;
+    // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
+    let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), first) };
+    // A span entered once is a call; from its second enter on, its enters are polls (the first too).
+    if s.enters == 2 {
+        node.poll();
+    }
+    if s.enters >= 2 {
+        node.poll();
+    }
+    // Entered again: an async span (`#[instrument] async fn`). With a `live` field it joins the pending
+    // live futures, as a timed future does at its first poll (a cold path, once per span).
+    if s.enters == 2 && pending::enabled() && s.site.has_live_message() {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        // Ids with the top bit set never meet a timed future's (thread index << 40 | count).
+        let id = 1 << 63 | NEXT.fetch_add(1, Ordering::Relaxed);
+        s.pending = Some((id, pending::add(s.site.id(), s.first_ticks, id)));
+    }
+    let previous = s.pending.map(|(id, _)| pending::polling(id));
+    Some((guard, previous))
+}
+
+impl Drop for SpanState {
+    /// The span closed (the registry drops its extensions then, on the closing thread). A span entered more
+    /// than once ends here: its wall time goes to its call path on this thread, entered for the purpose (as
+    /// a cancelled future's drop is).
+    fn drop(&mut self) {
+        if let Some((id, slot)) = self.pending.take() {
+            pending::remove(slot, id, clock::now().0, false);
+        }
+        if self.off || self.enters < 2 {
+            return;
+        }
+        let Some(state) = entry::poll_state(self.site, self.level, false) else {
+            return;
+        };
+        // SAFETY: `state` is this thread's own state.
+        let (guard, node) = unsafe { Guard::open_poll(state, self.site.id(), false) };
+        drop(guard);
+        node.end(clock::now().0.saturating_sub(self.first_ticks), false);
+    }
+}
+
 impl<S> tracing_subscriber::Layer<S> for TracingLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else { return };
-        let meta = span.metadata();
-        let state = SpanState {
-            site: site(meta, attrs),
-            level: level_of(meta.level()),
-            enters: 0,
-            first_ticks: 0,
-            off: false,
-        };
-        span.extensions_mut().insert(state);
+    fn on_new_span(&self, attrs: &Attributes<'_>, _id: &Id, _ctx: Context<'_, S>) {
+        // Only the callsite's first span registers it (with its fields); the span's state comes at its
+        // first enter.
+        let meta = attrs.metadata();
+        if cached_site(meta).is_none() {
+            site(meta, attrs);
+        }
     }
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
         let mut ext = span.extensions_mut();
-        let Some(s) = ext.get_mut::<SpanState>() else {
-            return;
+        // One lookup of the state: made (and inserted once) at the first enter.
+        let guard = match ext.get_mut::<SpanState>() {
+            Some(s) => enter(s),
+            None => {
+                let meta = span.metadata();
+                let Some(site) = cached_site(meta) else {
+                    return;
+                };
+                let mut s = SpanState {
+                    site,
+                    level: level_of(meta.level()),
+                    enters: 0,
+                    first_ticks: 0,
+                    off: false,
+                    pending: None,
+                };
+                let guard = enter(&mut s);
+                ext.insert(s);
+                guard
+            }
         };
-        if s.off {
-            return;
+        if let Some((guard, previous)) = guard {
+            let _ = OPEN.try_with(|open| open.borrow_mut().push((id.into_u64(), guard, previous)));
         }
-        let first = s.enters == 0;
-        let Some(state) = entry::poll_state(s.site, s.level, first) else {
-            s.off = true;
-            return;
-        };
-        if first {
-            s.first_ticks = clock::now().0;
-        }
-        s.enters += 1;
-        // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
-        let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), first) };
-        // A span entered once is a call; from its second enter on, its enters are polls (the first too).
-        if s.enters == 2 {
-            node.poll();
-        }
-        if s.enters >= 2 {
-            node.poll();
-        }
-        let _ = OPEN.try_with(|open| open.borrow_mut().push((id.into_u64(), guard)));
     }
 
     fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
         let id = id.into_u64();
         let _ = OPEN.try_with(|open| {
             let mut open = open.borrow_mut();
-            if let Some(i) = open.iter().rposition(|(s, _)| *s == id) {
-                let (_, guard) = open.remove(i);
+            if let Some(i) = open.iter().rposition(|(s, _, _)| *s == id) {
+                let (_, guard, previous) = open.remove(i);
                 drop(open);
+                if let Some(previous) = previous {
+                    pending::polled(previous);
+                }
                 drop(guard);
             }
         });
-    }
-
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(&id) else { return };
-        let ext = span.extensions();
-        let Some(s) = ext.get::<SpanState>() else {
-            return;
-        };
-        if s.off || s.enters < 2 {
-            return;
-        }
-        // Its wall time goes to its call path on this thread, entered for the purpose (as a cancelled
-        // future's drop is).
-        let Some(state) = entry::poll_state(s.site, s.level, false) else {
-            return;
-        };
-        // SAFETY: `state` is this thread's own state.
-        let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), false) };
-        drop(guard);
-        node.end(clock::now().0.saturating_sub(s.first_ticks), false);
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {

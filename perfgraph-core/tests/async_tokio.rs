@@ -5,7 +5,9 @@
 //! Every case runs under a top-level section of its own (`mt …` or `ct …`), so the cases, which run at
 //! once in this process, never share a call path.
 
-use std::time::Duration;
+mod common;
+
+use std::time::{Duration, Instant};
 
 use perfgraph_core::{CallNode, CallTree, time_future, timed};
 
@@ -312,4 +314,161 @@ fn interleaved_guards_leave_the_stack_sound() {
     assert_eq!(g.calls + nested.map_or(0, |n| n.calls), 2);
     assert_eq!(node(&tree, &["after interleaved"]).calls, 1);
     nothing_open(&me);
+}
+
+#[timed(live = "Serving request")]
+async fn serve() {
+    tokio::join!(fetch_user(), fetch_posts());
+}
+
+#[timed(live = "Fetching user", dots)]
+async fn fetch_user() {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+#[timed(live = "Fetching posts", dots)]
+async fn fetch_posts() {
+    tokio::time::sleep(Duration::from_millis(450)).await;
+}
+
+/// Live print of pending futures on a real runtime, end to end: this test runs itself as a child (live
+/// print on, time limit 0.05 s, capture off, stderr piped) that serves one request on a 2-worker runtime.
+/// The futures are pending for 0.3 to 0.45 s with polls of microseconds: their lines are on the async
+/// track, indented under the one awaiting them, with dots and their wall time; no worker thread claims them.
+#[test]
+fn live_print_shows_pending_futures_by_wall_time() {
+    if std::env::var_os("ASYNC_LIVE_CHILD").is_some() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async { tokio::spawn(serve()).await.unwrap() });
+        return;
+    }
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "live_print_shows_pending_futures_by_wall_time",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("ASYNC_LIVE_CHILD", "1")
+    .env("PERFGRAPH_TIME_LIMIT", "0.05")
+    .env("PERFGRAPH_CAPTURE", "off")
+    .env("PERFGRAPH_LIVE", "on")
+    .env("NO_COLOR", "1")
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
+    let text = reader.join().unwrap();
+    assert!(status.success(), "child failed: {text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let first = |what: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no line with {what:?} in:\n{text}"))
+    };
+    // The seconds of the last line about `what` that has stats.
+    let seconds = |what: &str| -> f64 {
+        let l = lines
+            .iter()
+            .rev()
+            .find(|l| l.contains(what) && l.contains(" s] ["))
+            .unwrap_or_else(|| panic!("no stats for {what:?} in:\n{text}"));
+        let at = l.rfind(" s] [").unwrap();
+        let from = l[..at].rfind('[').unwrap();
+        l[from + 1..at].trim().parse().unwrap()
+    };
+    // The awaiting future first, then the two it awaits, one level in; dots while they are pending.
+    let serve = first("async: Serving request");
+    assert!(serve < first("async:   Fetching user"), "{text}");
+    assert!(serve < first("async:   Fetching posts"), "{text}");
+    assert!(
+        text.contains("Fetching posts.") || text.contains("Fetching user."),
+        "dots expected:\n{text}"
+    );
+    // Their wall times (first poll to completion): at least the sleeps, generously bounded above.
+    let (user, posts) = (seconds("Fetching user"), seconds("Fetching posts"));
+    assert!((0.29..5.0).contains(&user), "{text}");
+    assert!((0.44..5.0).contains(&posts), "{text}");
+    assert!(seconds("Finished Serving request") >= posts, "{text}");
+    // No thread's prefix on them: every line that names them is on the async track.
+    for l in &lines {
+        if l.contains("Fetching") || l.contains("Serving") {
+            assert!(
+                l.starts_with("async: "),
+                "a line not on the async track: {l:?}\n{text}"
+            );
+        }
+    }
+}
+
+/// Runs this test binary as a child running only `test`, with `CHILD_CASE` set and the given settings;
+/// returns its stderr (after checking it succeeded).
+fn child_stderr(test: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env("CHILD_CASE", test)
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
+    let text = reader.join().unwrap();
+    assert!(status.success(), "child failed: {text}");
+    text
+}
+
+/// The interleaving warning, word for word: `time_section!` guards held across `.await` in a `!Send`
+/// future, the outer one ending first. One line, naming both sections and the fix.
+#[test]
+fn the_interleaving_warning_names_both_sections_and_the_fix() {
+    async fn opened_first() {
+        perfgraph_core::time_section!("opened first");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    async fn opened_second() {
+        perfgraph_core::time_section!("opened second");
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    const TEST: &str = "the_interleaving_warning_names_both_sections_and_the_fix";
+    if std::env::var("CHILD_CASE").is_ok_and(|c| c == TEST) {
+        current_thread().block_on(async {
+            tokio::join!(opened_first(), opened_second());
+        });
+        return;
+    }
+    let text = child_stderr(
+        TEST,
+        &[("PERFGRAPH_LIVE", "off"), ("PERFGRAPH_CAPTURE", "off")],
+    );
+    let warnings: Vec<&str> = text.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "perfgraph: warning: section `opened first` ended while `opened second`, opened after it on the \
+             same thread, was still open: sections interleaved on one thread (a `time_section!` guard held \
+             across an `.await`?); `opened second` was ended with `opened first`. Time async code with \
+             `#[timed] async fn` or `time_future!`, which enter the section on every poll"
+        ],
+        "{text}"
+    );
 }

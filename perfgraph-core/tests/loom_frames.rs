@@ -63,6 +63,7 @@ fn data(seq: u64, start: u64) -> FrameData {
         start,
         node: 100 + seq as u32,
         mem_start_kb: 1000 + seq as u32,
+        flags: 0,
     }
 }
 
@@ -155,6 +156,7 @@ fn check(read: &[OpenFrame], calls: &HashMap<u64, Call>) {
             start: f.start,
             node: f.node,
             mem_start_kb: f.mem_start_kb,
+            flags: 0,
         };
         assert_eq!(seen, call.data, "torn frame: {read:?}");
         assert!(

@@ -26,6 +26,12 @@ mod base {
         /// `latency::free`'s call, never reached in the model (blocks are null there).
         pub fn release_pages(_: *mut u8, _: usize) {}
     }
+    /// The counting allocator is not part of this model: perfgraph's own allocations simply run.
+    pub(crate) mod heap {
+        pub fn untracked<R>(f: impl FnOnce() -> R) -> R {
+            f()
+        }
+    }
     pub(crate) use super::buckets;
 }
 
@@ -52,7 +58,7 @@ mod local {
 
 use std::collections::HashMap;
 
-use local::stack::{Reading, Sample, Stack};
+use local::stack::{EndSample, Reading, Sample, Stack};
 use loom::sync::Arc;
 
 /// The reader's clock: later than every tick of the owner's, so any call may still be running by it.
@@ -128,13 +134,30 @@ unsafe fn run(stack: &Stack, script: &[Step], depths: &mut Vec<u32>) {
         match *step {
             Enter(section, ticks) => {
                 // SAFETY: this thread is the stack's owner for now (this fn's contract).
-                let depth = unsafe { stack.enter(section, || Sample { ticks, mem_kb: 0 }) };
+                let depth = unsafe {
+                    stack.enter(section, || Sample {
+                        ticks,
+                        mem_kb: 0,
+                        flags: 0,
+                    })
+                };
                 depths.push(depth);
             }
             Exit(tick) => {
                 let depth = depths.pop().unwrap();
                 // SAFETY: as above.
-                unsafe { stack.exit(depth, tick, || 0, |_, _| {}, |_| {}) };
+                unsafe {
+                    stack.exit(
+                        depth,
+                        tick,
+                        |_| EndSample {
+                            mem_kb: 0,
+                            heap_alert: false,
+                        },
+                        |_, _| {},
+                        |_| {},
+                    )
+                };
             }
         }
     }

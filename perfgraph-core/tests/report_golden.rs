@@ -12,6 +12,7 @@ const ALL: ReportSelection = ReportSelection {
     sections: Some(10),
     threads: true,
     asyncs: true,
+    alloc: true,
     latency: true,
 };
 
@@ -86,6 +87,7 @@ fn a_deep_recursion_stays_small_and_parseable() {
         needs_every_record: true,
         process: Default::default(),
         overhead_ns_per_section: None,
+        heap_counted: false,
     };
     let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 0, t)]);
     let graph = r.render(&ALL);
@@ -122,6 +124,7 @@ fn names_are_escaped_aligned_by_display_width_and_cut() {
         needs_every_record: true,
         process: Default::default(),
         overhead_ns_per_section: None,
+        heap_counted: false,
     };
     let threads = [
         thread(0, "main", 0, None, 0, t),

@@ -5,7 +5,9 @@
 //! One subscriber for the whole binary (set as the global default once), in one test function, so the
 //! cases do not race for the default verbosity.
 
-use std::time::Duration;
+mod common;
+
+use std::time::{Duration, Instant};
 
 use perfgraph_core::TracingLayer;
 use tracing::instrument;
@@ -87,4 +89,151 @@ fn spans_become_sections() {
 
     let p = tree.find(&["profiled scope"]).unwrap();
     assert_eq!(p.calls, 1);
+
+    // A span's target is kept: the JSON's node for it carries it.
+    {
+        let span = tracing::info_span!(target: "mesh::io", "read chunk");
+        let _s = span.enter();
+    }
+    let json: serde_json::Value = serde_json::from_str(&perfgraph_core::report().json()).unwrap();
+    let node = json["tree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "read chunk")
+        .unwrap();
+    assert_eq!(node["target"], "mesh::io", "{node}");
+}
+
+/// The fmt layer writing through `perfgraph_core::stderr()` while a span's live line is open (with dots):
+/// each of its lines is whole, on a line of its own, and the live line goes on as `Still ...` after it.
+/// Runs itself as a child (live print on, time limit 0.05 s, capture off, stderr piped), which installs the
+/// subscriber as its global default.
+#[test]
+fn fmt_lines_never_break_a_live_line() {
+    const TEST: &str = "fmt_lines_never_break_a_live_line";
+    if std::env::var("CHILD_CASE").is_ok_and(|c| c == TEST) {
+        let subscriber = tracing_subscriber::registry()
+            .with(TracingLayer::new())
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(perfgraph_core::stderr)
+                    .with_ansi(false)
+                    .without_time(),
+            );
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+        let span = tracing::info_span!("load", live = "Loading mesh", dots = true);
+        let _entered = span.enter();
+        for i in 0..6 {
+            std::thread::sleep(Duration::from_millis(60));
+            tracing::info!("read block {i}");
+        }
+        return;
+    }
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+        .env("CHILD_CASE", TEST)
+        .env("NO_COLOR", "1")
+        .env("PERFGRAPH_TIME_LIMIT", "0.05")
+        .env("PERFGRAPH_CAPTURE", "off")
+        .env("PERFGRAPH_LIVE", "on")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
+    let text = reader.join().unwrap();
+    assert!(status.success(), "child failed: {text}");
+    let fmt_lines: Vec<&str> = text.lines().filter(|l| l.contains("read block")).collect();
+    assert_eq!(fmt_lines.len(), 6, "{text}");
+    for (i, l) in fmt_lines.iter().enumerate() {
+        // Whole, and at the start of its line: nothing of the live line before it, nothing after.
+        assert!(
+            l.starts_with(" INFO load") && l.ends_with(&format!("read block {i}")),
+            "a broken line: {l:?}\n{text}"
+        );
+    }
+    // The live lines are live print's own (the test runs on a thread named after it): a message, dots,
+    // `Still` lines after the fmt lines, the stats at the end.
+    let prefix = format!("{TEST}: ");
+    let live: Vec<&str> = text.lines().filter(|l| !fmt_lines.contains(l)).collect();
+    assert!(live.len() >= 2, "{text}");
+    for l in &live {
+        let rest = l
+            .strip_prefix(&prefix)
+            .unwrap_or_else(|| panic!("{l:?}\n{text}"));
+        let rest = ["Still ", "Currently ", "Finished "]
+            .iter()
+            .fold(rest, |r, w| r.strip_prefix(w).unwrap_or(r));
+        assert!(rest.starts_with("Loading mesh"), "{l:?}\n{text}");
+    }
+    assert!(
+        text.contains(&format!("\n{prefix}Still Loading mesh")),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with(" MB]"), "{text}");
+}
+
+#[instrument(fields(live = "Waiting for peer", dots = true))]
+async fn wait_for_peer() {
+    // A span is known to be async at its second enter: here at once, after the yield.
+    tokio::task::yield_now().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+/// `#[instrument(fields(live = ...))]` on an `async fn`: entered at every poll, so live print shows it by
+/// wall time on the async track, as a timed future (child process, time limit 0.05 s).
+#[test]
+fn an_instrumented_async_fn_is_on_the_async_track() {
+    const TEST: &str = "an_instrumented_async_fn_is_on_the_async_track";
+    if std::env::var("CHILD_CASE").is_ok_and(|c| c == TEST) {
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(TracingLayer::new()),
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async { tokio::spawn(wait_for_peer()).await.unwrap() });
+        return;
+    }
+    let mut cmd = common::child_command(std::env::current_exe().unwrap());
+    cmd.args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+        .env("CHILD_CASE", TEST)
+        .env("NO_COLOR", "1")
+        .env("PERFGRAPH_TIME_LIMIT", "0.05")
+        .env("PERFGRAPH_CAPTURE", "off")
+        .env("PERFGRAPH_LIVE", "on")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+        text
+    });
+    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
+    let text = reader.join().unwrap();
+    assert!(status.success(), "child failed: {text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("async: ") && l.contains(" s] ["))
+        .unwrap_or_else(|| panic!("no async line with stats:\n{text}"));
+    assert!(line.starts_with("async: Waiting for peer."), "{line}");
+    let at = line.rfind(" s] [").unwrap();
+    let seconds: f64 = line[line[..at].rfind('[').unwrap() + 1..at]
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((0.29..5.0).contains(&seconds), "{line}");
 }

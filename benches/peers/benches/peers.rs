@@ -10,8 +10,10 @@
 //! `Registry` by default, and `PEERS_TRACING=chrome` makes it install `Registry` + tracing-chrome instead and
 //! run only that case (with the floors): `run.sh` runs it twice.
 
+use std::future::Future;
 use std::hint::black_box;
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
+use std::task::{Context, Waker};
 
 use perfgraph_benches::ids::case;
 use perfgraph_benches::{Case, bench_cases, bench_cases_cpu, body, cases, criterion, repeat};
@@ -68,6 +70,30 @@ fn fastrace_no_root_batch(n: u64) {
     repeat(n, fastrace_leaf);
 }
 
+/// `#[trace]` on an `async fn` (its span made with the future, entered as the local parent at each poll),
+/// here one that never completes.
+#[fastrace::trace]
+async fn fastrace_pending() {
+    std::future::pending::<()>().await
+}
+
+/// `n` polls of one pending traced future under a root span: what a poll costs.
+fn fastrace_future_polls(n: u64) {
+    let root = fastrace::Span::root("batch", fastrace::collector::SpanContext::random());
+    let _guard = root.set_local_parent();
+    poll_pending(n, fastrace_pending());
+}
+
+/// Polls `future` (which stays pending) `n` times with a no-op waker, after a first poll.
+fn poll_pending(n: u64, future: impl Future<Output = ()>) {
+    let mut future = std::pin::pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    let _ = future.as_mut().poll(&mut cx);
+    for _ in 0..n {
+        let _ = black_box(future.as_mut().poll(&mut cx));
+    }
+}
+
 // ---- tracing 0.1 + tracing-subscriber 0.3: `#[instrument(skip_all)]` on the leaf, an `info_span!` per
 // batch, and a global `Registry` with one layer: a no-op layer (the cost every layer stack shares), or
 // tracing-chrome writing to `io::sink()`. A `Registry` with no layer at all never frees closed spans
@@ -87,6 +113,37 @@ fn tracing_leaf() {
 fn tracing_batch(n: u64) {
     let _span = tracing::info_span!("batch").entered();
     repeat(n, tracing_leaf);
+}
+
+// ---- perfgraph's `TracingLayer` (perfgraph-core's `tracing` feature) on tracing + `Registry`, against
+// tracing + `Registry` alone. The process-global subscriber is already the one above, so both run under a
+// scoped dispatcher (`dispatcher::with_default`, entered once per batch of 1,000), built the same way but
+// for the layer: their difference is what the layer adds to a span's enter + exit (and its creation and
+// close, which `#[instrument]` makes per call). ----
+
+fn scoped(layer: bool) -> &'static tracing::Dispatch {
+    use tracing_subscriber::layer::SubscriberExt;
+    static PLAIN: OnceLock<tracing::Dispatch> = OnceLock::new();
+    static LAYER: OnceLock<tracing::Dispatch> = OnceLock::new();
+    if layer {
+        LAYER.get_or_init(|| {
+            tracing::Dispatch::new(
+                tracing_subscriber::registry()
+                    .with(NoopLayer)
+                    .with(perfgraph_core::TracingLayer::new()),
+            )
+        })
+    } else {
+        PLAIN.get_or_init(|| tracing::Dispatch::new(tracing_subscriber::registry().with(NoopLayer)))
+    }
+}
+
+fn tracing_scoped_batch(n: u64) {
+    tracing::dispatcher::with_default(scoped(false), || tracing_batch(n));
+}
+
+fn tracing_layer_batch(n: u64) {
+    tracing::dispatcher::with_default(scoped(true), || tracing_batch(n));
 }
 
 fn install_tracing(chrome: bool) {
@@ -147,6 +204,18 @@ fn hotpath_leaf() {
     body();
 }
 
+/// `#[measure]` on an `async fn` (its guard around each poll), here one that never completes.
+#[hotpath::measure]
+async fn hotpath_pending() {
+    std::future::pending::<()>().await
+}
+
+fn hotpath_future_polls(n: u64) {
+    hotpath::measure_block!("future_batch", {
+        poll_pending(n, hotpath_pending());
+    })
+}
+
 fn hotpath_batch(n: u64) {
     hotpath::measure_block!("batch", {
         repeat(n, hotpath_leaf);
@@ -166,15 +235,19 @@ fn coarse_prof_batch(n: u64) {
     repeat(n, coarse_prof_leaf);
 }
 
-const PEERS: [Case; 9] = [
+const PEERS: [Case; 13] = [
     Case::new(case::PUFFIN_ON, puffin_batch).with_setup(|| puffin::set_scopes_on(true)),
     Case::new(case::PUFFIN_OFF, puffin_batch).with_setup(|| puffin::set_scopes_on(false)),
     Case::new(case::FASTRACE_ROOT_SPAN, fastrace_batch).with_setup(fastrace_setup),
     Case::new(case::FASTRACE_NO_ROOT, fastrace_no_root_batch).with_setup(fastrace_setup),
+    Case::new(case::FASTRACE_FUTURE_POLL, fastrace_future_polls).with_setup(fastrace_setup),
     Case::new(case::TRACING_REGISTRY_NOOP_LAYER, tracing_batch),
+    Case::new(case::TRACING_SCOPED_REGISTRY, tracing_scoped_batch),
+    Case::new(case::TRACING_SCOPED_PERFGRAPH_LAYER, tracing_layer_batch),
     Case::new(case::TIME_GRAPH_ON, time_graph_batch).with_setup(time_graph_on),
     Case::new(case::TIME_GRAPH_OFF, time_graph_batch).with_setup(time_graph_off),
     Case::new(case::HOTPATH_ON, hotpath_batch).with_setup(hotpath_setup),
+    Case::new(case::HOTPATH_FUTURE_POLL, hotpath_future_polls).with_setup(hotpath_setup),
     Case::new(case::COARSE_PROF_ON, coarse_prof_batch),
 ];
 

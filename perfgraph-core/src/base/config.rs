@@ -66,6 +66,9 @@ pub struct ReportSelection {
     pub threads: bool,
     /// `async`: per async section (timed futures), calls, polls, busy and wall time, cancellations.
     pub asyncs: bool,
+    /// `alloc`: per section, its allocations and bytes (self and inclusive) and its peak heap growth; shown
+    /// only when the counting allocator (`perfgraph_core::CountingAllocator`) is installed.
+    pub alloc: bool,
     /// `latency`: per section, its calls' durations (minimum, p50, p90, p99, maximum); as many sections
     /// as `sections` shows (10 without it).
     pub latency: bool,
@@ -90,7 +93,7 @@ pub struct Config {
     /// `PERFGRAPH_LIVE`: `on` (default), `off` or `all`.
     pub live: LiveMode,
     /// `PERFGRAPH_REPORT`: comma list of `graph`, `branch`, `sections[=N]`, `latency`, `threads`, `async`,
-    /// `all`. Default none.
+    /// `alloc`, `all`. Default none.
     pub report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` in seconds: per-thread interval statistics. Default off.
     pub interval_ns: Option<u64>,
@@ -112,6 +115,20 @@ pub struct Config {
     pub signals: bool,
     /// `PERFGRAPH_CAPTURE`: `auto` (default), `on` or `off`.
     pub capture: CaptureMode,
+    /// `PERFGRAPH_MEM_EXACT`: `live` (default), `all` or `off`.
+    pub mem_exact: MemExact,
+}
+
+/// Which sections read resident memory themselves at entry and exit (`PERFGRAPH_MEM_EXACT`), instead of
+/// the figure the background thread samples every `PERFGRAPH_MEM_INTERVAL`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemExact {
+    /// Sections with a `live` message (`live`, the default).
+    Live,
+    /// Every recorded section (`all`).
+    All,
+    /// None (`off`).
+    Off,
 }
 
 impl Default for Config {
@@ -131,6 +148,7 @@ impl Default for Config {
             mem_interval_ns: 20_000_000,
             signals: true,
             capture: CaptureMode::Auto,
+            mem_exact: MemExact::Live,
         }
     }
 }
@@ -193,7 +211,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 14] = [
+const VARIABLES: [Variable; 15] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -244,7 +262,7 @@ const VARIABLES: [Variable; 14] = [
     },
     Variable {
         name: "PERFGRAPH_REPORT",
-        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, all",
+        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, all",
         default: "none",
         apply: |c, v| set(&mut c.report, parse_report(v)),
     },
@@ -300,6 +318,20 @@ const VARIABLES: [Variable; 14] = [
         apply: |c, v| {
             let ms = v.parse::<u64>().ok().filter(|ms| (1..=1000).contains(ms));
             set(&mut c.mem_interval_ns, ms.map(|ms| ms * 1_000_000))
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_MEM_EXACT",
+        accepted: "live, all, off",
+        default: "live",
+        apply: |c, v| {
+            let mode = match v {
+                "live" => MemExact::Live,
+                "all" => MemExact::All,
+                "off" => MemExact::Off,
+                _ => return false,
+            };
+            set(&mut c.mem_exact, Some(mode))
         },
     },
     Variable {
@@ -409,6 +441,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
             "branch" => r.branch = true,
             "threads" => r.threads = true,
             "async" => r.asyncs = true,
+            "alloc" => r.alloc = true,
             "latency" => r.latency = true,
             "sections" => r.sections = Some(10),
             "all" => {
@@ -418,6 +451,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
                     sections: Some(r.sections.unwrap_or(10)),
                     threads: true,
                     asyncs: true,
+                    alloc: true,
                     latency: true,
                 }
             }

@@ -15,7 +15,7 @@
 //! through a `Relaxed` path (e.g. an id a recording thread copied into its ring) may in theory not yet see the
 //! table entry; it then takes the registration mutex, which orders it after the registration that wrote it.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// A section's id: small, dense, starting at 1. Id 0 is the per-thread root of the call tree.
@@ -61,6 +61,10 @@ pub struct Section {
     /// Set (once, never cleared) the first time the site is reached while its level is above the
     /// verbosity; its id is then in [`SKIPPED`].
     skipped: AtomicBool,
+    /// How its sections open, as the entry point decided at the site's first recorded section (0 until
+    /// then): whether they take anything out of line (exact memory, heap counters), which depends only on
+    /// the site and on settings fixed at the runtime's start. Cached so the hot path tests one byte.
+    route: AtomicU8,
     meta: SectionMeta,
 }
 
@@ -133,6 +137,7 @@ impl Section {
         Section {
             id: AtomicU32::new(0),
             skipped: AtomicBool::new(false),
+            route: AtomicU8::new(0),
             meta,
         }
     }
@@ -149,6 +154,11 @@ impl Section {
     #[cold]
     #[inline(never)]
     fn first_skip(&'static self) {
+        // perfgraph's own allocation: never a section's.
+        crate::base::heap::untracked(|| self.note_first_skip());
+    }
+
+    fn note_first_skip(&'static self) {
         let id = self.id();
         let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
         // Relaxed: the flag only spares later calls this function; two threads that both get here are
@@ -159,6 +169,27 @@ impl Section {
         }
     }
 
+    /// Whether the site gave a `live` message (`live = "..."`): `PERFGRAPH_MEM_EXACT=live` reads memory at
+    /// its boundaries, and live print shows its futures while they are pending (docs/live-print.md, "Async
+    /// code").
+    #[inline(always)]
+    pub fn has_live_message(&self) -> bool {
+        self.meta.live.is_some()
+    }
+
+    /// The route the entry point cached for this site (0 if none yet).
+    #[inline(always)]
+    pub fn route(&self) -> u8 {
+        // Relaxed: a cache of a value every thread computes alike from settings fixed before any section.
+        self.route.load(Ordering::Relaxed)
+    }
+
+    /// Caches the entry point's route for this site (the same value whichever thread stores it).
+    pub fn set_route(&self, route: u8) {
+        // Relaxed: see `route`.
+        self.route.store(route, Ordering::Relaxed);
+    }
+
     /// This site's id, registering it on first use.
     #[inline(always)]
     pub fn id(&'static self) -> SectionId {
@@ -166,9 +197,14 @@ impl Section {
         if id != 0 { id } else { self.register() }
     }
 
+    /// perfgraph's own allocations (the section's entry in the table): never a section's.
     #[cold]
     #[inline(never)]
     fn register(&'static self) -> SectionId {
+        crate::base::heap::untracked(|| self.register_untracked())
+    }
+
+    fn register_untracked(&'static self) -> SectionId {
         let mut count = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
         // Relaxed is enough: every store to `id` happens under this mutex, which orders it for us.
         let id = self.id.load(Ordering::Relaxed);

@@ -13,13 +13,7 @@
 //! Deterministic tests can set the figure themselves instead ([`set_fake_kb`], not a public API): [`sample`]
 //! then reads nothing and leaves the figure as the test set it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use crate::base::{process, sys};
-
-/// Whether a test sets the figure ([`set_fake_kb`]). Set before the runtime starts, so before the background
-/// thread exists: its spawn orders this store before every [`sample`].
-static FAKE: AtomicBool = AtomicBool::new(false);
 
 /// Sets the resident-set figure that sections read, in KiB, for deterministic tests; not a public API. From
 /// the first call on, [`sample`] no longer reads the system's figure. The first call must come before the
@@ -29,12 +23,14 @@ static FAKE: AtomicBool = AtomicBool::new(false);
 /// # Panics
 /// If the first call comes after the runtime started.
 pub fn set_fake_kb(kb: u32) {
-    if !FAKE.load(Ordering::Relaxed) {
+    if !process::fake_rss() {
         assert!(
             !process::started(),
             "perfgraph: fake memory must be switched on before the runtime starts"
         );
-        FAKE.store(true, Ordering::Relaxed);
+        // Before the runtime starts, so before the background thread exists: its spawn orders this store
+        // before every `sample`.
+        process::set_fake_rss();
     }
     process::set_rss_kb(kb);
 }
@@ -42,7 +38,7 @@ pub fn set_fake_kb(kb: u32) {
 /// Reads the resident set now and publishes it. Returns bytes. With fake memory ([`set_fake_kb`]) it reads
 /// nothing and publishes nothing: it returns the figure the test set.
 pub fn sample() -> Option<u64> {
-    if FAKE.load(Ordering::Relaxed) {
+    if process::fake_rss() {
         return Some(process::rss_kb() as u64 * 1024);
     }
     let bytes = sys::rss_bytes()?;

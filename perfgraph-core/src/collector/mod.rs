@@ -315,6 +315,8 @@ impl Collector {
         process::progress();
         clock::calibrate();
         if let Some(live) = &mut self.live {
+            // The final `Finished` lines show the memory at exit, read now, not the last sample.
+            let _ = memory::sample();
             live.finish(clock::now().0);
         }
         process::progress();

@@ -63,6 +63,10 @@ pub struct Report {
     pub process: ProcessInfo,
     /// What perfgraph itself costs per section, ns, as measured at start-up; `None` when not measured.
     pub overhead_ns_per_section: Option<f64>,
+    /// Whether the counting allocator (`CountingAllocator`) was installed: the nodes' allocation figures
+    /// (`allocs`, `alloc_bytes`, ...) are then exact counts, and the `Allocations:` table and the JSON
+    /// allocation fields are shown.
+    pub heap_counted: bool,
     /// For a merge of many processes' runs (`perfgraph merge`): the processes, and how the paths' times
     /// spread over them. `None` for one process's run.
     pub merged: Option<Merged>,
@@ -178,6 +182,25 @@ pub struct AsyncTotal {
     pub cancelled: u64,
 }
 
+/// One line of `Allocations:`: every call path of a section name, summed (the counting allocator's figures).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocTotal {
+    /// The section's name.
+    pub name: &'static str,
+    /// Calls, all paths.
+    pub calls: u64,
+    /// Allocations, children included, counted once where a path of the section is inside another of it.
+    pub allocs: u64,
+    /// Bytes they asked for, counted the same way.
+    pub alloc_bytes: u64,
+    /// Allocations made in the section and not in its children, all paths.
+    pub self_allocs: u64,
+    /// Bytes those asked for.
+    pub self_alloc_bytes: u64,
+    /// The largest heap growth within one call, bytes.
+    pub heap_peak_bytes: u64,
+}
+
 /// What a [`Report`] says about the run besides its threads' snapshots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunInfo {
@@ -199,6 +222,8 @@ pub struct RunInfo {
     pub process: ProcessInfo,
     /// What perfgraph costs per section, ns (see [`Report::overhead_ns_per_section`]).
     pub overhead_ns_per_section: Option<f64>,
+    /// Whether the counting allocator (`CountingAllocator`) was installed (see [`Report::heap_counted`]).
+    pub heap_counted: bool,
 }
 
 impl Report {
@@ -235,6 +260,7 @@ impl Report {
             needs_every_record,
             process,
             overhead_ns_per_section,
+            heap_counted,
             ..
         } = run;
         Report {
@@ -249,6 +275,7 @@ impl Report {
             skipped,
             process,
             overhead_ns_per_section,
+            heap_counted,
             merged: None,
         }
     }
@@ -356,6 +383,56 @@ impl Report {
             row.cancelled += n.cancelled;
         }
         by_name.sort_by(|a, b| b.busy_ns.cmp(&a.busy_ns).then(a.name.cmp(b.name)));
+        by_name
+    }
+}
+
+impl Report {
+    /// The sections' allocation figures, each summed over its call paths, by bytes allocated (children
+    /// included), largest first (ties by name). Empty unless the counting allocator was installed.
+    pub fn alloc_sections(&self) -> Vec<AllocTotal> {
+        let mut by_name: Vec<AllocTotal> = Vec::new();
+        if !self.heap_counted {
+            return by_name;
+        }
+        let nodes = &self.tree.nodes;
+        for (i, n) in nodes.iter().enumerate().skip(1) {
+            process::progress_at(i);
+            // A path inside another path of the same section adds no inclusive figures of its own.
+            let mut up = n.parent;
+            let mut nested = false;
+            while let Some(p) = up {
+                if p != 0 && nodes[p].section == n.section {
+                    nested = true;
+                    break;
+                }
+                up = nodes[p].parent;
+            }
+            let row = match by_name.iter_mut().find(|t| t.name == n.name) {
+                Some(row) => row,
+                None => {
+                    by_name.push(AllocTotal {
+                        name: n.name,
+                        calls: 0,
+                        allocs: 0,
+                        alloc_bytes: 0,
+                        self_allocs: 0,
+                        self_alloc_bytes: 0,
+                        heap_peak_bytes: 0,
+                    });
+                    by_name.last_mut().expect("just pushed")
+                }
+            };
+            row.calls += n.calls;
+            if !nested {
+                row.allocs += n.allocs;
+                row.alloc_bytes += n.alloc_bytes;
+            }
+            row.self_allocs += n.self_allocs;
+            row.self_alloc_bytes += n.self_alloc_bytes;
+            row.heap_peak_bytes = row.heap_peak_bytes.max(n.heap_peak_bytes);
+        }
+        by_name.sort_by(|a, b| b.alloc_bytes.cmp(&a.alloc_bytes).then(a.name.cmp(b.name)));
         by_name
     }
 }

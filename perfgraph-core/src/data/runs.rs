@@ -80,6 +80,7 @@ impl Report {
             process: first.map(|r| r.process.clone()).unwrap_or_default(),
             overhead_ns_per_section: (all_costed && calls_with_cost > 0)
                 .then(|| weighted / calls_with_cost as f64),
+            heap_counted: runs.iter().any(|r| r.heap_counted),
             merged: Some(Merged { processes, spread }),
         }
     }

@@ -49,6 +49,20 @@ pub struct CallNode {
     /// Its completed calls by duration (empty for a path a thread kept no histogram for: see
     /// docs/json-schema.md).
     pub latency: Latency,
+    /// Heap allocations of its completed calls, children included, as the counting allocator
+    /// (`CountingAllocator`) counted them; 0 without it.
+    pub allocs: u64,
+    /// Bytes those allocations asked for.
+    pub alloc_bytes: u64,
+    /// Allocations made in this path and not in its children.
+    pub self_allocs: u64,
+    /// Bytes those asked for.
+    pub self_alloc_bytes: u64,
+    /// Net heap growth (allocated minus freed on the calls' threads) over its completed calls, children
+    /// included, bytes (may be negative).
+    pub heap_growth_bytes: i64,
+    /// The largest heap growth within one call, above the heap at its start, bytes.
+    pub heap_peak_bytes: u64,
 }
 
 impl CallNode {
@@ -207,6 +221,12 @@ impl Merger {
             t.max_wall_ns = t.max_wall_ns.max(n.max_wall_ns);
             t.cancelled += n.cancelled;
             t.latency.add(&n.latency);
+            t.allocs += n.allocs;
+            t.alloc_bytes += n.alloc_bytes;
+            t.self_allocs += n.self_allocs;
+            t.self_alloc_bytes += n.self_alloc_bytes;
+            t.heap_growth_bytes += n.heap_growth_bytes;
+            t.heap_peak_bytes = t.heap_peak_bytes.max(n.heap_peak_bytes);
         }
     }
 
@@ -243,6 +263,12 @@ impl Merger {
             max_wall_ns: root.max_wall_ns,
             cancelled: root.cancelled,
             latency: std::mem::take(&mut root.latency),
+            allocs: root.allocs,
+            alloc_bytes: root.alloc_bytes,
+            self_allocs: root.self_allocs,
+            self_alloc_bytes: root.self_alloc_bytes,
+            heap_growth_bytes: root.heap_growth_bytes,
+            heap_peak_bytes: root.heap_peak_bytes,
             ..root_node()
         };
         self.out = tree;
@@ -278,6 +304,12 @@ fn root_node() -> CallNode {
         max_wall_ns: 0,
         cancelled: 0,
         latency: Latency::default(),
+        allocs: 0,
+        alloc_bytes: 0,
+        self_allocs: 0,
+        self_alloc_bytes: 0,
+        heap_growth_bytes: 0,
+        heap_peak_bytes: 0,
     }
 }
 

@@ -15,7 +15,7 @@ use std::fmt::Display;
 use std::io::{self, Write};
 
 use crate::base::config::Verbosity;
-use crate::base::{buckets, process};
+use crate::base::{buckets, process, registry};
 use crate::data::latency::Latency;
 use crate::data::report::{self, ProcessInfo, Report, RunInfo, Spread, ThreadSummary};
 use crate::data::tree::{CallTree, Merger, ThreadSnapshot};
@@ -64,7 +64,7 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     )?;
     for (i, t) in report.threads.iter().enumerate() {
         process::progress_at(i);
-        thread(&mut p, t)?;
+        thread(&mut p, t, report.heap_counted)?;
     }
     let spread = report.merged.as_ref().map(|m| &m.spread[..]);
     tail(
@@ -73,6 +73,7 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         spread,
         report.verbosity,
         report.wall_ns,
+        report.heap_counted,
     )
 }
 
@@ -106,11 +107,18 @@ pub(crate) fn write_snapshots(
     for (i, t) in threads.into_iter().enumerate() {
         process::progress_at(i);
         let summary = ThreadSummary::from_snapshot(t, run.wall_ns);
-        thread(&mut p, &summary)?;
+        thread(&mut p, &summary, run.heap_counted)?;
         merger.add_owned(summary.tree);
     }
     let tree = report::program_tree(&run, merger.finish(), main_in_sections);
-    tail(&mut p, &tree, None, run.verbosity, run.wall_ns)
+    tail(
+        &mut p,
+        &tree,
+        None,
+        run.verbosity,
+        run.wall_ns,
+        run.heap_counted,
+    )
 }
 
 /// What the members before the threads' say.
@@ -171,7 +179,7 @@ fn head(p: &mut Pretty, h: &Head) -> io::Result<()> {
 }
 
 /// One element of the threads' array.
-fn thread(p: &mut Pretty, t: &ThreadSummary) -> io::Result<()> {
+fn thread(p: &mut Pretty, t: &ThreadSummary, heap: bool) -> io::Result<()> {
     p.item()?;
     p.open(b'{')?;
     p.raw("alive_ns", t.alive_ns)?;
@@ -184,7 +192,7 @@ fn thread(p: &mut Pretty, t: &ThreadSummary) -> io::Result<()> {
     p.raw("main", t.is_main)?;
     p.string("name", &t.name)?;
     p.key("tree")?;
-    nodes(p, &t.tree, None)?;
+    nodes(p, &t.tree, None, heap)?;
     p.close(b'}')
 }
 
@@ -195,10 +203,11 @@ fn tail(
     spread: Option<&[Spread]>,
     verbosity: Verbosity,
     wall_ns: u64,
+    heap: bool,
 ) -> io::Result<()> {
     p.close(b']')?;
     p.key("tree")?;
-    nodes(p, tree, spread)?;
+    nodes(p, tree, spread, heap)?;
     match verbosity {
         Verbosity::Off => p.raw("verbosity", "null")?,
         Verbosity::Level(v) => p.raw("verbosity", v)?,
@@ -209,8 +218,9 @@ fn tail(
     p.out.write_all(b"\n")
 }
 
-/// A tree as an array of its nodes, in their order; with a merge's spread over processes, per node.
-fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>) -> io::Result<()> {
+/// A tree as an array of its nodes, in their order; with a merge's spread over processes, per node; with
+/// the allocation fields if `heap` (the counting allocator was installed).
+fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>, heap: bool) -> io::Result<()> {
     p.open(b'[')?;
     for (i, n) in tree.nodes.iter().enumerate() {
         process::progress_at(i);
@@ -218,11 +228,19 @@ fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>) -> io::Resu
         // Alphabetical order, as serde_json writes a map; the four async fields only on async nodes.
         let asyncs = n.is_async();
         p.open(b'{')?;
+        if heap {
+            p.raw("alloc_bytes", n.alloc_bytes)?;
+            p.raw("allocs", n.allocs)?;
+        }
         p.raw("calls", n.calls)?;
         if asyncs {
             p.raw("cancelled", n.cancelled)?;
         }
         p.raw("depth", n.depth)?;
+        if heap {
+            p.raw("heap_growth_bytes", n.heap_growth_bytes)?;
+            p.raw("heap_peak_bytes", n.heap_peak_bytes)?;
+        }
         let l = &n.latency;
         // No histogram: the figures drawn from it are null.
         let some = l.count > 0;
@@ -266,8 +284,15 @@ fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>) -> io::Resu
         }
         p.raw("running", n.running)?;
         p.raw("section", n.section)?;
+        if heap {
+            p.raw("self_alloc_bytes", n.self_alloc_bytes)?;
+            p.raw("self_allocs", n.self_allocs)?;
+        }
         p.raw("self_mem_bytes", n.self_mem_bytes)?;
         p.raw("self_ns", n.self_ns)?;
+        if let Some(target) = target(n.section, n.name) {
+            p.string("target", target)?;
+        }
         p.raw("total_mem_bytes", n.total_mem_bytes)?;
         p.raw("total_ns", n.total_ns)?;
         if asyncs {
@@ -276,6 +301,15 @@ fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>) -> io::Resu
         p.close(b'}')?;
     }
     p.close(b']')
+}
+
+/// Where section `section` named `name` comes from: its `tracing` target for a span recorded through
+/// `TracingLayer`, its module path for `#[timed]` and `time_section!`. Known only in the process that
+/// registered it (`None` for the root, and for a tree read back from a file: its ids are another
+/// process's).
+fn target(section: u32, name: &str) -> Option<&'static str> {
+    let info = registry::info(section).filter(|_| section != 0)?;
+    (info.name == name && !info.module_path.is_empty()).then_some(info.module_path)
 }
 
 /// A histogram: `{"buckets": [[bucket, calls], ...], "sub_buckets": 64}` (docs/json-schema.md).
@@ -417,6 +451,12 @@ mod tests {
             } else {
                 Latency::default()
             },
+            allocs: 1000 + depth as u64,
+            alloc_bytes: u64::MAX - 1,
+            self_allocs: 1000,
+            self_alloc_bytes: 1_024_000,
+            heap_growth_bytes: -5,
+            heap_peak_bytes: 1 << 40,
         }
     }
 
@@ -452,6 +492,7 @@ mod tests {
                 start_unix_ns: 1_700_000_000_123_456_789,
             },
             overhead_ns_per_section: Some(21.25),
+            heap_counted: false,
             merged: None,
         }
     }
@@ -470,6 +511,14 @@ mod tests {
                     "max_ns": some(l.max_ns), "p50_ns": some(l.percentile(50.0)),
                     "p90_ns": some(l.percentile(90.0)), "p99_ns": some(l.percentile(99.0)),
                     "histogram": (l.count > 0).then(|| json!({"sub_buckets": 64, "buckets": l.buckets}))});
+                if r.heap_counted {
+                    v["allocs"] = json!(n.allocs);
+                    v["alloc_bytes"] = json!(n.alloc_bytes);
+                    v["self_allocs"] = json!(n.self_allocs);
+                    v["self_alloc_bytes"] = json!(n.self_alloc_bytes);
+                    v["heap_growth_bytes"] = json!(n.heap_growth_bytes);
+                    v["heap_peak_bytes"] = json!(n.heap_peak_bytes);
+                }
                 if n.is_async() {
                     v["polls"] = json!(n.polls);
                     v["wall_ns"] = json!(n.wall_ns);
@@ -527,11 +576,16 @@ mod tests {
         ];
         for r in [
             report(deep.clone(), 2, Verbosity::Level(3)),
+            Report {
+                heap_counted: true,
+                ..report(deep.clone(), 2, Verbosity::Level(3))
+            },
             report(deep, 0, Verbosity::Off),
             report(Vec::new(), 1, Verbosity::Level(0)),
             Report {
                 skipped: Vec::new(),
                 overhead_ns_per_section: None,
+                heap_counted: false,
                 ..report(vec![node("(root)", 0, None)], 0, Verbosity::Off)
             },
             Report {
@@ -587,6 +641,7 @@ mod tests {
                 needs_every_record: true,
                 process: ProcessInfo::default(),
                 overhead_ns_per_section: Some(3.5),
+                heap_counted: true,
             };
             let expected = Report::from_snapshots(run.clone(), threads.clone()).json();
             let mut out = Vec::new();

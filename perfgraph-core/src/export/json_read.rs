@@ -126,6 +126,12 @@ impl Report {
             skipped,
             process: process(top, "")?,
             overhead_ns_per_section: top.get("overhead_ns_per_section").and_then(Value::as_f64),
+            // Written with the allocation fields on every node, the root first.
+            heap_counted: top
+                .get("tree")
+                .and_then(Value::as_array)
+                .and_then(|t| t.first())
+                .is_some_and(|root| root.get("allocs").is_some()),
             merged,
         })
     }
@@ -266,6 +272,15 @@ fn tree(v: &Value, name: &str) -> Result<(CallTree, Option<Vec<Spread>>), String
             max_wall_ns: u64_or_0(o, "max_wall_ns", &at)?,
             cancelled: u64_or_0(o, "cancelled", &at)?,
             latency: latency(o, &at)?,
+            allocs: u64_or_0(o, "allocs", &at)?,
+            alloc_bytes: u64_or_0(o, "alloc_bytes", &at)?,
+            self_allocs: u64_or_0(o, "self_allocs", &at)?,
+            self_alloc_bytes: u64_or_0(o, "self_alloc_bytes", &at)?,
+            heap_growth_bytes: match o.get("heap_growth_bytes") {
+                None => 0,
+                Some(_) => i64_of(o, "heap_growth_bytes", &at)?,
+            },
+            heap_peak_bytes: u64_or_0(o, "heap_peak_bytes", &at)?,
         });
     }
     let spread = (!nodes.is_empty() && spread.len() == nodes.len()).then_some(spread);

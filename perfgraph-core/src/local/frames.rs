@@ -35,17 +35,27 @@ pub struct FrameData {
     pub node: u32,
     /// Resident memory at its start, KiB.
     pub mem_start_kb: u32,
+    /// What the section takes out of line at its end ([`EXACT_MEM`], [`HEAP`]; 0 for neither, the fast
+    /// path), in the slot's first word above the section id.
+    pub flags: u8,
 }
+
+/// [`FrameData::flags`]: the section reads resident memory itself at its boundaries (`PERFGRAPH_MEM_EXACT`)
+/// rather than the sampled figure.
+pub const EXACT_MEM: u8 = 1;
+/// [`FrameData::flags`]: the section takes the counting allocator's counters (a heap frame is open for it).
+pub const HEAP: u8 = 2;
 
 /// The slot word that holds the frame's `child_ticks` (0 when the frame opens).
 const CHILD_TICKS: usize = 3;
 
 impl FrameData {
-    /// The slot's words when the frame opens: `[section, start, node | mem_start_kb << 32, child_ticks = 0]`.
+    /// The slot's words when the frame opens: `[section | flags << 32, start, node | mem_start_kb << 32,
+    /// child_ticks = 0]`.
     #[inline(always)]
     fn to_words(self) -> [u64; WORDS] {
         [
-            self.section as u64,
+            self.section as u64 | (self.flags as u64) << 32,
             self.start,
             self.node as u64 | (self.mem_start_kb as u64) << 32,
             0,
@@ -60,6 +70,7 @@ impl FrameData {
             start: w[1],
             node: w[2] as u32,
             mem_start_kb: (w[2] >> 32) as u32,
+            flags: (w[0] >> 32) as u8,
         }
     }
 }

@@ -72,7 +72,8 @@ impl Guard {
         _not_send: NOT_SEND,
     };
 
-    /// Opens `section` on `state` and returns its guard.
+    /// Opens `section` on `state` and returns its guard: a section that takes nothing out of line (see
+    /// [`ThreadState::enter`]).
     ///
     /// # Safety
     /// `state` must be the calling thread's own state (`thread::current`), which lives for the whole
@@ -81,6 +82,26 @@ impl Guard {
     pub unsafe fn open(state: &'static ThreadState, section: SectionId) -> Guard {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
         let depth = unsafe { state.enter(section) };
+        Guard {
+            state: Some(state),
+            depth,
+            _not_send: NOT_SEND,
+        }
+    }
+
+    /// As [`open`](Guard::open), for a section that may take figures out of line; `exact_mem`: it reads
+    /// resident memory itself at its start and end (`PERFGRAPH_MEM_EXACT`).
+    ///
+    /// # Safety
+    /// As [`open`](Guard::open).
+    #[inline(always)]
+    pub unsafe fn open_with(
+        state: &'static ThreadState,
+        section: SectionId,
+        exact_mem: bool,
+    ) -> Guard {
+        // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
+        let depth = unsafe { state.enter_with(section, exact_mem) };
         Guard {
             state: Some(state),
             depth,

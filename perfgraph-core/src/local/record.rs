@@ -19,7 +19,14 @@ pub struct Record {
     pub mem_start_kb: u32,
     /// Resident memory at end, KiB.
     pub mem_end_kb: u32,
+    /// The section's exact heap growth (the counting allocator installed) passed live print's memory
+    /// limit: live print's memory rule then follows this instead of the resident-memory change.
+    pub heap_alert: bool,
 }
+
+/// The bit of the third word (above the section id, which is below 2^18) that holds
+/// [`Record::heap_alert`].
+const HEAP_ALERT: u64 = 1 << 31;
 
 /// The `depth` of a record that is a timed future's whole life (first poll to completion), not a call:
 /// `start`..`end`, and its id in the memory words.
@@ -50,16 +57,20 @@ impl Record {
             depth,
             mem_start_kb: id as u32,
             mem_end_kb: (id >> 32) as u32,
+            heap_alert: false,
         }
     }
 
-    /// The ring's words: `[start, end, section | depth << 32, mem_start_kb | mem_end_kb << 32]`.
+    /// The ring's words: `[start, end, section | heap_alert << 31 | depth << 32, mem_start_kb | mem_end_kb <<
+    /// 32]`.
     #[inline(always)]
     pub fn to_words(self) -> [u64; WORDS] {
         [
             self.start,
             self.end,
-            self.section as u64 | (self.depth as u64) << 32,
+            self.section as u64
+                | if self.heap_alert { HEAP_ALERT } else { 0 }
+                | (self.depth as u64) << 32,
             self.mem_start_kb as u64 | (self.mem_end_kb as u64) << 32,
         ]
     }
@@ -69,7 +80,8 @@ impl Record {
         Record {
             start: w[0],
             end: w[1],
-            section: w[2] as u32,
+            section: w[2] as u32 & !(HEAP_ALERT as u32),
+            heap_alert: w[2] & HEAP_ALERT != 0,
             depth: (w[2] >> 32) as u32,
             mem_start_kb: w[3] as u32,
             mem_end_kb: (w[3] >> 32) as u32,
@@ -86,6 +98,7 @@ impl Record {
             depth,
             mem_start_kb: 0,
             mem_end_kb: 0,
+            heap_alert: false,
         }
     }
 }
@@ -103,6 +116,7 @@ mod tests {
             depth: u32::MAX,
             mem_start_kb: 7,
             mem_end_kb: u32::MAX,
+            heap_alert: true,
         };
         assert_eq!(Record::from_words(r.to_words()), r);
     }

@@ -170,6 +170,7 @@ fn merge(
                     self_mem_kb: 0,
                     asyncs: Default::default(),
                     latency: Default::default(),
+                    heap: Default::default(),
                     ..n.clone()
                 });
                 0
@@ -190,6 +191,7 @@ fn merge(
                             self_mem_kb: 0,
                             asyncs: Default::default(),
                             latency: Default::default(),
+                            heap: Default::default(),
                         });
                         (into.len() - 1) as u32
                     }) as usize
@@ -203,6 +205,7 @@ fn merge(
         t.self_mem_kb += n.self_mem_kb;
         t.asyncs.add(&n.asyncs);
         t.latency.add(&n.latency);
+        t.heap.add(&n.heap);
     }
 }
 
@@ -221,6 +224,7 @@ mod tests {
             self_mem_kb: 0,
             asyncs: Default::default(),
             latency: Default::default(),
+            heap: Default::default(),
         }
     }
 

@@ -11,7 +11,7 @@ use super::thread::{self, ThreadState};
 use super::verbosity;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, Verbosity};
-use crate::base::{identity, process, registry, sys};
+use crate::base::{heap, identity, process, registry, sys};
 use crate::data::latency::Latency;
 use crate::data::report::{ProcessInfo, Report, RunInfo};
 use crate::data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot};
@@ -88,6 +88,7 @@ pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
             start_unix_ns: identity::start_unix_ns(),
         },
         overhead_ns_per_section: process::overhead_ns(),
+        heap_counted: heap::installed(),
     };
     (run, threads)
 }
@@ -153,6 +154,12 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
                     &n.latency.buckets,
                     scale,
                 ),
+                allocs: 0,
+                alloc_bytes: 0,
+                self_allocs: n.heap.self_allocs,
+                self_alloc_bytes: n.heap.self_alloc_bytes,
+                heap_growth_bytes: n.heap.heap_growth,
+                heap_peak_bytes: n.heap.heap_peak,
             }
         })
         .collect();
@@ -169,6 +176,11 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
         });
         nodes[i].total_ns = nodes[i].self_ns + time;
         nodes[i].total_mem_bytes = nodes[i].self_mem_bytes + mem;
+        let (allocs, bytes) = nodes[i].children.iter().fold((0u64, 0u64), |(a, b), &c| {
+            (a + nodes[c].allocs, b + nodes[c].alloc_bytes)
+        });
+        nodes[i].allocs = nodes[i].self_allocs + allocs;
+        nodes[i].alloc_bytes = nodes[i].self_alloc_bytes + bytes;
     }
     let mut tree = CallTree { nodes };
     tree.reorder();

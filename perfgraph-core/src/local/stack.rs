@@ -36,7 +36,7 @@ use crate::local::frames::{FrameData, FrameTable, Inside, OpenFrame, PUBLIC_DEPT
 use crate::local::latency::Counts;
 use crate::local::record::Record;
 use crate::local::ring::Ring;
-use crate::local::tree::{AsyncNode, Node, Tree};
+use crate::local::tree::{AsyncNode, HeapNode, Node, Tree};
 
 /// A clock reading and the resident-memory figure, as the caller takes them when a section opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +45,26 @@ pub struct Sample {
     pub ticks: u64,
     /// Resident memory, KiB.
     pub mem_kb: u32,
+    /// What the section takes out of line at its end ([`FrameData::flags`]: 0 for nothing, the fast path).
+    pub flags: u8,
+}
+
+/// What the caller learns of a section as it closes it, to take its end figures ([`Stack::exit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ending {
+    /// The call's node (its index in the tree, for [`Stack::heap_of`]).
+    pub node: u32,
+    /// Its [`Sample::flags`].
+    pub flags: u8,
+}
+
+/// The caller's figures at a section's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndSample {
+    /// Resident memory, KiB.
+    pub mem_kb: u32,
+    /// The section's exact heap growth passed live print's memory limit (goes into its record).
+    pub heap_alert: bool,
 }
 
 /// One section just closed, as the caller needs it to decide whether to wake the background thread.
@@ -54,6 +74,8 @@ pub struct Closed {
     pub depth: u32,
     /// Resident-memory change over the call, KiB.
     pub grown_kb: i64,
+    /// Its [`EndSample::heap_alert`].
+    pub heap_alert: bool,
 }
 
 /// The owner's view of one open frame: what it needs to close it. Decoded from the public table for the
@@ -127,6 +149,31 @@ pub struct NodeReading {
     pub asyncs: AsyncReading,
     /// The completed calls' durations (ticks); empty for a path without a histogram.
     pub latency: Counts,
+    /// What the counting allocator counted (all zero without it).
+    pub heap: HeapReading,
+}
+
+/// A [`HeapNode`] as a [`Reading`] saw it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeapReading {
+    /// Allocations made in the path and not in its children.
+    pub self_allocs: u64,
+    /// Bytes they asked for.
+    pub self_alloc_bytes: u64,
+    /// Net heap growth over the completed calls, children included, bytes.
+    pub heap_growth: i64,
+    /// The largest heap growth within one call, bytes.
+    pub heap_peak: u64,
+}
+
+impl HeapReading {
+    /// Adds `other`'s figures (the maximum of the peaks).
+    pub fn add(&mut self, other: &HeapReading) {
+        self.self_allocs += other.self_allocs;
+        self.self_alloc_bytes += other.self_alloc_bytes;
+        self.heap_growth += other.heap_growth;
+        self.heap_peak = self.heap_peak.max(other.heap_peak);
+    }
 }
 
 /// An [`AsyncNode`] as a [`Reading`] saw it.
@@ -239,6 +286,7 @@ impl Stack {
             node,
             mem_start_kb: at.mem_kb,
             start: at.ticks,
+            flags: at.flags,
         };
         let node_ptr: *const Node = n;
         if !self.frames.open(depth, own.enters, data, node_ptr.cast()) {
@@ -257,8 +305,8 @@ impl Stack {
     }
 
     /// Ends the section opened at `depth` (and any left open inside it), at `end` ticks. For each one it
-    /// closes, innermost first, it calls `mem_kb` for the resident memory, and `closed` once the call's
-    /// time is in. If sections opened after it are still open (sections interleaved on one thread: a
+    /// closes, innermost first, it calls `at_end` for the resident memory (and whatever else the caller
+    /// takes at a section's end), and `closed` once the call's time is in. If sections opened after it are still open (sections interleaved on one thread: a
     /// guard kept across an `.await` in a `!Send` future), it first calls `interleaved` with its section and
     /// the innermost open one; they are ended with it, so the stack stays properly nested.
     ///
@@ -270,7 +318,7 @@ impl Stack {
         &self,
         depth: u32,
         end: u64,
-        mut mem_kb: impl FnMut() -> u32,
+        mut at_end: impl FnMut(Ending) -> EndSample,
         interleaved: impl FnOnce(SectionId, SectionId),
         mut closed: impl FnMut(Closed),
     ) {
@@ -283,10 +331,10 @@ impl Stack {
             let (ended, open) = self.pair(own, depth);
             interleaved(ended, open);
             while own.depth > depth + 1 {
-                closed(self.close(own, end, &mut mem_kb));
+                closed(self.close(own, end, &mut at_end));
             }
         }
-        closed(self.close(own, end, &mut mem_kb));
+        closed(self.close(own, end, &mut at_end));
     }
 
     /// The [`AsyncNode`] of the innermost open section's call path (the root's when none is open): where a
@@ -300,6 +348,14 @@ impl Stack {
         // SAFETY: `own.current` is always a node of `self.tree`, which lives as long as `self`.
         let index = unsafe { &*own.current }.index.load(Ordering::Relaxed);
         self.tree.async_of(index)
+    }
+
+    /// Owner only: the [`HeapNode`] of node `index` (an [`Ending::node`]), allocated at first use.
+    ///
+    /// # Safety
+    /// Only the stack's owner may call this, as [`enter`](Stack::enter).
+    pub unsafe fn heap_of(&self, index: u32) -> &HeapNode {
+        self.tree.heap_of(index)
     }
 
     /// The sections open at `depth` and innermost, with `own` the owner's state.
@@ -344,7 +400,12 @@ impl Stack {
 
     /// Closes the innermost open section. `own` is the owner's state (so this is the owner).
     #[inline(always)]
-    fn close(&self, own: &mut Own, end: u64, mem_kb: &mut impl FnMut() -> u32) -> Closed {
+    fn close(
+        &self,
+        own: &mut Own,
+        end: u64,
+        at_end: &mut impl FnMut(Ending) -> EndSample,
+    ) -> Closed {
         let f = self.innermost(own, end);
         let d = own.depth - 1;
         let elapsed = end.saturating_sub(f.data.start);
@@ -352,7 +413,11 @@ impl Stack {
         // `self.tree`, which lives as long as `self`.
         let n = unsafe { &*f.node };
         let own_ticks = elapsed.saturating_sub(f.child_ticks);
-        let mem_end = mem_kb();
+        let ending = at_end(Ending {
+            node: f.data.node,
+            flags: f.data.flags,
+        });
+        let mem_end = ending.mem_kb;
         let grown = mem_end as i64 - f.data.mem_start_kb as i64;
         // The root is never closed, so `n` has a parent.
         own.current = n.parent_node().map_or(own.current, |p| p as *const Node);
@@ -367,6 +432,7 @@ impl Stack {
             depth: d,
             mem_start_kb: f.data.mem_start_kb,
             mem_end_kb: mem_end,
+            heap_alert: ending.heap_alert,
         };
         self.ring.push(record.to_words());
         // The parent's share goes in before the lower depth: a reader that sees this frame closed then sees
@@ -401,6 +467,7 @@ impl Stack {
         Closed {
             depth: d,
             grown_kb: grown,
+            heap_alert: ending.heap_alert,
         }
     }
 
@@ -482,6 +549,15 @@ impl Stack {
                         cancelled: a.cancelled.load(Ordering::Relaxed),
                     }),
                 latency: n.latency().map(|h| h.read()).unwrap_or_default(),
+                heap: self
+                    .tree
+                    .heap_get(id)
+                    .map_or_else(HeapReading::default, |h| HeapReading {
+                        self_allocs: h.self_allocs.load(Ordering::Relaxed),
+                        self_alloc_bytes: h.self_alloc_bytes.load(Ordering::Relaxed),
+                        heap_growth: h.heap_growth.load(Ordering::Relaxed),
+                        heap_peak: h.heap_peak.load(Ordering::Relaxed),
+                    }),
             });
             let i = nodes.len() - 1;
             let mut kids: Vec<u32> = self.tree.children(id).collect();

@@ -21,21 +21,22 @@
 //! ring, the frames ("what is running now") and the tree concurrently; the only thing it ever writes here is
 //! `watch`, on its own cache line, which the hot path only loads.
 
-use std::cell::Cell;
+use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_utils::CachePadded;
 
-use super::frames::{OpenFrame, PUBLIC_DEPTH};
+use super::frames::{EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
+use super::heap_frames::HeapFrames;
 use super::record::Record;
 use super::retired::{Exited, Group, Retired};
 use super::ring::Ring;
-use super::stack::{Sample, Stack};
+use super::stack::{EndSample, Ending, Sample, Stack};
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
-use crate::base::{clock, process, sys};
+use crate::base::{clock, heap, process, sys};
 
 /// Records in each thread's ring (40 bytes each).
 pub const RING_CAPACITY: usize = 8192;
@@ -71,11 +72,25 @@ pub struct ThreadState {
     /// once more by the thread itself as it exits. Only ever raised (`fetch_max`: CPU time only grows, and
     /// a read that lost a race with the exit's must not lower it). Off the hot path, on a line of its own.
     pub cpu_ns: CachePadded<AtomicU64>,
+    /// The heap counters at each open section's start, while the counting allocator is installed.
+    heap: OwnHeap,
 }
+
+/// [`HeapFrames`], touched by the owning thread only (its enter and exit).
+#[derive(Debug, Default)]
+struct OwnHeap(UnsafeCell<HeapFrames>);
+
+// SAFETY: only the owning thread touches the cell (`ThreadState::heap`'s contract); other threads never do.
+unsafe impl Sync for OwnHeap {}
 
 /// Memory growth (KiB) above which a section's end wakes the background thread; `i64::MAX` when nobody
 /// prints memory alerts.
+/// `i64::MAX` also while the counting allocator counts: the rule then follows [`HEAP_ALERT_KB`].
 pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
+
+/// Exact heap growth (KiB) above which a section's end wakes the background thread (and its record says
+/// so), while the counting allocator counts; `i64::MAX` otherwise.
+pub static HEAP_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
 impl ThreadState {
     fn new(index: u32, name: String, family: Option<String>, is_main: bool) -> ThreadState {
@@ -93,7 +108,19 @@ impl ThreadState {
             cpu_clock: sys::own_cpu_clock(),
             cpu_base_ns,
             cpu_ns: CachePadded::new(AtomicU64::new(cpu_base_ns)),
+            heap: OwnHeap::default(),
         }
+    }
+
+    /// The owner's heap frames.
+    ///
+    /// # Safety
+    /// Call only on the owning thread, and do not hold two results at once.
+    #[allow(clippy::mut_from_ref)] // reason: single-owner interior mutability, see `OwnHeap`'s Sync impl.
+    #[inline(always)]
+    unsafe fn heap(&self) -> &mut HeapFrames {
+        // SAFETY: the caller is the owning thread and holds no other reference (this fn's contract).
+        unsafe { &mut *self.heap.0.get() }
     }
 
     /// Reads the thread's CPU time now (while it lives; a system call) into [`cpu_ns`](Self::cpu_ns), and
@@ -124,23 +151,64 @@ impl ThreadState {
         }
     }
 
-    /// Starts a section; returns the depth it opened at. Owner only.
+    /// Starts a section that takes nothing out of line (no exact memory read; the counting allocator is not
+    /// counting, [`heap::counting`]); returns the depth it opened at. Owner only.
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
     #[inline(always)]
     pub unsafe fn enter(&self, section: SectionId) -> u32 {
+        debug_assert!(
+            // SAFETY: this is the owning thread (caller's contract).
+            !unsafe { self.heap() }.on,
+            "counting sections open with `enter_with`"
+        );
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
-        unsafe {
-            self.stack.enter(section, || {
-                let mem_kb = process::rss_kb();
-                Sample {
-                    ticks: clock::now().0,
-                    mem_kb,
-                }
-            })
+        unsafe { self.stack.enter(section, || sample(0)) }
+    }
+
+    /// Starts a section that may take figures out of line: resident memory read now if `exact_mem`
+    /// (`PERFGRAPH_MEM_EXACT`), the heap counters if the counting allocator counts. Returns the depth it
+    /// opened at. Owner only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(never)]
+    pub unsafe fn enter_with(&self, section: SectionId, exact_mem: bool) -> u32 {
+        let flags = if exact_mem { EXACT_MEM } else { 0 };
+        // SAFETY: this is the owning thread (caller's contract).
+        if unsafe { self.heap() }.on {
+            // SAFETY: as above.
+            return unsafe { self.enter_counting(section, flags | HEAP, true) };
         }
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        let depth = unsafe { self.stack.enter(section, || sample(flags)) };
+        if flags != 0 {
+            // SAFETY: as above; no other `heap()` reference is held.
+            unsafe { self.heap() }.flagged += 1;
+        }
+        depth
+    }
+
+    /// [`enter_with`](Self::enter_with) (or a poll's, counting a call only if `call`) with the counting
+    /// allocator counting: perfgraph's own allocations while the section opens go uncounted, then the
+    /// section takes the heap counters.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(always)]
+    unsafe fn enter_counting(&self, section: SectionId, flags: u8, call: bool) -> u32 {
+        let was = heap::pause();
+        // SAFETY: this is the owning thread (caller's contract).
+        let depth = unsafe { self.stack.enter_counted(section, || sample(flags), call) };
+        // SAFETY: as above; no other `heap()` reference is held.
+        let frames = unsafe { self.heap() };
+        frames.reserve();
+        frames.open(was);
+        frames.flagged += 1;
+        depth
     }
 
     /// A timed future's poll, or the drop of a cancelled one: starts `section`, counting a call only if
@@ -154,14 +222,11 @@ impl ThreadState {
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
-            let depth = self.stack.enter_counted(
-                section,
-                || Sample {
-                    ticks: clock::now().0,
-                    mem_kb: process::rss_kb(),
-                },
-                call,
-            );
+            let depth = if self.heap().on {
+                self.enter_counting(section, HEAP, call)
+            } else {
+                self.stack.enter_counted(section, || sample(0), call)
+            };
             (depth, self.stack.current_async())
         }
     }
@@ -176,24 +241,100 @@ impl ThreadState {
         self.stack.ring.push(record.to_words());
     }
 
-    /// Ends the section opened at `depth` (and any left open inside it). Owner only.
+    /// Ends the section opened at `depth` (and any left open inside it). Owner only. While a section with
+    /// flags is open (it took figures out of line at its start), the end goes out of line to
+    /// [`exit_with`](Self::exit_with); the others test only that.
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
     #[inline(always)]
     pub unsafe fn exit(&self, depth: u32) {
         let end = clock::now().0;
+        // SAFETY: this is the owning thread (caller's contract).
+        if unsafe { self.heap() }.flagged != 0 {
+            // SAFETY: as above.
+            return unsafe { self.exit_with(depth, end) };
+        }
+        let at_end = |_: Ending| EndSample {
+            mem_kb: process::rss_kb(),
+            heap_alert: false,
+        };
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
             self.stack
-                .exit(depth, end, process::rss_kb, note_interleaved, |closed| {
+                .exit(depth, end, at_end, note_interleaved, |closed| {
                     if closed.depth < self.watch.load(Ordering::Relaxed)
                         || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
                     {
                         process::wake();
                     }
                 });
+        }
+    }
+
+    /// [`exit`](Self::exit) while a section with flags is open: each section closed with flags takes its
+    /// end figures in [`end_with`](Self::end_with).
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(never)]
+    unsafe fn exit_with(&self, depth: u32, end: u64) {
+        let at_end = |e: Ending| {
+            if e.flags == 0 {
+                EndSample {
+                    mem_kb: process::rss_kb(),
+                    heap_alert: false,
+                }
+            } else {
+                // SAFETY: this is the owning thread (caller's contract).
+                unsafe { self.end_with(e) }
+            }
+        };
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        unsafe {
+            self.stack
+                .exit(depth, end, at_end, note_interleaved, |closed| {
+                    if closed.depth < self.watch.load(Ordering::Relaxed)
+                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+                        || closed.heap_alert
+                    {
+                        process::wake();
+                    }
+                });
+        }
+    }
+
+    /// The end figures of a section with flags: resident memory read now ([`EXACT_MEM`]); its heap
+    /// figures into its node ([`HEAP`]), and whether its exact heap growth passed live print's memory
+    /// limit ([`HEAP_ALERT_KB`]).
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(always)]
+    unsafe fn end_with(&self, e: Ending) -> EndSample {
+        let mem_kb = mem_kb(e.flags & EXACT_MEM != 0);
+        // SAFETY: this is the owning thread (caller's contract); the only `heap()` reference held.
+        let frames = unsafe { self.heap() };
+        frames.flagged -= 1;
+        let call = if e.flags & HEAP != 0 {
+            frames.close()
+        } else {
+            None
+        };
+        let Some(call) = call else {
+            return EndSample {
+                mem_kb,
+                heap_alert: false,
+            };
+        };
+        // SAFETY: this is the owning thread (caller's contract).
+        let node = unsafe { self.stack.heap_of(e.node) };
+        node.add(call.self_allocs, call.self_bytes, call.growth, call.peak);
+        EndSample {
+            mem_kb,
+            heap_alert: call.growth / 1024 > HEAP_ALERT_KB.load(Ordering::Relaxed),
         }
     }
 
@@ -207,6 +348,27 @@ impl ThreadState {
     pub fn exited(&self) -> bool {
         // Acquire: pairs with the Release store in `ExitHook::drop`; all the thread's writes are visible.
         self.exited_ticks.load(Ordering::Acquire) != 0
+    }
+}
+
+/// A section's start with `flags` ([`FrameData::flags`](super::frames::FrameData::flags)): the clock, and
+/// resident memory (read now with [`EXACT_MEM`], else the last sample).
+#[inline(always)]
+fn sample(flags: u8) -> Sample {
+    Sample {
+        ticks: clock::now().0,
+        mem_kb: mem_kb(flags & EXACT_MEM != 0),
+        flags,
+    }
+}
+
+/// Resident memory, KiB: read now if `exact`, else the last sample.
+#[inline(always)]
+fn mem_kb(exact: bool) -> u32 {
+    if exact {
+        process::exact_rss_kb()
+    } else {
+        process::rss_kb()
     }
 }
 
@@ -410,9 +572,14 @@ pub fn current() -> &'static ThreadState {
     unsafe { &*ptr }
 }
 
+/// perfgraph's own allocations (the state, its ring, its name) never count against a section.
 #[cold]
 #[inline(never)]
 fn register() -> &'static ThreadState {
+    heap::untracked(register_untracked)
+}
+
+fn register_untracked() -> &'static ThreadState {
     let thread = std::thread::current();
     let is_main = sys::is_main_thread();
     let (name, family) = match thread.name() {

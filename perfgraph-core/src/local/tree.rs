@@ -154,6 +154,52 @@ impl AsyncNode {
     }
 }
 
+/// What a [`CountingAllocator`](crate::base::heap::CountingAllocator) lets one call path count: kept
+/// beside the nodes like [`AsyncNode`], in segments allocated at a path's first completed call while the
+/// allocator is installed, so a program without it pays nothing and a [`Node`] stays one cache line.
+/// Written by the owner only (plain load and store) when a call ends; readable by any thread.
+///
+/// Invariant: the counters only grow, except `heap_growth`, a signed sum; all are over completed calls.
+#[derive(Debug)]
+pub struct HeapNode {
+    /// Allocations made in this path and not in its children.
+    pub self_allocs: AtomicU64,
+    /// Bytes they asked for.
+    pub self_alloc_bytes: AtomicU64,
+    /// Net heap growth (allocated minus freed, children included), bytes, summed over calls.
+    pub heap_growth: AtomicI64,
+    /// The largest heap growth within one call, above its start, bytes.
+    pub heap_peak: AtomicU64,
+}
+
+impl HeapNode {
+    /// Nothing counted yet (not a `Default`: loom's atomics have none).
+    fn new() -> HeapNode {
+        HeapNode {
+            self_allocs: AtomicU64::new(0),
+            self_alloc_bytes: AtomicU64::new(0),
+            heap_growth: AtomicI64::new(0),
+            heap_peak: AtomicU64::new(0),
+        }
+    }
+
+    /// Owner only: a call ended having made `allocs` allocations of `bytes` itself, its heap `growth`
+    /// over the call and `peak` at most above its start.
+    #[inline(always)]
+    pub fn add(&self, allocs: u64, bytes: u64, growth: i64, peak: u64) {
+        let add = |a: &AtomicU64, v: u64| a.store(a.load(Ordering::Relaxed) + v, Ordering::Relaxed);
+        add(&self.self_allocs, allocs);
+        add(&self.self_alloc_bytes, bytes);
+        self.heap_growth.store(
+            self.heap_growth.load(Ordering::Relaxed) + growth,
+            Ordering::Relaxed,
+        );
+        if peak > self.heap_peak.load(Ordering::Relaxed) {
+            self.heap_peak.store(peak, Ordering::Relaxed);
+        }
+    }
+}
+
 /// The node storage of one thread. Node 0 is the root.
 #[derive(Debug)]
 pub struct Tree {
@@ -162,6 +208,9 @@ pub struct Tree {
     /// The [`AsyncNode`]s of the same indices, segment by segment as in `segments`; null until a poll
     /// needs one. Written once (by the owner), freed on drop.
     asyncs: [AtomicPtr<AsyncNode>; SEGMENTS],
+    /// The [`HeapNode`]s of the same indices, as `asyncs`; null until a call there ends while the
+    /// counting allocator is installed.
+    heaps: [AtomicPtr<HeapNode>; SEGMENTS],
     /// Nodes in use. Written only by the owner (Release after a node is initialised).
     len: AtomicU32,
 }
@@ -181,6 +230,7 @@ impl Tree {
             // Not a `const` block: loom's atomics have no `const fn new`.
             segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             asyncs: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            heaps: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             len: AtomicU32::new(0),
         };
         let root = tree.slot(0);
@@ -265,6 +315,42 @@ impl Tree {
         let (segment, offset) = locate(index);
         // Acquire: pairs with the Release store in `async_of`.
         let ptr = self.asyncs.get(segment)?.load(Ordering::Acquire);
+        // SAFETY: a non-null segment holds `FIRST << segment > offset` initialised entries that live as long
+        // as `self`.
+        unsafe { ptr.as_ref().map(|_| &*ptr.add(offset)) }
+    }
+
+    /// Owner only: the [`HeapNode`] of node `index` (a node of this tree), allocating its segment (untracked)
+    /// at the first call there that ends with the counting allocator installed.
+    pub fn heap_of(&self, index: u32) -> &HeapNode {
+        let (segment, offset) = locate(index);
+        let mut ptr = self.heaps[segment].load(Ordering::Relaxed);
+        if ptr.is_null() {
+            ptr = self.new_heap_segment(segment);
+        }
+        // SAFETY: `ptr` points at a live segment of `FIRST << segment` entries (never freed before `self`),
+        // and `offset` is below that length by construction of `locate`.
+        unsafe { &*ptr.add(offset) }
+    }
+
+    /// Allocates and publishes heap segment `segment` (owner only; perfgraph's own allocation, so untracked).
+    #[cold]
+    #[inline(never)]
+    fn new_heap_segment(&self, segment: usize) -> *mut HeapNode {
+        crate::base::heap::untracked(|| {
+            let nodes: Box<[HeapNode]> = (0..FIRST << segment).map(|_| HeapNode::new()).collect();
+            let ptr = Box::into_raw(nodes).cast::<HeapNode>();
+            // Release: pairs with the Acquire load in `heap_get`; readers see initialised memory.
+            self.heaps[segment].store(ptr, Ordering::Release);
+            ptr
+        })
+    }
+
+    /// Reader side: the [`HeapNode`] of node `index`, if a call there ever allocated its segment.
+    pub fn heap_get(&self, index: u32) -> Option<&HeapNode> {
+        let (segment, offset) = locate(index);
+        // Acquire: pairs with the Release store in `heap_of`.
+        let ptr = self.heaps.get(segment)?.load(Ordering::Acquire);
         // SAFETY: a non-null segment holds `FIRST << segment > offset` initialised entries that live as long
         // as `self`.
         unsafe { ptr.as_ref().map(|_| &*ptr.add(offset)) }
@@ -382,6 +468,15 @@ impl Drop for Tree {
                 let len = FIRST << segment;
                 // SAFETY: `ptr` came from `Box::<[AsyncNode]>::into_raw` of exactly `len` entries in
                 // `async_of`, and `&mut self` means nobody else uses it any more.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
+            }
+        }
+        for (segment, ptr) in self.heaps.iter().enumerate() {
+            let ptr = ptr.load(Ordering::Relaxed);
+            if !ptr.is_null() {
+                let len = FIRST << segment;
+                // SAFETY: `ptr` came from `Box::<[HeapNode]>::into_raw` of exactly `len` entries in
+                // `heap_of`, and `&mut self` means nobody else uses it any more.
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
             }
         }

@@ -10,6 +10,8 @@
 //! * `threads`: `Threads:`, per thread its time alive, time inside top-level sections, CPU time and calls;
 //! * `async`: `Async Sections:`, per section of timed futures its futures, polls, busy and wall time, and
 //!   cancellations;
+//! * `alloc`: `Allocations:`, per section its allocations and bytes (inclusive and self) and its peak heap
+//!   growth, as the counting allocator counted them (only when it was installed);
 //! * `Processes:` (a merge of many processes' runs only): per call path, how its total time spread over
 //!   the processes.
 
@@ -246,6 +248,40 @@ impl Report {
         )
     }
 
+    /// The `Allocations:` table (without its heading): per section, as the counting allocator
+    /// (`CountingAllocator`) counted them, its calls, its allocations and their megabytes children
+    /// included, the same made in the section itself, and the largest heap growth within one call.
+    pub fn alloc_table(&self) -> String {
+        let mb = |bytes: u64| bytes as f64 / 1e6;
+        let rows: Vec<Vec<Cell>> = self
+            .alloc_sections()
+            .iter()
+            .map(|s| {
+                vec![
+                    Cell::Text(shown(s.name)),
+                    Cell::Int(s.calls as i64),
+                    Cell::Int(s.allocs as i64),
+                    Cell::Fixed(mb(s.alloc_bytes), 3),
+                    Cell::Int(s.self_allocs as i64),
+                    Cell::Fixed(mb(s.self_alloc_bytes), 3),
+                    Cell::Fixed(mb(s.heap_peak_bytes), 3),
+                ]
+            })
+            .collect();
+        table::render(
+            &[
+                "Section",
+                "Calls",
+                "Allocs",
+                "Alloc(MB)",
+                "Self allocs",
+                "Self alloc(MB)",
+                "Peak(MB)",
+            ],
+            &rows,
+        )
+    }
+
     /// Lines stating what the tables do not show: sections skipped for their level, records lost to ring
     /// overflow, call paths too deep for the table, calls still running. Empty when there is nothing to say.
     pub fn footer(&self) -> String {
@@ -337,7 +373,7 @@ impl Report {
     }
 
     /// The reports `selection` asks for, as printed at exit: for each, a blank line, its heading and its
-    /// table (MOOSE's order: graph, branch, sections; then latency, threads, async, and for a merge of many
+    /// table (MOOSE's order: graph, branch, sections; then latency, threads, async, alloc, and for a merge of many
     /// processes' runs, processes), then the footer lines. Empty when
     /// nothing is selected.
     pub fn render(&self, selection: &ReportSelection) -> String {
@@ -369,6 +405,11 @@ impl Report {
         if selection.asyncs && self.tree.nodes.iter().any(|n| n.is_async()) {
             out.push_str("\nAsync Sections:\n");
             out.push_str(&self.async_table());
+        }
+        // Only a run with the counting allocator installed has allocations to print.
+        if selection.alloc && self.heap_counted {
+            out.push_str("\nAllocations:\n");
+            out.push_str(&self.alloc_table());
         }
         if self.merged.is_some() {
             out.push_str("\nProcesses:\n");

@@ -36,6 +36,11 @@ pub fn tree(paths: &[Path]) -> CallTree {
         });
         nodes[i].total_ns = nodes[i].self_ns + t;
         nodes[i].total_mem_bytes = nodes[i].self_mem_bytes + m;
+        let (a, b) = nodes[i].children.iter().fold((0, 0), |(a, b), &c| {
+            (a + nodes[c].allocs, b + nodes[c].alloc_bytes)
+        });
+        nodes[i].allocs = nodes[i].self_allocs + a;
+        nodes[i].alloc_bytes = nodes[i].self_alloc_bytes + b;
     }
     CallTree { nodes }
 }
@@ -98,6 +103,12 @@ fn node(
         max_wall_ns: 0,
         cancelled: 0,
         latency: latency(calls, self_ms * 1_000_000),
+        allocs: 0,
+        alloc_bytes: 0,
+        self_allocs: calls * 4,
+        self_alloc_bytes: self_mb.unsigned_abs() * 1_500_000,
+        heap_growth_bytes: self_mb * 1_000_000,
+        heap_peak_bytes: self_mb.unsigned_abs() * 2_000_000,
     }
 }
 
@@ -188,6 +199,7 @@ pub fn solver_report(verbosity: Verbosity, worker_dropped: u64) -> Report {
             start_unix_ns: 1_700_000_000_000_000_000,
         },
         overhead_ns_per_section: Some(24.5),
+        heap_counted: false,
     };
     Report::build(run, &solver_threads(worker_dropped))
 }

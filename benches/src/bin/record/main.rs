@@ -6,7 +6,8 @@
 //! `record --criterion DIR --demo-on BIN --demo-off BIN --peers-bench BIN --out FILE --command TEXT
 //! [--lifecycle FILE] [--perfgraph BIN]` (`FILE`: the saved output of the full-size lifecycle tests, see
 //! `measure::lifecycle`; `BIN`: the release `perfgraph` command, whose `merge` it times)
-//! (`record --rss-child MODE N` is the child it runs for the memory figures.)
+//! (`record --rss-child MODE N` is the child it runs for the memory figures; `record --heap` measures and
+//! prints only the section on exact heap accounting, to look at it without a whole run.)
 //!
 //! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
 //! markdown, touching nothing else.
@@ -18,6 +19,10 @@ use std::path::PathBuf;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--heap") {
+        print!("{}", render::heap_section(&measure::heap::Heap::measure()));
+        return;
+    }
     if args.first().map(String::as_str) == Some("--rss-child") {
         measure::rss::child(&args[1], args[2].parse().expect("thread count"));
         return;

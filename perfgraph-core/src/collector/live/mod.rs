@@ -23,11 +23,12 @@ use std::sync::atomic::Ordering;
 
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, LiveMode};
-use crate::base::{process, registry, sys};
+use crate::base::{heap, process, registry, sys};
 use crate::collector::capture;
+use crate::local::pending::{self, Pending};
 use crate::local::record::Record;
 use crate::local::thread::ThreadState;
-use printer::{Call, Ended, Printer, Settings};
+use printer::{AsyncCall, AsyncEnded, Call, Ended, Printer, Settings};
 
 /// Longest live print lets pass without looking at what runs, as a fraction of the time limit: half of it.
 /// A call that starts just after a look is in the next one, before it crosses the limit; from then on the
@@ -60,6 +61,10 @@ pub(crate) struct Live {
     slots: HashMap<u32, usize>,
     /// Numbers free for new threads.
     free: Vec<usize>,
+    /// The pending live futures and the ended ones, as last taken from [`pending`] (kept for their
+    /// capacity).
+    pending: Vec<Pending>,
+    ended: Vec<Pending>,
 }
 
 /// What a drain delivered to live print, kept until the printer decides under the terminal's lock.
@@ -99,6 +104,8 @@ impl Live {
             drained: Vec::new(),
             slots: HashMap::new(),
             free: Vec::new(),
+            pending: Vec::new(),
+            ended: Vec::new(),
         })
     }
 
@@ -132,6 +139,7 @@ impl Live {
         let scale = clock::scale();
         let limit = scale.ticks(self.time_limit_ns).0;
         self.printer.set_clock(scale, limit);
+        pending::set_time_limit(limit);
         limit
     }
 
@@ -161,13 +169,19 @@ impl Live {
             self.printer.panicked(t, at);
         }
         let all = self.printer.all();
+        // With the counting allocator installed, the memory rule follows each call's exact heap growth.
+        let heap_rule = heap::installed();
         for r in records {
             // Most records are short sections nobody shows: skip them before any lookup. (Deciding the kept
             // ones only removes calls the printer expects, so what this skips stays skipped.)
             let grown = r.mem_end_kb as i64 - r.mem_start_kb as i64;
+            let over_mem_limit = match heap_rule {
+                true => r.heap_alert,
+                false => grown > self.mem_limit_kb as i64,
+            };
             if !all
                 && r.end.saturating_sub(r.start) <= limit
-                && grown <= self.mem_limit_kb as i64
+                && !over_mem_limit
                 && !self.printer.expects(t, r.depth, r.start)
             {
                 continue;
@@ -185,6 +199,7 @@ impl Live {
                 end: r.end,
                 mem_start_kb: r.mem_start_kb,
                 mem_end_kb: r.mem_end_kb,
+                heap_alert: heap_rule.then_some(r.heap_alert),
             };
             self.drained.push(Drained::Ended(t, ended));
         }
@@ -200,6 +215,37 @@ impl Live {
                 Drained::Done(t, last) => self.printer.drained(t, last, &mut self.out),
             }
         }
+    }
+
+    /// The printer learns which live futures ended (printing their wall time), in the order they ended,
+    /// and which are pending. Taken after `now` was read, so every future the list still shows was pending
+    /// at `now`.
+    fn decide_futures(&mut self) {
+        pending::take(&mut self.pending, &mut self.ended);
+        self.ended.sort_by_key(|e| (e.end, e.id));
+        let call = |p: &Pending| {
+            let info = registry::info(p.section)?;
+            Some(AsyncCall {
+                id: p.id,
+                parent: p.parent,
+                start: p.start,
+                message: info.live,
+                dots: info.dots,
+            })
+        };
+        for e in &self.ended {
+            if let Some(c) = call(e) {
+                let ended = AsyncEnded {
+                    call: c,
+                    end: e.end,
+                    mem_end_kb: e.mem_end_kb,
+                    cancelled: e.cancelled,
+                };
+                self.printer.future_ended(ended, &mut self.out);
+            }
+        }
+        let calls: Vec<AsyncCall> = self.pending.iter().filter_map(call).collect();
+        self.printer.pending(&calls, &mut self.out);
     }
 
     /// Decides what to print now. Returns how long (ns) it may sleep before it needs another pass. While
@@ -235,6 +281,7 @@ impl Live {
             }));
             self.printer.running(t, &calls, now);
         }
+        self.decide_futures();
         let next = self.printer.tick(now, &mut self.out);
         self.show(&mut screen);
         drop(screen);
@@ -288,6 +335,7 @@ impl Live {
         let now = now.max(clock::now().0);
         self.sync_other_output();
         self.decide_drained();
+        self.decide_futures();
         self.printer.finish(now, process::rss_kb(), &mut self.out);
         screen.write_live(&self.out);
         self.out.clear();

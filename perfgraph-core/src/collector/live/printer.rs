@@ -3,8 +3,10 @@
 //!
 //! Input, per pass of the background thread: for each thread whose ring was drained, the sections it
 //! completed ([`Printer::ended`], in completion order) and the end of the drain ([`Printer::drained`]); then
-//! what each thread is running now ([`Printer::running`]); other output that reached the terminal
-//! ([`Printer::other_output`]); then [`Printer::tick`] with the time. Output: text to append to stderr, and
+//! what each thread is running now ([`Printer::running`]); the live futures that ended
+//! ([`Printer::future_ended`]) and those still pending ([`Printer::pending`]), for the async track
+//! (`printer/futures.rs`); other output that reached the terminal ([`Printer::other_output`]); then
+//! [`Printer::tick`] with the time. Output: text to append to stderr, and
 //! the next time something is due.
 //!
 //! How a call's end is known: recording threads push a section's end record *before* they publish the lower
@@ -22,6 +24,10 @@ use crate::base::clock::{Scale, Ticks};
 use crate::base::text;
 
 use super::line::{push_indent, push_padding, push_stats_text};
+
+mod futures;
+use futures::OpenFuture;
+pub use futures::{AsyncCall, AsyncEnded};
 
 /// The settings the decisions depend on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,6 +68,9 @@ pub struct Ended {
     pub mem_start_kb: u32,
     /// Resident memory at the end, KiB.
     pub mem_end_kb: u32,
+    /// With the counting allocator installed: whether the call's exact heap growth passed the memory
+    /// limit, which the memory rule then follows instead of the resident-memory change. `None` without it.
+    pub heap_alert: Option<bool>,
 }
 
 /// How a printed call's line began.
@@ -112,11 +121,19 @@ struct ThreadView {
     panicked_at: Option<u64>,
 }
 
+/// Whose message the open line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// A thread's call: (thread, (depth, start)).
+    Call(usize, (u32, u64)),
+    /// A pending future, by id.
+    Future(u64),
+}
+
 /// The open line on the screen: whose message it holds and how long it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct OpenLine {
-    thread: usize,
-    call: (u32, u64),
+    owner: Owner,
     /// Terminal columns on the line so far (prefix, indent, words, message, dots), for the stats' padding.
     width: usize,
 }
@@ -131,6 +148,11 @@ pub struct Printer {
     line: Option<OpenLine>,
     /// When other output last reached the terminal (ticks).
     output_at: Option<u64>,
+    /// The pending live futures, as of the last [`Printer::pending`], sorted by (start, id): a future comes
+    /// after the ones awaiting it.
+    futures: Vec<OpenFuture>,
+    /// When the async track last printed a line (ticks): a `Still` line only comes at a dot due after it.
+    futures_last_line_at: u64,
 }
 
 impl Printer {
@@ -142,6 +164,8 @@ impl Printer {
             limbo: Vec::new(),
             line: None,
             output_at: None,
+            futures: Vec::new(),
+            futures_last_line_at: 0,
         }
     }
 
@@ -151,7 +175,12 @@ impl Printer {
         }
         let view = &mut self.threads[thread];
         if !is_main && view.prefix.is_empty() {
-            view.prefix = format!("{}: ", text::escape(name));
+            view.prefix = if name == "async" {
+                // `async: ` is the pending futures' prefix: a thread of that name must not look like them.
+                "thread async: ".to_owned()
+            } else {
+                format!("{}: ", text::escape(name))
+            };
         }
         view
     }
@@ -197,9 +226,12 @@ impl Printer {
 
     fn must_print(&self, e: &Ended) -> bool {
         let grown = e.mem_end_kb as i64 - e.mem_start_kb as i64;
+        let over_mem_limit = e
+            .heap_alert
+            .unwrap_or(grown > self.settings.mem_limit_kb as i64);
         self.settings.all
             || e.end.saturating_sub(e.call.start) > self.settings.time_limit
-            || grown > self.settings.mem_limit_kb as i64
+            || over_mem_limit
     }
 
     /// The drain of `thread`'s ring that delivered the last [`ended`](Printer::ended) calls is complete;
@@ -295,6 +327,12 @@ impl Printer {
                 }
             }
         }
+        for f in &mut self.futures {
+            match f.shown {
+                Shown::No => f.currently |= f.call.start <= at,
+                Shown::Yes | Shown::Interrupted => f.shown = Shown::Interrupted,
+            }
+        }
     }
 
     /// Re-reads the clock's scale (it is calibrated over the run) and the time limit in ticks.
@@ -319,7 +357,10 @@ impl Printer {
     /// Whether the printer is done with `thread` (an exited one): nothing of it is running, awaited, or on
     /// the open line, so [`forget`](Printer::forget) may drop it.
     pub fn done_with(&self, thread: usize) -> bool {
-        !self.busy(thread) && self.line.is_none_or(|l| l.thread != thread)
+        !self.busy(thread)
+            && self
+                .line
+                .is_none_or(|l| !matches!(l.owner, Owner::Call(t, _) if t == thread))
     }
 
     /// Drops what the printer knows of `thread` (one it is [done with](Printer::done_with)); the number
@@ -370,7 +411,7 @@ impl Printer {
             }
             let is_last = self
                 .line
-                .is_some_and(|l| l.thread == t && l.call == key_of(&open.call));
+                .is_some_and(|l| l.owner == Owner::Call(t, key_of(&open.call)));
             let intervals = (now - open.next_dot) / limit.max(1) + 1;
             if is_last {
                 out.push('.');
@@ -387,6 +428,7 @@ impl Printer {
             let open = &mut self.threads[t].stack[d];
             open.next_dot += intervals * limit.max(1);
         }
+        self.tick_futures(now, out);
         self.next_due()
     }
 
@@ -406,6 +448,9 @@ impl Printer {
                 }
             }
         }
+        if let Some(due) = self.futures_due() {
+            at(due);
+        }
         next
     }
 
@@ -419,6 +464,7 @@ impl Printer {
                 let ended = Ended {
                     call: open.call,
                     end: now.max(open.call.start),
+                    heap_alert: None,
                     mem_start_kb: mem_kb,
                     mem_end_kb: mem_kb,
                 };
@@ -430,6 +476,7 @@ impl Printer {
                 self.print_lost_end(l.thread, &l.open, out);
             }
         }
+        self.finish_futures(now, mem_kb, out);
         self.end_line(out);
     }
 
@@ -483,8 +530,7 @@ impl Printer {
             a.shown = Shown::Interrupted;
         }
         self.line = Some(OpenLine {
-            thread: t,
-            call: key_of(&call),
+            owner: Owner::Call(t, key_of(&call)),
             width: text::width(&out[start..]),
         });
     }
@@ -511,7 +557,7 @@ impl Printer {
         let key = key_of(&open.call);
         let ending = self.ending(t, e);
         match self.line {
-            Some(line) if line.thread == t && line.call == key && ending.is_empty() => {
+            Some(line) if line.owner == Owner::Call(t, key) && ending.is_empty() => {
                 self.line = None;
                 self.push_stats(line.width, e, out);
             }
@@ -588,13 +634,14 @@ impl Printer {
 
     /// Pads from `width` to the stats column, then `[  4.00 s] [   97 MB]` and the newline.
     fn push_stats(&self, width: usize, e: &Ended, out: &mut String) {
+        self.push_stats_of(width, e.call.start, e.end, e.mem_end_kb, out);
+    }
+
+    /// [`push_stats`](Printer::push_stats) for the time from `start` to `end` (ticks) and `mem_kb` at the end.
+    fn push_stats_of(&self, width: usize, start: u64, end: u64, mem_kb: u32, out: &mut String) {
         push_padding(out, width);
-        let seconds = self
-            .settings
-            .scale
-            .delta_ns(Ticks(e.end).since(Ticks(e.call.start))) as f64
-            / 1e9;
-        let mb = e.mem_end_kb as u64 * 1024 / 1_000_000;
+        let seconds = self.settings.scale.delta_ns(Ticks(end).since(Ticks(start))) as f64 / 1e9;
+        let mb = mem_kb as u64 * 1024 / 1_000_000;
         push_stats_text(out, seconds, mb, self.settings.color);
     }
 }

@@ -6,7 +6,7 @@
 //! (`+<µs>`), which pins the timing rules (a message when its section crosses the limit, a dot per interval,
 //! stats at once when a printed section ends).
 
-use super::printer::{Call, Ended, Printer, Settings};
+use super::printer::{AsyncCall, AsyncEnded, Call, Ended, Printer, Settings};
 use crate::base::clock::{Scale, Ticks};
 
 const SECOND: u64 = 1_000_000;
@@ -53,6 +53,20 @@ enum Step {
         thread: usize,
         message: &'static str,
     },
+    /// A timed future of a `live` section is first polled (`parent`: the pending live future it was first
+    /// polled inside, 0 for none): it joins the pending list.
+    Spawn {
+        id: u64,
+        parent: u64,
+        message: &'static str,
+        dots: bool,
+    },
+    /// The future `id` completes (or, `cancelled`, is dropped): it leaves the pending list; its end is kept
+    /// for the next pass when it ran at least half the limit, as `local::pending` does.
+    Complete {
+        id: u64,
+        cancelled: bool,
+    },
 }
 
 /// The background thread's memory interval: a pass comes at least this often when the printer wants a drain.
@@ -70,6 +84,9 @@ struct Sim {
     late: Vec<Vec<Ended>>,
     late_ready: Vec<Vec<Ended>>,
     last: Vec<Option<(u32, u64)>>,
+    /// The pending list, and the ends it keeps for the next pass.
+    futures: Vec<AsyncCall>,
+    futures_ended: Vec<AsyncEnded>,
 }
 
 impl Sim {
@@ -87,7 +104,38 @@ impl Sim {
             late: vec![Vec::new(); names.len()],
             late_ready: vec![Vec::new(); names.len()],
             last: vec![None; names.len()],
+            futures: Vec::new(),
+            futures_ended: Vec::new(),
         }
+    }
+
+    fn spawn(
+        &mut self,
+        t: u64,
+        id: u64,
+        parent: u64,
+        message: &'static str,
+        dots: bool,
+    ) -> &mut Sim {
+        self.at(
+            t,
+            Step::Spawn {
+                id,
+                parent,
+                message,
+                dots,
+            },
+        )
+    }
+
+    fn complete(&mut self, t: u64, id: u64) -> &mut Sim {
+        self.at(
+            t,
+            Step::Complete {
+                id,
+                cancelled: false,
+            },
+        )
     }
 
     fn at(&mut self, t: u64, step: Step) -> &mut Sim {
@@ -134,6 +182,10 @@ impl Sim {
             self.printer.running(t, &calls, now);
             self.late_ready[t] = std::mem::take(&mut self.late[t]);
         }
+        for ended in std::mem::take(&mut self.futures_ended) {
+            self.printer.future_ended(ended, &mut out);
+        }
+        self.printer.pending(&self.futures, &mut out);
         let next = self.printer.tick(now, &mut out);
         self.emit(now, &out);
         if self.printer.wants_drain() {
@@ -193,6 +245,7 @@ impl Sim {
                         let ended = Ended {
                             call,
                             end: now,
+                            heap_alert: None,
                             mem_start_kb: mem,
                             mem_end_kb: kib(mem_mb),
                         };
@@ -204,6 +257,7 @@ impl Sim {
                         self.late[thread].push(Ended {
                             call,
                             end: now,
+                            heap_alert: None,
                             mem_start_kb: mem,
                             mem_end_kb: mem,
                         });
@@ -234,11 +288,40 @@ impl Sim {
                             let ended = Ended {
                                 call,
                                 end: now,
+                                heap_alert: None,
                                 mem_start_kb: mem,
                                 mem_end_kb: mem,
                             };
                             self.printer.ended(thread, ended, &mut out);
                             self.last[thread] = Some((call.depth, call.start));
+                        }
+                    }
+                    Step::Spawn {
+                        id,
+                        parent,
+                        message,
+                        dots,
+                    } => self.futures.push(AsyncCall {
+                        id,
+                        parent,
+                        start: now,
+                        message,
+                        dots,
+                    }),
+                    Step::Complete { id, cancelled } => {
+                        let i = self
+                            .futures
+                            .iter()
+                            .position(|f| f.id == id)
+                            .expect("spawned");
+                        let call = self.futures.remove(i);
+                        if now - call.start >= SECOND / 2 {
+                            self.futures_ended.push(AsyncEnded {
+                                call,
+                                end: now,
+                                mem_end_kb: kib(97),
+                                cancelled,
+                            });
                         }
                     }
                 }
@@ -479,6 +562,7 @@ fn a_snapshot_that_still_shows_an_ended_call_is_cut_there() {
     let ended = Ended {
         call: solving,
         end: 1_500_000,
+        heap_alert: None,
         mem_start_kb: kib(97),
         mem_end_kb: kib(97),
     };
@@ -599,5 +683,111 @@ fn a_panic_ends_the_line_and_its_sections_say_so() {
                 message: "thread 'main' panicked at src/main.rs:9:5:\nno mesh\n",
             },
         );
+    insta::assert_snapshot!(sim.run(10 * SECOND));
+}
+
+// Async code: timed futures of `live` sections pending past the limit, on the `async: ` track.
+
+#[test]
+fn a_pending_future_prints_by_wall_time_with_no_thread_polling_it() {
+    // Nothing runs on any thread: the future waits (a timer, a socket) between short polls.
+    let mut sim = Sim::new(settings(), &[("main", true), ("tokio-rt-worker", false)]);
+    sim.spawn(0, 7, 0, "Fetching index", true)
+        .start(10, 1, "Fetching index", true)
+        .end(200, 1)
+        .start(3_499_900, 1, "Fetching index", true)
+        .end(3_500_000, 1)
+        .complete(3_500_000, 7);
+    insta::assert_snapshot!(sim.run(10 * SECOND));
+}
+
+#[test]
+fn quick_futures_print_nothing() {
+    let mut sim = Sim::new(settings(), &[("main", true)]);
+    sim.spawn(0, 1, 0, "Fetching", true)
+        .complete(400_000, 1)
+        .spawn(500_000, 2, 0, "Fetching", true)
+        .complete(1_400_000, 2);
+    assert_eq!(sim.run(5 * SECOND), "\n---- written at (µs)\n");
+}
+
+#[test]
+fn awaited_futures_are_indented_under_the_futures_awaiting_them() {
+    // `join!(user(), posts())` inside `serve()`: both are first polled inside serve's poll.
+    let mut sim = Sim::new(settings(), &[("main", true)]);
+    sim.spawn(0, 1, 0, "Serving request", false)
+        .spawn(100_000, 2, 1, "Fetching user", true)
+        .spawn(100_000, 3, 1, "Fetching posts", true)
+        .complete(1_600_000, 2)
+        .complete(3_300_000, 3)
+        .complete(3_500_000, 1);
+    insta::assert_snapshot!(sim.run(10 * SECOND));
+}
+
+#[test]
+fn an_awaited_future_waits_for_the_one_awaiting_it_to_print_first() {
+    // The inner future crosses the limit later; the outer one printed already: no repeat, one indent.
+    let mut sim = Sim::new(settings(), &[("main", true)]);
+    sim.spawn(0, 1, 0, "Time stepping", true)
+        .spawn(1_500_000, 2, 1, "Solving", true)
+        .complete(4_000_000, 2)
+        .complete(5_200_000, 1);
+    insta::assert_snapshot!(sim.run(10 * SECOND));
+}
+
+#[test]
+fn a_long_poll_prints_on_its_thread_and_the_future_on_the_async_track() {
+    // A poll that blocks its worker for 2 s is a section on that thread; the future's wall time is the
+    // async track's. Neither line claims the other's.
+    let mut sim = Sim::new(settings(), &[("main", true), ("tokio-rt-worker", false)]);
+    sim.spawn(0, 5, 0, "Loading mesh", true)
+        .start(0, 1, "Loading mesh", true)
+        .end(100, 1)
+        .start(500_000, 1, "Loading mesh", true)
+        .end(2_500_000, 1)
+        .complete(3_000_000, 5);
+    insta::assert_snapshot!(sim.run(10 * SECOND));
+}
+
+#[test]
+fn a_cancelled_future_says_so() {
+    // `tokio::time::timeout` drops the future it gave up on.
+    let mut sim = Sim::new(settings(), &[("main", true)]);
+    sim.spawn(0, 9, 0, "Waiting for peer", true).at(
+        2_200_000,
+        Step::Complete {
+            id: 9,
+            cancelled: true,
+        },
+    );
+    insta::assert_snapshot!(sim.run(10 * SECOND));
+}
+
+#[test]
+fn a_future_pending_at_exit_is_timed_up_to_the_exit() {
+    let mut sim = Sim::new(settings(), &[("main", true)]);
+    sim.spawn(0, 1, 0, "Serving", false)
+        .spawn(0, 2, 1, "Waiting for connections", true);
+    insta::assert_snapshot!(sim.run(2_500_000));
+}
+
+#[test]
+fn futures_and_output_say_still_and_currently() {
+    let mut sim = Sim::new(settings(), &[("main", true)]);
+    sim.spawn(0, 1, 0, "Downloading", true)
+        .spawn(900_000, 2, 0, "Uploading", true)
+        .at(1_500_000, Step::Output("log: half way\n"))
+        .complete(2_600_000, 1)
+        .complete(3_100_000, 2);
+    insta::assert_snapshot!(sim.run(10 * SECOND));
+}
+
+#[test]
+fn a_thread_named_async_does_not_look_like_the_async_track() {
+    let mut sim = Sim::new(settings(), &[("main", true), ("async", false)]);
+    sim.start(0, 1, "Compacting", false)
+        .end(1_500_000, 1)
+        .spawn(2_000_000, 1, 0, "Compacting", false)
+        .complete(3_500_000, 1);
     insta::assert_snapshot!(sim.run(10 * SECOND));
 }

@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod demo;
+pub mod heap;
 pub mod layouts;
 pub mod lifecycle;
 pub mod machine;
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 
 use capture::Capture;
 use demo::{Demo, DemoFigures};
+use heap::Heap;
 use layouts::Layouts;
 use lifecycle::Lifecycle;
 use machine::Machine;
@@ -60,11 +62,14 @@ pub struct Record {
     pub lifecycle: Lifecycle,
     /// `perfgraph merge` of many files; `None` without the command.
     pub merge: Option<Merge>,
+    /// The counting allocator's cost per allocation and one exact memory read's.
+    pub heap: Heap,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
 /// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
-/// capture's floods; then the lifecycle tests' figures are read, and `perfgraph merge` is timed.
+/// capture's floods; then the lifecycle tests' figures are read, and `perfgraph merge` is timed; last, the
+/// heap accounting's costs.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
@@ -78,6 +83,7 @@ pub fn record(inputs: &Inputs) -> Record {
     let capture = Capture::measure(&inputs.demo_on);
     let lifecycle = Lifecycle::read(inputs.lifecycle.as_deref());
     let merge = Merge::measure(inputs.perfgraph.as_deref());
+    let heap = Heap::measure();
     Record {
         machine,
         results,
@@ -87,5 +93,6 @@ pub fn record(inputs: &Inputs) -> Record {
         capture,
         lifecycle,
         merge,
+        heap,
     }
 }

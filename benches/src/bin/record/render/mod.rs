@@ -5,6 +5,7 @@ mod capture;
 mod demo;
 mod fmt;
 mod header;
+mod heap;
 mod latency;
 mod layouts;
 mod lifecycle;
@@ -36,5 +37,13 @@ pub fn render(r: &Record) -> String {
     capture::write(&mut doc, &r.capture);
     lifecycle::write(&mut doc, &r.lifecycle);
     latency::write(&mut doc, &r.results, r.merge.as_ref());
+    heap::write(&mut doc, &r.heap);
+    doc
+}
+
+/// The section on exact heap accounting alone (`record --heap`).
+pub fn heap_section(h: &crate::measure::heap::Heap) -> String {
+    let mut doc = String::new();
+    heap::write(&mut doc, h);
     doc
 }

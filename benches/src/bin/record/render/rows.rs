@@ -146,6 +146,12 @@ pub const ROWS: &[Row] = &[
         "perfgraph, nested three deep (per section)",
         "three nested sections per call",
     ),
+    perfgraph_row(
+        process::MAIN,
+        case::PERFGRAPH_FUTURE_POLL,
+        "perfgraph, a timed future's poll",
+        "`time_future!` that stays pending, polled again (per poll)",
+    ),
     peer_row(
         process::MAIN,
         case::PUFFIN_ON,
@@ -176,10 +182,31 @@ pub const ROWS: &[Row] = &[
     ),
     peer_row(
         process::MAIN,
+        case::FASTRACE_FUTURE_POLL,
+        (peer::FASTRACE, ON),
+        ", a traced future's poll",
+        "`#[trace] async fn` that stays pending, root span (per poll)",
+    ),
+    peer_row(
+        process::MAIN,
         case::TRACING_REGISTRY_NOOP_LAYER,
         (peer::TRACING, ON),
         " + `Registry`",
         "`#[instrument]`, global Registry + no-op layer",
+    ),
+    peer_row(
+        process::MAIN,
+        case::TRACING_SCOPED_REGISTRY,
+        (peer::TRACING, ON),
+        " + `Registry`, scoped",
+        "the same as a scoped dispatcher (`with_default` per batch)",
+    ),
+    peer_row(
+        process::MAIN,
+        case::TRACING_SCOPED_PERFGRAPH_LAYER,
+        (peer::TRACING, ON),
+        " + `Registry` + perfgraph `TracingLayer`",
+        "the same scoped, with perfgraph's layer added",
     ),
     peer_row(
         process::CHROME,
@@ -208,6 +235,13 @@ pub const ROWS: &[Row] = &[
         (peer::HOTPATH, ON),
         " (`hotpath`)",
         "`#[measure]`, `HotpathGuard` alive (with its localhost metrics server)",
+    ),
+    peer_row(
+        process::MAIN,
+        case::HOTPATH_FUTURE_POLL,
+        (peer::HOTPATH, ON),
+        ", a measured future's poll",
+        "`#[measure] async fn` that stays pending (per poll)",
     ),
     peer_row(
         process::MAIN,

@@ -20,6 +20,7 @@ pub fn write(doc: &mut String, r: &Results, layouts: &Layouts, exit_added: Optio
         "## Targets (2-core machine)\n\n| Target | Measured | |\n|---|---|---|"
     );
     enabled_rows(doc, r);
+    async_rows(doc, r);
     disabled_rows(doc, r, layouts);
     let disturbed = two_thread_disturbance(r);
     two_thread_rows(doc, r, disturbed.is_some());
@@ -83,9 +84,41 @@ fn enabled_rows(doc: &mut String, r: &Results) {
     );
 }
 
-/// The recording peer with the lowest *added* on one thread, and its label.
+/// A timed future's poll against a synchronous section, and what `TracingLayer` adds to tracing + `Registry`
+/// against perfgraph's own section (one thread, wall time).
+fn async_rows(doc: &mut String, r: &Results) {
+    let added = |id| r.added(process::MAIN, group::ONE_THREAD, id);
+    let pg = added(case::PERFGRAPH_ENABLED);
+    let poll = added(case::PERFGRAPH_FUTURE_POLL);
+    let ratio = poll.zip(pg).map(|(p, s)| p / s);
+    let _ = writeln!(
+        doc,
+        "| a timed future's poll ≤ 1.5 × a synchronous section | {} ns vs {} ns: {} | {} |",
+        fmt::ns(poll),
+        fmt::ns(pg),
+        fmt::ratio(ratio),
+        check(ratio.map(|x| x <= 1.5))
+    );
+    let layer = added(case::TRACING_SCOPED_PERFGRAPH_LAYER)
+        .zip(added(case::TRACING_SCOPED_REGISTRY))
+        .map(|(l, t)| l - t);
+    let ratio = layer.zip(pg).map(|(l, s)| l / s);
+    let _ = writeln!(
+        doc,
+        "| `TracingLayer` adds ≤ 2 × perfgraph's section on top of tracing + `Registry` | {} ns (scoped, with the layer − without) vs {} ns: {} | {} |",
+        fmt::ns(layer),
+        fmt::ns(pg),
+        fmt::ratio(ratio),
+        check(ratio.map(|x| x <= 2.0))
+    );
+}
+
+/// The recording peer with the lowest *added* on one thread, and its label (a section's enter + exit: not
+/// the async rows, which time a future's poll).
 fn cheapest_peer(r: &Results) -> Option<(f64, String)> {
+    const POLLS: [&str; 2] = [case::FASTRACE_FUTURE_POLL, case::HOTPATH_FUTURE_POLL];
     ROWS.iter()
+        .filter(|row| !POLLS.contains(&row.id))
         .filter(|row| {
             matches!(
                 row.kind,

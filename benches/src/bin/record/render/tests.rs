@@ -11,6 +11,7 @@ use super::render;
 use crate::measure::Record;
 use crate::measure::capture::{Capture, Flood};
 use crate::measure::demo::{CpuRun, DemoFigures, FineLoop, PrintThreadCpu, ProcessTime};
+use crate::measure::heap::Heap;
 use crate::measure::layouts::Layouts;
 use crate::measure::lifecycle::{Churn, Forks, Lifecycle, Limited};
 use crate::measure::machine::Machine;
@@ -34,14 +35,19 @@ const MEDIANS: &[Medians] = &[
     (process::MAIN, case::PERFGRAPH_DISABLED_BY_VERBOSITY, 1.52, 1.61, Some((1.53, 1.54))),
     (process::MAIN, case::PERFGRAPH_LIVE_MESSAGE, 36.34, 38.87, Some((36.52, 38.61))),
     (process::MAIN, case::PERFGRAPH_NESTED_3_DEEP, 114.71, 121.42, Some((116.53, 118.31))),
+    (process::MAIN, case::PERFGRAPH_FUTURE_POLL, 45.10, 47.02, Some((44.82, 46.13))),
     (process::MAIN, case::PUFFIN_ON, 72.04, 75.01, None),
     (process::MAIN, case::PUFFIN_OFF, 1.02, 1.11, None),
     (process::MAIN, case::FASTRACE_ROOT_SPAN, 74.43, 157.02, None),
     (process::MAIN, case::FASTRACE_NO_ROOT, 2.41, 4.03, None),
+    (process::MAIN, case::FASTRACE_FUTURE_POLL, 30.52, 31.24, None),
     (process::MAIN, case::TRACING_REGISTRY_NOOP_LAYER, 154.52, 426.93, None),
+    (process::MAIN, case::TRACING_SCOPED_REGISTRY, 160.31, 430.12, None),
+    (process::MAIN, case::TRACING_SCOPED_PERFGRAPH_LAYER, 215.71, 498.43, None),
     (process::MAIN, case::TIME_GRAPH_ON, 52.17, 486.12, None),
     (process::MAIN, case::TIME_GRAPH_OFF, 3.81, 3.78, None),
     (process::MAIN, case::HOTPATH_ON, 135.83, 170.61, None),
+    (process::MAIN, case::HOTPATH_FUTURE_POLL, 140.22, 175.34, None),
     (process::CHROME, case::EMPTY_CALL, 1.19, 1.88, None),
     (process::CHROME, case::TRACING_REGISTRY_CHROME, 904.81, 1183.04, None),
     (process::COMPILED_OUT, case::EMPTY_CALL, 0.31, 0.32, None),
@@ -172,6 +178,14 @@ fn canned() -> Record {
             }),
         },
         merge: Some(Merge { best_s: 1.234 }),
+        heap: Heap {
+            system_pair_ns: 13.84,
+            counting_pair_ns: 14.54,
+            pairs: 2_000_000,
+            rss_read_ns: Some(1412.3),
+            reads: 100_000,
+            rounds: 15,
+        },
     }
 }
 
@@ -333,6 +347,15 @@ fn targets_give_their_verdicts() {
         line(&doc, "| enabled below every peer"),
         "| enabled below every peer (recording) | 36.4 ns; cheapest peer: time-graph 0.3, 50.9 ns | met |"
     );
+    // 43.87 / 36.43 ns; (215.71 − 160.31) / 36.43 ns.
+    assert_eq!(
+        line(&doc, "| a timed future's poll"),
+        "| a timed future's poll ≤ 1.5 × a synchronous section | 43.9 ns vs 36.4 ns: 1.20× | met |"
+    );
+    assert_eq!(
+        line(&doc, "| `TracingLayer` adds"),
+        "| `TracingLayer` adds ≤ 2 × perfgraph's section on top of tracing + `Registry` | 55.4 ns (scoped, with the layer − without) vs 36.4 ns: 1.52× | met |"
+    );
     assert_eq!(
         line(&doc, "| the same, median over"),
         "| the same, median over 12 short processes (each between 0.28 and 1.67 ns; see below) | 0.3 ns over an empty call | met |"
@@ -433,4 +456,23 @@ fn without_the_demo_the_record_says_so() {
          ## Capture"
     ));
     assert!(!doc.contains("## Whole-process time"));
+}
+
+#[test]
+fn the_heap_rows_give_the_added_cost_and_the_read() {
+    let doc = render(&canned());
+    // 14.54 − 13.84 = 0.70.
+    assert_eq!(
+        line(&doc, "| `CountingAllocator::new(System)`"),
+        "| `CountingAllocator::new(System)`: alloc + dealloc of 64 B | 14.54 | 0.70 |"
+    );
+    assert_eq!(
+        line(&doc, "| one exact resident-memory read"),
+        "| one exact resident-memory read | 1412 | — |"
+    );
+    let mut unreadable = canned();
+    unreadable.heap.rss_read_ns = None;
+    assert!(
+        render(&unreadable).contains("| one exact resident-memory read | not readable here | — |")
+    );
 }

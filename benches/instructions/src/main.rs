@@ -1,0 +1,86 @@
+//! Instruction counts of one hot-path operation, under callgrind: run a case `n` times and `2n` times,
+//! and the difference of the two totals divided by `n` is the count per operation (start-up, the first
+//! section and exit cancel out).
+//!
+//! ```sh
+//! cd benches/instructions && cargo build --release
+//! for n in 1000000 2000000; do
+//!   PERFGRAPH_LIVE=off PERFGRAPH_CAPTURE=off valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.$n \
+//!     target/release/perfgraph-instructions section $n
+//! done   # then (Ir of 2e6 − Ir of 1e6) / 1e6, from the "summary:" line of each file
+//! ```
+//!
+//! Cases: `section` (a `time_section!` leaf), `poll` (a poll of a pending `time_future!`), `span` and
+//! `span-layer` (an `info_span!` entered and exited, then closed, under tracing + `Registry` + a no-op
+//! layer, without and with perfgraph's `TracingLayer`).
+
+use std::future::Future;
+use std::hint::black_box;
+use std::task::{Context, Waker};
+
+use tracing_subscriber::layer::SubscriberExt;
+
+#[inline(never)]
+fn section_leaf() {
+    perfgraph_core::time_section!("leaf");
+    black_box(());
+}
+
+#[inline(never)]
+fn span_leaf() {
+    let _span = tracing::info_span!("leaf").entered();
+    black_box(());
+}
+
+/// A layer that does nothing: it makes the `Registry` free closed spans.
+struct NoopLayer;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoopLayer {}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let case = args.next().unwrap_or_default();
+    let n: u64 = args
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_000_000);
+    match case.as_str() {
+        "section" => {
+            for _ in 0..n {
+                section_leaf();
+            }
+        }
+        "poll" => {
+            let mut future = std::pin::pin!(perfgraph_core::time_future!(
+                "leaf",
+                std::future::pending::<()>()
+            ));
+            let mut cx = Context::from_waker(Waker::noop());
+            for _ in 0..n {
+                let _ = black_box(future.as_mut().poll(&mut cx));
+            }
+        }
+        "span" => {
+            let subscriber = tracing_subscriber::registry().with(NoopLayer);
+            tracing::subscriber::with_default(subscriber, || {
+                for _ in 0..n {
+                    span_leaf();
+                }
+            });
+        }
+        "span-layer" => {
+            let subscriber = tracing_subscriber::registry()
+                .with(NoopLayer)
+                .with(perfgraph_core::TracingLayer::new());
+            tracing::subscriber::with_default(subscriber, || {
+                for _ in 0..n {
+                    span_leaf();
+                }
+            });
+        }
+        _ => {
+            eprintln!("usage: perfgraph-instructions section|poll|span|span-layer N");
+            std::process::exit(2);
+        }
+    }
+}

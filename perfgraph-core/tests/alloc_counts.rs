@@ -1,0 +1,134 @@
+//! The counting allocator installed as the global allocator: exact allocation figures per section. Its
+//! own test target, since `#[global_allocator]` is for the whole binary. Each test records on a thread of
+//! its own name, so the tests (run in parallel by the harness) never share a call tree.
+
+mod common;
+
+use std::hint::black_box;
+
+use perfgraph_core::{CallNode, CountingAllocator, time_section};
+
+#[global_allocator]
+static ALLOC: CountingAllocator = CountingAllocator::new(std::alloc::System);
+
+fn node(thread: &str, path: &[&str]) -> CallNode {
+    let t = common::thread_named(thread);
+    t.tree
+        .find(path)
+        .unwrap_or_else(|| panic!("{path:?} not in {thread}'s tree"))
+        .clone()
+}
+
+#[test]
+fn a_thousand_vectors_are_a_thousand_allocations_self_and_inclusive() {
+    common::on_thread("alloc-exact", || {
+        time_section!("alloc::outer");
+        {
+            time_section!("alloc::inner");
+            for _ in 0..1000 {
+                black_box(Vec::<u8>::with_capacity(1024));
+            }
+        }
+    });
+    let inner = node("alloc-exact", &["alloc::outer", "alloc::inner"]);
+    assert_eq!((inner.allocs, inner.alloc_bytes), (1000, 1_024_000));
+    assert_eq!(
+        (inner.self_allocs, inner.self_alloc_bytes),
+        (1000, 1_024_000)
+    );
+    assert_eq!(inner.heap_growth_bytes, 0, "every vector was freed");
+    assert_eq!(inner.heap_peak_bytes, 1024, "one vector at a time");
+    let outer = node("alloc-exact", &["alloc::outer"]);
+    assert_eq!((outer.allocs, outer.alloc_bytes), (1000, 1_024_000));
+    assert_eq!((outer.self_allocs, outer.self_alloc_bytes), (0, 0));
+    assert_eq!(outer.heap_peak_bytes, 1024);
+    let report = perfgraph_core::report();
+    assert!(report.heap_counted);
+    let table = report.alloc_table();
+    assert!(
+        table.contains("Self alloc(MB)") && table.contains("alloc::inner"),
+        "{table}"
+    );
+}
+
+#[test]
+fn realloc_growth_counts_each_reallocation_and_the_net_growth() {
+    let capacity = common::on_thread("alloc-realloc", || {
+        time_section!("alloc::grow");
+        let mut v: Vec<u64> = Vec::with_capacity(1);
+        for i in 0..1000 {
+            v.push(black_box(i));
+        }
+        let capacity = v.capacity();
+        // Kept past the section: its growth is the vector's final size.
+        std::mem::forget(v);
+        capacity
+    });
+    let n = node("alloc-realloc", &["alloc::grow"]);
+    let bytes = capacity as u64 * 8;
+    assert!(
+        n.allocs >= 2,
+        "the first allocation and reallocations: {n:?}"
+    );
+    assert_eq!(n.heap_growth_bytes, bytes as i64);
+    assert!(n.alloc_bytes > bytes, "each realloc's new size: {n:?}");
+    assert!(n.heap_peak_bytes >= bytes, "{n:?}");
+}
+
+#[test]
+fn memory_freed_on_another_thread_counts_against_the_freeing_threads_section() {
+    let buffer = common::on_thread("alloc-maker", || vec![1u8; 1 << 20]);
+    common::on_thread("alloc-freer", move || {
+        time_section!("alloc::free_other");
+        drop(black_box(buffer));
+    });
+    let n = node("alloc-freer", &["alloc::free_other"]);
+    assert_eq!(n.allocs, 0);
+    assert_eq!(n.heap_growth_bytes, -(1 << 20));
+    assert_eq!(n.heap_peak_bytes, 0);
+}
+
+#[test]
+fn a_thread_that_allocates_before_its_first_section_counts_only_the_sections_own() {
+    common::on_thread("alloc-early", || {
+        let early = black_box(vec![7u8; 10 << 20]);
+        {
+            time_section!("alloc::after_early");
+            black_box(Vec::<u8>::with_capacity(1000)).leak();
+        }
+        drop(early);
+    });
+    let n = node("alloc-early", &["alloc::after_early"]);
+    assert_eq!((n.allocs, n.alloc_bytes), (1, 1000));
+    assert_eq!(n.heap_growth_bytes, 1000);
+    assert_eq!(n.heap_peak_bytes, 1000);
+}
+
+struct AllocatesOnDrop;
+
+impl Drop for AllocatesOnDrop {
+    fn drop(&mut self) {
+        time_section!("alloc::in_tls_destructor");
+        black_box(Vec::<u8>::with_capacity(512));
+    }
+}
+
+thread_local! {
+    static ON_EXIT: AllocatesOnDrop = const { AllocatesOnDrop };
+}
+
+#[test]
+fn allocation_during_thread_local_destruction_is_counted() {
+    common::on_thread("alloc-tls", || {
+        time_section!("alloc::before_exit");
+        ON_EXIT.with(|_| {});
+    });
+    // The destructor's section ran during the thread's teardown, on a state of its own.
+    let found: Vec<CallNode> = perfgraph_core::threads()
+        .iter()
+        .filter_map(|t| t.tree.find(&["alloc::in_tls_destructor"]).cloned())
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].allocs, found[0].alloc_bytes), (1, 512));
+    assert_eq!(found[0].heap_growth_bytes, 0);
+}
