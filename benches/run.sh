@@ -9,10 +9,11 @@
 # compiled-out bench (benches/compiled-out, its own build so perfgraph-core really lacks `enabled`); then
 # `record` measures the demo, the memory per thread and the off-by-verbosity cost in a dozen short peers-bench
 # processes with ASLR and a few with it off (to see how far that cost varies across processes and layouts),
-# reads the figures of the lifecycle tests run at full size just before, measures the streamed trace
-# (`record --trace-child`: the lossless rate, bytes per call, the cost on the recording threads and a 30 s
-# two-thread run: a few minutes, and scratch files of up to 1.5 GB under target/perf-record, each removed once
-# measured), and writes the file. PERFGRAPH_*
+# reads the figures of the lifecycle tests run at full size just before, times `perfgraph merge` of 256
+# files, measures the streamed trace (`record --trace-child`: the lossless rate, bytes per call, the cost on
+# the recording threads and a 30 s two-thread run: a few minutes, and scratch files of up to 1.5 GB under
+# target/perf-record, each removed once measured), and writes the file (the latency histogram's cost is the
+# Criterion pair perfgraph/enabled and perfgraph/no_histogram of the main process). PERFGRAPH_*
 # variables are cleared so every run uses the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +45,7 @@ cargo build --release -p perfgraph-demo
 cp target/release/perfgraph-demo "$out/demo-on"
 cargo build --release -p perfgraph-demo --no-default-features
 cp target/release/perfgraph-demo "$out/demo-off"
-cargo build --release -p perfgraph-benches --bin record --bin latency
+cargo build --release -p perfgraph-benches --bin record
 cargo build --release -p perfgraph-cli
 peers_bench=$(cd benches/peers && cargo bench --bench peers --no-run 2>&1 | tee /dev/stderr |
     sed -n 's/.*Executable .*(\(.*\))$/\1/p')
@@ -77,8 +78,4 @@ echo "== demo and memory measurements; writing docs/performance.md"
 wait_quiet
 target/release/record --criterion "$out/criterion" --demo-on "$out/demo-on" --demo-off "$out/demo-off" \
     --peers-bench "$peers_bench" --out docs/performance.md --command "benches/run.sh" \
-    --lifecycle "$out/lifecycle.txt"
-
-echo "== latency histograms and perfgraph merge; appending to docs/performance.md"
-wait_quiet
-{ echo; target/release/latency target/release/perfgraph; } >> docs/performance.md
+    --lifecycle "$out/lifecycle.txt" --perfgraph target/release/perfgraph

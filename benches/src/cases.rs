@@ -81,6 +81,15 @@ fn pg_batch(n: u64, leaf: fn()) {
     repeat(n, leaf);
 }
 
+/// As [`pg_batch`] with `pg_leaf`, on a call path of its own (`batch_without_histogram` → `leaf`) made
+/// without a latency histogram: the same leaf function, so the two cases differ by the histogram alone.
+fn pg_batch_without_histogram(n: u64) {
+    perfgraph_core::__private::without_latency_histograms(|| {
+        time_section!("batch_without_histogram");
+        repeat(n, pg_leaf);
+    });
+}
+
 /// A future that stays pending, its polls doing the leaf's work.
 struct Pending;
 
@@ -112,11 +121,13 @@ fn verbosity_off() {
     set_verbosity(Verbosity::Off);
 }
 
-/// perfgraph (`#[timed]` leaves): recording; off by verbosity; a live message and dots; three nested sections
+/// perfgraph (`#[timed]` leaves): recording; the same leaf on a call path without a latency histogram; off
+/// by verbosity; a live message and dots; three nested sections
 /// per call (its figure is per call, i.e. three sections); a timed future's poll. Leaves run inside an outer
 /// `batch` section.
-pub const PERFGRAPH: [Case; 5] = [
+pub const PERFGRAPH: [Case; 6] = [
     Case::new(case::PERFGRAPH_ENABLED, |n| pg_batch(n, pg_leaf)).with_setup(verbosity_on),
+    Case::new(case::PERFGRAPH_NO_HISTOGRAM, pg_batch_without_histogram).with_setup(verbosity_on),
     Case::new(case::PERFGRAPH_DISABLED_BY_VERBOSITY, |n| {
         pg_batch(n, pg_leaf)
     })

@@ -26,6 +26,9 @@ pub mod case {
     pub const RAW_CLOCK_PAIR: &str = "floor/raw_clock_pair";
     /// perfgraph recording a `#[timed]` leaf.
     pub const PERFGRAPH_ENABLED: &str = "perfgraph/enabled";
+    /// The same leaf on a call path made without a latency histogram (the bench hook
+    /// `__private::without_latency_histograms`): next to [`PERFGRAPH_ENABLED`], the histogram's cost.
+    pub const PERFGRAPH_NO_HISTOGRAM: &str = "perfgraph/no_histogram";
     /// The same leaf with the verbosity off.
     pub const PERFGRAPH_DISABLED_BY_VERBOSITY: &str = "perfgraph/disabled_by_verbosity";
     /// A leaf with a live message and dots.

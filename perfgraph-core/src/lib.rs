@@ -168,6 +168,13 @@ pub mod __private {
     pub use crate::entry::enter;
     pub use crate::local::guard::Guard;
 
+    /// For the benchmark of the latency histogram's cost, not a public API: runs `f`, and the call paths
+    /// this thread makes during it get no latency histogram (as paths past a thread's first 1,023). The
+    /// same leaf section can then be timed on a path with a histogram and on one without, in one process.
+    pub fn without_latency_histograms<R>(f: impl FnOnce() -> R) -> R {
+        crate::local::latency::without_blocks(f)
+    }
+
     /// For benchmarks, not a public API: one exact resident-memory read, bytes (a `pread` of
     /// `/proc/self/statm` on Linux), as a section with exact memory (`PERFGRAPH_MEM_EXACT`) makes at each
     /// boundary; `None` where it cannot be read.

@@ -22,6 +22,10 @@ mod base {
     pub(crate) mod registry {
         pub type SectionId = u32;
     }
+    pub(crate) mod sys {
+        /// `latency::free`'s call, never reached in the model (blocks are null there).
+        pub fn release_pages(_: *mut u8, _: usize) {}
+    }
     /// The counting allocator is not part of this model: perfgraph's own allocations simply run.
     pub(crate) mod heap {
         pub fn untracked<R>(f: impl FnOnce() -> R) -> R {

@@ -49,33 +49,41 @@ pub fn middle(i: usize) -> u64 {
     low(i) + width(i) / 2
 }
 
-/// Two sparse bucket lists (sorted by bucket) added, sorted.
-pub fn add_sparse(a: &[(u32, u64)], b: &[(u32, u64)]) -> Vec<(u32, u64)> {
-    let mut out = Vec::with_capacity(a.len().max(b.len()));
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        match (a.get(i), b.get(j)) {
-            (Some(&x), Some(&y)) if x.0 == y.0 => {
-                out.push((x.0, x.1 + y.1));
-                i += 1;
-                j += 1;
-            }
-            (Some(&x), Some(&y)) if x.0 < y.0 => {
-                out.push(x);
-                i += 1;
-            }
-            (Some(&x), None) => {
-                out.push(x);
-                i += 1;
-            }
-            (_, Some(&y)) => {
-                out.push(y);
-                j += 1;
-            }
-            (None, None) => unreachable!(),
+/// Adds sparse bucket list `b` into `a` (both sorted by bucket, no bucket twice), keeping `a` sorted: in
+/// place when `a` has every bucket of `b` (the usual case when one path's calls are merged again and again,
+/// as each exited thread's are), else by growing `a` once and merging from the back. No other allocation.
+pub fn add_sparse(a: &mut Vec<(u32, u64)>, b: &[(u32, u64)]) {
+    // First pass: how many of `b`'s buckets `a` lacks.
+    let (mut i, mut missing) = (0, 0);
+    for &(bucket, _) in b {
+        while i < a.len() && a[i].0 < bucket {
+            i += 1;
+        }
+        if i < a.len() && a[i].0 == bucket {
+            i += 1;
+        } else {
+            missing += 1;
         }
     }
-    out
+    let old = a.len();
+    a.resize(old + missing, (0, 0));
+    // Second pass, from the back: `k` is the next slot to fill, at or after `i` (the unmerged part of `a`),
+    // so nothing is overwritten before it is moved.
+    let (mut i, mut j, mut k) = (old, b.len(), old + missing);
+    while j > 0 {
+        k -= 1;
+        if i > 0 && a[i - 1].0 > b[j - 1].0 {
+            a[k] = a[i - 1];
+            i -= 1;
+        } else if i > 0 && a[i - 1].0 == b[j - 1].0 {
+            a[k] = (b[j - 1].0, a[i - 1].1 + b[j - 1].1);
+            i -= 1;
+            j -= 1;
+        } else {
+            a[k] = b[j - 1];
+            j -= 1;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -99,6 +107,29 @@ mod tests {
         // Buckets tile the line: each starts where the one before ends.
         for i in 1..BUCKETS {
             assert_eq!(low(i), low(i - 1) + width(i - 1), "bucket {i}");
+        }
+    }
+
+    #[test]
+    fn sparse_lists_add_in_place_or_grown() {
+        type Sparse = &'static [(u32, u64)];
+        let cases: [(Sparse, Sparse); 6] = [
+            (&[], &[]),
+            (&[], &[(3, 1)]),
+            (&[(3, 1)], &[]),
+            (&[(1, 1), (3, 2), (5, 3)], &[(3, 10), (5, 10)]),
+            (&[(2, 1), (4, 1)], &[(1, 5), (3, 5), (4, 5), (9, 5)]),
+            (&[(7, 1)], &[(1, 1), (2, 2)]),
+        ];
+        for (a, b) in cases {
+            let mut dense = std::collections::BTreeMap::new();
+            for &(bucket, n) in a.iter().chain(b) {
+                *dense.entry(bucket).or_insert(0) += n;
+            }
+            let want: Vec<(u32, u64)> = dense.into_iter().collect();
+            let mut got = a.to_vec();
+            add_sparse(&mut got, b);
+            assert_eq!(got, want, "{a:?} + {b:?}");
         }
     }
 

@@ -1,6 +1,6 @@
 //! Every call into the operating system or the CPU's identification that perfgraph makes, in one place: the
 //! monotonic clock, CPUID, the resident-set figure, threads' CPU time, stderr's `write`/`poll`/`isatty`, `atexit`,
-//! `pthread_atfork`, the ids that tell the main thread, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
+//! `pthread_atfork`, `madvise` for freed memory, the ids that tell the main thread, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
 //! wrapper is safe to call from any thread and never panics; the ones a signal handler calls say that they
 //! are async-signal-safe. What "stderr" means here is [`process::output_fd`]: fd 2, or, while the program's
 //! output is captured, the descriptor fd 2 led to before. [`stream`]: the calls behind that capture (pipes,
@@ -149,6 +149,25 @@ pub fn write_stderr(bytes: &[u8]) -> std::io::Result<usize> {
         process::note_output(bytes[n - 1]);
     }
     written
+}
+
+/// Gives the whole pages inside `ptr .. ptr + len` back to the kernel (`madvise(MADV_DONTNEED)`): they stay
+/// mapped, read as zero, and are not resident until written again. For memory the allocator handed out
+/// (private and anonymous), before it is freed, so that the allocator's next caller does not get it resident
+/// whether it writes it or not. Best effort: on an error the pages stay as they were.
+pub fn release_pages(ptr: *mut u8, len: usize) {
+    // SAFETY: sysconf has no preconditions.
+    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        p if p > 0 => p as usize,
+        _ => return,
+    };
+    let start = (ptr as usize).next_multiple_of(page);
+    let end = (ptr as usize).saturating_add(len) / page * page;
+    if end > start {
+        // SAFETY: `start..end` are whole pages inside the caller's allocation, which it owns and no longer
+        // reads: dropping their contents (they read as zero after) breaks nothing.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
+    }
 }
 
 /// Registers `f` to run at process exit (return from `main`, `std::process::exit`). `f` must not unwind.
@@ -343,4 +362,24 @@ pub fn host_name() -> Option<String> {
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     let name = String::from_utf8_lossy(&buf[..end]).into_owned();
     (!name.is_empty()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn released_pages_read_as_zero_and_the_rest_is_kept() {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let len = 5 * page;
+        let mut v = vec![7u8; len];
+        // Unaligned on purpose: only the whole pages inside go back.
+        super::release_pages(v[100..].as_mut_ptr(), len - 200);
+        assert!(v[..100].iter().all(|&b| b == 7));
+        assert!(v[len - 100..].iter().all(|&b| b == 7));
+        let zeroed = v.iter().filter(|&&b| b == 0).count();
+        // At least three of the five pages are whole inside `100 .. len - 100`, whatever the alignment.
+        assert!(zeroed >= 3 * page && zeroed % page == 0, "{zeroed}");
+        v[page * 2] = 1; // still mapped and writable
+        assert_eq!(v[page * 2], 1);
+    }
 }

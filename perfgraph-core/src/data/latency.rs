@@ -66,7 +66,7 @@ impl Latency {
         self.count += other.count;
         self.min_ns = self.min_ns.min(other.min_ns);
         self.max_ns = self.max_ns.max(other.max_ns);
-        self.buckets = buckets::add_sparse(&self.buckets, &other.buckets);
+        buckets::add_sparse(&mut self.buckets, &other.buckets);
     }
 
     /// The duration that `pct` percent of the calls do not exceed (0 < `pct` <= 100), ns: the midpoint of

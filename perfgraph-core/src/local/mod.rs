@@ -19,6 +19,8 @@ pub(crate) mod frames;
 pub(crate) mod guard;
 pub(crate) mod heap_frames;
 pub(crate) mod latency;
+#[cfg(test)]
+mod latency_tests;
 pub(crate) mod marks;
 pub(crate) mod pending;
 pub(crate) mod record;

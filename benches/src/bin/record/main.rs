@@ -4,7 +4,8 @@
 //! processes of its own (resident memory per recording thread). Every figure in the file comes from this run.
 //!
 //! `record --criterion DIR --demo-on BIN --demo-off BIN --peers-bench BIN --out FILE --command TEXT
-//! [--lifecycle FILE]` (`FILE`: the saved output of the full-size lifecycle tests, see `measure::lifecycle`)
+//! [--lifecycle FILE] [--perfgraph BIN]` (`FILE`: the saved output of the full-size lifecycle tests, see
+//! `measure::lifecycle`; `BIN`: the release `perfgraph` command, whose `merge` it times)
 //! (`record --rss-child MODE N` and `record --trace-child RATE SECONDS N` are the children it runs for the
 //! memory and trace figures; `record --trace-only FILE SCRATCH` measures the trace figures alone and
 //! replaces their section of FILE; `record --heap` measures and prints only the section on exact heap
@@ -53,6 +54,12 @@ fn main() {
             .cloned()
             .unwrap_or_else(|| panic!("missing {name}"))
     };
+    let optional = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from)
+    };
     let inputs = measure::Inputs {
         criterion: PathBuf::from(opt("--criterion")),
         demo_on: PathBuf::from(opt("--demo-on")),
@@ -60,11 +67,8 @@ fn main() {
         peers_bench: PathBuf::from(opt("--peers-bench")),
         out: PathBuf::from(opt("--out")),
         command: opt("--command"),
-        lifecycle: args
-            .iter()
-            .position(|a| a == "--lifecycle")
-            .and_then(|i| args.get(i + 1))
-            .map(PathBuf::from),
+        lifecycle: optional("--lifecycle"),
+        perfgraph: optional("--perfgraph"),
     };
     let record = measure::record(&inputs);
     std::fs::write(&inputs.out, render::render(&record)).expect("write the record");

@@ -8,6 +8,7 @@ pub mod heap;
 pub mod layouts;
 pub mod lifecycle;
 pub mod machine;
+pub mod merge;
 pub mod results;
 pub mod rss;
 pub mod trace;
@@ -20,6 +21,7 @@ use heap::Heap;
 use layouts::Layouts;
 use lifecycle::Lifecycle;
 use machine::Machine;
+use merge::Merge;
 use results::Results;
 use rss::Rss;
 use trace::TraceFigures;
@@ -40,6 +42,8 @@ pub struct Inputs {
     pub command: String,
     /// The saved output of the full-size lifecycle tests ([`Lifecycle`]), if `run.sh` ran them.
     pub lifecycle: Option<PathBuf>,
+    /// The `perfgraph` command (release build), for [`Merge`].
+    pub perfgraph: Option<PathBuf>,
 }
 
 /// Every figure of one record.
@@ -60,13 +64,16 @@ pub struct Record {
     pub lifecycle: Lifecycle,
     /// The streamed trace.
     pub trace: TraceFigures,
+    /// `perfgraph merge` of many files; `None` without the command.
+    pub merge: Option<Merge>,
     /// The counting allocator's cost per allocation and one exact memory read's.
     pub heap: Heap,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
 /// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
-/// capture's floods; then the lifecycle tests' figures are read; last, the heap accounting's costs.
+/// capture's floods; then the lifecycle tests' figures are read, and `perfgraph merge` is timed; last, the
+/// heap accounting's costs.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
@@ -81,6 +88,7 @@ pub fn record(inputs: &Inputs) -> Record {
     let lifecycle = Lifecycle::read(inputs.lifecycle.as_deref());
     let scratch = inputs.criterion.parent().unwrap_or(&inputs.criterion);
     let trace = trace::measure(scratch);
+    let merge = Merge::measure(inputs.perfgraph.as_deref());
     let heap = Heap::measure();
     Record {
         machine,
@@ -91,6 +99,7 @@ pub fn record(inputs: &Inputs) -> Record {
         capture,
         lifecycle,
         trace,
+        merge,
         heap,
     }
 }

@@ -6,6 +6,7 @@ mod demo;
 mod fmt;
 mod header;
 mod heap;
+mod latency;
 mod layouts;
 mod lifecycle;
 mod overhead;
@@ -37,6 +38,7 @@ pub fn render(r: &Record) -> String {
     capture::write(&mut doc, &r.capture);
     lifecycle::write(&mut doc, &r.lifecycle);
     trace::write(&mut doc, &r.trace);
+    latency::write(&mut doc, &r.results, r.merge.as_ref());
     heap::write(&mut doc, &r.heap);
     doc
 }

@@ -112,6 +112,12 @@ pub const ROWS: &[Row] = &[
     ),
     perfgraph_row(
         process::MAIN,
+        case::PERFGRAPH_NO_HISTOGRAM,
+        "perfgraph, on a path without a latency histogram",
+        "the same leaf; bench hook `__private::without_latency_histograms`",
+    ),
+    perfgraph_row(
+        process::MAIN,
         case::PERFGRAPH_DISABLED_BY_VERBOSITY,
         "perfgraph, off by verbosity",
         "`set_verbosity(Verbosity::Off)`",

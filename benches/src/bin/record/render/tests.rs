@@ -15,6 +15,7 @@ use crate::measure::heap::Heap;
 use crate::measure::layouts::Layouts;
 use crate::measure::lifecycle::{Churn, Forks, Lifecycle, Limited};
 use crate::measure::machine::Machine;
+use crate::measure::merge::Merge;
 use crate::measure::results::Results;
 use crate::measure::rss::Rss;
 use crate::measure::trace::{Run, Rung, TraceFigures};
@@ -31,6 +32,7 @@ const MEDIANS: &[Medians] = &[
     (process::MAIN, case::INSTANT_PAIR, 51.31, 51.72, Some((49.42, 50.71))),
     (process::MAIN, case::RAW_CLOCK_PAIR, 29.14, 29.93, Some((28.51, 28.83))),
     (process::MAIN, case::PERFGRAPH_ENABLED, 37.66, 39.58, Some((37.44, 38.21))),
+    (process::MAIN, case::PERFGRAPH_NO_HISTOGRAM, 36.21, 38.02, Some((35.97, 36.80))),
     (process::MAIN, case::PERFGRAPH_DISABLED_BY_VERBOSITY, 1.52, 1.61, Some((1.53, 1.54))),
     (process::MAIN, case::PERFGRAPH_LIVE_MESSAGE, 36.34, 38.87, Some((36.52, 38.61))),
     (process::MAIN, case::PERFGRAPH_NESTED_3_DEEP, 114.71, 121.42, Some((116.53, 118.31))),
@@ -177,6 +179,7 @@ fn canned() -> Record {
             }),
         },
         trace: canned_trace(),
+        merge: Some(Merge { best_s: 1.234 }),
         heap: Heap {
             system_pair_ns: 13.84,
             counting_pair_ns: 14.54,
@@ -248,6 +251,37 @@ fn canned_trace() -> TraceFigures {
             run(60_000_000, 0, "", 1_680_000_000, 0.0, 0.0, 24_000, 1e6),
         )),
     }
+}
+
+#[test]
+fn the_histogram_cost_is_with_minus_without_in_each_clock() {
+    let doc = render(&canned());
+    // 37.66 − 36.21 and 38.21 − 36.80: with a histogram minus without, same process and group.
+    assert_eq!(
+        line(&doc, "| wall time, 1 thread"),
+        "| wall time, 1 thread | 37.66 | 36.21 | 1.45 | met |"
+    );
+    assert_eq!(
+        line(&doc, "| thread CPU time, 2 threads"),
+        "| thread CPU time, 2 threads | 38.21 | 36.80 | 1.41 | met |"
+    );
+    assert!(doc.contains(
+        "`perfgraph merge` of 256 files of 1000 nodes each (release build, best of 3 runs): 1.23 s."
+    ));
+    let mut slow = canned();
+    slow.results.insert(
+        process::MAIN,
+        group::ONE_THREAD,
+        case::PERFGRAPH_NO_HISTOGRAM,
+        33.0,
+    );
+    slow.merge = None;
+    let doc = render(&slow);
+    assert_eq!(
+        line(&doc, "| wall time, 1 thread"),
+        "| wall time, 1 thread | 37.66 | 33.00 | 4.66 | **missed** |"
+    );
+    assert!(doc.contains("`perfgraph merge`: not measured"));
 }
 
 #[test]
