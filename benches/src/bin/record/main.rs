@@ -8,7 +8,8 @@
 //! `measure::lifecycle`; `BIN`: the release `perfgraph` command, whose `merge` it times)
 //! (`record --rss-child MODE N` and `record --trace-child RATE SECONDS N` are the children it runs for the
 //! memory and trace figures; `record --trace-only FILE SCRATCH` measures the trace figures alone and
-//! replaces their section of FILE; `record --heap` measures and prints only the section on exact heap
+//! replaces their section of FILE; `record --lifecycle-only FILE SAVED` renders the lifecycle section of FILE
+//! again from the saved output of the full-size tests; `record --heap` measures and prints only the section on exact heap
 //! accounting, to look at it without a whole run.)
 //!
 //! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
@@ -35,6 +36,16 @@ fn main() {
             args[2].parse().expect("seconds"),
             args[3].parse().expect("thread count"),
         );
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--lifecycle-only") {
+        // `record --lifecycle-only FILE LIFECYCLE`: the lifecycle section of FILE made again from the saved
+        // test output LIFECYCLE (what `run.sh` saved), the rest of FILE left as the last full run wrote it.
+        let (file, saved) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+        let figures = measure::lifecycle::Lifecycle::read(Some(&saved));
+        let doc = std::fs::read_to_string(&file).expect("read the record");
+        std::fs::write(&file, render::lifecycle::replace(&doc, &figures)).expect("write the record");
+        eprintln!("wrote the lifecycle section of {}", file.display());
         return;
     }
     if args.first().map(String::as_str) == Some("--trace-only") {

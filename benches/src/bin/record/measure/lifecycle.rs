@@ -84,6 +84,11 @@ impl Lifecycle {
         let mut limited = None;
         let mut forks = None;
         for line in text.lines() {
+            // The tests' lines may follow the harness's own `test <name> ... ` on the same line.
+            let line = ["churn limited: ", "churn: ", "forks "]
+                .iter()
+                .find_map(|marker| line.find(marker).map(|at| &line[at..]))
+                .unwrap_or(line);
             if let Some(rest) = line.strip_prefix("churn limited: ") {
                 let f = Fields(rest);
                 limited = (|| {
@@ -170,6 +175,18 @@ mod tests {
             (f.forks, f.hangs, f.errors, f.mean_us, f.max_us),
             (200, 0, 0, 4500, 9000)
         );
+    }
+
+    #[test]
+    fn reads_lines_that_follow_the_harness_test_name() {
+        let text = "test churn_under_ulimit_v_4000000_finishes ... churn limited: threads 100000 \
+            limit_kib 4000000 on_kib 28884 on_s 5.360\n\
+            test churned_threads_cost_little_memory_and_time ... churn: threads 100000 on_kib 29148 \
+            on_s 4.545 off_kib 3672 off_s 4.358\n";
+        let l = Lifecycle::parse(text);
+        assert_eq!(l.runs, 1);
+        assert_eq!(l.churn.unwrap().off_kib, 3672.0);
+        assert_eq!(l.limited.unwrap().on_kib, 28884.0);
     }
 
     #[test]

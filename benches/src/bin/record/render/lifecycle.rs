@@ -11,9 +11,29 @@ const CHURN_GROWTH_KIB: f64 = 32.0 * 1024.0;
 /// Wall time allowed, as a ratio to the same churn at `PERFGRAPH_VERBOSITY=off`.
 const CHURN_RATIO: f64 = 1.3;
 
+/// The section's heading, which [`replace`] looks for.
+const HEADING: &str = "## Real programs' lifecycles, at full size\n";
+
+/// `doc` with its lifecycle section replaced by one rendered from `l` (appended if it has none).
+pub fn replace(doc: &str, l: &Lifecycle) -> String {
+    let mut section = String::new();
+    write(&mut section, l);
+    match doc.find(HEADING) {
+        Some(start) => {
+            let rest = &doc[start + HEADING.len()..];
+            let end = rest
+                .find("\n## ")
+                .map_or(doc.len(), |i| start + HEADING.len() + i + 1);
+            format!("{}{section}{}", &doc[..start], &doc[end..])
+        }
+        None => format!("{doc}\n{section}"),
+    }
+}
+
 /// The section, or a line saying it was not measured.
 pub fn write(doc: &mut String, l: &Lifecycle) {
-    doc.push_str("## Real programs' lifecycles, at full size\n\n");
+    doc.push_str(HEADING);
+    doc.push('\n');
     if l.churn.is_none() && l.limited.is_none() && l.forks.is_none() {
         doc.push_str(
             "Not measured: `record` was not given the output of the full-size tests (`--lifecycle`).\n",

@@ -8,7 +8,7 @@ mod header;
 mod heap;
 mod latency;
 mod layouts;
-mod lifecycle;
+pub mod lifecycle;
 mod overhead;
 mod rows;
 mod rss;
