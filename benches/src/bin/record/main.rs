@@ -44,7 +44,8 @@ fn main() {
         let (file, saved) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
         let figures = measure::lifecycle::Lifecycle::read(Some(&saved));
         let doc = std::fs::read_to_string(&file).expect("read the record");
-        std::fs::write(&file, render::lifecycle::replace(&doc, &figures)).expect("write the record");
+        std::fs::write(&file, render::lifecycle::replace(&doc, &figures))
+            .expect("write the record");
         eprintln!("wrote the lifecycle section of {}", file.display());
         return;
     }
