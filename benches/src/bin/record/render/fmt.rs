@@ -35,6 +35,21 @@ pub fn check(ok: Option<bool>) -> &'static str {
     }
 }
 
+/// `doc` with the section that starts at `heading` (up to the next `## ` heading) replaced by `section`,
+/// or `section` appended if `doc` has no such heading: how `record` remakes one section of the file.
+pub fn replace_section(doc: &str, heading: &str, section: &str) -> String {
+    match doc.find(heading) {
+        Some(start) => {
+            let rest = &doc[start + heading.len()..];
+            let end = rest
+                .find("\n## ")
+                .map_or(doc.len(), |i| start + heading.len() + i + 1);
+            format!("{}{section}{}", &doc[..start], &doc[end..])
+        }
+        None => format!("{doc}\n{section}"),
+    }
+}
+
 /// The lowest and the highest of `v`, if any.
 pub fn range(v: &[f64]) -> Option<(f64, f64)> {
     let lo = v.iter().copied().min_by(f64::total_cmp)?;

@@ -18,16 +18,7 @@ const HEADING: &str = "## Real programs' lifecycles, at full size\n";
 pub fn replace(doc: &str, l: &Lifecycle) -> String {
     let mut section = String::new();
     write(&mut section, l);
-    match doc.find(HEADING) {
-        Some(start) => {
-            let rest = &doc[start + HEADING.len()..];
-            let end = rest
-                .find("\n## ")
-                .map_or(doc.len(), |i| start + HEADING.len() + i + 1);
-            format!("{}{section}{}", &doc[..start], &doc[end..])
-        }
-        None => format!("{doc}\n{section}"),
-    }
+    fmt::replace_section(doc, HEADING, &section)
 }
 
 /// The section, or a line saying it was not measured.

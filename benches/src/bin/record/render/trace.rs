@@ -12,16 +12,7 @@ const HEADING: &str = "## Streamed trace (`PERFGRAPH_TRACE`)";
 pub fn replace(doc: &str, t: &TraceFigures) -> String {
     let mut section = String::new();
     write(&mut section, t);
-    match doc.find(HEADING) {
-        Some(start) => {
-            let rest = &doc[start + HEADING.len()..];
-            let end = rest
-                .find("\n## ")
-                .map_or(doc.len(), |i| start + HEADING.len() + i + 1);
-            format!("{}{section}{}", &doc[..start], &doc[end..])
-        }
-        None => format!("{doc}\n{section}"),
-    }
+    super::fmt::replace_section(doc, HEADING, &section)
 }
 
 fn per_call(run: &Run) -> String {
