@@ -238,21 +238,6 @@ pub fn fake_rss() -> bool {
     FAKE_RSS.load(Ordering::Relaxed)
 }
 
-/// Resident memory read now, in KiB (a `pread` of `/proc/self/statm` on Linux): what the sections that
-/// read memory themselves (`PERFGRAPH_MEM_EXACT`) take at their start and end. The last sample if it cannot
-/// be read, or with a test's fake figure.
-#[cold]
-#[inline(never)]
-pub fn exact_rss_kb() -> u32 {
-    if fake_rss() {
-        return rss_kb();
-    }
-    match crate::base::sys::rss_bytes() {
-        Some(bytes) => (bytes / 1024).min(u32::MAX as u64) as u32,
-        None => rss_kb(),
-    }
-}
-
 /// Publishes a resident-set sample (the memory sampler, or a test's fake figure).
 pub fn set_rss_kb(kb: u32) {
     RSS_KB.store(kb, Ordering::Relaxed);

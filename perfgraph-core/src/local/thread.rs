@@ -377,9 +377,24 @@ fn sample(flags: u8) -> Sample {
 #[inline(always)]
 fn mem_kb(exact: bool) -> u32 {
     if exact {
-        process::exact_rss_kb()
+        exact_rss_kb()
     } else {
         process::rss_kb()
+    }
+}
+
+/// Resident memory read now, in KiB (a `pread` of `/proc/self/statm` on Linux): what the sections that
+/// read memory themselves (`PERFGRAPH_MEM_EXACT`) take at their start and end. The last sample if it cannot
+/// be read, or with a test's fake figure.
+#[cold]
+#[inline(never)]
+fn exact_rss_kb() -> u32 {
+    if process::fake_rss() {
+        return process::rss_kb();
+    }
+    match sys::rss_bytes() {
+        Some(bytes) => (bytes / 1024).min(u32::MAX as u64) as u32,
+        None => process::rss_kb(),
     }
 }
 
