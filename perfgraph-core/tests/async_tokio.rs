@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use perfgraph_core::{CallNode, CallTree, time_future, timed};
 
@@ -337,7 +337,8 @@ async fn fetch_posts() {
 /// track, indented under the one awaiting them, with dots and their wall time; no worker thread claims them.
 #[test]
 fn live_print_shows_pending_futures_by_wall_time() {
-    if std::env::var_os("ASYNC_LIVE_CHILD").is_some() {
+    const TEST: &str = "live_print_shows_pending_futures_by_wall_time";
+    if common::is_test_child(TEST) {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -346,31 +347,14 @@ fn live_print_shows_pending_futures_by_wall_time() {
         rt.block_on(async { tokio::spawn(serve()).await.unwrap() });
         return;
     }
-    let mut cmd = common::child_command(std::env::current_exe().unwrap());
-    cmd.args([
-        "--exact",
-        "live_print_shows_pending_futures_by_wall_time",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env("ASYNC_LIVE_CHILD", "1")
-    .env("PERFGRAPH_TIME_LIMIT", "0.05")
-    .env("PERFGRAPH_CAPTURE", "off")
-    .env("PERFGRAPH_LIVE", "on")
-    .env("NO_COLOR", "1")
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::piped());
-    let start = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
-        text
-    });
-    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
-    let text = reader.join().unwrap();
-    assert!(status.success(), "child failed: {text}");
+    let text = common::test_child_stderr(
+        TEST,
+        &[
+            ("PERFGRAPH_TIME_LIMIT", "0.05"),
+            ("PERFGRAPH_CAPTURE", "off"),
+            ("PERFGRAPH_LIVE", "on"),
+        ],
+    );
     let lines: Vec<&str> = text.lines().collect();
     let first = |what: &str| {
         lines
@@ -413,30 +397,6 @@ fn live_print_shows_pending_futures_by_wall_time() {
     }
 }
 
-/// Runs this test binary as a child running only `test`, with `CHILD_CASE` set and the given settings;
-/// returns its stderr (after checking it succeeded).
-fn child_stderr(test: &str, env: &[(&str, &str)]) -> String {
-    let mut cmd = common::child_command(std::env::current_exe().unwrap());
-    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env("CHILD_CASE", test)
-        .env("NO_COLOR", "1")
-        .envs(env.iter().copied())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped());
-    let start = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
-        text
-    });
-    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
-    let text = reader.join().unwrap();
-    assert!(status.success(), "child failed: {text}");
-    text
-}
-
 /// The interleaving warning, word for word: `time_section!` guards held across `.await` in a `!Send`
 /// future, the outer one ending first. One line, naming both sections and the fix.
 #[test]
@@ -450,13 +410,13 @@ fn the_interleaving_warning_names_both_sections_and_the_fix() {
         tokio::time::sleep(Duration::from_millis(60)).await;
     }
     const TEST: &str = "the_interleaving_warning_names_both_sections_and_the_fix";
-    if std::env::var("CHILD_CASE").is_ok_and(|c| c == TEST) {
+    if common::is_test_child(TEST) {
         current_thread().block_on(async {
             tokio::join!(opened_first(), opened_second());
         });
         return;
     }
-    let text = child_stderr(
+    let text = common::test_child_stderr(
         TEST,
         &[("PERFGRAPH_LIVE", "off"), ("PERFGRAPH_CAPTURE", "off")],
     );

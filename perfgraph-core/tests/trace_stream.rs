@@ -196,11 +196,9 @@ fn whole_packets(bytes: &[u8], partial: bool) -> (usize, usize) {
     (packets, at)
 }
 
-#[test]
-fn a_perfetto_trace_reads_back_with_perfettos_own_classes() {
-    let dir = fresh_dir("pftrace");
-    let path = dir.join("run.pftrace");
-    let out = child(
+/// The workload traced to `path` with live print on and a time limit `solve` runs past.
+fn workload_with_live_print(path: &Path) -> std::process::Output {
+    child(
         "workload",
         &[
             ("PERFGRAPH_TRACE", path.to_str().unwrap()),
@@ -210,7 +208,14 @@ fn a_perfetto_trace_reads_back_with_perfettos_own_classes() {
         ],
     )
     .output()
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn a_perfetto_trace_reads_back_with_perfettos_own_classes() {
+    let dir = fresh_dir("pftrace");
+    let path = dir.join("run.pftrace");
+    let out = workload_with_live_print(&path);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let bytes = std::fs::read(&path).unwrap();
@@ -251,17 +256,7 @@ fn a_perfetto_trace_reads_back_with_perfettos_own_classes() {
 fn live_print_lines_are_instant_events_in_the_chrome_trace() {
     let dir = fresh_dir("markers");
     let path = dir.join("trace.json");
-    let out = child(
-        "workload",
-        &[
-            ("PERFGRAPH_TRACE", path.to_str().unwrap()),
-            ("PERFGRAPH_LIVE", "on"),
-            // `solve` lasts 0.2 s at least (1000 residuals of 0.2 ms): past this limit, so it is printed.
-            ("PERFGRAPH_TIME_LIMIT", "0.05"),
-        ],
-    )
-    .output()
-    .unwrap();
+    let out = workload_with_live_print(&path);
     assert!(out.status.success());
     let events: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use perfgraph_core::TracingLayer;
 use tracing::instrument;
@@ -112,7 +112,7 @@ fn spans_become_sections() {
 #[test]
 fn fmt_lines_never_break_a_live_line() {
     const TEST: &str = "fmt_lines_never_break_a_live_line";
-    if std::env::var("CHILD_CASE").is_ok_and(|c| c == TEST) {
+    if common::is_test_child(TEST) {
         let subscriber = tracing_subscriber::registry()
             .with(TracingLayer::new())
             .with(
@@ -130,26 +130,14 @@ fn fmt_lines_never_break_a_live_line() {
         }
         return;
     }
-    let mut cmd = common::child_command(std::env::current_exe().unwrap());
-    cmd.args(["--exact", TEST, "--nocapture", "--test-threads=1"])
-        .env("CHILD_CASE", TEST)
-        .env("NO_COLOR", "1")
-        .env("PERFGRAPH_TIME_LIMIT", "0.05")
-        .env("PERFGRAPH_CAPTURE", "off")
-        .env("PERFGRAPH_LIVE", "on")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped());
-    let start = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
-        text
-    });
-    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
-    let text = reader.join().unwrap();
-    assert!(status.success(), "child failed: {text}");
+    let text = common::test_child_stderr(
+        TEST,
+        &[
+            ("PERFGRAPH_TIME_LIMIT", "0.05"),
+            ("PERFGRAPH_CAPTURE", "off"),
+            ("PERFGRAPH_LIVE", "on"),
+        ],
+    );
     let fmt_lines: Vec<&str> = text.lines().filter(|l| l.contains("read block")).collect();
     assert_eq!(fmt_lines.len(), 6, "{text}");
     for (i, l) in fmt_lines.iter().enumerate() {
@@ -192,7 +180,7 @@ async fn wait_for_peer() {
 #[test]
 fn an_instrumented_async_fn_is_on_the_async_track() {
     const TEST: &str = "an_instrumented_async_fn_is_on_the_async_track";
-    if std::env::var("CHILD_CASE").is_ok_and(|c| c == TEST) {
+    if common::is_test_child(TEST) {
         tracing::subscriber::set_global_default(
             tracing_subscriber::registry().with(TracingLayer::new()),
         )
@@ -205,26 +193,14 @@ fn an_instrumented_async_fn_is_on_the_async_track() {
         rt.block_on(async { tokio::spawn(wait_for_peer()).await.unwrap() });
         return;
     }
-    let mut cmd = common::child_command(std::env::current_exe().unwrap());
-    cmd.args(["--exact", TEST, "--nocapture", "--test-threads=1"])
-        .env("CHILD_CASE", TEST)
-        .env("NO_COLOR", "1")
-        .env("PERFGRAPH_TIME_LIMIT", "0.05")
-        .env("PERFGRAPH_CAPTURE", "off")
-        .env("PERFGRAPH_LIVE", "on")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped());
-    let start = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
-        text
-    });
-    let status = common::wait_or_kill(&mut child, start, Duration::from_secs(60));
-    let text = reader.join().unwrap();
-    assert!(status.success(), "child failed: {text}");
+    let text = common::test_child_stderr(
+        TEST,
+        &[
+            ("PERFGRAPH_TIME_LIMIT", "0.05"),
+            ("PERFGRAPH_CAPTURE", "off"),
+            ("PERFGRAPH_LIVE", "on"),
+        ],
+    );
     let line = text
         .lines()
         .find(|l| l.starts_with("async: ") && l.contains(" s] ["))

@@ -182,3 +182,30 @@ pub fn wait_or_kill(
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Whether this process is the child [`test_child_stderr`] started for `test`.
+pub fn is_test_child(test: &str) -> bool {
+    std::env::var("CHILD_CASE").is_ok_and(|c| c == test)
+}
+
+/// Runs this test binary again as a child running only `test` (with `CHILD_CASE` set: see
+/// [`is_test_child`]), `NO_COLOR` and `env`, stdout discarded; returns its stderr once it exited with
+/// success (a minute catches a hang).
+pub fn test_child_stderr(test: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = child_command(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env("CHILD_CASE", test)
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let reader =
+        std::thread::spawn(move || String::from_utf8_lossy(&read_all(stderr)).into_owned());
+    let status = wait_or_kill(&mut child, start, Duration::from_secs(60));
+    let text = reader.join().unwrap();
+    assert!(status.success(), "child failed: {text}");
+    text
+}
