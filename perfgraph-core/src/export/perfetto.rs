@@ -96,6 +96,20 @@ struct Sequence {
     categories: u8,
 }
 
+impl Sequence {
+    /// One TrackEvent (`body` writes its fields) at `ts_ns`, or at the sequence's last timestamp if that is
+    /// later (timestamps on a sequence are deltas, which never go back).
+    fn event(&mut self, out: &mut Vec<u8>, ts_ns: u64, body: impl FnOnce(&mut Vec<u8>)) {
+        let ts = ts_ns.max(self.last_ns);
+        packet(out, |p| {
+            uint(p, TIMESTAMP, ts - self.last_ns);
+            uint(p, SEQUENCE_ID, self.id as u64);
+            message(p, TRACK_EVENT, body);
+        });
+        self.last_ns = ts;
+    }
+}
+
 /// The encoder's state: the sequences and what each has interned.
 #[derive(Debug)]
 pub(crate) struct Perfetto {
@@ -339,16 +353,10 @@ impl Perfetto {
         let seq = self
             .memory
             .get_or_insert_with(|| open_sequence(out, MEMORY_SEQUENCE, memory_uuid(pid), ts_ns));
-        let ts = ts_ns.max(seq.last_ns);
-        packet(out, |p| {
-            uint(p, TIMESTAMP, ts - seq.last_ns);
-            uint(p, SEQUENCE_ID, seq.id as u64);
-            message(p, TRACK_EVENT, |e| {
-                uint(e, EV_TYPE, COUNTER);
-                uint(e, EV_COUNTER_VALUE, bytes);
-            });
+        seq.event(out, ts_ns, |e| {
+            uint(e, EV_TYPE, COUNTER);
+            uint(e, EV_COUNTER_VALUE, bytes);
         });
-        seq.last_ns = ts;
     }
 
     /// The sequence of absolute-time events, opened on first use.
@@ -462,16 +470,10 @@ impl Perfetto {
         let seq = self
             .markers
             .get_or_insert_with(|| open_sequence(out, MARKER_SEQUENCE, marker_uuid(pid), ts_ns));
-        let ts = ts_ns.max(seq.last_ns);
-        packet(out, |p| {
-            uint(p, TIMESTAMP, ts - seq.last_ns);
-            uint(p, SEQUENCE_ID, seq.id as u64);
-            message(p, TRACK_EVENT, |e| {
-                uint(e, EV_TYPE, INSTANT);
-                string(e, EV_NAME, text);
-            });
+        seq.event(out, ts_ns, |e| {
+            uint(e, EV_TYPE, INSTANT);
+            string(e, EV_NAME, text);
         });
-        seq.last_ns = ts;
     }
 
     /// The end of a complete trace: the `perfgraph trace end` instant event on the live print track, its
@@ -481,46 +483,40 @@ impl Perfetto {
         let seq = self.markers.get_or_insert_with(|| {
             open_sequence(out, MARKER_SEQUENCE, marker_uuid(pid), summary.end_ns)
         });
-        let ts = summary.end_ns.max(seq.last_ns);
         let losses = &summary.losses;
         let sentence = losses.sentence();
-        packet(out, |p| {
-            uint(p, TIMESTAMP, ts - seq.last_ns);
-            uint(p, SEQUENCE_ID, seq.id as u64);
-            message(p, TRACK_EVENT, |e| {
-                uint(e, EV_TYPE, INSTANT);
-                string(e, EV_NAME, "perfgraph trace end");
-                let mut annotate = |name: &str, value: u64| {
-                    message(e, EV_DEBUG, |a| {
-                        string(a, 10, name);
-                        uint(a, 3, value);
-                    });
-                };
-                annotate("events", summary.calls);
-                annotate("unfinished", summary.unfinished);
-                annotate("dropped_past_trace_limit", losses.past_limit);
-                annotate("dropped_unwritten", losses.unwritten);
-                annotate("dropped_ring_overflow", losses.ring_overflow_total());
-                annotate("threads_without_ring", losses.unmapped_ring_threads);
-                if let Some(limit) = losses.limit {
-                    annotate("trace_limit_bytes", limit);
-                }
-                for (name, n) in &losses.ring_overflow {
-                    annotate(&format!("dropped_ring_overflow.{name}"), *n);
-                }
-                let mut text = |name: &str, value: &str| {
-                    message(e, EV_DEBUG, |a| {
-                        string(a, 10, name);
-                        string(a, 6, value);
-                    });
-                };
-                text("clock", summary.clock);
-                if !sentence.is_empty() {
-                    text("missing", &format!("perfgraph: {sentence}"));
-                }
-            });
+        seq.event(out, summary.end_ns, |e| {
+            uint(e, EV_TYPE, INSTANT);
+            string(e, EV_NAME, "perfgraph trace end");
+            let mut annotate = |name: &str, value: u64| {
+                message(e, EV_DEBUG, |a| {
+                    string(a, 10, name);
+                    uint(a, 3, value);
+                });
+            };
+            annotate("events", summary.calls);
+            annotate("unfinished", summary.unfinished);
+            annotate("dropped_past_trace_limit", losses.past_limit);
+            annotate("dropped_unwritten", losses.unwritten);
+            annotate("dropped_ring_overflow", losses.ring_overflow_total());
+            annotate("threads_without_ring", losses.unmapped_ring_threads);
+            if let Some(limit) = losses.limit {
+                annotate("trace_limit_bytes", limit);
+            }
+            for (name, n) in &losses.ring_overflow {
+                annotate(&format!("dropped_ring_overflow.{name}"), *n);
+            }
+            let mut text = |name: &str, value: &str| {
+                message(e, EV_DEBUG, |a| {
+                    string(a, 10, name);
+                    string(a, 6, value);
+                });
+            };
+            text("clock", summary.clock);
+            if !sentence.is_empty() {
+                text("missing", &format!("perfgraph: {sentence}"));
+            }
         });
-        seq.last_ns = ts;
     }
 }
 
