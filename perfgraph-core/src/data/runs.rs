@@ -178,34 +178,11 @@ impl MergedTree {
     /// The tree depth-first (parents first, children in order of first appearance), and the spread in the
     /// same order.
     fn finish(self) -> (CallTree, Vec<Spread>) {
-        if self.nodes.is_empty() {
-            return (CallTree::default(), Vec::new());
-        }
-        let mut order = Vec::with_capacity(self.nodes.len());
-        let mut stack = vec![0usize];
-        while let Some(i) = stack.pop() {
-            order.push(i);
-            stack.extend(self.nodes[i].children.iter().rev());
-        }
-        let mut new_index = vec![0usize; self.nodes.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_index[old] = new;
-        }
-        let mut nodes: Vec<Option<CallNode>> = self.nodes.into_iter().map(Some).collect();
-        let mut out = Vec::with_capacity(order.len());
-        let mut spread = Vec::with_capacity(order.len());
-        for &old in &order {
-            let mut n = nodes[old]
-                .take()
-                .unwrap_or_else(|| unreachable!("each node once"));
-            n.parent = n.parent.map(|p| new_index[p]);
-            for c in &mut n.children {
-                *c = new_index[*c];
-            }
-            out.push(n);
-            spread.push(self.spread[old]);
-        }
-        (CallTree { nodes: out }, spread)
+        let mut tree = CallTree { nodes: self.nodes };
+        let mut spread = self.spread;
+        tree.reorder_with(|i, j| spread.swap(i, j));
+        spread.truncate(tree.nodes.len());
+        (tree, spread)
     }
 }
 

@@ -324,6 +324,13 @@ impl CallTree {
     /// nothing at all is moved when the nodes are in that order already (a single thread's tree, or a
     /// merge of one). Reports [`process::progress`] every few thousand nodes.
     pub(crate) fn reorder(&mut self) {
+        self.reorder_with(|_, _| {});
+    }
+
+    /// [`reorder`](CallTree::reorder), calling `swapped(i, j)` for each swap of nodes `i` and `j`, so a
+    /// caller can apply the same permutation to data of its own, one entry per node (`Vec::swap`, then
+    /// `Vec::truncate` to the nodes kept).
+    pub(crate) fn reorder_with(&mut self, mut swapped: impl FnMut(usize, usize)) {
         let len = self.nodes.len();
         if len == 0 {
             return;
@@ -361,6 +368,7 @@ impl CallTree {
             while new_index[i] != i {
                 let j = new_index[i];
                 self.nodes.swap(i, j);
+                swapped(i, j);
                 new_index.swap(i, j);
             }
         }
