@@ -349,15 +349,7 @@ impl Report {
                 continue;
             }
             // A path inside another path of the same section adds no busy time of its own.
-            let mut up = n.parent;
-            let mut nested = false;
-            while let Some(p) = up {
-                if nodes[p].section == n.section && p != 0 {
-                    nested = true;
-                    break;
-                }
-                up = nodes[p].parent;
-            }
+            let nested = self.tree.inside_own_section(i);
             let row = match by_name.iter_mut().find(|t| t.name == n.name) {
                 Some(row) => row,
                 None => {
@@ -399,15 +391,7 @@ impl Report {
         for (i, n) in nodes.iter().enumerate().skip(1) {
             process::progress_at(i);
             // A path inside another path of the same section adds no inclusive figures of its own.
-            let mut up = n.parent;
-            let mut nested = false;
-            while let Some(p) = up {
-                if p != 0 && nodes[p].section == n.section {
-                    nested = true;
-                    break;
-                }
-                up = nodes[p].parent;
-            }
+            let nested = self.tree.inside_own_section(i);
             let row = match by_name.iter_mut().find(|t| t.name == n.name) {
                 Some(row) => row,
                 None => {

@@ -375,6 +375,20 @@ impl CallTree {
         self.nodes.truncate(reached);
     }
 
+    /// Whether node `i` is under another node of its own section (a recursion, or a timed future awaiting
+    /// one of its kind): its inclusive figures are already in that one's.
+    pub(crate) fn inside_own_section(&self, i: usize) -> bool {
+        let section = self.nodes[i].section;
+        let mut up = self.nodes[i].parent;
+        while let Some(p) = up {
+            if p != 0 && self.nodes[p].section == section {
+                return true;
+            }
+            up = self.nodes[p].parent;
+        }
+        false
+    }
+
     /// Finds the first node on the path of section names from the root (`["solve", "residual"]`).
     pub fn find(&self, path: &[&str]) -> Option<&CallNode> {
         let mut at = 0usize;
