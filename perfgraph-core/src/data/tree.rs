@@ -66,6 +66,41 @@ pub struct CallNode {
 }
 
 impl CallNode {
+    /// A node of the same section (id, name, level) at `parent` and `depth`, with no figures yet: where
+    /// merges add those of the nodes they fold into it ([`add_figures`](CallNode::add_figures)).
+    pub(crate) fn empty_like(&self, parent: Option<usize>, depth: u32) -> CallNode {
+        CallNode {
+            section: self.section,
+            name: self.name,
+            level: self.level,
+            depth,
+            parent,
+            ..root_node()
+        }
+    }
+
+    /// Adds `n`'s figures to this node's (a merge of two paths into one): counts, times, memory, async
+    /// figures, latency and allocations summed; the maxima kept.
+    pub(crate) fn add_figures(&mut self, n: &CallNode) {
+        self.calls += n.calls;
+        self.running += n.running;
+        self.self_ns += n.self_ns;
+        self.total_ns += n.total_ns;
+        self.self_mem_bytes += n.self_mem_bytes;
+        self.total_mem_bytes += n.total_mem_bytes;
+        self.polls += n.polls;
+        self.wall_ns += n.wall_ns;
+        self.max_wall_ns = self.max_wall_ns.max(n.max_wall_ns);
+        self.cancelled += n.cancelled;
+        self.latency.add(&n.latency);
+        self.allocs += n.allocs;
+        self.alloc_bytes += n.alloc_bytes;
+        self.self_allocs += n.self_allocs;
+        self.self_alloc_bytes += n.self_alloc_bytes;
+        self.heap_growth_bytes += n.heap_growth_bytes;
+        self.heap_peak_bytes = self.heap_peak_bytes.max(n.heap_peak_bytes);
+    }
+
     /// Whether timed futures ran at this path (polled, or ended here): the JSON then carries `polls`,
     /// `wall_ns`, `max_wall_ns` and `cancelled`, and the `Async Sections:` table lists its section.
     pub fn is_async(&self) -> bool {
@@ -194,14 +229,7 @@ impl Merger {
                 Some(p) => {
                     let parent = map[p];
                     *index.entry((parent, n.section)).or_insert_with(|| {
-                        out.nodes.push(CallNode {
-                            section: n.section,
-                            name: n.name,
-                            level: n.level,
-                            depth: n.depth,
-                            parent: Some(parent),
-                            ..root_node()
-                        });
+                        out.nodes.push(n.empty_like(Some(parent), n.depth));
                         let new = out.nodes.len() - 1;
                         out.nodes[parent].children.push(new);
                         new
@@ -209,24 +237,7 @@ impl Merger {
                 }
             };
             map[i] = target;
-            let t = &mut out.nodes[target];
-            t.calls += n.calls;
-            t.running += n.running;
-            t.self_ns += n.self_ns;
-            t.total_ns += n.total_ns;
-            t.self_mem_bytes += n.self_mem_bytes;
-            t.total_mem_bytes += n.total_mem_bytes;
-            t.polls += n.polls;
-            t.wall_ns += n.wall_ns;
-            t.max_wall_ns = t.max_wall_ns.max(n.max_wall_ns);
-            t.cancelled += n.cancelled;
-            t.latency.add(&n.latency);
-            t.allocs += n.allocs;
-            t.alloc_bytes += n.alloc_bytes;
-            t.self_allocs += n.self_allocs;
-            t.self_alloc_bytes += n.self_alloc_bytes;
-            t.heap_growth_bytes += n.heap_growth_bytes;
-            t.heap_peak_bytes = t.heap_peak_bytes.max(n.heap_peak_bytes);
+            out.nodes[target].add_figures(n);
         }
     }
 
