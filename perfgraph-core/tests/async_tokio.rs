@@ -432,3 +432,38 @@ fn the_interleaving_warning_names_both_sections_and_the_fix() {
         "{text}"
     );
 }
+
+/// A merge of runs (`perfgraph merge`, `Report::merge_runs`) sums the async figures as it sums calls:
+/// the same run twice has twice the polls, wall time and cancellations at each async path.
+#[test]
+fn merged_runs_sum_the_async_figures() {
+    current_thread().block_on(async {
+        time_future!("merged::fetch", async {
+            tokio::task::yield_now().await;
+        })
+        .await;
+        let _ = tokio::time::timeout(
+            Duration::from_millis(1),
+            time_future!("merged::cancelled", std::future::pending::<()>()),
+        )
+        .await;
+    });
+    let one = perfgraph_core::report();
+    let two = perfgraph_core::Report::merge_runs(&[one.clone(), one.clone()]);
+    for name in ["merged::fetch", "merged::cancelled"] {
+        let single = one.tree.find(&[name]).unwrap();
+        let double = two.tree.find(&[name]).unwrap();
+        assert!(single.polls > 0, "{single:?}");
+        assert_eq!(
+            (double.calls, double.polls, double.wall_ns, double.cancelled),
+            (
+                2 * single.calls,
+                2 * single.polls,
+                2 * single.wall_ns,
+                2 * single.cancelled
+            ),
+            "{name}"
+        );
+        assert_eq!(double.max_wall_ns, single.max_wall_ns, "{name}");
+    }
+}

@@ -104,18 +104,7 @@ impl MergedTree {
             let target = match n.parent {
                 None => {
                     if self.nodes.is_empty() {
-                        self.nodes.push(CallNode {
-                            children: Vec::new(),
-                            parent: None,
-                            calls: 0,
-                            running: 0,
-                            self_ns: 0,
-                            total_ns: 0,
-                            self_mem_bytes: 0,
-                            total_mem_bytes: 0,
-                            latency: Default::default(),
-                            ..n.clone()
-                        });
+                        self.nodes.push(n.empty_like(None, n.depth));
                         self.spread.push(Spread::default());
                     }
                     0
@@ -124,19 +113,8 @@ impl MergedTree {
                     let parent = map[p];
                     let (nodes, spread) = (&mut self.nodes, &mut self.spread);
                     *self.index.entry((parent, n.name)).or_insert_with(|| {
-                        nodes.push(CallNode {
-                            parent: Some(parent),
-                            children: Vec::new(),
-                            depth: nodes[parent].depth + 1,
-                            calls: 0,
-                            running: 0,
-                            self_ns: 0,
-                            total_ns: 0,
-                            self_mem_bytes: 0,
-                            total_mem_bytes: 0,
-                            latency: Default::default(),
-                            ..n.clone()
-                        });
+                        let depth = nodes[parent].depth + 1;
+                        nodes.push(n.empty_like(Some(parent), depth));
                         spread.push(Spread::default());
                         let new = nodes.len() - 1;
                         nodes[parent].children.push(new);
@@ -145,14 +123,7 @@ impl MergedTree {
                 }
             };
             map.push(target);
-            let t = &mut self.nodes[target];
-            t.calls += n.calls;
-            t.running += n.running;
-            t.self_ns += n.self_ns;
-            t.total_ns += n.total_ns;
-            t.self_mem_bytes += n.self_mem_bytes;
-            t.total_mem_bytes += n.total_mem_bytes;
-            t.latency.add(&n.latency);
+            self.nodes[target].add_figures(n);
             match run.merged.as_ref().and_then(|m| m.spread.get(i)) {
                 // A merge's node brings its own processes.
                 Some(s) => combine(&mut self.spread[target], *s),
