@@ -152,6 +152,22 @@ impl Retired {
     }
 }
 
+/// A node of `section` at `parent` and `depth` with nothing counted yet.
+fn empty(section: SectionId, parent: Option<usize>, depth: u32) -> NodeReading {
+    NodeReading {
+        section,
+        parent,
+        depth,
+        calls: 0,
+        running: 0,
+        self_ticks: 0,
+        self_mem_kb: 0,
+        asyncs: Default::default(),
+        latency: Default::default(),
+        heap: Default::default(),
+    }
+}
+
 /// Adds `from` (a reading's nodes: root first, parents before children) to `into`, by call path.
 fn merge(
     into: &mut Vec<NodeReading>,
@@ -163,16 +179,7 @@ fn merge(
     for n in from {
         let target = match n.parent {
             None if into.is_empty() => {
-                into.push(NodeReading {
-                    calls: 0,
-                    running: 0,
-                    self_ticks: 0,
-                    self_mem_kb: 0,
-                    asyncs: Default::default(),
-                    latency: Default::default(),
-                    heap: Default::default(),
-                    ..n.clone()
-                });
+                into.push(empty(n.section, None, n.depth));
                 0
             }
             None => 0,
@@ -181,18 +188,7 @@ fn merge(
                 *children
                     .entry((group, parent as u32, n.section))
                     .or_insert_with(|| {
-                        into.push(NodeReading {
-                            section: n.section,
-                            parent: Some(parent),
-                            depth: n.depth,
-                            calls: 0,
-                            running: 0,
-                            self_ticks: 0,
-                            self_mem_kb: 0,
-                            asyncs: Default::default(),
-                            latency: Default::default(),
-                            heap: Default::default(),
-                        });
+                        into.push(empty(n.section, Some(parent), n.depth));
                         (into.len() - 1) as u32
                     }) as usize
             }
