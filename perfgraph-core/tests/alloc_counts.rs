@@ -132,3 +132,23 @@ fn allocation_during_thread_local_destruction_is_counted() {
     assert_eq!((found[0].allocs, found[0].alloc_bytes), (1, 512));
     assert_eq!(found[0].heap_growth_bytes, 0);
 }
+
+#[test]
+fn the_process_heap_counts_every_threads_net_heap_within_the_publishing_step() {
+    type Counting = CountingAllocator;
+    const MB: i64 = 1 << 20;
+    let before = Counting::process_heap_bytes();
+    // Kept by a thread that never records, then freed by one that does.
+    let kept = std::thread::spawn(|| black_box(vec![1u8; 64 * MB as usize]))
+        .join()
+        .unwrap();
+    let grown = Counting::process_heap_bytes() - before;
+    // Other tests of this binary allocate and free a few MB at the same time.
+    assert!((56 * MB..72 * MB).contains(&grown), "grew {grown} B");
+    common::on_thread("alloc-process-heap", move || {
+        time_section!("alloc::free");
+        drop(kept);
+    });
+    let now = Counting::process_heap_bytes() - before;
+    assert!((-8 * MB..8 * MB).contains(&now), "{now} B after the free");
+}

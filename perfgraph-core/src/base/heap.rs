@@ -18,7 +18,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 /// A global allocator that counts every allocation per thread, then hands it to `A` (the system allocator
 /// by default; mimalloc, jemalloc or any other `GlobalAlloc` works the same).
@@ -56,6 +56,25 @@ impl<A: GlobalAlloc> CountingAllocator<A> {
     pub fn installed() -> bool {
         installed()
     }
+
+    /// The process's net heap bytes counted so far (allocated minus freed, over every thread; perfgraph's
+    /// own allocations on recording threads left out): what the trace's `Heap` counter track shows. Each
+    /// thread adds its change once it reaches 32 KiB, so a live thread's share may lag by less than that.
+    ///
+    /// ```
+    /// #[global_allocator]
+    /// static ALLOC: perfgraph_core::CountingAllocator =
+    ///     perfgraph_core::CountingAllocator::new(std::alloc::System);
+    ///
+    /// type Counting = perfgraph_core::CountingAllocator;
+    /// let before = Counting::process_heap_bytes();
+    /// let kept: Vec<u8> = Vec::with_capacity(1 << 20);
+    /// assert!(Counting::process_heap_bytes() - before >= (1 << 20) - 32 * 1024);
+    /// # drop(kept);
+    /// ```
+    pub fn process_heap_bytes() -> i64 {
+        process_heap()
+    }
 }
 
 /// Set by the first call to a [`CountingAllocator`]: it is installed. Written once; every later call only
@@ -83,6 +102,29 @@ struct Counters {
     peak: Cell<i64>,
     /// Set while perfgraph itself allocates on this thread ([`untracked`]): nothing is counted.
     paused: Cell<bool>,
+    /// The part of `live` already added to [`PROCESS_HEAP`]: `live - published` stays under
+    /// [`PUBLISH_BYTES`] in size after every count.
+    published: Cell<i64>,
+}
+
+/// The process's net heap bytes as its threads have published them ([`process_heap`]): the sum of every
+/// thread's `published`. Touched by a thread only when its net heap has moved [`PUBLISH_BYTES`] since it
+/// last did, so threads that allocate in a loop do not share a written line at every allocation.
+static PROCESS_HEAP: AtomicI64 = AtomicI64::new(0);
+
+/// How far a thread's net heap moves before it adds the change to [`PROCESS_HEAP`]: the most by which a
+/// live thread's share of [`process_heap`] can lag.
+pub const PUBLISH_BYTES: i64 = 32 * 1024;
+
+/// Adds this thread's unpublished net heap to [`PROCESS_HEAP`] once it is [`PUBLISH_BYTES`] or more away.
+#[inline(always)]
+fn publish_if_far(c: &Counters, live: i64) {
+    let d = live - c.published.get();
+    if d.unsigned_abs() >= PUBLISH_BYTES as u64 {
+        // Relaxed: a sum read on its own ([`process_heap`]); no other memory is published with it.
+        PROCESS_HEAP.fetch_add(d, Ordering::Relaxed);
+        c.published.set(live);
+    }
 }
 
 thread_local! {
@@ -97,6 +139,7 @@ thread_local! {
             live: Cell::new(0),
             peak: Cell::new(0),
             paused: Cell::new(false),
+            published: Cell::new(0),
         }
     };
 }
@@ -135,6 +178,7 @@ fn count_alloc(size: usize) {
         if live > c.peak.get() {
             c.peak.set(live);
         }
+        publish_if_far(c, live);
     });
 }
 
@@ -146,7 +190,9 @@ fn count_dealloc(size: usize) {
         }
         c.deallocs.set(c.deallocs.get() + 1);
         c.dealloc_bytes.set(c.dealloc_bytes.get() + size as u64);
-        c.live.set(c.live.get() - size as i64);
+        let live = c.live.get() - size as i64;
+        c.live.set(live);
+        publish_if_far(c, live);
     });
 }
 
@@ -165,6 +211,7 @@ fn count_realloc(old: usize, new: usize) {
         if live > c.peak.get() {
             c.peak.set(live);
         }
+        publish_if_far(c, live);
     });
 }
 
@@ -284,4 +331,24 @@ pub fn pause() -> bool {
 #[inline(always)]
 pub fn resume(was: bool) {
     COUNTERS.with(|c| c.paused.set(was));
+}
+
+/// The process's net heap bytes counted by the [`CountingAllocator`] (allocated minus freed, perfgraph's
+/// own allocations on recording threads left out), as published: each live thread's share may lag by
+/// less than [`PUBLISH_BYTES`], and a thread that exits without recording leaves its last unpublished
+/// change (under [`PUBLISH_BYTES`]) out. What the trace's `Heap` counter track shows.
+pub fn process_heap() -> i64 {
+    // Relaxed: see `publish_if_far`.
+    PROCESS_HEAP.load(Ordering::Relaxed)
+}
+
+/// Adds this thread's whole unpublished net heap to [`process_heap`]: a recording thread's last act, so
+/// that what it allocated and kept, or freed for others, is not left out after it exits.
+pub fn publish() {
+    let _ = COUNTERS.try_with(|c| {
+        let live = c.live.get();
+        // Relaxed: see `publish_if_far`.
+        PROCESS_HEAP.fetch_add(live - c.published.get(), Ordering::Relaxed);
+        c.published.set(live);
+    });
 }

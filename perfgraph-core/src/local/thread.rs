@@ -535,6 +535,8 @@ impl Drop for ExitHook {
             // SAFETY: the pointer came from an `Arc` in the live list, which keeps it until the background
             // thread retires the thread, which it does only after it saw the store below.
             let state = unsafe { &*state };
+            // What this thread allocated and kept, or freed for others, joins the process's heap figure.
+            crate::base::heap::publish();
             if let Some(ns) = sys::own_cpu_ns() {
                 // Relaxed: published by the Release store below.
                 state.cpu_ns.fetch_max(ns, Ordering::Relaxed);
