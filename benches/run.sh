@@ -51,6 +51,7 @@ peers_bench=$(cd benches/peers && cargo bench --bench peers --no-run 2>&1 | tee 
     sed -n 's/.*Executable .*(\(.*\))$/\1/p')
 peers_bench=$root/benches/peers/$peers_bench
 (cd benches/compiled-out && cargo bench --bench compiled_out --no-run)
+(cd benches/alloc-peers && cargo build --release)
 
 echo "== peers, floors and perfgraph (one process)"
 wait_quiet
@@ -78,4 +79,5 @@ echo "== demo and memory measurements; writing docs/performance.md"
 wait_quiet
 target/release/record --criterion "$out/criterion" --demo-on "$out/demo-on" --demo-off "$out/demo-off" \
     --peers-bench "$peers_bench" --out docs/performance.md --command "benches/run.sh" \
-    --lifecycle "$out/lifecycle.txt" --perfgraph target/release/perfgraph
+    --lifecycle "$out/lifecycle.txt" --perfgraph target/release/perfgraph \
+    --alloc-peers benches/alloc-peers/target/release/perfgraph-alloc-peers

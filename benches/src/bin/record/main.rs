@@ -4,8 +4,9 @@
 //! processes of its own (resident memory per recording thread). Every figure in the file comes from this run.
 //!
 //! `record --criterion DIR --demo-on BIN --demo-off BIN --peers-bench BIN --out FILE --command TEXT
-//! [--lifecycle FILE] [--perfgraph BIN]` (`FILE`: the saved output of the full-size lifecycle tests, see
-//! `measure::lifecycle`; `BIN`: the release `perfgraph` command, whose `merge` it times)
+//! [--lifecycle FILE] [--perfgraph BIN] [--alloc-peers BIN]` (`FILE`: the saved output of the full-size
+//! lifecycle tests, see `measure::lifecycle`; `--perfgraph`: the release `perfgraph` command, whose `merge`
+//! it times; `--alloc-peers`: the release `benches/alloc-peers` binary, which it runs)
 //! (`record --rss-child MODE N` and `record --trace-child RATE SECONDS N` are the children it runs for the
 //! memory and trace figures; `record --trace-only FILE SCRATCH` measures the trace figures alone and
 //! replaces their section of FILE; `record --lifecycle-only FILE SAVED` renders the lifecycle section of FILE
@@ -81,6 +82,7 @@ fn main() {
         command: opt("--command"),
         lifecycle: optional("--lifecycle"),
         perfgraph: optional("--perfgraph"),
+        alloc_peers: optional("--alloc-peers"),
     };
     let record = measure::record(&inputs);
     std::fs::write(&inputs.out, render::render(&record)).expect("write the record");

@@ -2,6 +2,7 @@
 //! Criterion results are read from disk; the rest is measured here, on the demo binaries, the peers bench
 //! and child processes of `record` itself.
 
+pub mod alloc_peers;
 pub mod capture;
 pub mod demo;
 pub mod heap;
@@ -15,6 +16,7 @@ pub mod trace;
 
 use std::path::PathBuf;
 
+use alloc_peers::AllocPeers;
 use capture::Capture;
 use demo::{Demo, DemoFigures};
 use heap::Heap;
@@ -44,6 +46,8 @@ pub struct Inputs {
     pub lifecycle: Option<PathBuf>,
     /// The `perfgraph` command (release build), for [`Merge`].
     pub perfgraph: Option<PathBuf>,
+    /// The `benches/alloc-peers` binary (release build), for [`AllocPeers`].
+    pub alloc_peers: Option<PathBuf>,
 }
 
 /// Every figure of one record.
@@ -68,6 +72,8 @@ pub struct Record {
     pub merge: Option<Merge>,
     /// The counting allocator's cost per allocation and one exact memory read's.
     pub heap: Heap,
+    /// The counting allocator against hotpath's, in their own process; `None` without the binary.
+    pub alloc_peers: Option<AllocPeers>,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
@@ -90,6 +96,7 @@ pub fn record(inputs: &Inputs) -> Record {
     let trace = trace::measure(scratch);
     let merge = Merge::measure(inputs.perfgraph.as_deref());
     let heap = Heap::measure();
+    let alloc_peers = inputs.alloc_peers.as_deref().and_then(AllocPeers::measure);
     Record {
         machine,
         results,
@@ -101,5 +108,6 @@ pub fn record(inputs: &Inputs) -> Record {
         trace,
         merge,
         heap,
+        alloc_peers,
     }
 }

@@ -1,6 +1,7 @@
 //! Rendering: the markdown of `docs/performance.md`, a pure function of the measured [`Record`]. Nothing
 //! here measures, reads a file or runs a process.
 
+mod alloc_peers;
 mod capture;
 mod demo;
 mod fmt;
@@ -40,6 +41,7 @@ pub fn render(r: &Record) -> String {
     trace::write(&mut doc, &r.trace);
     latency::write(&mut doc, &r.results, r.merge.as_ref());
     heap::write(&mut doc, &r.heap);
+    alloc_peers::write(&mut doc, r.alloc_peers.as_ref());
     doc
 }
 

@@ -9,6 +9,7 @@ use perfgraph_benches::ids::{case, group, process};
 
 use super::render;
 use crate::measure::Record;
+use crate::measure::alloc_peers::AllocPeers;
 use crate::measure::capture::{Capture, Flood};
 use crate::measure::demo::{CpuRun, DemoFigures, FineLoop, PrintThreadCpu, ProcessTime};
 use crate::measure::heap::Heap;
@@ -188,6 +189,13 @@ fn canned() -> Record {
             reads: 100_000,
             rounds: 15,
         },
+        alloc_peers: Some(AllocPeers {
+            system_ns: 8.5,
+            perfgraph_ns: 10.25,
+            hotpath_ns: 11.0,
+            pairs: 2_000_000,
+            rounds: 21,
+        }),
     }
 }
 
