@@ -45,7 +45,7 @@ pub use data::report::{
     AllocTotal, AsyncTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
     ThreadSummary,
 };
-pub use data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot, merge};
+pub use data::tree::{CallNode, CallTree, CpuTime, Group, RunningSection, ThreadSnapshot, merge};
 pub use future::Timed;
 pub use local::guard::{HeldAcrossAwait, NotHeldAcrossAwait, SectionGuard};
 pub use local::verbosity::set_verbosity;

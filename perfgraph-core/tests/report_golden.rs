@@ -13,6 +13,7 @@ const ALL: ReportSelection = ReportSelection {
     threads: true,
     asyncs: true,
     alloc: true,
+    cpu: true,
     latency: true,
 };
 

@@ -63,6 +63,32 @@ pub struct CallNode {
     pub heap_growth_bytes: i64,
     /// The largest heap growth within one call, above the heap at its start, bytes.
     pub heap_peak_bytes: u64,
+    /// CPU time of its completed calls (polls, for timed futures), for a section that measures it (the
+    /// `cpu` option, `PERFGRAPH_CPU=all`); `None` for one that does not.
+    pub cpu: Option<CpuTime>,
+}
+
+/// A call path's CPU time (the thread's CPU clock over each call), summed over its completed calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuTime {
+    /// CPU time, children included, ns.
+    pub cpu_ns: u64,
+    /// CPU time minus that of the sections measured inside it (all of them with `PERFGRAPH_CPU=all`),
+    /// ns.
+    pub self_cpu_ns: u64,
+}
+
+impl CpuTime {
+    /// Sums two paths' CPU time (either may have none).
+    pub fn sum(a: Option<CpuTime>, b: Option<CpuTime>) -> Option<CpuTime> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(CpuTime {
+                cpu_ns: a.cpu_ns + b.cpu_ns,
+                self_cpu_ns: a.self_cpu_ns + b.self_cpu_ns,
+            }),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 impl CallNode {
@@ -80,7 +106,7 @@ impl CallNode {
     }
 
     /// Adds `n`'s figures to this node's (a merge of two paths into one): counts, times, memory, async
-    /// figures, latency and allocations summed; the maxima kept.
+    /// figures, latency, allocations and CPU time summed; the maxima kept.
     pub(crate) fn add_figures(&mut self, n: &CallNode) {
         self.calls += n.calls;
         self.running += n.running;
@@ -99,6 +125,7 @@ impl CallNode {
         self.self_alloc_bytes += n.self_alloc_bytes;
         self.heap_growth_bytes += n.heap_growth_bytes;
         self.heap_peak_bytes = self.heap_peak_bytes.max(n.heap_peak_bytes);
+        self.cpu = CpuTime::sum(self.cpu, n.cpu);
     }
 
     /// Whether timed futures ran at this path (polled, or ended here): the JSON then carries `polls`,
@@ -280,6 +307,7 @@ impl Merger {
             self_alloc_bytes: root.self_alloc_bytes,
             heap_growth_bytes: root.heap_growth_bytes,
             heap_peak_bytes: root.heap_peak_bytes,
+            cpu: root.cpu,
             ..root_node()
         };
         self.out = tree;
@@ -321,6 +349,7 @@ fn root_node() -> CallNode {
         self_alloc_bytes: 0,
         heap_growth_bytes: 0,
         heap_peak_bytes: 0,
+        cpu: None,
     }
 }
 
