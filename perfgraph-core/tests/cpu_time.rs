@@ -161,19 +161,24 @@ fn a_futures_cpu_time_is_summed_over_its_polls() {
     assert!(cpu.cpu_ns <= n.total_ns + 5_000_000, "{cpu:?} {n:?}");
 }
 
-/// `PERFGRAPH_CPU=all`: sections without the option measure their CPU too, and `PERFGRAPH_REPORT=cpu`
-/// prints the `CPU:` table with them. Runs itself as a child with those settings.
+/// `PERFGRAPH_CPU=all`: sections without the option measure their CPU too; `PERFGRAPH_REPORT=cpu` prints
+/// the `CPU:` table with them, the JSON has `cpu_ns` and `self_cpu_ns` on their nodes, and the trace in
+/// their slices' args. Runs itself as a child with those settings.
 #[test]
 fn cpu_all_measures_every_section() {
     const TEST: &str = "cpu_all_measures_every_section";
     if common::is_test_child(TEST) {
         {
             time_section!("cpu::everywhere");
+            time_section!("cpu::inside");
             spin(Duration::from_millis(20));
         }
         assert!(node(&["cpu::everywhere"]).cpu.is_some());
         return;
     }
+    let dir = std::env::temp_dir().join(format!("perfgraph-cpu-all-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, trace) = (dir.join("run.json"), dir.join("run.trace.json"));
     let text = common::test_child_stderr(
         TEST,
         &[
@@ -181,6 +186,8 @@ fn cpu_all_measures_every_section() {
             ("PERFGRAPH_REPORT", "cpu"),
             ("PERFGRAPH_LIVE", "off"),
             ("PERFGRAPH_CAPTURE", "off"),
+            ("PERFGRAPH_JSON", json.to_str().unwrap()),
+            ("PERFGRAPH_TRACE", trace.to_str().unwrap()),
         ],
     );
     assert!(text.contains("\nCPU:\n"), "{text}");
@@ -189,4 +196,32 @@ fn cpu_all_measures_every_section() {
         "{text}"
     );
     assert!(text.contains("cpu::everywhere"), "{text}");
+    // The JSON: both sections' nodes carry the fields, self CPU is inclusive minus the child's.
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let nodes = run["tree"].as_array().expect("the merged tree");
+    let named = |name: &str| {
+        nodes
+            .iter()
+            .find(|n| n["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {run}"))
+    };
+    let (outer, inner) = (named("cpu::everywhere"), named("cpu::inside"));
+    let ns = |n: &serde_json::Value, k: &str| n[k].as_u64().unwrap_or_else(|| panic!("{k} in {n}"));
+    assert_eq!(
+        ns(outer, "self_cpu_ns"),
+        ns(outer, "cpu_ns") - ns(inner, "cpu_ns")
+    );
+    assert!(ns(inner, "cpu_ns") >= 15_000_000, "{inner}");
+    // The trace: the slices' args.
+    let events: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let slice = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["ph"] == "X" && e["name"] == "cpu::inside")
+        .expect("the slice");
+    assert_eq!(slice["args"]["cpu_ns"], inner["cpu_ns"], "{slice}");
+    assert_eq!(slice["args"]["self_cpu_ns"], inner["cpu_ns"], "{slice}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
