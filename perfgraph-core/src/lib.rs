@@ -182,6 +182,13 @@ pub mod __private {
         crate::base::sys::rss_bytes()
     }
 
+    /// For benchmarks, not a public API: one read of the calling thread's CPU clock, ns
+    /// (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`), as a section with the `cpu` option makes at each
+    /// boundary; `None` where it cannot be read.
+    pub fn read_thread_cpu_ns() -> Option<u64> {
+        crate::base::sys::own_cpu_ns()
+    }
+
     /// The clock's raw ticks now (for benchmarks of the clock itself).
     #[inline(always)]
     pub fn clock_now() -> u64 {

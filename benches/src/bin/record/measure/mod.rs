@@ -3,6 +3,7 @@
 //! and child processes of `record` itself.
 
 pub mod capture;
+pub mod cpu;
 pub mod demo;
 pub mod heap;
 pub mod layouts;
@@ -16,6 +17,7 @@ pub mod trace;
 use std::path::PathBuf;
 
 use capture::Capture;
+use cpu::CpuClock;
 use demo::{Demo, DemoFigures};
 use heap::Heap;
 use layouts::Layouts;
@@ -68,12 +70,14 @@ pub struct Record {
     pub merge: Option<Merge>,
     /// The counting allocator's cost per allocation and one exact memory read's.
     pub heap: Heap,
+    /// One thread-CPU-clock read's cost (the `cpu` option).
+    pub cpu: CpuClock,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
 /// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
 /// capture's floods; then the lifecycle tests' figures are read, and `perfgraph merge` is timed; last, the
-/// heap accounting's costs.
+/// heap accounting's costs and the thread-CPU-clock read's.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
@@ -90,6 +94,7 @@ pub fn record(inputs: &Inputs) -> Record {
     let trace = trace::measure(scratch);
     let merge = Merge::measure(inputs.perfgraph.as_deref());
     let heap = Heap::measure();
+    let cpu = CpuClock::measure();
     Record {
         machine,
         results,
@@ -101,5 +106,6 @@ pub fn record(inputs: &Inputs) -> Record {
         trace,
         merge,
         heap,
+        cpu,
     }
 }

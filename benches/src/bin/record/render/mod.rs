@@ -2,6 +2,7 @@
 //! here measures, reads a file or runs a process.
 
 mod capture;
+mod cpu;
 mod demo;
 mod fmt;
 mod header;
@@ -40,6 +41,7 @@ pub fn render(r: &Record) -> String {
     trace::write(&mut doc, &r.trace);
     latency::write(&mut doc, &r.results, r.merge.as_ref());
     heap::write(&mut doc, &r.heap);
+    cpu::write(&mut doc, &r.cpu);
     doc
 }
 
@@ -47,5 +49,12 @@ pub fn render(r: &Record) -> String {
 pub fn heap_section(h: &crate::measure::heap::Heap) -> String {
     let mut doc = String::new();
     heap::write(&mut doc, h);
+    doc
+}
+
+/// The section on CPU time per section alone (`record --cpu`).
+pub fn cpu_section(c: &crate::measure::cpu::CpuClock) -> String {
+    let mut doc = String::new();
+    cpu::write(&mut doc, c);
     doc
 }
