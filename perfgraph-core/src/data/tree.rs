@@ -69,6 +69,21 @@ pub struct CallNode {
 }
 
 /// A call path's CPU time (the thread's CPU clock over each call), summed over its completed calls.
+///
+/// ```
+/// use perfgraph_core::time_section;
+///
+/// {
+///     time_section!("work", cpu);
+///     let mut x = 0u64;
+///     for i in 0..1_000_000u64 {
+///         x = x.wrapping_add(std::hint::black_box(i));
+///     }
+/// }
+/// let tree = perfgraph_core::merged();
+/// let cpu = tree.find(&["work"]).unwrap().cpu.expect("a section with `cpu`");
+/// assert!(cpu.cpu_ns > 0 && cpu.self_cpu_ns == cpu.cpu_ns);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CpuTime {
     /// CPU time, children included, ns.
