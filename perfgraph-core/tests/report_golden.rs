@@ -74,6 +74,26 @@ fn call_tree_json() {
     insta::assert_snapshot!("json", text);
 }
 
+/// The CPU figures survive the JSON (what `perfgraph report --cpu` reads) and a merge of two runs sums
+/// them: the `CPU:` table read back is the one printed, and a merge of a run with itself doubles it.
+#[test]
+fn cpu_figures_read_back_and_merge() {
+    let r = solver_report(Verbosity::Level(3), 0);
+    let back = perfgraph_core::Report::from_json(&r.json()).expect("reads back");
+    assert_eq!(back.cpu_table(), r.cpu_table());
+    let solve = |r: &perfgraph_core::Report| {
+        r.tree
+            .find(&["time_steps", "Simulation::time_step", "Simulation::solve"])
+            .and_then(|n| n.cpu)
+            .expect("measured")
+    };
+    assert_eq!(solve(&back), solve(&r));
+    assert_eq!(back.tree.find(&["time_steps"]).unwrap().cpu, None);
+    let twice = perfgraph_core::Report::merge_runs(&[back.clone(), back]);
+    assert_eq!(solve(&twice).cpu_ns, 2 * solve(&r).cpu_ns);
+    assert_eq!(solve(&twice).self_cpu_ns, 2 * solve(&r).self_cpu_ns);
+}
+
 #[test]
 fn a_deep_recursion_stays_small_and_parseable() {
     let paths: Vec<report_fake::Path> = (1..=5000).map(|d| (d, "recurse", 1, 1, 0)).collect();
