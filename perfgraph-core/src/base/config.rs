@@ -698,7 +698,8 @@ mod tests {
         assert_eq!(
             w,
             [
-                "perfgraph: warning: PERFGRAPH_CPU=\"on\" is not valid (accepted: off, all); using the default, off"
+                "perfgraph: warning: PERFGRAPH_CPU=\"on\" is not valid (accepted: off, all); using the \
+                 default, off"
             ]
         );
         let report = parse(&[("PERFGRAPH_REPORT", "cpu")]).0.report;

@@ -64,8 +64,9 @@ pub struct Section {
     /// verbosity; its id is then in [`SKIPPED`].
     skipped: AtomicBool,
     /// How its sections open, as the entry point decided at the site's first recorded section (0 until
-    /// then): whether they take anything out of line (exact memory, heap counters, CPU clock), which depends only on
-    /// the site and on settings fixed at the runtime's start. Cached so the hot path tests one byte.
+    /// then): whether they take anything out of line (exact memory, heap counters, CPU clock), which
+    /// depends only on the site and on settings fixed at the runtime's start. Cached so the hot path tests
+    /// one byte.
     route: AtomicU8,
     meta: SectionMeta,
 }

@@ -185,7 +185,9 @@ pub struct ThreadSnapshot {
     pub started_ns: u64,
     /// Exit, ns since the runtime started; `None` while it runs.
     pub exited_ns: Option<u64>,
-    /// Sections completed (records pushed to its ring).
+    /// Records pushed to its ring: one per completed section, one more per call that measured its CPU
+    /// time (the `cpu` option, `PERFGRAPH_CPU=all`), and, while a trace is written, one per timed future's
+    /// life and `tracing` event.
     pub recorded: u64,
     /// Records the background thread lost to overflow so far.
     pub dropped: u64,

@@ -317,8 +317,8 @@ impl ThreadState {
     }
 
     /// The end figures of a section with flags: resident memory read now ([`EXACT_MEM`]); its CPU time
-    /// into its node and the ring ([`CPU`]); its heap figures into its node ([`HEAP`]), and whether its exact heap growth passed live print's memory
-    /// limit ([`HEAP_ALERT_KB`]).
+    /// into its node and the ring ([`CPU`]); its heap figures into its node ([`HEAP`]), and whether its
+    /// exact heap growth passed live print's memory limit ([`HEAP_ALERT_KB`]).
     ///
     /// # Safety
     /// Call only on the thread that owns this state.

@@ -410,9 +410,8 @@ impl Report {
     }
 
     /// The reports `selection` asks for, as printed at exit: for each, a blank line, its heading and its
-    /// table (MOOSE's order: graph, branch, sections; then latency, threads, async, alloc, cpu, and for a merge of many
-    /// processes' runs, processes), then the footer lines. Empty when
-    /// nothing is selected.
+    /// table (MOOSE's order: graph, branch, sections; then latency, threads, async, alloc, cpu, and for a
+    /// merge of many processes' runs, processes), then the footer lines. Empty when nothing is selected.
     pub fn render(&self, selection: &ReportSelection) -> String {
         if selection.is_empty() {
             return String::new();
