@@ -42,7 +42,7 @@ pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
 pub use data::latency::Latency;
 pub use data::report::{
-    AllocTotal, AsyncTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
+    AllocTotal, AsyncTotal, CpuTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
     ThreadSummary,
 };
 pub use data::tree::{CallNode, CallTree, CpuTime, Group, RunningSection, ThreadSnapshot, merge};

@@ -450,7 +450,20 @@ impl Report {
     }
 
     /// The CPU time of the sections that measured it, each summed over those call paths, by CPU time
-    /// (children included), largest first (ties by name).
+    /// (children included), largest first (ties by name): the rows of the `CPU:` table.
+    ///
+    /// ```
+    /// use perfgraph_core::time_section;
+    ///
+    /// {
+    ///     time_section!("wait_for_disk", cpu);
+    ///     std::thread::sleep(std::time::Duration::from_millis(20));
+    /// }
+    /// let r = perfgraph_core::report();
+    /// let row = r.cpu_sections().into_iter().find(|s| s.name == "wait_for_disk").unwrap();
+    /// assert_eq!(row.calls, 1);
+    /// assert!(row.waiting_ns() >= 15_000_000 && row.cpu_ns < row.total_ns);
+    /// ```
     pub fn cpu_sections(&self) -> Vec<CpuTotal> {
         let mut by_name: Vec<CpuTotal> = Vec::new();
         let nodes = &self.tree.nodes;
