@@ -57,6 +57,10 @@ struct ReportArgs {
     /// The `Async Sections:` table (printed when the run had timed futures).
     #[arg(long = "async")]
     asyncs: bool,
+    /// The `CPU:` table (printed when some section measured its CPU time: the `cpu` option,
+    /// PERFGRAPH_CPU=all).
+    #[arg(long)]
+    cpu: bool,
     /// Every table (the default).
     #[arg(long)]
     all: bool,
@@ -127,7 +131,13 @@ fn main() -> ExitCode {
 
 fn report(a: &ReportArgs) -> Result<u8, Failure> {
     let r = load::run(&a.file)?;
-    let none = !(a.graph || a.branch || a.sections.is_some() || a.threads || a.latency || a.asyncs);
+    let none = !(a.graph
+        || a.branch
+        || a.sections.is_some()
+        || a.threads
+        || a.latency
+        || a.asyncs
+        || a.cpu);
     let selection = if a.all || none {
         ReportSelection {
             graph: true,
@@ -138,6 +148,8 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
             asyncs: true,
             // Shown only for a run that counted allocations.
             alloc: true,
+            // Shown only for a run where some section measured its CPU time.
+            cpu: true,
         }
     } else {
         ReportSelection {
@@ -148,6 +160,7 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
             latency: a.latency,
             asyncs: a.asyncs,
             alloc: false,
+            cpu: a.cpu,
         }
     };
     load::print(&r.render(&selection))?;

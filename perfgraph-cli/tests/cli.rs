@@ -71,10 +71,11 @@ fn s(p: &Path) -> &str {
 fn report_prints_what_the_process_printed_byte_for_byte() {
     let dir = scratch("report");
     let file = dir.join("run.json");
-    for selection in ["all", "graph,sections=3,latency", "threads"] {
+    for selection in ["all", "graph,sections=3,latency", "threads", "cpu"] {
         let out = run(example(&[
             ("PERFGRAPH_REPORT", selection),
             ("PERFGRAPH_JSON", s(&file)),
+            ("PERFGRAPH_CPU", "all"),
         ])
         .arg(""));
         let printed = text(&out.stderr);
@@ -89,6 +90,7 @@ fn report_prints_what_the_process_printed_byte_for_byte() {
     let all = text(&cli(&["report", s(&file)]).stdout);
     assert!(all.contains("\nLatency:\n---"), "{all}");
     assert!(all.contains("Instrumentation: "), "{all}");
+    assert!(all.contains("\nCPU:\n---"), "{all}");
 }
 
 /// Runs four ranks, each with the launcher variable `var(rank)`, writing `run.{rank}.json` and

@@ -11,6 +11,7 @@ use crate::base::registry::Section;
 use crate::base::{clock, heap, identity, process};
 use crate::collector::live::{self, screen};
 use crate::collector::{self, capture, fork, memory, signals};
+use crate::local::frames::{CPU, EXACT_MEM, HEAP};
 use crate::local::guard::Guard;
 use crate::local::thread::{self, HEAP_ALERT_KB, MEM_ALERT_KB, ThreadState};
 use crate::local::verbosity;
@@ -68,36 +69,51 @@ fn enter_enabled(site: &'static Section, level: u8) -> Guard {
         FAST => unsafe { Guard::open(state, id) },
         0 => enter_routing(site, state, id),
         // SAFETY: as above.
-        route => unsafe { Guard::open_with(state, id, route == EXACT) },
+        route => unsafe { Guard::open_with(state, id, route & (EXACT_MEM | CPU)) },
     }
 }
 
-/// [`Section::route`] of a site whose sections take nothing out of line: no exact memory read, no heap
-/// counters. 0: not decided yet ([`enter_routing`]).
-const FAST: u8 = 1;
+/// [`Section::route`] of a site whose sections take nothing out of line: no exact memory read, no CPU
+/// clock, no heap counters. 0: not decided yet ([`enter_routing`]). Any other route is `ROUTED` with the
+/// site's [`FrameData::flags`](crate::local::frames::FrameData::flags) ([`EXACT_MEM`], [`CPU`]), and
+/// [`HEAP`] while the counting allocator counts.
+const FAST: u8 = ROUTED;
 
-/// [`Section::route`] of a site whose sections take the heap counters but do not read resident memory.
-const COUNTED: u8 = 2;
-
-/// [`Section::route`] of a site whose sections read resident memory at their boundaries.
-const EXACT: u8 = 3;
+/// The bit every decided [`Section::route`] has, above the frame flags.
+const ROUTED: u8 = 0x80;
 
 /// A site's first recorded section: decides (and caches) the site's route, from settings fixed at the
 /// runtime's start, then opens the section with what it takes out of line.
 #[cold]
 #[inline(never)]
 fn enter_routing(site: &'static Section, state: &'static ThreadState, id: u32) -> Guard {
-    let route = if exact_mem(site) {
-        EXACT
-    } else if heap::counting() {
-        COUNTED
-    } else {
-        FAST
-    };
-    site.set_route(route);
+    let flags = site_flags(site);
+    let heap = if heap::counting() { HEAP } else { 0 };
+    site.set_route(ROUTED | flags | heap);
     // SAFETY: `state` is this thread's own state (the caller's `current_ptr`).
-    unsafe { Guard::open_with(state, id, route == EXACT) }
+    unsafe { Guard::open_with(state, id, flags) }
 }
+
+/// What a section at `site` takes out of line, but for the heap counters: [`EXACT_MEM`] if it reads
+/// resident memory itself at its start and end, [`CPU`] if it reads the thread's CPU clock.
+fn site_flags(site: &'static Section) -> u8 {
+    let exact = if exact_mem(site) { EXACT_MEM } else { 0 };
+    exact | poll_flags(site)
+}
+
+/// What a timed future's poll at `site` takes out of line ([`CPU`] if it measures CPU time: the `cpu`
+/// option or `PERFGRAPH_CPU=all`), but for the heap counters.
+pub fn poll_flags(site: &'static Section) -> u8 {
+    // Relaxed: set once at the start, before this thread's first section (which went through `start`).
+    if site.has_cpu_option() || CPU_ALL.load(Ordering::Relaxed) {
+        CPU
+    } else {
+        0
+    }
+}
+
+/// `PERFGRAPH_CPU=all`, set once by the runtime's start.
+static CPU_ALL: AtomicBool = AtomicBool::new(false);
 
 /// `PERFGRAPH_MEM_EXACT` as a number ([`MemExact`] `Live` 0, the default, `All` 1, `Off` 2), set once by the
 /// runtime's start.
@@ -126,7 +142,7 @@ fn first_section(site: &'static Section, level: u8) -> Guard {
         return Guard::OFF;
     }
     // SAFETY: `state` is this thread's own state (just registered by `thread::current`).
-    unsafe { Guard::open_with(state, site.id(), exact_mem(site)) }
+    unsafe { Guard::open_with(state, site.id(), site_flags(site)) }
 }
 
 /// Starts the runtime once: settings, the capture of the program's output (`PERFGRAPH_CAPTURE`), clock,
@@ -190,6 +206,7 @@ fn start_once() {
         MemExact::Off => 2,
     };
     MEM_EXACT.store(mem_exact, Ordering::Relaxed);
+    CPU_ALL.store(config.cpu_all, Ordering::Relaxed);
     if config.trace.is_some() {
         crate::local::marks::enable();
     }

@@ -161,7 +161,8 @@ impl<F: Future> Future for Timed<F> {
             this.id = next_id(state);
         }
         // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
-        let (guard, node) = unsafe { Guard::open_poll(state, this.site.id(), first) };
+        let (guard, node) =
+            unsafe { Guard::open_poll(state, this.site.id(), first, entry::poll_flags(this.site)) };
         node.poll();
         if first && pending::enabled() && this.site.has_live_message() {
             this.pending = Some(pending::add(this.site.id(), this.first_ticks, this.id));
@@ -200,7 +201,8 @@ impl<F> Drop for Timed<F> {
             return;
         };
         // SAFETY: `state` is this thread's own state.
-        let (guard, node) = unsafe { Guard::open_poll(state, self.site.id(), false) };
+        let (guard, node) =
+            unsafe { Guard::open_poll(state, self.site.id(), false, entry::poll_flags(self.site)) };
         // SAFETY: dropped once, here, in place.
         unsafe { ManuallyDrop::drop(&mut self.inner) };
         drop(guard);

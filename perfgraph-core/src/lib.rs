@@ -42,10 +42,10 @@ pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
 pub use data::latency::Latency;
 pub use data::report::{
-    AllocTotal, AsyncTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
+    AllocTotal, AsyncTotal, CpuTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
     ThreadSummary,
 };
-pub use data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot, merge};
+pub use data::tree::{CallNode, CallTree, CpuTime, Group, RunningSection, ThreadSnapshot, merge};
 pub use future::Timed;
 pub use local::guard::{HeldAcrossAwait, NotHeldAcrossAwait, SectionGuard};
 pub use local::verbosity::set_verbosity;
@@ -180,6 +180,13 @@ pub mod __private {
     /// boundary; `None` where it cannot be read.
     pub fn read_rss_bytes() -> Option<u64> {
         crate::base::sys::rss_bytes()
+    }
+
+    /// For benchmarks, not a public API: one read of the calling thread's CPU clock, ns
+    /// (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`), as a section with the `cpu` option makes at each
+    /// boundary; `None` where it cannot be read.
+    pub fn read_thread_cpu_ns() -> Option<u64> {
+        crate::base::sys::own_cpu_ns()
     }
 
     /// The clock's raw ticks now (for benchmarks of the clock itself).

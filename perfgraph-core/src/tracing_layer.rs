@@ -197,6 +197,7 @@ fn site(meta: &'static Metadata<'static>, attrs: &Attributes<'_>) -> &'static Se
         level: level_of(meta.level()),
         live,
         dots: fields.dots,
+        cpu: false,
         file: meta.file().unwrap_or("?"),
         line: meta.line().unwrap_or(0),
         module_path: meta.target(),
@@ -221,7 +222,8 @@ fn enter(s: &mut SpanState) -> Option<(Guard, Option<u64>)> {
     }
     s.enters += 1;
     // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
-    let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), first) };
+    let (guard, node) =
+        unsafe { Guard::open_poll(state, s.site.id(), first, entry::poll_flags(s.site)) };
     // A span entered once is a call; from its second enter on, its enters are polls (the first too).
     if s.enters == 2 {
         node.poll();
@@ -256,7 +258,8 @@ impl Drop for SpanState {
             return;
         };
         // SAFETY: `state` is this thread's own state.
-        let (guard, node) = unsafe { Guard::open_poll(state, self.site.id(), false) };
+        let (guard, node) =
+            unsafe { Guard::open_poll(state, self.site.id(), false, entry::poll_flags(self.site)) };
         drop(guard);
         node.end(clock::now().0.saturating_sub(self.first_ticks), false);
     }

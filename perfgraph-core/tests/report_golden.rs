@@ -13,6 +13,7 @@ const ALL: ReportSelection = ReportSelection {
     threads: true,
     asyncs: true,
     alloc: true,
+    cpu: true,
     latency: true,
 };
 
@@ -71,6 +72,26 @@ fn call_tree_json() {
     let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
     assert_eq!(v["tree"][0]["total_ns"], 10_350_000_000u64);
     insta::assert_snapshot!("json", text);
+}
+
+/// The CPU figures survive the JSON (what `perfgraph report --cpu` reads) and a merge of two runs sums
+/// them: the `CPU:` table read back is the one printed, and a merge of a run with itself doubles it.
+#[test]
+fn cpu_figures_read_back_and_merge() {
+    let r = solver_report(Verbosity::Level(3), 0);
+    let back = perfgraph_core::Report::from_json(&r.json()).expect("reads back");
+    assert_eq!(back.cpu_table(), r.cpu_table());
+    let solve = |r: &perfgraph_core::Report| {
+        r.tree
+            .find(&["time_steps", "Simulation::time_step", "Simulation::solve"])
+            .and_then(|n| n.cpu)
+            .expect("measured")
+    };
+    assert_eq!(solve(&back), solve(&r));
+    assert_eq!(back.tree.find(&["time_steps"]).unwrap().cpu, None);
+    let twice = perfgraph_core::Report::merge_runs(&[back.clone(), back]);
+    assert_eq!(solve(&twice).cpu_ns, 2 * solve(&r).cpu_ns);
+    assert_eq!(solve(&twice).self_cpu_ns, 2 * solve(&r).self_cpu_ns);
 }
 
 #[test]

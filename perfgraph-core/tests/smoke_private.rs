@@ -9,6 +9,7 @@ macro_rules! section {
                 level: 1,
                 live: None,
                 dots: false,
+                cpu: false,
                 file: file!(),
                 line: line!(),
                 module_path: module_path!(),

@@ -54,7 +54,7 @@ fn endless() {
     }
 }
 
-#[perfgraph_core::timed(level = 0)]
+#[perfgraph_core::timed(level = 0, cpu)]
 async fn fetch(n: u32) -> u32 {
     for _ in 0..n {
         tokio::task::yield_now().await;
@@ -86,7 +86,7 @@ fn futures() {
         assert!(cancelled.await.is_err());
     });
     lookup();
-    perfgraph_core::time_section!("busy");
+    perfgraph_core::time_section!("busy", cpu);
     let start = Instant::now();
     let mut i = 0u64;
     while start.elapsed() < Duration::from_millis(300) {
@@ -325,6 +325,22 @@ fn futures_events_and_identity_are_in_both_formats() {
     let miss = phase("i", "cache miss");
     assert_eq!(miss.len(), 1, "{text}");
     assert_eq!(miss[0]["args"]["span"], "lookup");
+    // Measured CPU time in the slices' args: `busy` (its `leaf` calls measure none, so self = inclusive)
+    // and each poll of `fetch`.
+    let busy = phase("X", "busy");
+    assert_eq!(busy.len(), 1, "{text}");
+    assert!(busy[0]["args"]["cpu_ns"].as_u64().unwrap() > 0, "{text}");
+    assert_eq!(busy[0]["args"]["self_cpu_ns"], busy[0]["args"]["cpu_ns"]);
+    let polls = phase("X", "fetch");
+    assert!(
+        !polls.is_empty() && polls.iter().all(|p| p["args"]["cpu_ns"].is_u64()),
+        "{text}"
+    );
+    assert!(
+        phase("X", "leaf")
+            .iter()
+            .all(|l| l["args"]["cpu_ns"].is_null())
+    );
     assert!(
         events
             .iter()
@@ -338,6 +354,9 @@ fn futures_events_and_identity_are_in_both_formats() {
         let futures = t["futures"].as_array().unwrap();
         let named = |name: &str| futures.iter().filter(|f| f[0] == name).count();
         assert_eq!((named("fetch"), named("never done")), (2, 1), "{t}");
+        assert!(t["sections"]["busy"]["cpu_ns"].as_u64().unwrap() > 0, "{t}");
+        assert!(t["sections"]["busy"]["self_cpu_ns"].is_u64(), "{t}");
+        assert!(t["sections"]["fetch"]["cpu_ns"].is_u64(), "{t}");
         assert!(
             futures.iter().any(|f| f[0] == "never done" && f[2] == true),
             "{t}"

@@ -22,6 +22,8 @@ pub struct Options {
     pub live: Option<LitStr>,
     /// `dots` or `dots = true|false`.
     pub dots: Option<bool>,
+    /// `cpu` or `cpu = true|false`.
+    pub cpu: Option<bool>,
     /// `crate = "path"`, parsed into the path.
     pub krate: Option<Path>,
 }
@@ -87,6 +89,15 @@ const OPTIONS: &[OptionSpec] = &[
         section: Takes::Yes,
         value: ValueKind::Flag {
             slot: |options| &mut options.dots,
+        },
+    },
+    OptionSpec {
+        key: "cpu",
+        summary: "`cpu` (or `cpu = true|false`)",
+        timed: Takes::Yes,
+        section: Takes::Yes,
+        value: ValueKind::Flag {
+            slot: |options| &mut options.cpu,
         },
     },
     OptionSpec {

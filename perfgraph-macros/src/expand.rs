@@ -43,6 +43,7 @@ fn site(name: NameSource, options: &Options) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let dots = options.dots.unwrap_or(false);
+    let cpu = options.cpu.unwrap_or(false);
     let (here, name) = match name {
         NameSource::Given(lit) => (quote!(), quote!(#private::Name::Given(#lit))),
         NameSource::Function => (
@@ -60,6 +61,7 @@ fn site(name: NameSource, options: &Options) -> TokenStream {
                 level: #level,
                 live: #live,
                 dots: #dots,
+                cpu: #cpu,
                 file: ::core::file!(),
                 line: ::core::line!(),
                 module_path: ::core::module_path!(),

@@ -37,6 +37,10 @@ use expand::NameSource;
 ///   `PERFGRAPH_VERBOSITY` (default 1) are not recorded.
 /// * `live = "..."`: the message live print shows; default the name.
 /// * `dots` (or `dots = true|false`): one `.` per time-limit interval while it runs; default off.
+/// * `cpu` (or `cpu = true|false`): read the thread's CPU clock at each call's start and end, for the
+///   section's CPU and waiting time (the `CPU:` report, JSON `cpu_ns`/`self_cpu_ns`, trace args); default
+///   off (`PERFGRAPH_CPU=all` turns it on for every section). Costs two system calls per call on kernels
+///   without a vDSO thread-CPU clock (docs/performance.md).
 /// * `crate = "path"`: where `perfgraph_core` is reachable, for crates that re-export it.
 ///
 /// The signature, attributes and doc comments stay as written; the body runs unchanged after a guard that
@@ -98,7 +102,7 @@ pub fn timed(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Times the rest of the enclosing block: `time_section!("name", options...)`.
 ///
 /// The name is a string literal; the options are `#[timed]`'s except `name` (`level`, `live`, `dots`,
-/// `crate`). The section ends where the block ends, so several in one block nest in order.
+/// `cpu`, `crate`). The section ends where the block ends, so several in one block nest in order.
 ///
 /// ```
 /// use perfgraph_core::time_section;
@@ -126,7 +130,8 @@ pub fn time_section(input: TokenStream) -> TokenStream {
 /// Times a future: `time_future!("name", future, options...)`. Each poll enters the section on the
 /// polling thread and leaves it when the poll returns; the section's calls count futures, its polls and
 /// wall time (first poll to completion or drop) are kept besides, and a future dropped before it completes
-/// counts as cancelled. The options are `time_section!`'s (`level`, `live`, `dots`, `crate`).
+/// counts as cancelled. The options are `time_section!`'s (`level`, `live`, `dots`, `cpu`, `crate`); with
+/// `cpu`, its CPU time is summed over its polls.
 ///
 /// It evaluates to a `perfgraph_core::Timed` future with the same output.
 ///

@@ -69,6 +69,9 @@ pub struct ReportSelection {
     /// `alloc`: per section, its allocations and bytes (self and inclusive) and its peak heap growth; shown
     /// only when the counting allocator (`perfgraph_core::CountingAllocator`) is installed.
     pub alloc: bool,
+    /// `cpu`: per section measuring its CPU time (the `cpu` option, `PERFGRAPH_CPU=all`), its CPU and waiting
+    /// time; shown only when some section measured it.
+    pub cpu: bool,
     /// `latency`: per section, its calls' durations (minimum, p50, p90, p99, maximum); as many sections
     /// as `sections` shows (10 without it).
     pub latency: bool,
@@ -101,7 +104,7 @@ pub struct Config {
     /// `PERFGRAPH_LIVE`: `on` (default), `off` or `all`.
     pub live: LiveMode,
     /// `PERFGRAPH_REPORT`: comma list of `graph`, `branch`, `sections[=N]`, `latency`, `threads`, `async`,
-    /// `alloc`, `all`. Default none.
+    /// `alloc`, `cpu`, `all`. Default none.
     pub report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` in seconds: per-thread interval statistics. Default off.
     pub interval_ns: Option<u64>,
@@ -126,6 +129,9 @@ pub struct Config {
     pub capture: CaptureMode,
     /// `PERFGRAPH_MEM_EXACT`: `live` (default), `all` or `off`.
     pub mem_exact: MemExact,
+    /// `PERFGRAPH_CPU`: `off` (default: only sections with the `cpu` option) or `all` (every recorded
+    /// section reads the thread's CPU clock at its start and end).
+    pub cpu_all: bool,
 }
 
 /// Which sections read resident memory themselves at entry and exit (`PERFGRAPH_MEM_EXACT`), instead of
@@ -158,6 +164,7 @@ impl Default for Config {
             signals: true,
             capture: CaptureMode::Auto,
             mem_exact: MemExact::Live,
+            cpu_all: false,
         }
     }
 }
@@ -231,7 +238,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 15] = [
+const VARIABLES: [Variable; 16] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -282,7 +289,7 @@ const VARIABLES: [Variable; 15] = [
     },
     Variable {
         name: "PERFGRAPH_REPORT",
-        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, all",
+        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, cpu, all",
         default: "none",
         apply: |c, v| set(&mut c.report, parse_report(v)),
     },
@@ -347,6 +354,16 @@ const VARIABLES: [Variable; 15] = [
                 _ => return false,
             };
             set(&mut c.mem_exact, Some(mode))
+        },
+    },
+    Variable {
+        name: "PERFGRAPH_CPU",
+        accepted: "off, all",
+        default: "off",
+        apply: |c, v| match v {
+            "off" => set(&mut c.cpu_all, Some(false)),
+            "all" => set(&mut c.cpu_all, Some(true)),
+            _ => false,
         },
     },
     Variable {
@@ -473,6 +490,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
             "threads" => r.threads = true,
             "async" => r.asyncs = true,
             "alloc" => r.alloc = true,
+            "cpu" => r.cpu = true,
             "latency" => r.latency = true,
             "sections" => r.sections = Some(10),
             "all" => {
@@ -483,6 +501,7 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
                     threads: true,
                     asyncs: true,
                     alloc: true,
+                    cpu: true,
                     latency: true,
                 }
             }
@@ -667,6 +686,25 @@ mod tests {
                 )]
             );
         }
+    }
+
+    #[test]
+    fn cpu_is_off_all_or_a_warning() {
+        assert!(!Config::default().cpu_all);
+        assert!(parse(&[("PERFGRAPH_CPU", "all")]).0.cpu_all);
+        assert!(!parse(&[("PERFGRAPH_CPU", " off ")]).0.cpu_all);
+        let (c, w) = parse(&[("PERFGRAPH_CPU", "on")]);
+        assert_eq!(c, Config::default());
+        assert_eq!(
+            w,
+            [
+                "perfgraph: warning: PERFGRAPH_CPU=\"on\" is not valid (accepted: off, all); using the \
+                 default, off"
+            ]
+        );
+        let report = parse(&[("PERFGRAPH_REPORT", "cpu")]).0.report;
+        assert!(report.cpu && !report.alloc);
+        assert!(parse(&[("PERFGRAPH_REPORT", "all")]).0.report.cpu);
     }
 
     #[test]

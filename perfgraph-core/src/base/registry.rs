@@ -44,6 +44,8 @@ pub struct SectionMeta {
     pub live: Option<&'static str>,
     /// Print a dot per time-limit interval while running.
     pub dots: bool,
+    /// Read the thread's CPU clock at each call's start and end (the `cpu` option).
+    pub cpu: bool,
     /// `file!()` of the call site.
     pub file: &'static str,
     /// `line!()` of the call site.
@@ -62,8 +64,9 @@ pub struct Section {
     /// verbosity; its id is then in [`SKIPPED`].
     skipped: AtomicBool,
     /// How its sections open, as the entry point decided at the site's first recorded section (0 until
-    /// then): whether they take anything out of line (exact memory, heap counters), which depends only on
-    /// the site and on settings fixed at the runtime's start. Cached so the hot path tests one byte.
+    /// then): whether they take anything out of line (exact memory, heap counters, CPU clock), which
+    /// depends only on the site and on settings fixed at the runtime's start. Cached so the hot path tests
+    /// one byte.
     route: AtomicU8,
     meta: SectionMeta,
 }
@@ -175,6 +178,13 @@ impl Section {
     #[inline(always)]
     pub fn has_live_message(&self) -> bool {
         self.meta.live.is_some()
+    }
+
+    /// Whether the site gave the `cpu` option: its sections read the thread's CPU clock at their start
+    /// and end (as every section does with `PERFGRAPH_CPU=all`).
+    #[inline(always)]
+    pub fn has_cpu_option(&self) -> bool {
+        self.meta.cpu
     }
 
     /// The route the entry point cached for this site (0 if none yet).

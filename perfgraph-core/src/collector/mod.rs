@@ -34,7 +34,7 @@ use std::time::Duration;
 use crate::base::config::Config;
 use crate::base::process::{self, Message};
 use crate::base::{clock, registry, sys};
-use crate::local::record::Record;
+use crate::local::record::{Decoder, Record};
 use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
 use live::Live;
@@ -79,6 +79,8 @@ pub(crate) fn spawn(config: Config) {
 struct Tracked {
     state: Arc<ThreadState>,
     cursor: Cursor,
+    /// Joins the CPU figures records to their sections' records, across drains.
+    decoder: Decoder,
     /// Drained after the thread exited: nothing more will come.
     finished: bool,
     /// Exited with sections still open, so never folded (`thread::retire`).
@@ -245,6 +247,7 @@ impl Collector {
                 state: Arc::clone(state),
                 // Its ring may be recycled: the records before its start are another thread's.
                 cursor: state.stack.ring.cursor(),
+                decoder: Decoder::default(),
                 finished: false,
                 pinned: false,
             });
@@ -258,10 +261,11 @@ impl Collector {
             let exited = t.state.exited();
             self.records.clear();
             let records = &mut self.records;
+            let decoder = &mut t.decoder;
             t.state
                 .stack
                 .ring
-                .drain(&mut t.cursor, |w| records.push(Record::from_words(w)));
+                .drain(&mut t.cursor, |w| decoder.push(w, records));
             // Relaxed: this thread is the only writer; readers only want a recent figure.
             t.state.dropped.store(t.cursor.dropped, Ordering::Relaxed);
             t.finished = exited;

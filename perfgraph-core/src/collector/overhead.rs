@@ -35,7 +35,7 @@ pub(crate) fn measure() {
             // SAFETY: `state` was made on this thread, which alone enters and exits on it.
             unsafe {
                 let depth = if counting {
-                    state.enter_with(1, false)
+                    state.enter_with(1, 0)
                 } else {
                     state.enter(1)
                 };

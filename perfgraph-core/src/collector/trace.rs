@@ -19,6 +19,7 @@ use super::files;
 use super::live::screen;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::registry::{self, SectionId};
+use crate::data::tree::CpuTime;
 use crate::export::chrome::Chrome;
 use crate::export::perfetto::Perfetto;
 use crate::export::trace::{Call, Identity, Losses, Mark, MarkKind, SectionText, Summary};
@@ -244,6 +245,10 @@ impl Trace {
                 start_ns,
                 end_ns: self.map.to_ns(r.end).max(start_ns),
                 unfinished: false,
+                cpu: r.cpu.map(|c| CpuTime {
+                    cpu_ns: c.cpu_ns,
+                    self_cpu_ns: c.self_cpu_ns,
+                }),
             };
             self.call(&call);
             // Writes stay near 1 MiB (so does the buffer) however many records one drain brings.
@@ -422,6 +427,7 @@ impl Trace {
                     start_ns,
                     end_ns,
                     unfinished: true,
+                    cpu: None,
                 });
                 unfinished += self.calls - before;
             }

@@ -201,6 +201,28 @@ pub struct AllocTotal {
     pub heap_peak_bytes: u64,
 }
 
+/// One line of `CPU:`: every call path of a section name that measured its CPU time (the `cpu` option,
+/// `PERFGRAPH_CPU=all`), summed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuTotal {
+    /// The section's name.
+    pub name: &'static str,
+    /// Calls, all those paths.
+    pub calls: u64,
+    /// Their time, children included (busy time, inside polls, for timed futures), counted once where a
+    /// path of the section is inside another of it, ns.
+    pub total_ns: u64,
+    /// Their CPU time, children included, counted the same way, ns.
+    pub cpu_ns: u64,
+}
+
+impl CpuTotal {
+    /// The time not spent on the CPU (blocked, sleeping, waiting for a core): total minus CPU, ns.
+    pub fn waiting_ns(&self) -> u64 {
+        self.total_ns.saturating_sub(self.cpu_ns)
+    }
+}
+
 /// What a [`Report`] says about the run besides its threads' snapshots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunInfo {
@@ -417,6 +439,57 @@ impl Report {
             row.heap_peak_bytes = row.heap_peak_bytes.max(n.heap_peak_bytes);
         }
         by_name.sort_by(|a, b| b.alloc_bytes.cmp(&a.alloc_bytes).then(a.name.cmp(b.name)));
+        by_name
+    }
+}
+
+impl Report {
+    /// Whether any section measured its CPU time: the `CPU:` table then has rows.
+    pub fn cpu_measured(&self) -> bool {
+        self.tree.nodes.iter().any(|n| n.cpu.is_some())
+    }
+
+    /// The CPU time of the sections that measured it, each summed over those call paths, by CPU time
+    /// (children included), largest first (ties by name): the rows of the `CPU:` table.
+    ///
+    /// ```
+    /// use perfgraph_core::time_section;
+    ///
+    /// {
+    ///     time_section!("wait_for_disk", cpu);
+    ///     std::thread::sleep(std::time::Duration::from_millis(20));
+    /// }
+    /// let r = perfgraph_core::report();
+    /// let row = r.cpu_sections().into_iter().find(|s| s.name == "wait_for_disk").unwrap();
+    /// assert_eq!(row.calls, 1);
+    /// assert!(row.waiting_ns() >= 15_000_000 && row.cpu_ns < row.total_ns);
+    /// ```
+    pub fn cpu_sections(&self) -> Vec<CpuTotal> {
+        let mut by_name: Vec<CpuTotal> = Vec::new();
+        let nodes = &self.tree.nodes;
+        for (i, n) in nodes.iter().enumerate().skip(1) {
+            process::progress_at(i);
+            let Some(cpu) = n.cpu else { continue };
+            let row = match by_name.iter_mut().find(|t| t.name == n.name) {
+                Some(row) => row,
+                None => {
+                    by_name.push(CpuTotal {
+                        name: n.name,
+                        calls: 0,
+                        total_ns: 0,
+                        cpu_ns: 0,
+                    });
+                    by_name.last_mut().expect("just pushed")
+                }
+            };
+            row.calls += n.calls;
+            // A path inside another path of the same section adds no inclusive figures of its own.
+            if !self.tree.inside_own_section(i) {
+                row.total_ns += n.total_ns;
+                row.cpu_ns += cpu.cpu_ns;
+            }
+        }
+        by_name.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.name.cmp(b.name)));
         by_name
     }
 }

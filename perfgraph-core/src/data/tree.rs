@@ -63,6 +63,47 @@ pub struct CallNode {
     pub heap_growth_bytes: i64,
     /// The largest heap growth within one call, above the heap at its start, bytes.
     pub heap_peak_bytes: u64,
+    /// CPU time of its completed calls (polls, for timed futures), for a section that measures it (the
+    /// `cpu` option, `PERFGRAPH_CPU=all`); `None` for one that does not.
+    pub cpu: Option<CpuTime>,
+}
+
+/// A call path's CPU time (the thread's CPU clock over each call), summed over its completed calls.
+///
+/// ```
+/// use perfgraph_core::time_section;
+///
+/// {
+///     time_section!("work", cpu);
+///     let mut x = 0u64;
+///     for i in 0..1_000_000u64 {
+///         x = x.wrapping_add(std::hint::black_box(i));
+///     }
+/// }
+/// let tree = perfgraph_core::merged();
+/// let cpu = tree.find(&["work"]).unwrap().cpu.expect("a section with `cpu`");
+/// assert!(cpu.cpu_ns > 0 && cpu.self_cpu_ns == cpu.cpu_ns);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuTime {
+    /// CPU time, children included, ns.
+    pub cpu_ns: u64,
+    /// CPU time minus that of the sections measured inside it (all of them with `PERFGRAPH_CPU=all`),
+    /// ns.
+    pub self_cpu_ns: u64,
+}
+
+impl CpuTime {
+    /// Sums two paths' CPU time (either may have none).
+    pub fn sum(a: Option<CpuTime>, b: Option<CpuTime>) -> Option<CpuTime> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(CpuTime {
+                cpu_ns: a.cpu_ns + b.cpu_ns,
+                self_cpu_ns: a.self_cpu_ns + b.self_cpu_ns,
+            }),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 impl CallNode {
@@ -80,7 +121,7 @@ impl CallNode {
     }
 
     /// Adds `n`'s figures to this node's (a merge of two paths into one): counts, times, memory, async
-    /// figures, latency and allocations summed; the maxima kept.
+    /// figures, latency, allocations and CPU time summed; the maxima kept.
     pub(crate) fn add_figures(&mut self, n: &CallNode) {
         self.calls += n.calls;
         self.running += n.running;
@@ -99,6 +140,7 @@ impl CallNode {
         self.self_alloc_bytes += n.self_alloc_bytes;
         self.heap_growth_bytes += n.heap_growth_bytes;
         self.heap_peak_bytes = self.heap_peak_bytes.max(n.heap_peak_bytes);
+        self.cpu = CpuTime::sum(self.cpu, n.cpu);
     }
 
     /// Whether timed futures ran at this path (polled, or ended here): the JSON then carries `polls`,
@@ -143,7 +185,9 @@ pub struct ThreadSnapshot {
     pub started_ns: u64,
     /// Exit, ns since the runtime started; `None` while it runs.
     pub exited_ns: Option<u64>,
-    /// Sections completed (records pushed to its ring).
+    /// Records pushed to its ring: one per completed section, one more per call that measured its CPU
+    /// time (the `cpu` option, `PERFGRAPH_CPU=all`), and, while a trace is written, one per timed future's
+    /// life and `tracing` event.
     pub recorded: u64,
     /// Records the background thread lost to overflow so far.
     pub dropped: u64,
@@ -280,6 +324,7 @@ impl Merger {
             self_alloc_bytes: root.self_alloc_bytes,
             heap_growth_bytes: root.heap_growth_bytes,
             heap_peak_bytes: root.heap_peak_bytes,
+            cpu: root.cpu,
             ..root_node()
         };
         self.out = tree;
@@ -321,6 +366,7 @@ fn root_node() -> CallNode {
         self_alloc_bytes: 0,
         heap_growth_bytes: 0,
         heap_peak_bytes: 0,
+        cpu: None,
     }
 }
 

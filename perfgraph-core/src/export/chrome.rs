@@ -5,7 +5,8 @@
 //! comma, then at the end a closing `]`. Viewers accept the array without its `]` (the format allows it for
 //! exactly this, a trace cut short), so a file cut off by a kill is readable up to its last whole line.
 //! Events: one complete event (`"ph":"X"`) per section call on its thread's track, with the section's level
-//! (and its live message, when it has one) in `args`; process and thread names as metadata events, the
+//! (and its live message, when it has one; its CPU time `cpu_ns` and `self_cpu_ns`, when it measured it)
+//! in `args`; process and thread names as metadata events, the
 //! process's identity (rank, host, wall-clock anchor `start_unix_ns`, which `perfgraph merge --trace` reads)
 //! in the `process_name` event's args; timed futures' lives as async slices (`b`/`e` with the future's id,
 //! category `async`) and `tracing` events as thread-scoped instant events (`i`) with their message; the
@@ -129,13 +130,22 @@ impl Chrome {
                 push_u64(out, tid(call.thread));
             }
         }
-        if call.unfinished {
-            // The suffix without its closing `}},\n`, then the mark.
-            out.extend_from_slice(&suffix[..suffix.len() - 4]);
-            out.extend_from_slice(b",\"unfinished\":true}},\n");
-        } else {
+        if !call.unfinished && call.cpu.is_none() {
             out.extend_from_slice(suffix);
+            return;
         }
+        // The suffix without its closing `}},\n`, then the call's own args.
+        out.extend_from_slice(&suffix[..suffix.len() - 4]);
+        if let Some(cpu) = call.cpu {
+            out.extend_from_slice(b",\"cpu_ns\":");
+            push_u64(out, cpu.cpu_ns);
+            out.extend_from_slice(b",\"self_cpu_ns\":");
+            push_u64(out, cpu.self_cpu_ns);
+        }
+        if call.unfinished {
+            out.extend_from_slice(b",\"unfinished\":true");
+        }
+        out.extend_from_slice(b"}},\n");
     }
 
     /// A resident-memory sample on the process's counter track.
@@ -314,8 +324,20 @@ mod tests {
             start_ns: 1_000_000,
             end_ns: 2_500_500,
             unfinished: false,
+            cpu: None,
         };
         c.call(&mut out, &call, &text);
+        let measured = Call {
+            start_ns: 1_200_000,
+            end_ns: 1_300_000,
+            depth: 1,
+            cpu: Some(crate::data::tree::CpuTime {
+                cpu_ns: 90_000,
+                self_cpu_ns: 60_000,
+            }),
+            ..call
+        };
+        c.call(&mut out, &measured, &text);
         let life = |cancelled| Mark {
             kind: MarkKind::Life {
                 id: 0x2a,
@@ -389,7 +411,20 @@ mod tests {
         let x = events.iter().find(|e| e["ph"] == "X").unwrap();
         assert_eq!(x["name"], "write \"checkpoint\"");
         assert_eq!(x["dur"], 1500.5);
+        assert_eq!(x["args"]["cpu_ns"], serde_json::Value::Null, "not measured");
         assert_eq!(events.last().unwrap()["name"], "perfgraph trace end");
+    }
+
+    #[test]
+    fn a_call_that_measured_its_cpu_has_it_in_its_args() {
+        let events = trace();
+        let x = events
+            .iter()
+            .find(|e| e["ph"] == "X" && e["ts"] == 1200.0)
+            .expect("the measured call");
+        assert_eq!(x["args"]["level"], 1);
+        assert_eq!(x["args"]["cpu_ns"], 90_000);
+        assert_eq!(x["args"]["self_cpu_ns"], 60_000);
     }
 
     #[test]

@@ -219,7 +219,8 @@ fn tail(
 }
 
 /// A tree as an array of its nodes, in their order; with a merge's spread over processes, per node; with
-/// the allocation fields if `heap` (the counting allocator was installed).
+/// the allocation fields if `heap` (the counting allocator was installed); with `cpu_ns` and `self_cpu_ns`
+/// on the nodes that measured their CPU time.
 fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>, heap: bool) -> io::Result<()> {
     p.open(b'[')?;
     for (i, n) in tree.nodes.iter().enumerate() {
@@ -235,6 +236,9 @@ fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>, heap: bool)
         p.raw("calls", n.calls)?;
         if asyncs {
             p.raw("cancelled", n.cancelled)?;
+        }
+        if let Some(cpu) = n.cpu {
+            p.raw("cpu_ns", cpu.cpu_ns)?;
         }
         p.raw("depth", n.depth)?;
         if heap {
@@ -287,6 +291,9 @@ fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>, heap: bool)
         if heap {
             p.raw("self_alloc_bytes", n.self_alloc_bytes)?;
             p.raw("self_allocs", n.self_allocs)?;
+        }
+        if let Some(cpu) = n.cpu {
+            p.raw("self_cpu_ns", cpu.self_cpu_ns)?;
         }
         p.raw("self_mem_bytes", n.self_mem_bytes)?;
         p.raw("self_ns", n.self_ns)?;
@@ -457,6 +464,11 @@ mod tests {
             self_alloc_bytes: 1_024_000,
             heap_growth_bytes: -5,
             heap_peak_bytes: 1 << 40,
+            // Nodes at depth 1 measured their CPU time.
+            cpu: (depth == 1).then_some(crate::data::tree::CpuTime {
+                cpu_ns: u64::MAX,
+                self_cpu_ns: 3,
+            }),
         }
     }
 
@@ -518,6 +530,10 @@ mod tests {
                     v["self_alloc_bytes"] = json!(n.self_alloc_bytes);
                     v["heap_growth_bytes"] = json!(n.heap_growth_bytes);
                     v["heap_peak_bytes"] = json!(n.heap_peak_bytes);
+                }
+                if let Some(cpu) = n.cpu {
+                    v["cpu_ns"] = json!(cpu.cpu_ns);
+                    v["self_cpu_ns"] = json!(cpu.self_cpu_ns);
                 }
                 if n.is_async() {
                     v["polls"] = json!(n.polls);

@@ -16,7 +16,7 @@ use crate::base::buckets;
 use crate::base::config::Verbosity;
 use crate::data::latency::Latency;
 use crate::data::report::{Merged, ProcessInfo, Report, Spread, ThreadSummary};
-use crate::data::tree::{CallNode, CallTree};
+use crate::data::tree::{CallNode, CallTree, CpuTime};
 
 impl Report {
     /// Reads a call-tree JSON (schema in `docs/json-schema.md`) back into a report. The error says what is
@@ -281,6 +281,13 @@ fn tree(v: &Value, name: &str) -> Result<(CallTree, Option<Vec<Spread>>), String
                 Some(_) => i64_of(o, "heap_growth_bytes", &at)?,
             },
             heap_peak_bytes: u64_or_0(o, "heap_peak_bytes", &at)?,
+            cpu: match o.get("cpu_ns") {
+                None => None,
+                Some(_) => Some(CpuTime {
+                    cpu_ns: u64_of(o, "cpu_ns", &at)?,
+                    self_cpu_ns: u64_of(o, "self_cpu_ns", &at)?,
+                }),
+            },
         });
     }
     let spread = (!nodes.is_empty() && spread.len() == nodes.len()).then_some(spread);

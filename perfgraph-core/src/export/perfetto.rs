@@ -15,7 +15,8 @@
 //!   order;
 //! - per section call a `TYPE_SLICE_BEGIN` and a `TYPE_SLICE_END` `TrackEvent`, the name interned
 //!   (`InternedData.event_names`, the iid is the section's id), the section's level as its interned category
-//!   (`level 0` … `level 3`), its live message (when it has one) as the debug annotation `message`;
+//!   (`level 0` … `level 3`), its live message (when it has one) as the debug annotation `message`, its
+//!   CPU time (when it measured it: the `cpu` option) as the debug annotations `cpu_ns` and `self_cpu_ns`;
 //! - timestamps delta-encoded: each sequence defines the sequence-scoped incremental clock 64
 //!   (`ClockSnapshot.Clock.is_incremental`, tied to BOOTTIME) and makes it the default
 //!   (`TracePacketDefaults.timestamp_clock_id`), so a packet's `timestamp` is the nanoseconds since the
@@ -275,7 +276,12 @@ impl Perfetto {
         seq.categories |= 1 << level;
         let start = call.start_ns.max(seq.last_ns);
         let end = call.end_ns.max(start);
-        if !new_name && !new_category && info.message.is_none() && !call.unfinished {
+        if !new_name
+            && !new_category
+            && info.message.is_none()
+            && !call.unfinished
+            && call.cpu.is_none()
+        {
             // Nearly every call: the two packets written straight, without the general encoder's length
             // patching (the same bytes; the background thread's time per call is what keeps a trace
             // lossless).
@@ -329,6 +335,15 @@ impl Perfetto {
                         uint(a, 1, MESSAGE_IID);
                         uint(a, 17, section as u64);
                     });
+                }
+                if let Some(cpu) = call.cpu {
+                    for (name, ns) in [("cpu_ns", cpu.cpu_ns), ("self_cpu_ns", cpu.self_cpu_ns)] {
+                        message(e, EV_DEBUG, |a| {
+                            string(a, 10, name);
+                            // DebugAnnotation.uint_value.
+                            uint(a, 3, ns);
+                        });
+                    }
                 }
                 if call.unfinished {
                     message(e, EV_DEBUG, |a| {

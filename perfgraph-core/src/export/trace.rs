@@ -4,6 +4,7 @@
 //! new kind of event is one more struct here and one more function in each format.
 
 use crate::base::registry::SectionId;
+use crate::data::tree::CpuTime;
 
 /// What a trace says about a section besides its timing, looked up once per section.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +32,9 @@ pub(crate) struct Call {
     pub end_ns: u64,
     /// Still running when the trace ended.
     pub unfinished: bool,
+    /// Its CPU time, for a section that measured it (the `cpu` option, `PERFGRAPH_CPU=all`): in the
+    /// slice's args as `cpu_ns` and `self_cpu_ns`.
+    pub cpu: Option<CpuTime>,
 }
 
 /// What a mark shows in the trace.

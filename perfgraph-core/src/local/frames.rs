@@ -35,8 +35,8 @@ pub struct FrameData {
     pub node: u32,
     /// Resident memory at its start, KiB.
     pub mem_start_kb: u32,
-    /// What the section takes out of line at its end ([`EXACT_MEM`], [`HEAP`]; 0 for neither, the fast
-    /// path), in the slot's first word above the section id.
+    /// What the section takes out of line at its end ([`EXACT_MEM`], [`HEAP`], [`CPU`]; 0 for none, the
+    /// fast path), in the slot's first word above the section id.
     pub flags: u8,
 }
 
@@ -45,6 +45,9 @@ pub struct FrameData {
 pub const EXACT_MEM: u8 = 1;
 /// [`FrameData::flags`]: the section takes the counting allocator's counters (a heap frame is open for it).
 pub const HEAP: u8 = 2;
+/// [`FrameData::flags`]: the section reads the thread's CPU clock at its start and end (the `cpu` option,
+/// `PERFGRAPH_CPU=all`; a CPU frame is open for it).
+pub const CPU: u8 = 4;
 
 /// The slot word that holds the frame's `child_ticks` (0 when the frame opens).
 const CHILD_TICKS: usize = 3;

@@ -89,19 +89,15 @@ impl Guard {
         }
     }
 
-    /// As [`open`](Guard::open), for a section that may take figures out of line; `exact_mem`: it reads
-    /// resident memory itself at its start and end (`PERFGRAPH_MEM_EXACT`).
+    /// As [`open`](Guard::open), for a section that may take figures out of line: `flags` as
+    /// [`ThreadState::enter_with`] takes them (exact memory, CPU clock).
     ///
     /// # Safety
     /// As [`open`](Guard::open).
     #[inline(always)]
-    pub unsafe fn open_with(
-        state: &'static ThreadState,
-        section: SectionId,
-        exact_mem: bool,
-    ) -> Guard {
+    pub unsafe fn open_with(state: &'static ThreadState, section: SectionId, flags: u8) -> Guard {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
-        let depth = unsafe { state.enter_with(section, exact_mem) };
+        let depth = unsafe { state.enter_with(section, flags) };
         Guard {
             state: Some(state),
             depth,
@@ -112,7 +108,8 @@ impl Guard {
 
 impl Guard {
     /// Opens `section` on `state` for a timed future's poll (or the drop of a cancelled one), counting a
-    /// call only if `call`; returns the guard and the call path's [`AsyncNode`].
+    /// call only if `call`, taking `flags` out of line (the CPU clock); returns the guard and the call
+    /// path's [`AsyncNode`].
     ///
     /// # Safety
     /// As [`open`](Guard::open).
@@ -121,9 +118,10 @@ impl Guard {
         state: &'static ThreadState,
         section: SectionId,
         call: bool,
+        flags: u8,
     ) -> (Guard, &'static AsyncNode) {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
-        let (depth, node) = unsafe { state.enter_poll(section, call) };
+        let (depth, node) = unsafe { state.enter_poll(section, call, flags) };
         let guard = Guard {
             state: Some(state),
             depth,

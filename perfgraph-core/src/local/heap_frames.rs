@@ -9,6 +9,7 @@
 //! of that and the peak the enclosing section had seen, so the enclosing one's peak is still its own.
 
 use crate::base::heap::{self, HeapCounts};
+use crate::local::cpu_frames::CpuFrames;
 
 /// The counters as one open section started, and its completed children's share so far.
 #[derive(Debug, Clone, Copy)]
@@ -49,6 +50,8 @@ pub struct HeapFrames {
     /// not look at its frame's flags.
     pub flagged: u32,
     frames: Vec<Frame>,
+    /// The open sections that measure their CPU time (owner-only state of flagged sections too).
+    pub cpu: CpuFrames,
 }
 
 impl HeapFrames {
@@ -59,6 +62,7 @@ impl HeapFrames {
             on,
             flagged: 0,
             frames: Vec::with_capacity(if on { 64 } else { 0 }),
+            cpu: CpuFrames::default(),
         }
     }
 

@@ -11,10 +11,12 @@
 //! * [`tree`]: the thread's call tree, aggregated as it runs;
 //! * [`latency`]: a call path's latency histogram, next to its node;
 //! * [`heap_frames`]: the heap counters at each open section's start, for the counting allocator;
+//! * [`cpu_frames`]: the CPU clock at each CPU-measuring open section's start;
 //! * [`stack`]: the enter/exit steps on all of the above, and a consistent reading of them from any
 //!   thread (the call-tree snapshot protocol);
 //! * [`snapshot`]: every thread's reading as plain data (names, nanoseconds, totals).
 
+pub(crate) mod cpu_frames;
 pub(crate) mod frames;
 pub(crate) mod guard;
 pub(crate) mod heap_frames;

@@ -14,7 +14,7 @@ use crate::base::config::{Config, Verbosity};
 use crate::base::{heap, identity, process, registry, sys};
 use crate::data::latency::Latency;
 use crate::data::report::{ProcessInfo, Report, RunInfo};
-use crate::data::tree::{CallNode, CallTree, Group, RunningSection, ThreadSnapshot};
+use crate::data::tree::{CallNode, CallTree, CpuTime, Group, RunningSection, ThreadSnapshot};
 
 /// Every thread's snapshot, in order of first section, with the one conversion all of their figures use
 /// (reports compute the wall time alongside them with it). Exited threads the background thread has
@@ -160,6 +160,10 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
                 self_alloc_bytes: n.heap.self_alloc_bytes,
                 heap_growth_bytes: n.heap.heap_growth,
                 heap_peak_bytes: n.heap.heap_peak,
+                cpu: (n.heap.cpu_calls > 0).then_some(CpuTime {
+                    cpu_ns: n.heap.cpu_ns,
+                    self_cpu_ns: n.heap.self_cpu_ns,
+                }),
             }
         })
         .collect();

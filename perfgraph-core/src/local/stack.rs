@@ -56,6 +56,10 @@ pub struct Ending {
     pub node: u32,
     /// Its [`Sample::flags`].
     pub flags: u8,
+    /// Its section: with `start`, what names the call in a record of its own ([`Record::cpu_figures`]).
+    pub section: SectionId,
+    /// Its start, ticks.
+    pub start: u64,
 }
 
 /// The caller's figures at a section's end.
@@ -149,11 +153,12 @@ pub struct NodeReading {
     pub asyncs: AsyncReading,
     /// The completed calls' durations (ticks); empty for a path without a histogram.
     pub latency: Counts,
-    /// What the counting allocator counted (all zero without it).
+    /// What the counting allocator counted, and the CPU time of the calls that measured it (all zero
+    /// without them).
     pub heap: HeapReading,
 }
 
-/// A [`HeapNode`] as a [`Reading`] saw it.
+/// A [`HeapNode`] as a [`Reading`] saw it: heap and CPU figures.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HeapReading {
     /// Allocations made in the path and not in its children.
@@ -164,6 +169,12 @@ pub struct HeapReading {
     pub heap_growth: i64,
     /// The largest heap growth within one call, bytes.
     pub heap_peak: u64,
+    /// Calls that measured their CPU time (0: the path never did, and has no CPU figures).
+    pub cpu_calls: u64,
+    /// Their CPU time, children included, ns.
+    pub cpu_ns: u64,
+    /// Their CPU time minus that of the sections measured inside them, ns.
+    pub self_cpu_ns: u64,
 }
 
 impl HeapReading {
@@ -173,6 +184,9 @@ impl HeapReading {
         self.self_alloc_bytes += other.self_alloc_bytes;
         self.heap_growth += other.heap_growth;
         self.heap_peak = self.heap_peak.max(other.heap_peak);
+        self.cpu_calls += other.cpu_calls;
+        self.cpu_ns += other.cpu_ns;
+        self.self_cpu_ns += other.self_cpu_ns;
     }
 }
 
@@ -416,6 +430,8 @@ impl Stack {
         let ending = at_end(Ending {
             node: f.data.node,
             flags: f.data.flags,
+            section: f.data.section,
+            start: f.data.start,
         });
         let mem_end = ending.mem_kb;
         let grown = mem_end as i64 - f.data.mem_start_kb as i64;
@@ -433,6 +449,7 @@ impl Stack {
             mem_start_kb: f.data.mem_start_kb,
             mem_end_kb: mem_end,
             heap_alert: ending.heap_alert,
+            cpu: None,
         };
         self.ring.push(record.to_words());
         // The parent's share goes in before the lower depth: a reader that sees this frame closed then sees
@@ -557,6 +574,9 @@ impl Stack {
                         self_alloc_bytes: h.self_alloc_bytes.load(Ordering::Relaxed),
                         heap_growth: h.heap_growth.load(Ordering::Relaxed),
                         heap_peak: h.heap_peak.load(Ordering::Relaxed),
+                        cpu_calls: h.cpu_calls.load(Ordering::Relaxed),
+                        cpu_ns: h.cpu_ns.load(Ordering::Relaxed),
+                        self_cpu_ns: h.self_cpu_ns.load(Ordering::Relaxed),
                     }),
             });
             let i = nodes.len() - 1;

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_utils::CachePadded;
 
-use super::frames::{EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
+use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
 use super::heap_frames::HeapFrames;
 use super::record::Record;
 use super::retired::{Exited, Group, Retired};
@@ -179,67 +179,66 @@ impl ThreadState {
         unsafe { self.stack.enter(section, || sample(0)) }
     }
 
-    /// Starts a section that may take figures out of line: resident memory read now if `exact_mem`
-    /// (`PERFGRAPH_MEM_EXACT`), the heap counters if the counting allocator counts. Returns the depth it
-    /// opened at. Owner only.
+    /// Starts a section that may take figures out of line: `flags` ([`EXACT_MEM`]: resident memory read
+    /// now, `PERFGRAPH_MEM_EXACT`; [`CPU`]: the thread's CPU clock), and the heap counters if the counting
+    /// allocator counts. Returns the depth it opened at. Owner only.
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
     #[inline(never)]
-    pub unsafe fn enter_with(&self, section: SectionId, exact_mem: bool) -> u32 {
-        let flags = if exact_mem { EXACT_MEM } else { 0 };
+    pub unsafe fn enter_with(&self, section: SectionId, flags: u8) -> u32 {
         // SAFETY: this is the owning thread (caller's contract).
-        if unsafe { self.heap() }.on {
-            // SAFETY: as above.
-            return unsafe { self.enter_counting(section, flags | HEAP, true) };
-        }
-        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
-        // `stack`.
-        let depth = unsafe { self.stack.enter(section, || sample(flags)) };
-        if flags != 0 {
-            // SAFETY: as above; no other `heap()` reference is held.
-            unsafe { self.heap() }.flagged += 1;
-        }
-        depth
+        unsafe { self.enter_flagged(section, flags, true) }
     }
 
-    /// [`enter_with`](Self::enter_with) (or a poll's, counting a call only if `call`) with the counting
-    /// allocator counting: perfgraph's own allocations while the section opens go uncounted, then the
+    /// [`enter_with`](Self::enter_with), or a poll's (counting a call only if `call`). With the counting
+    /// allocator counting, perfgraph's own allocations while the section opens go uncounted, then the
     /// section takes the heap counters.
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
     #[inline(always)]
-    unsafe fn enter_counting(&self, section: SectionId, flags: u8, call: bool) -> u32 {
-        let was = heap::pause();
-        // SAFETY: this is the owning thread (caller's contract).
+    unsafe fn enter_flagged(&self, section: SectionId, flags: u8, call: bool) -> u32 {
+        // SAFETY: this is the owning thread (caller's contract); no other `heap()` reference is held.
+        let counting = unsafe { self.heap() }.on;
+        let flags = if counting { flags | HEAP } else { flags };
+        let was = if counting { heap::pause() } else { false };
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
         let depth = unsafe { self.stack.enter_counted(section, || sample(flags), call) };
-        // SAFETY: as above; no other `heap()` reference is held.
-        let frames = unsafe { self.heap() };
-        frames.reserve();
-        frames.open(was);
-        frames.flagged += 1;
+        if flags != 0 {
+            // SAFETY: as above; no other `heap()` reference is held.
+            let frames = unsafe { self.heap() };
+            frames.flagged += 1;
+            if flags & CPU != 0 {
+                frames.cpu.open();
+            }
+            if counting {
+                frames.reserve();
+                frames.open(was);
+            }
+        }
         depth
     }
 
-    /// A timed future's poll, or the drop of a cancelled one: starts `section`, counting a call only if
-    /// `call` (the future's first poll). Returns the depth it opened at, and the path's [`AsyncNode`] (where
-    /// the poll counts and the future's wall time goes when it ends). Owner only.
+    /// A timed future's poll, or the drop of a cancelled one: starts `section` with `flags` (as
+    /// [`enter_with`](Self::enter_with)), counting a call only if `call` (the future's first poll). Returns
+    /// the depth it opened at, and the path's [`AsyncNode`] (where the poll counts and the future's wall time
+    /// goes when it ends). Owner only.
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
     #[inline]
-    pub unsafe fn enter_poll(&self, section: SectionId, call: bool) -> (u32, &AsyncNode) {
-        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
-        // `stack`.
-        unsafe {
-            let depth = if self.heap().on {
-                self.enter_counting(section, HEAP, call)
-            } else {
-                self.stack.enter_counted(section, || sample(0), call)
-            };
-            (depth, self.stack.current_async())
-        }
+    pub unsafe fn enter_poll(
+        &self,
+        section: SectionId,
+        call: bool,
+        flags: u8,
+    ) -> (u32, &AsyncNode) {
+        // SAFETY: this is the owning thread (caller's contract).
+        let depth = unsafe { self.enter_flagged(section, flags, call) };
+        // SAFETY: as above.
+        (depth, unsafe { self.stack.current_async() })
     }
 
     /// Pushes a record that is not a section call (a future's whole life, an instant event) into the ring,
@@ -317,9 +316,9 @@ impl ThreadState {
         }
     }
 
-    /// The end figures of a section with flags: resident memory read now ([`EXACT_MEM`]); its heap
-    /// figures into its node ([`HEAP`]), and whether its exact heap growth passed live print's memory
-    /// limit ([`HEAP_ALERT_KB`]).
+    /// The end figures of a section with flags: resident memory read now ([`EXACT_MEM`]); its CPU time
+    /// into its node and the ring ([`CPU`]); its heap figures into its node ([`HEAP`]), and whether its
+    /// exact heap growth passed live print's memory limit ([`HEAP_ALERT_KB`]).
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
@@ -329,6 +328,16 @@ impl ThreadState {
         // SAFETY: this is the owning thread (caller's contract); the only `heap()` reference held.
         let frames = unsafe { self.heap() };
         frames.flagged -= 1;
+        if e.flags & CPU != 0
+            && let Some(cpu) = frames.cpu.close()
+        {
+            // SAFETY: this is the owning thread (caller's contract).
+            unsafe { self.stack.heap_of(e.node) }.add_cpu(cpu);
+            // Just before the section's own record, which the collector's decoder joins it to.
+            self.stack
+                .ring
+                .push(Record::cpu_figures(e.section, e.start, cpu));
+        }
         let call = if e.flags & HEAP != 0 {
             frames.close()
         } else {

@@ -20,6 +20,7 @@
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::local::latency::{self, Block};
+use crate::local::record::CpuFigures;
 
 /// "No node".
 pub const NIL: u32 = u32::MAX;
@@ -154,9 +155,10 @@ impl AsyncNode {
     }
 }
 
-/// What a [`CountingAllocator`](crate::base::heap::CountingAllocator) lets one call path count: kept
-/// beside the nodes like [`AsyncNode`], in segments allocated at a path's first completed call while the
-/// allocator is installed, so a program without it pays nothing and a [`Node`] stays one cache line.
+/// What a [`CountingAllocator`](crate::base::heap::CountingAllocator) lets one call path count, and the CPU
+/// time of its calls that measured it (the `cpu` option, `PERFGRAPH_CPU=all`): kept beside the nodes like
+/// [`AsyncNode`], in segments allocated at a path's first completed call that has such figures, so a
+/// program without them pays nothing and a [`Node`] stays one cache line.
 /// Written by the owner only (plain load and store) when a call ends; readable by any thread.
 ///
 /// Invariant: the counters only grow, except `heap_growth`, a signed sum; all are over completed calls.
@@ -170,6 +172,12 @@ pub struct HeapNode {
     pub heap_growth: AtomicI64,
     /// The largest heap growth within one call, above its start, bytes.
     pub heap_peak: AtomicU64,
+    /// Calls (polls, for a timed future) that measured their CPU time: 0 for a path that never did.
+    pub cpu_calls: AtomicU64,
+    /// Their CPU time, children included, ns.
+    pub cpu_ns: AtomicU64,
+    /// Their CPU time minus that of the sections measured inside them, ns.
+    pub self_cpu_ns: AtomicU64,
 }
 
 impl HeapNode {
@@ -180,7 +188,19 @@ impl HeapNode {
             self_alloc_bytes: AtomicU64::new(0),
             heap_growth: AtomicI64::new(0),
             heap_peak: AtomicU64::new(0),
+            cpu_calls: AtomicU64::new(0),
+            cpu_ns: AtomicU64::new(0),
+            self_cpu_ns: AtomicU64::new(0),
         }
+    }
+
+    /// Owner only: a call that measured its CPU time ended with `cpu`.
+    #[inline(always)]
+    pub fn add_cpu(&self, cpu: CpuFigures) {
+        let add = |a: &AtomicU64, v: u64| a.store(a.load(Ordering::Relaxed) + v, Ordering::Relaxed);
+        add(&self.cpu_calls, 1);
+        add(&self.cpu_ns, cpu.cpu_ns);
+        add(&self.self_cpu_ns, cpu.self_cpu_ns);
     }
 
     /// Owner only: a call ended having made `allocs` allocations of `bytes` itself, its heap `growth`
@@ -321,7 +341,7 @@ impl Tree {
     }
 
     /// Owner only: the [`HeapNode`] of node `index` (a node of this tree), allocating its segment (untracked)
-    /// at the first call there that ends with the counting allocator installed.
+    /// at the first call there that ends with heap or CPU figures.
     pub fn heap_of(&self, index: u32) -> &HeapNode {
         let (segment, offset) = locate(index);
         let mut ptr = self.heaps[segment].load(Ordering::Relaxed);

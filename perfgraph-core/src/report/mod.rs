@@ -12,6 +12,8 @@
 //!   cancellations;
 //! * `alloc`: `Allocations:`, per section its allocations and bytes (inclusive and self) and its peak heap
 //!   growth, as the counting allocator counted them (only when it was installed);
+//! * `cpu`: `CPU:`, per section that measured its CPU time (the `cpu` option, `PERFGRAPH_CPU=all`) its
+//!   time, CPU time and waiting time (the rest), children included;
 //! * `Processes:` (a merge of many processes' runs only): per call path, how its total time spread over
 //!   the processes.
 
@@ -282,6 +284,41 @@ impl Report {
         )
     }
 
+    /// The `CPU:` table (without its heading): per section that measured its CPU time, its calls, its time
+    /// children included, the CPU time in it, the rest (waiting: blocked, sleeping, or ready for a core),
+    /// and CPU time as a percentage of its time.
+    pub fn cpu_table(&self) -> String {
+        let rows: Vec<Vec<Cell>> = self
+            .cpu_sections()
+            .iter()
+            .map(|s| {
+                let percent = match s.total_ns {
+                    0 => 0.0,
+                    total => 100.0 * s.cpu_ns as f64 / total as f64,
+                };
+                vec![
+                    Cell::Text(shown(s.name)),
+                    Cell::Int(s.calls as i64),
+                    Cell::Fixed(seconds(s.total_ns), 3),
+                    Cell::Fixed(seconds(s.cpu_ns), 3),
+                    Cell::Fixed(seconds(s.waiting_ns()), 3),
+                    Cell::Percent(percent),
+                ]
+            })
+            .collect();
+        table::render(
+            &[
+                "Section",
+                "Calls",
+                "Total(s)",
+                "CPU(s)",
+                "Waiting(s)",
+                "CPU %",
+            ],
+            &rows,
+        )
+    }
+
     /// Lines stating what the tables do not show: sections skipped for their level, records lost to ring
     /// overflow, call paths too deep for the table, calls still running. Empty when there is nothing to say.
     pub fn footer(&self) -> String {
@@ -373,9 +410,8 @@ impl Report {
     }
 
     /// The reports `selection` asks for, as printed at exit: for each, a blank line, its heading and its
-    /// table (MOOSE's order: graph, branch, sections; then latency, threads, async, alloc, and for a merge of many
-    /// processes' runs, processes), then the footer lines. Empty when
-    /// nothing is selected.
+    /// table (MOOSE's order: graph, branch, sections; then latency, threads, async, alloc, cpu, and for a
+    /// merge of many processes' runs, processes), then the footer lines. Empty when nothing is selected.
     pub fn render(&self, selection: &ReportSelection) -> String {
         if selection.is_empty() {
             return String::new();
@@ -410,6 +446,11 @@ impl Report {
         if selection.alloc && self.heap_counted {
             out.push_str("\nAllocations:\n");
             out.push_str(&self.alloc_table());
+        }
+        // Only a run where some section measured its CPU time has a CPU table to print.
+        if selection.cpu && self.cpu_measured() {
+            out.push_str("\nCPU:\n");
+            out.push_str(&self.cpu_table());
         }
         if self.merged.is_some() {
             out.push_str("\nProcesses:\n");

@@ -11,7 +11,7 @@
 //! memory and trace figures; `record --trace-only FILE SCRATCH` measures the trace figures alone and
 //! replaces their section of FILE; `record --lifecycle-only FILE SAVED` renders the lifecycle section of FILE
 //! again from the saved output of the full-size tests; `record --heap` measures and prints only the section on exact heap
-//! accounting, to look at it without a whole run.)
+//! accounting, and `record --cpu` the one on CPU time per section, to look at them without a whole run.)
 //!
 //! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
 //! markdown, touching nothing else.
@@ -25,6 +25,13 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--heap") {
         print!("{}", render::heap_section(&measure::heap::Heap::measure()));
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--cpu") {
+        print!(
+            "{}",
+            render::cpu_section(&measure::cpu::CpuClock::measure())
+        );
         return;
     }
     if args.first().map(String::as_str) == Some("--rss-child") {

@@ -13,6 +13,8 @@ fn solve() {
     time_section!("residual");
     time_section!("jacobian", live = "Computing Jacobian", dots, level = 2);
     time_section!("trailing comma", level = 0,);
+    time_section!("measured", cpu);
+    time_section!("not measured", cpu = false, dots);
     plain();
     refine();
 }
@@ -21,7 +23,7 @@ mod reexport {
     pub use perfgraph_core as pg;
 }
 
-#[timed(crate = "reexport::pg", level = 0)]
+#[timed(crate = "reexport::pg", level = 0, cpu = true)]
 fn via_reexport() {}
 
 fn main() {

@@ -9,7 +9,7 @@ async fn fetch() -> u32 {
 struct Client;
 
 impl Client {
-    #[timed(level = 2, live = "Fetching")]
+    #[timed(level = 2, live = "Fetching", cpu)]
     async fn get(&self, n: u32) -> Result<u32, String> {
         let x: u32 = "4".parse().map_err(|_| "bad".to_owned())?;
         Ok(n + x + fetch().await)
@@ -31,5 +31,6 @@ fn main() {
     spawn(fetch());
     spawn(async { Client.get(1).await });
     spawn(time_future!("block", async { 1 }, level = 0, dots));
+    spawn(time_future!("measured block", async { 2 }, cpu));
     let _ = Client.call();
 }

@@ -4,6 +4,7 @@
 
 pub mod alloc_peers;
 pub mod capture;
+pub mod cpu;
 pub mod demo;
 pub mod heap;
 pub mod layouts;
@@ -18,6 +19,7 @@ use std::path::PathBuf;
 
 use alloc_peers::AllocPeers;
 use capture::Capture;
+use cpu::CpuClock;
 use demo::{Demo, DemoFigures};
 use heap::Heap;
 use layouts::Layouts;
@@ -74,12 +76,14 @@ pub struct Record {
     pub heap: Heap,
     /// The counting allocator against hotpath's, in their own process; `None` without the binary.
     pub alloc_peers: Option<AllocPeers>,
+    /// One thread-CPU-clock read's cost (the `cpu` option).
+    pub cpu: CpuClock,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
 /// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
 /// capture's floods; then the lifecycle tests' figures are read, and `perfgraph merge` is timed; last, the
-/// heap accounting's costs.
+/// heap accounting's costs and the thread-CPU-clock read's.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
@@ -97,6 +101,7 @@ pub fn record(inputs: &Inputs) -> Record {
     let merge = Merge::measure(inputs.perfgraph.as_deref());
     let heap = Heap::measure();
     let alloc_peers = inputs.alloc_peers.as_deref().and_then(AllocPeers::measure);
+    let cpu = CpuClock::measure();
     Record {
         machine,
         results,
@@ -109,5 +114,6 @@ pub fn record(inputs: &Inputs) -> Record {
         merge,
         heap,
         alloc_peers,
+        cpu,
     }
 }

@@ -3,6 +3,7 @@
 
 mod alloc_peers;
 mod capture;
+mod cpu;
 mod demo;
 mod fmt;
 mod header;
@@ -42,6 +43,7 @@ pub fn render(r: &Record) -> String {
     latency::write(&mut doc, &r.results, r.merge.as_ref());
     heap::write(&mut doc, &r.heap);
     alloc_peers::write(&mut doc, r.alloc_peers.as_ref());
+    cpu::write(&mut doc, &r.cpu);
     doc
 }
 
@@ -49,5 +51,12 @@ pub fn render(r: &Record) -> String {
 pub fn heap_section(h: &crate::measure::heap::Heap) -> String {
     let mut doc = String::new();
     heap::write(&mut doc, h);
+    doc
+}
+
+/// The section on CPU time per section alone (`record --cpu`).
+pub fn cpu_section(c: &crate::measure::cpu::CpuClock) -> String {
+    let mut doc = String::new();
+    cpu::write(&mut doc, c);
     doc
 }

@@ -11,6 +11,7 @@ use super::render;
 use crate::measure::Record;
 use crate::measure::alloc_peers::AllocPeers;
 use crate::measure::capture::{Capture, Flood};
+use crate::measure::cpu::CpuClock;
 use crate::measure::demo::{CpuRun, DemoFigures, FineLoop, PrintThreadCpu, ProcessTime};
 use crate::measure::heap::Heap;
 use crate::measure::layouts::Layouts;
@@ -196,6 +197,12 @@ fn canned() -> Record {
             pairs: 2_000_000,
             rounds: 21,
         }),
+        cpu: CpuClock {
+            monotonic_ns: 24.61,
+            thread_cpu_ns: Some(312.44),
+            reads: 200_000,
+            rounds: 20,
+        },
     }
 }
 
@@ -547,4 +554,23 @@ fn the_heap_rows_give_the_added_cost_and_the_read() {
     assert!(
         render(&unreadable).contains("| one exact resident-memory read | not readable here | — |")
     );
+}
+
+#[test]
+fn the_cpu_rows_give_one_read_and_a_sections_two() {
+    let doc = render(&canned());
+    assert_eq!(
+        line(&doc, "| one thread-CPU-clock read"),
+        "| one thread-CPU-clock read | 312.4 |"
+    );
+    // 2 × 312.44 = 624.88.
+    assert_eq!(
+        line(&doc, "| added to a section with `cpu`"),
+        "| added to a section with `cpu` (two reads) | 624.9 |"
+    );
+    let mut unreadable = canned();
+    unreadable.cpu.thread_cpu_ns = None;
+    let doc = render(&unreadable);
+    assert!(doc.contains("| one thread-CPU-clock read | not readable here |"));
+    assert!(!doc.contains("| added to a section with `cpu`"));
 }
