@@ -19,9 +19,10 @@ use super::files;
 use super::live::screen;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::registry::{self, SectionId};
-use crate::export::chrome::Chrome;
+use crate::export::chrome::{self, Chrome};
 use crate::export::perfetto::Perfetto;
 use crate::export::trace::{Call, Identity, Losses, Mark, MarkKind, SectionText, Summary};
+use crate::export::{packets, pages};
 use crate::local::marks;
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
@@ -39,6 +40,16 @@ const REMAP_NS: u64 = 1_000_000_000;
 enum Format {
     Chrome(Chrome),
     Perfetto(Perfetto),
+}
+
+impl Format {
+    /// The format's smallest padding and the function that writes it.
+    fn padding(&self) -> (usize, fn(&mut Vec<u8>, usize)) {
+        match self {
+            Format::Chrome(_) => (chrome::MIN_PAD, chrome::pad),
+            Format::Perfetto(_) => (packets::MIN_PAD, packets::pad),
+        }
+    }
 }
 
 /// Whether `path` names a Perfetto protobuf trace (`.pftrace`, `.perfetto-trace`).
@@ -163,6 +174,9 @@ impl Trace {
             Ok(f) => (Some(f), None),
             Err(e) => (None, Some(e)),
         };
+        // The header is the first event, at offset 0.
+        let (min, pad) = format.padding();
+        pages::seal(&mut buffer, 0, 0, min, pad);
         Trace {
             path: path.to_owned(),
             file,
@@ -185,6 +199,23 @@ impl Trace {
         }
     }
 
+    /// The file offset the buffer's first byte goes to: the one place the trace knows where it is in
+    /// its file (the page rule places every event by it).
+    fn offset(&self) -> u64 {
+        self.file.as_ref().map_or(0, |f| f.written)
+    }
+
+    /// Appends one event (`write` gives it to the format), moved to the next page if it would cross a
+    /// page boundary of the file ([`pages`]).
+    #[inline]
+    fn emit(&mut self, write: impl FnOnce(&mut Format, &mut Vec<u8>)) {
+        let start = self.buffer.len();
+        write(&mut self.format, &mut self.buffer);
+        let (min, pad) = self.format.padding();
+        let base = self.offset();
+        pages::seal(&mut self.buffer, base, start, min, pad);
+    }
+
     fn name_thread(&mut self, index: u32, name: &str) {
         let i = index as usize;
         if self.named.len() <= i {
@@ -194,10 +225,10 @@ impl Trace {
             return;
         }
         self.named[i] = true;
-        match &mut self.format {
-            Format::Chrome(c) => c.thread(&mut self.buffer, index, name),
-            Format::Perfetto(p) => p.thread(&mut self.buffer, index, name),
-        }
+        self.emit(|format, out| match format {
+            Format::Chrome(c) => c.thread(out, index, name),
+            Format::Perfetto(p) => p.thread(out, index, name),
+        });
     }
 
     /// Whether the next event still fits under the limit.
@@ -208,7 +239,7 @@ impl Trace {
         if !self.stopped
             && let Some(limit) = self.limit
         {
-            let size = self.file.as_ref().map_or(0, |f| f.written) + self.buffer.len() as u64;
+            let size = self.offset() + self.buffer.len() as u64;
             // Room for one more call event.
             self.stopped = size + 256 > limit;
         }
@@ -226,10 +257,10 @@ impl Trace {
         }
         self.calls += 1;
         self.buffered += 1;
-        match &mut self.format {
-            Format::Chrome(c) => c.call(&mut self.buffer, call, &section_text),
-            Format::Perfetto(p) => p.call(&mut self.buffer, call, &section_text),
-        }
+        self.emit(|format, out| match format {
+            Format::Chrome(c) => c.call(out, call, &section_text),
+            Format::Perfetto(p) => p.call(out, call, &section_text),
+        });
     }
 
     /// Records `thread` completed since the last drain, in the order they ended.
@@ -261,10 +292,10 @@ impl Trace {
             return;
         }
         self.memory.0 = Some(bytes);
-        match &mut self.format {
-            Format::Chrome(c) => c.memory(&mut self.buffer, ns, bytes),
-            Format::Perfetto(p) => p.memory(&mut self.buffer, ns, bytes),
-        }
+        self.emit(|format, out| match format {
+            Format::Chrome(c) => c.memory(out, ns, bytes),
+            Format::Perfetto(p) => p.memory(out, ns, bytes),
+        });
     }
 
     /// Marks `thread` pushed since the last drain (futures' lives, `tracing` events), in the order they
@@ -301,10 +332,10 @@ impl Trace {
                 end_ns: self.map.to_ns(r.end).max(start_ns),
             };
             let name = section_text(r.section).name;
-            match &mut self.format {
-                Format::Chrome(c) => c.mark(&mut self.buffer, &mark, &name),
-                Format::Perfetto(p) => p.mark(&mut self.buffer, &mark, &name),
-            }
+            self.emit(|format, out| match format {
+                Format::Chrome(c) => c.mark(out, &mark, &name),
+                Format::Perfetto(p) => p.mark(out, &mark, &name),
+            });
         }
     }
 
@@ -327,10 +358,10 @@ impl Trace {
             }
             let percent = cpu_ns.saturating_sub(last_cpu).saturating_mul(100) / wall;
             self.name_thread(t.index, &t.name);
-            match &mut self.format {
-                Format::Chrome(c) => c.cpu(&mut self.buffer, ns, t.index, &t.name, percent),
-                Format::Perfetto(p) => p.cpu(&mut self.buffer, ns, t.index, percent),
-            }
+            self.emit(|format, out| match format {
+                Format::Chrome(c) => c.cpu(out, ns, t.index, &t.name, percent),
+                Format::Perfetto(p) => p.cpu(out, ns, t.index, percent),
+            });
         }
     }
 
@@ -341,10 +372,10 @@ impl Trace {
             if !self.fits() {
                 return;
             }
-            match &mut self.format {
-                Format::Chrome(c) => c.marker(&mut self.buffer, ns, &line),
-                Format::Perfetto(p) => p.marker(&mut self.buffer, ns, &line),
-            }
+            self.emit(|format, out| match format {
+                Format::Chrome(c) => c.marker(out, ns, &line),
+                Format::Perfetto(p) => p.marker(out, ns, &line),
+            });
         }
     }
 
@@ -429,10 +460,10 @@ impl Trace {
         if let (Some((ns, bytes)), true) = (self.memory.1, self.fits())
             && ns < end_ns
         {
-            match &mut self.format {
-                Format::Chrome(c) => c.memory(&mut self.buffer, end_ns, bytes),
-                Format::Perfetto(p) => p.memory(&mut self.buffer, end_ns, bytes),
-            }
+            self.emit(|format, out| match format {
+                Format::Chrome(c) => c.memory(out, end_ns, bytes),
+                Format::Perfetto(p) => p.memory(out, end_ns, bytes),
+            });
         }
         losses.past_limit = self.past_limit;
         losses.unwritten = self.unwritten;
@@ -448,10 +479,10 @@ impl Trace {
         // tried even on a full disk: it is small, and space may have come back.
         self.stopped = false;
         self.disk_full = false;
-        match &mut self.format {
-            Format::Chrome(c) => c.footer(&mut self.buffer, &summary),
-            Format::Perfetto(p) => p.footer(&mut self.buffer, &summary),
-        }
+        self.emit(|format, out| match format {
+            Format::Chrome(c) => c.footer(out, &summary),
+            Format::Perfetto(p) => p.footer(out, &summary),
+        });
         self.flush();
         if let Some(file) = self.file.take()
             && let Err(e) = file.finish()

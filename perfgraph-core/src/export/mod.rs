@@ -7,5 +7,7 @@ pub(crate) mod chrome;
 pub(crate) mod folded;
 pub(crate) mod json;
 pub(crate) mod json_read;
+pub(crate) mod packets;
+pub(crate) mod pages;
 pub(crate) mod perfetto;
 pub(crate) mod trace;
