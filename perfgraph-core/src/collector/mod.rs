@@ -25,6 +25,7 @@ pub(crate) mod memory;
 pub(crate) mod outputs;
 pub(crate) mod overhead;
 pub(crate) mod signals;
+pub(crate) mod sync;
 pub(crate) mod trace;
 
 use std::sync::Arc;

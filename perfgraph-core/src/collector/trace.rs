@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::files;
+use super::{files, sync};
 use super::live::screen;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::registry::{self, SectionId};
@@ -113,6 +113,8 @@ pub(crate) struct Trace {
     path: PathBuf,
     /// `None` once the file could not be opened or written (`error` says why).
     file: Option<files::Stream>,
+    /// Syncs a regular file to disk every [`sync::SYNC_INTERVAL`], stopped before the file is finished.
+    syncer: Option<sync::Syncer>,
     /// The one line to print at exit when the file could not be opened or written.
     error: Option<String>,
     format: Format,
@@ -177,9 +179,14 @@ impl Trace {
         // The header is the first event, at offset 0.
         let (min, pad) = format.padding();
         pages::seal(&mut buffer, 0, 0, min, pad);
+        let syncer = file
+            .as_ref()
+            .and_then(files::Stream::sync_handle)
+            .and_then(sync::Syncer::start);
         Trace {
             path: path.to_owned(),
             file,
+            syncer,
             error,
             format,
             buffer,
@@ -484,6 +491,9 @@ impl Trace {
             Format::Perfetto(p) => p.footer(out, &summary),
         });
         self.flush();
+        if let Some(syncer) = self.syncer.take() {
+            syncer.stop();
+        }
         if let Some(file) = self.file.take()
             && let Err(e) = file.finish()
         {
