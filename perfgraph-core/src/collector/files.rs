@@ -230,10 +230,12 @@ impl Stream {
                 // the name on a file that lacks its end).
                 let synced = file.as_ref().map_or(Ok(()), File::sync_all);
                 drop(file);
-                synced.and_then(|()| std::fs::rename(&temp, &target)).and_then(|()| {
-                    let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
-                    File::open(dir.unwrap_or(Path::new("."))).and_then(|d| d.sync_all())
-                })
+                synced
+                    .and_then(|()| std::fs::rename(&temp, &target))
+                    .and_then(|()| {
+                        let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+                        File::open(dir.unwrap_or(Path::new("."))).and_then(|d| d.sync_all())
+                    })
             }
             (None, Some((stream, follow))) => {
                 // Blocking now: a second descriptor of the same stream, after everything the first sent.

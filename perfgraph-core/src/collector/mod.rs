@@ -16,6 +16,7 @@
 //! passes only sample memory and let live print look at what runs.
 
 pub(crate) mod capture;
+pub(crate) mod compress;
 pub(crate) mod exit;
 pub(crate) mod files;
 pub(crate) mod fork;

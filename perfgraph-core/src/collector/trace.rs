@@ -15,9 +15,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{files, sync};
 use super::live::screen;
+use super::{compress, files, sync};
 use crate::base::clock::{self, Scale, Ticks};
+use crate::base::config::TraceCompress;
 use crate::base::registry::{self, SectionId};
 use crate::export::chrome::{self, Chrome};
 use crate::export::perfetto::Perfetto;
@@ -118,8 +119,11 @@ pub(crate) struct Trace {
     /// The one line to print at exit when the file could not be opened or written.
     error: Option<String>,
     format: Format,
-    /// Events not yet written.
+    /// Events not yet written, placed by the page rule.
     buffer: Vec<u8>,
+    /// Perfetto: packets not yet packed into `buffer` (by `packer`, deflated or not).
+    raw: Vec<u8>,
+    packer: compress::Packer,
     /// `PERFGRAPH_TRACE_LIMIT`.
     limit: Option<u64>,
     /// The file reached its limit: calls are counted in `past_limit`, not written.
@@ -165,7 +169,12 @@ fn section_text(id: SectionId) -> SectionText {
 impl Trace {
     /// Opens the trace file at `path` (its placeholders already filled in) and writes its header, which
     /// says who wrote it.
-    pub(crate) fn open(path: &Path, limit: Option<u64>, who: &Identity) -> Trace {
+    pub(crate) fn open(
+        path: &Path,
+        limit: Option<u64>,
+        compression: TraceCompress,
+        who: &Identity,
+    ) -> Trace {
         let mut buffer = Vec::with_capacity(FLUSH_BYTES + 64 * 1024);
         let format = if is_perfetto(path) {
             Format::Perfetto(Perfetto::header(&mut buffer, who))
@@ -190,6 +199,8 @@ impl Trace {
             error,
             format,
             buffer,
+            raw: Vec::new(),
+            packer: compress::Packer::new(compression),
             limit,
             stopped: false,
             past_limit: 0,
@@ -214,13 +225,27 @@ impl Trace {
 
     /// Appends one event (`write` gives it to the format), moved to the next page if it would cross a
     /// page boundary of the file ([`pages`]).
+    /// Perfetto packets go to `raw` first, packed into the buffer by the page rule as they gather.
     #[inline]
     fn emit(&mut self, write: impl FnOnce(&mut Format, &mut Vec<u8>)) {
+        if let Format::Perfetto(_) = self.format {
+            write(&mut self.format, &mut self.raw);
+            if self.raw.len() >= compress::PACK_BYTES {
+                self.pack(false);
+            }
+            return;
+        }
         let start = self.buffer.len();
         write(&mut self.format, &mut self.buffer);
         let (min, pad) = self.format.padding();
         let base = self.offset();
         pages::seal(&mut self.buffer, base, start, min, pad);
+    }
+
+    /// Moves the packets gathered in `raw` into the buffer (all of them, or only full bundles' worth).
+    fn pack(&mut self, all: bool) {
+        let base = self.offset();
+        self.packer.pack(&mut self.raw, &mut self.buffer, base, all);
     }
 
     fn name_thread(&mut self, index: u32, name: &str) {
@@ -246,7 +271,7 @@ impl Trace {
         if !self.stopped
             && let Some(limit) = self.limit
         {
-            let size = self.offset() + self.buffer.len() as u64;
+            let size = self.offset() + (self.buffer.len() + self.raw.len()) as u64;
             // Room for one more call event.
             self.stopped = size + 256 > limit;
         }
@@ -397,7 +422,7 @@ impl Trace {
             self.flush();
             return Some(interval);
         }
-        if self.buffer.is_empty() {
+        if self.buffer.is_empty() && self.raw.is_empty() {
             None
         } else {
             Some(interval - since)
@@ -409,6 +434,7 @@ impl Trace {
     /// (the line is printed at exit).
     fn flush(&mut self) {
         self.flushed_ns = clock::monotonic_ns();
+        self.pack(true);
         let buffered = std::mem::take(&mut self.buffered);
         let Some(file) = &mut self.file else {
             self.buffer.clear();
