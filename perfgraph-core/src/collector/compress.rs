@@ -4,9 +4,11 @@
 //! rule (`export::pages`), so a bundle, like a packet, never crosses a page boundary.
 //!
 //! `PERFGRAPH_TRACE_COMPRESS=auto` (the default) deflates for at most [`BUDGET_NS`] of the background
-//! thread's time in each second, and writes the rest raw: at a low or moderate rate every packet is
-//! deflated (about 5 bytes per call instead of 25), while at the highest rates, where the background
-//! thread's time is what keeps the trace lossless, most go raw. `on` always deflates, `off` never.
+//! thread's time in each second, and not at all for the rest of a second in which a drain found a ring a
+//! quarter full ([`Packer::behind`]: the background thread is behind); the rest goes raw. At a low or
+//! moderate rate every packet is deflated (a few bytes per call instead of 25), while at the highest
+//! rates, where the background thread's time is what keeps the trace lossless, most go raw. `on` always
+//! deflates, `off` never.
 //!
 //! A bundle is made to fill what is left of a page: its input, whole packets, is sized from the ratio the
 //! last bundles reached, deflated at level 1 into at most the room left; when it does not fit, the ratio
@@ -64,6 +66,12 @@ impl Packer {
         }
     }
 
+    /// The background thread is behind (a drain found a ring a quarter full or more): with `auto`, no
+    /// more deflation for the rest of the budget's period.
+    pub(crate) fn behind(&mut self) {
+        self.spent_ns = self.spent_ns.max(BUDGET_NS);
+    }
+
     /// Whether the next bundle may be deflated.
     fn may_deflate(&mut self) -> bool {
         match self.mode {
@@ -104,7 +112,8 @@ impl Packer {
                 break;
             }
             let end = whole_packets_within(raw, at, want);
-            if end - at < MIN_INPUT {
+            // Too little to gain, or one packet longer than a bundle can hold (it might never fit).
+            if end - at < MIN_INPUT || end - at > want {
                 place_raw(&raw[at..end], out, base);
                 at = end;
                 continue;

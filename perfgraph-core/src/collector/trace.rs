@@ -6,6 +6,11 @@
 //! first. Memory held for the trace is that buffer and a few bytes per thread, section and nesting depth
 //! (and 32 bytes a second for [`TickMap`]), whatever the run's length.
 //!
+//! Every event is placed by the page rule ([`pages`]: none crosses a 4 KB page boundary of the file, so a
+//! kill or a power cut leaves whole events); Perfetto packets gather in `raw` first and are packed into the
+//! buffer by [`compress`], deflated in bundles or not. A regular file is synced to disk every second by
+//! [`sync`], and before it takes its name.
+//!
 //! `PERFGRAPH_TRACE_LIMIT` caps the file's size: once the next call would take the file past it, calls are
 //! counted and not written, and the closing event (which may take it a few hundred bytes past) says how
 //! many. A full disk stops the trace the same way, with one warning line; the file is cut back to its last
@@ -18,7 +23,7 @@ use std::time::Duration;
 use super::live::screen;
 use super::{compress, files, sync};
 use crate::base::clock::{self, Scale, Ticks};
-use crate::base::config::TraceCompress;
+use crate::base::config::{self, TraceCompress};
 use crate::base::registry::{self, SectionId};
 use crate::export::chrome::{self, Chrome};
 use crate::export::perfetto::Perfetto;
@@ -298,6 +303,10 @@ impl Trace {
     /// Records `thread` completed since the last drain, in the order they ended.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
         self.name_thread(thread.index, &thread.name);
+        if records.len() >= config::TRACE_RING_CAPACITY / 4 {
+            // Behind: no time to spare for deflation.
+            self.packer.behind();
+        }
         for r in records {
             let start_ns = self.map.to_ns(r.start);
             let call = Call {
