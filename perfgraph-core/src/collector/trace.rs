@@ -25,6 +25,7 @@ use super::{compress, files, sync};
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{self, TraceCompress};
 use crate::base::registry::{self, SectionId};
+use crate::base::text;
 use crate::export::chrome::{self, Chrome};
 use crate::export::perfetto::Perfetto;
 use crate::export::trace::{Call, Identity, Losses, Mark, MarkKind, SectionText, Summary};
@@ -409,7 +410,7 @@ impl Trace {
     /// Live print printed `text` at `ticks`: one marker per non-empty line.
     pub(crate) fn on_printed(&mut self, ticks: u64, text: &str) {
         let ns = self.map.to_ns(ticks);
-        for line in plain_lines(text) {
+        for line in text::plain_lines(text) {
             if !self.fits() {
                 return;
             }
@@ -548,44 +549,8 @@ impl Trace {
     }
 }
 
-/// The lines of live print's `text` without terminal controls (colours, carriage returns) or the padding
-/// that aligns its columns (runs of spaces become one), empty ones left out.
-fn plain_lines(text: &str) -> Vec<String> {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            // CSI: `ESC [` parameters, then a final byte in `@`..=`~`.
-            '\u{1b}' => {
-                if chars.next() == Some('[') {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-            }
-            '\r' => plain.push('\n'),
-            c => plain.push(c),
-        }
-    }
-    plain
-        .split('\n')
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|l| !l.is_empty())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn printed_lines_lose_their_colours() {
-        assert_eq!(
-            super::plain_lines("\u{1b}[2mSolving\u{1b}[0m...\n\r  done     1.2 s\n\n"),
-            ["Solving...", "done 1.2 s"]
-        );
-    }
-
     #[test]
     fn the_name_chooses_the_format() {
         use std::path::Path;
