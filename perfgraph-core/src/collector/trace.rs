@@ -230,8 +230,8 @@ impl Trace {
     }
 
     /// Appends one event (`write` gives it to the format), moved to the next page if it would cross a
-    /// page boundary of the file ([`pages`]).
-    /// Perfetto packets go to `raw` first, packed into the buffer by the page rule as they gather.
+    /// page boundary of the file ([`pages`]). Perfetto packets go to `raw` first, and are packed into the
+    /// buffer, by the page rule too, as they gather.
     #[inline]
     fn emit(&mut self, write: impl FnOnce(&mut Format, &mut Vec<u8>)) {
         if let Format::Perfetto(_) = self.format {
