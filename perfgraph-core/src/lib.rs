@@ -36,7 +36,9 @@ mod report;
 #[cfg(feature = "tracing")]
 mod tracing_layer;
 
-pub use base::config::{CaptureMode, Config, LiveMode, MemExact, ReportSelection, Verbosity};
+pub use base::config::{
+    CaptureMode, Config, LiveMode, MemExact, ReportSelection, TraceCompress, Verbosity,
+};
 pub use base::heap::CountingAllocator;
 pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};

@@ -9,9 +9,11 @@
 //!   on the thread's track in protobuf (checked by Perfetto's classes); the process's identity (rank, host,
 //!   wall-clock anchor) in both, and the per-thread CPU counters;
 //! - a full disk (`/dev/full`): one warning line, and the run goes on;
-//! - a run killed with SIGKILL in the middle: its trace, under the temporary name, is readable up to its
-//!   last whole write (Chrome JSON as an array without its `]`, protobuf as whole packets; a kill inside a
-//!   write may leave part of one more event, which a reader drops) and the name asked for was never
+//! - runs killed with SIGKILL in the middle, six of each format (protobuf with raw packets, deflated
+//!   bundles and both): each trace, under the temporary name,
+//!   holds whole events to its last byte (Chrome JSON lines each a whole event or padding, an array
+//!   without its `]`; protobuf whole packets), wherever the kill landed, even inside a write (the kernel
+//!   stops a write only at a page boundary, and no event crosses one); and the name asked for was never
 //!   created.
 
 mod common;
@@ -87,11 +89,24 @@ fn futures() {
     });
     lookup();
     perfgraph_core::time_section!("busy", cpu);
+    // 300 ms of this thread's CPU time, however long that takes on a busy machine (other tests' children),
+    // so the background thread samples it a few times.
     let start = Instant::now();
     let mut i = 0u64;
-    while start.elapsed() < Duration::from_millis(300) {
+    while thread_cpu() < Duration::from_millis(300) && start.elapsed() < Duration::from_secs(20) {
         i = leaf(i + 1);
     }
+}
+
+/// This thread's CPU time.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// A fresh directory for one test.
@@ -196,12 +211,54 @@ fn whole_packets(bytes: &[u8], partial: bool) -> (usize, usize) {
     (packets, at)
 }
 
+/// Every 4 KB page boundary of the Perfetto file `bytes` lies between two packets (what makes a cut by a
+/// kill or a power loss, which the kernel makes only there, leave whole packets).
+fn pages_hold_whole_packets(bytes: &[u8]) {
+    let mut at = 0;
+    let mut starts = std::collections::HashSet::new();
+    while at < bytes.len() {
+        starts.insert(at);
+        // The first packet's length: its tag, its varint length and its bytes.
+        let mut len = 0usize;
+        let mut i = 1;
+        let mut shift = 0;
+        loop {
+            let b = bytes[at + i];
+            i += 1;
+            len |= ((b & 0x7f) as usize) << shift;
+            shift += 7;
+            if b < 0x80 {
+                break;
+            }
+        }
+        at += i + len;
+    }
+    for page in (4096..bytes.len()).step_by(4096) {
+        assert!(
+            starts.contains(&page),
+            "a packet crosses the page boundary at {page}"
+        );
+    }
+}
+
+/// Every 4 KB page boundary of the Chrome file `text` is at the start of a line.
+fn pages_hold_whole_lines(text: &str) {
+    for page in (4096..text.len()).step_by(4096) {
+        assert_eq!(
+            text.as_bytes()[page - 1],
+            b'\n',
+            "a line crosses the page boundary at {page}"
+        );
+    }
+}
+
 /// The workload traced to `path` with live print on and a time limit `solve` runs past.
-fn workload_with_live_print(path: &Path) -> std::process::Output {
+fn workload_with_live_print(path: &Path, compress: &str) -> std::process::Output {
     child(
         "workload",
         &[
             ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+            ("PERFGRAPH_TRACE_COMPRESS", compress),
             ("PERFGRAPH_LIVE", "on"),
             // `solve` lasts 0.2 s at least (1000 residuals of 0.2 ms): past this limit, so it is printed.
             ("PERFGRAPH_TIME_LIMIT", "0.05"),
@@ -213,16 +270,38 @@ fn workload_with_live_print(path: &Path) -> std::process::Output {
 
 #[test]
 fn a_perfetto_trace_reads_back_with_perfettos_own_classes() {
-    let dir = fresh_dir("pftrace");
+    // Raw packets, and packets deflated in `compressed_packets` bundles.
+    for compress in ["off", "on"] {
+        perfetto_trace_reads_back(compress);
+    }
+}
+
+fn perfetto_trace_reads_back(compress: &str) {
+    let dir = fresh_dir(&format!("pftrace-{compress}"));
     let path = dir.join("run.pftrace");
-    let out = workload_with_live_print(&path);
+    let out = workload_with_live_print(&path, compress);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let bytes = std::fs::read(&path).unwrap();
-    assert!(whole_packets(&bytes, false).0 as u64 > 2 * TOTAL_CALLS);
+    let (packets, _) = whole_packets(&bytes, false);
+    if compress == "off" {
+        assert!(packets as u64 > 2 * TOTAL_CALLS);
+    } else {
+        // Bundles of a few hundred calls each.
+        assert!((packets as u64) < TOTAL_CALLS, "{packets} packets");
+    }
+    pages_hold_whole_packets(&bytes);
     // Nothing else is left in the directory: the temporary file took the name.
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     if let Some(t) = decode_with_perfetto(&path, false) {
+        if compress == "on" {
+            assert!(t["compressed"].as_u64().unwrap() > 0, "{t}");
+            // Most calls are in bundles; a drain that found too few packets for one writes them raw, which
+            // depends on when drains happen. Every call is there either way (`calls` below).
+            assert!(t["inflated_packets"].as_u64().unwrap() > 0, "{t}");
+        } else {
+            assert_eq!(t["compressed"], 0, "{t}");
+        }
         assert_eq!(t["calls"], TOTAL_CALLS, "{t}");
         assert_eq!(t["names"]["residual"], ITERATIONS * RESIDUALS);
         assert_eq!(t["names"]["write_chunk"], CHUNKS);
@@ -256,10 +335,11 @@ fn a_perfetto_trace_reads_back_with_perfettos_own_classes() {
 fn live_print_lines_are_instant_events_in_the_chrome_trace() {
     let dir = fresh_dir("markers");
     let path = dir.join("trace.json");
-    let out = workload_with_live_print(&path);
+    let out = workload_with_live_print(&path, "auto");
     assert!(out.status.success());
-    let events: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    pages_hold_whole_lines(&text);
+    let events: Vec<Value> = serde_json::from_str(&text).unwrap();
     let markers: Vec<&str> = events
         .iter()
         .filter(|e| e["cat"] == "live print")
@@ -387,10 +467,14 @@ fn futures_events_and_identity_are_in_both_formats() {
 
 /// Runs the endless child writing `name` in a fresh directory until its unfinished trace holds `bytes`,
 /// kills it with SIGKILL, and returns the directory and the unfinished trace's path.
-fn killed_run(tag: &str, name: &str, bytes: u64) -> (PathBuf, PathBuf) {
+fn killed_run(tag: &str, name: &str, bytes: u64, compress: &str) -> (PathBuf, PathBuf) {
     let dir = fresh_dir(tag);
     let path = dir.join(name);
-    let mut process = child("endless", &[("PERFGRAPH_TRACE", path.to_str().unwrap())])
+    let env = [
+        ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+        ("PERFGRAPH_TRACE_COMPRESS", compress),
+    ];
+    let mut process = child("endless", &env)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -424,54 +508,74 @@ fn killed_run(tag: &str, name: &str, bytes: u64) -> (PathBuf, PathBuf) {
     (dir, temp)
 }
 
+/// Kills this many runs of each format, at different sizes.
+const KILLS: u64 = 6;
+
+/// The unfinished Chrome trace `text` as viewers read it: every line a whole event and its comma, or
+/// padding (blank); the last line may be padding cut short, never part of an event.
+fn whole_lines(text: &str) -> Vec<Value> {
+    assert!(text.starts_with("[\n"));
+    let mut events = Vec::new();
+    for (i, line) in text[2..].split('\n').enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Some(event) = line.strip_suffix(',') else {
+            panic!("line {} is not a whole event: {line:?}", i + 2);
+        };
+        events.push(
+            serde_json::from_str(event).unwrap_or_else(|e| panic!("line {}: {e}: {line}", i + 2)),
+        );
+    }
+    events
+}
+
 #[test]
 fn a_chrome_trace_cut_by_sigkill_is_an_array_without_its_bracket() {
-    let (dir, temp) = killed_run("kill-json", "trace.json", 2_000_000);
-    let text = std::fs::read_to_string(&temp).unwrap();
-    assert!(text.starts_with("[\n"));
-    // Whole lines, each an event followed by its comma; but a kill that lands inside a write (the kernel
-    // copies a write page by page and stops between two for SIGKILL) leaves part of one more line, which
-    // a reader drops.
-    let whole = match text.rfind("},\n") {
-        Some(i) => &text[..i + 3],
-        None => panic!("no whole event"),
-    };
-    assert!(
-        text.len() - whole.len() < (1 << 20) + 4096,
-        "more than one write is cut"
-    );
-    // As viewers read it: the trailing comma dropped, the bracket added.
-    let events: Vec<Value> =
-        serde_json::from_str(&format!("{}]", whole.trim_end().trim_end_matches(','))).unwrap();
-    assert!(events.iter().filter(|e| e["name"] == "leaf").count() > 10_000);
-    assert!(events.iter().all(|e| e["name"] != "perfgraph trace end"));
-    assert!(
-        events
-            .iter()
-            .any(|e| e["name"] == "thread_name" && e["args"]["name"] == "child_entry")
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    for kill in 0..KILLS {
+        let (dir, temp) = killed_run("kill-json", "trace.json", 300_000 + kill * 350_000, "auto");
+        let text = std::fs::read_to_string(&temp).unwrap();
+        // Whole lines only, wherever the kill landed (in a write the kernel stops only at a page
+        // boundary, and no event crosses one).
+        let events = whole_lines(&text);
+        pages_hold_whole_lines(&text);
+        assert!(events.iter().filter(|e| e["name"] == "leaf").count() > 1000);
+        assert!(events.iter().all(|e| e["name"] != "perfgraph trace end"));
+        assert!(
+            events
+                .iter()
+                .any(|e| e["name"] == "thread_name" && e["args"]["name"] == "child_entry")
+        );
+        // As viewers read it: the trailing comma dropped, the bracket added.
+        let array = format!("{}]", text.trim_end().trim_end_matches(','));
+        let parsed: Vec<Value> = serde_json::from_str(&array).unwrap();
+        assert_eq!(parsed.len(), events.len());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 #[test]
 fn a_perfetto_trace_cut_by_sigkill_holds_whole_packets() {
-    let (dir, temp) = killed_run("kill-pftrace", "run.pftrace", 1_000_000);
-    let bytes = std::fs::read(&temp).unwrap();
-    // Whole packets, but for part of one more when the kill landed inside a write (see the JSON test).
-    let (packets, whole) = whole_packets(&bytes, true);
-    assert!(packets > 20_000);
-    assert!(
-        bytes.len() - whole < (1 << 20) + 4096,
-        "more than one write is cut"
-    );
-    // Perfetto's classes, given the whole packets (a name that ends as a trace's does).
-    let copy = dir.join("copy.pftrace");
-    std::fs::write(&copy, &bytes[..whole]).unwrap();
-    if let Some(t) = decode_with_perfetto(&copy, true) {
-        assert!(t["names"]["leaf"].as_u64().unwrap() > 10_000, "{t}");
-        assert!(t["end"].is_null());
+    for kill in 0..KILLS {
+        // Raw packets, deflated bundles, and the two mixed as the budget allows.
+        let compress = ["off", "on", "auto"][kill as usize % 3];
+        let (dir, temp) = killed_run(
+            "kill-pftrace",
+            "run.pftrace",
+            100_000 + kill * 150_000,
+            compress,
+        );
+        let bytes = std::fs::read(&temp).unwrap();
+        // Whole packets to the last byte, wherever the kill landed.
+        let (_, whole) = whole_packets(&bytes, false);
+        assert_eq!(whole, bytes.len());
+        pages_hold_whole_packets(&bytes);
+        if let Some(t) = decode_with_perfetto(&temp, true) {
+            assert!(t["names"]["leaf"].as_u64().unwrap() > 1000, "{t}");
+            assert!(t["end"].is_null());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -53,6 +53,18 @@ pub enum CaptureMode {
     Off,
 }
 
+/// Whether a Perfetto trace deflates its packets (`PERFGRAPH_TRACE_COMPRESS`; Chrome JSON never does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceCompress {
+    /// While the background thread has time for it: up to a budget of CPU time a second, raw packets
+    /// past it (`auto`, the default).
+    Auto,
+    /// Always, whatever it costs the background thread (`on`).
+    On,
+    /// Never: raw packets only (`off`).
+    Off,
+}
+
 /// Which end-of-run reports to print (`PERFGRAPH_REPORT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReportSelection {
@@ -113,6 +125,8 @@ pub struct Config {
     pub trace: Option<PathBuf>,
     /// `PERFGRAPH_TRACE_LIMIT`: the trace file's largest size in bytes, `None` for unlimited (the default).
     pub trace_limit: Option<u64>,
+    /// `PERFGRAPH_TRACE_COMPRESS`: `auto` (default), `on` or `off`.
+    pub trace_compress: TraceCompress,
     /// `PERFGRAPH_FOLDED`: folded-stacks path. Default off.
     pub folded: Option<PathBuf>,
     /// `PERFGRAPH_JSON`: call-tree JSON path. Default off.
@@ -157,6 +171,7 @@ impl Default for Config {
             interval_ns: None,
             trace: None,
             trace_limit: None,
+            trace_compress: TraceCompress::Auto,
             folded: None,
             json: None,
             clock_monotonic: false,
@@ -238,7 +253,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 16] = [
+const VARIABLES: [Variable; 17] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -322,6 +337,20 @@ const VARIABLES: [Variable; 16] = [
         accepted: "a file size in bytes >= 4096, with an optional K, M or G (1000, 1000000, 1000000000), or unlimited",
         default: "unlimited",
         apply: |c, v| v == "unlimited" || set(&mut c.trace_limit, file_size(v).map(Some)),
+    },
+    Variable {
+        name: "PERFGRAPH_TRACE_COMPRESS",
+        accepted: "auto, on, off",
+        default: "auto",
+        apply: |c, v| {
+            let mode = match v {
+                "auto" => TraceCompress::Auto,
+                "on" => TraceCompress::On,
+                "off" => TraceCompress::Off,
+                _ => return false,
+            };
+            set(&mut c.trace_compress, Some(mode))
+        },
     },
     Variable {
         name: "PERFGRAPH_CLOCK",
@@ -605,6 +634,13 @@ mod tests {
         ]);
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(c.capture, CaptureMode::Off);
+        assert_eq!(c.trace_compress, TraceCompress::Auto);
+        assert_eq!(
+            parse(&[("PERFGRAPH_TRACE_COMPRESS", "off")])
+                .0
+                .trace_compress,
+            TraceCompress::Off
+        );
         assert_eq!(
             parse(&[("PERFGRAPH_CAPTURE", "on")]).0.capture,
             CaptureMode::On

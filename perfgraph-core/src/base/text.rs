@@ -1,6 +1,7 @@
 //! Names made safe for a terminal and a table: control characters shown escaped, widths counted in
 //! terminal columns (a CJK character or an emoji takes two), and long names cut with `…`. Used by the
-//! report tables and live print; the JSON and the trace keep names whole.
+//! report tables and live print; the JSON and the trace keep names whole. Live print's lines made plain
+//! (no terminal controls) for the trace's markers.
 
 use std::borrow::Cow;
 
@@ -52,6 +53,34 @@ pub fn fit(s: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The lines of live print's `text` without terminal controls (colours, carriage returns) or the padding
+/// that aligns its columns (runs of spaces become one), empty ones left out.
+pub(crate) fn plain_lines(text: &str) -> Vec<String> {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            // CSI: `ESC [` parameters, then a final byte in `@`..=`~`.
+            '\u{1b}' => {
+                if chars.next() == Some('[') {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\r' => plain.push('\n'),
+            c => plain.push(c),
+        }
+    }
+    plain
+        .split('\n')
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +107,13 @@ mod tests {
         // A wide character that would cross the limit is left out whole.
         assert_eq!(fit("ab網格網格", 6), "ab網…");
         assert!(width(&fit("ab網格網格", 6)) <= 6);
+    }
+
+    #[test]
+    fn printed_lines_lose_their_colours() {
+        assert_eq!(
+            plain_lines("\u{1b}[2mSolving\u{1b}[0m...\n\r  done     1.2 s\n\n"),
+            ["Solving...", "done 1.2 s"]
+        );
     }
 }

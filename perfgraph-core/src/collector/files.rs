@@ -199,6 +199,12 @@ impl Stream {
         Ok(())
     }
 
+    /// A descriptor of its own of a regular file, for the sync thread (`collector::sync`).
+    pub(crate) fn sync_handle(&self) -> Option<File> {
+        self.rename.as_ref()?;
+        self.file.as_ref()?.try_clone().ok()
+    }
+
     /// The one line to print for `e`.
     pub(crate) fn error(&self, e: &io::Error) -> String {
         error_line(self.variable, &self.path, e)
@@ -220,8 +226,16 @@ impl Stream {
         set_current(Some((variable, path.clone(), None)));
         let result = match (rename, stream) {
             (Some((temp, target)), _) => {
+                // On disk before it takes its name, and the name on disk after (a power cut never leaves
+                // the name on a file that lacks its end).
+                let synced = file.as_ref().map_or(Ok(()), File::sync_all);
                 drop(file);
-                std::fs::rename(&temp, &target)
+                synced
+                    .and_then(|()| std::fs::rename(&temp, &target))
+                    .and_then(|()| {
+                        let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+                        File::open(dir.unwrap_or(Path::new("."))).and_then(|d| d.sync_all())
+                    })
             }
             (None, Some((stream, follow))) => {
                 // Blocking now: a second descriptor of the same stream, after everything the first sent.

@@ -16,6 +16,7 @@
 //! passes only sample memory and let live print look at what runs.
 
 pub(crate) mod capture;
+pub(crate) mod compress;
 pub(crate) mod exit;
 pub(crate) mod files;
 pub(crate) mod fork;
@@ -25,6 +26,7 @@ pub(crate) mod memory;
 pub(crate) mod outputs;
 pub(crate) mod overhead;
 pub(crate) mod signals;
+pub(crate) mod sync;
 pub(crate) mod trace;
 
 use std::sync::Arc;

@@ -63,10 +63,14 @@ impl Outputs {
             interval: config
                 .interval_ns
                 .map(|ns| (ns, Intervals::new(clock::now().0))),
-            trace: config
-                .trace
-                .as_deref()
-                .map(|path| Trace::open(&expanded(path), config.trace_limit, &identity())),
+            trace: config.trace.as_deref().map(|path| {
+                Trace::open(
+                    &expanded(path),
+                    config.trace_limit,
+                    config.trace_compress,
+                    &identity(),
+                )
+            }),
             folded: config.folded.as_deref().map(expanded),
             json: config.json.as_deref().map(expanded),
             names: HashMap::new(),

@@ -6,6 +6,11 @@
 //! first. Memory held for the trace is that buffer and a few bytes per thread, section and nesting depth
 //! (and 32 bytes a second for [`TickMap`]), whatever the run's length.
 //!
+//! Every event is placed by the page rule ([`pages`]: none crosses a 4 KB page boundary of the file, so a
+//! kill or a power cut leaves whole events); Perfetto packets gather in `raw` first and are packed into the
+//! buffer by [`compress`], deflated in bundles or not. A regular file is synced to disk every second by
+//! [`sync`], and before it takes its name.
+//!
 //! `PERFGRAPH_TRACE_LIMIT` caps the file's size: once the next call would take the file past it, calls are
 //! counted and not written, and the closing event (which may take it a few hundred bytes past) says how
 //! many. A full disk stops the trace the same way, with one warning line; the file is cut back to its last
@@ -15,14 +20,17 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::files;
 use super::live::screen;
+use super::{compress, files, sync};
 use crate::base::clock::{self, Scale, Ticks};
+use crate::base::config::{self, TraceCompress};
 use crate::base::registry::{self, SectionId};
+use crate::base::text;
 use crate::data::tree::CpuTime;
-use crate::export::chrome::Chrome;
+use crate::export::chrome::{self, Chrome};
 use crate::export::perfetto::Perfetto;
 use crate::export::trace::{Call, Identity, Losses, Mark, MarkKind, SectionText, Summary};
+use crate::export::{packets, pages};
 use crate::local::marks;
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
@@ -40,6 +48,16 @@ const REMAP_NS: u64 = 1_000_000_000;
 enum Format {
     Chrome(Chrome),
     Perfetto(Perfetto),
+}
+
+impl Format {
+    /// The format's smallest padding and the function that writes it.
+    fn padding(&self) -> (usize, fn(&mut Vec<u8>, usize)) {
+        match self {
+            Format::Chrome(_) => (chrome::MIN_PAD, chrome::pad),
+            Format::Perfetto(_) => (packets::MIN_PAD, packets::pad),
+        }
+    }
 }
 
 /// Whether `path` names a Perfetto protobuf trace (`.pftrace`, `.perfetto-trace`).
@@ -103,11 +121,16 @@ pub(crate) struct Trace {
     path: PathBuf,
     /// `None` once the file could not be opened or written (`error` says why).
     file: Option<files::Stream>,
+    /// Syncs a regular file to disk every [`sync::SYNC_INTERVAL`], stopped before the file is finished.
+    syncer: Option<sync::Syncer>,
     /// The one line to print at exit when the file could not be opened or written.
     error: Option<String>,
     format: Format,
-    /// Events not yet written.
+    /// Events not yet written, placed by the page rule.
     buffer: Vec<u8>,
+    /// Perfetto: packets not yet packed into `buffer` (by `packer`, deflated or not).
+    raw: Vec<u8>,
+    packer: compress::Packer,
     /// `PERFGRAPH_TRACE_LIMIT`.
     limit: Option<u64>,
     /// The file reached its limit: calls are counted in `past_limit`, not written.
@@ -153,7 +176,12 @@ fn section_text(id: SectionId) -> SectionText {
 impl Trace {
     /// Opens the trace file at `path` (its placeholders already filled in) and writes its header, which
     /// says who wrote it.
-    pub(crate) fn open(path: &Path, limit: Option<u64>, who: &Identity) -> Trace {
+    pub(crate) fn open(
+        path: &Path,
+        limit: Option<u64>,
+        compression: TraceCompress,
+        who: &Identity,
+    ) -> Trace {
         let mut buffer = Vec::with_capacity(FLUSH_BYTES + 64 * 1024);
         let format = if is_perfetto(path) {
             Format::Perfetto(Perfetto::header(&mut buffer, who))
@@ -164,12 +192,22 @@ impl Trace {
             Ok(f) => (Some(f), None),
             Err(e) => (None, Some(e)),
         };
+        // The header is the first event, at offset 0.
+        let (min, pad) = format.padding();
+        pages::seal(&mut buffer, 0, 0, min, pad);
+        let syncer = file
+            .as_ref()
+            .and_then(files::Stream::sync_handle)
+            .and_then(sync::Syncer::start);
         Trace {
             path: path.to_owned(),
             file,
+            syncer,
             error,
             format,
             buffer,
+            raw: Vec::new(),
+            packer: compress::Packer::new(compression),
             limit,
             stopped: false,
             past_limit: 0,
@@ -186,6 +224,37 @@ impl Trace {
         }
     }
 
+    /// The file offset the buffer's first byte goes to: the one place the trace knows where it is in
+    /// its file (the page rule places every event by it).
+    fn offset(&self) -> u64 {
+        self.file.as_ref().map_or(0, |f| f.written)
+    }
+
+    /// Appends one event (`write` gives it to the format), moved to the next page if it would cross a
+    /// page boundary of the file ([`pages`]). Perfetto packets go to `raw` first, and are packed into the
+    /// buffer, by the page rule too, as they gather.
+    #[inline]
+    fn emit(&mut self, write: impl FnOnce(&mut Format, &mut Vec<u8>)) {
+        if let Format::Perfetto(_) = self.format {
+            write(&mut self.format, &mut self.raw);
+            if self.raw.len() >= compress::PACK_BYTES {
+                self.pack(false);
+            }
+            return;
+        }
+        let start = self.buffer.len();
+        write(&mut self.format, &mut self.buffer);
+        let (min, pad) = self.format.padding();
+        let base = self.offset();
+        pages::seal(&mut self.buffer, base, start, min, pad);
+    }
+
+    /// Moves the packets gathered in `raw` into the buffer (all of them, or only full bundles' worth).
+    fn pack(&mut self, all: bool) {
+        let base = self.offset();
+        self.packer.pack(&mut self.raw, &mut self.buffer, base, all);
+    }
+
     fn name_thread(&mut self, index: u32, name: &str) {
         let i = index as usize;
         if self.named.len() <= i {
@@ -195,10 +264,10 @@ impl Trace {
             return;
         }
         self.named[i] = true;
-        match &mut self.format {
-            Format::Chrome(c) => c.thread(&mut self.buffer, index, name),
-            Format::Perfetto(p) => p.thread(&mut self.buffer, index, name),
-        }
+        self.emit(|format, out| match format {
+            Format::Chrome(c) => c.thread(out, index, name),
+            Format::Perfetto(p) => p.thread(out, index, name),
+        });
     }
 
     /// Whether the next event still fits under the limit.
@@ -209,7 +278,7 @@ impl Trace {
         if !self.stopped
             && let Some(limit) = self.limit
         {
-            let size = self.file.as_ref().map_or(0, |f| f.written) + self.buffer.len() as u64;
+            let size = self.offset() + (self.buffer.len() + self.raw.len()) as u64;
             // Room for one more call event.
             self.stopped = size + 256 > limit;
         }
@@ -227,15 +296,19 @@ impl Trace {
         }
         self.calls += 1;
         self.buffered += 1;
-        match &mut self.format {
-            Format::Chrome(c) => c.call(&mut self.buffer, call, &section_text),
-            Format::Perfetto(p) => p.call(&mut self.buffer, call, &section_text),
-        }
+        self.emit(|format, out| match format {
+            Format::Chrome(c) => c.call(out, call, &section_text),
+            Format::Perfetto(p) => p.call(out, call, &section_text),
+        });
     }
 
     /// Records `thread` completed since the last drain, in the order they ended.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
         self.name_thread(thread.index, &thread.name);
+        if records.len() >= config::TRACE_RING_CAPACITY / 4 {
+            // Behind: no time to spare for deflation.
+            self.packer.behind();
+        }
         for r in records {
             let start_ns = self.map.to_ns(r.start);
             let call = Call {
@@ -266,10 +339,10 @@ impl Trace {
             return;
         }
         self.memory.0 = Some(bytes);
-        match &mut self.format {
-            Format::Chrome(c) => c.memory(&mut self.buffer, ns, bytes),
-            Format::Perfetto(p) => p.memory(&mut self.buffer, ns, bytes),
-        }
+        self.emit(|format, out| match format {
+            Format::Chrome(c) => c.memory(out, ns, bytes),
+            Format::Perfetto(p) => p.memory(out, ns, bytes),
+        });
     }
 
     /// Marks `thread` pushed since the last drain (futures' lives, `tracing` events), in the order they
@@ -306,10 +379,10 @@ impl Trace {
                 end_ns: self.map.to_ns(r.end).max(start_ns),
             };
             let name = section_text(r.section).name;
-            match &mut self.format {
-                Format::Chrome(c) => c.mark(&mut self.buffer, &mark, &name),
-                Format::Perfetto(p) => p.mark(&mut self.buffer, &mark, &name),
-            }
+            self.emit(|format, out| match format {
+                Format::Chrome(c) => c.mark(out, &mark, &name),
+                Format::Perfetto(p) => p.mark(out, &mark, &name),
+            });
         }
     }
 
@@ -332,24 +405,24 @@ impl Trace {
             }
             let percent = cpu_ns.saturating_sub(last_cpu).saturating_mul(100) / wall;
             self.name_thread(t.index, &t.name);
-            match &mut self.format {
-                Format::Chrome(c) => c.cpu(&mut self.buffer, ns, t.index, &t.name, percent),
-                Format::Perfetto(p) => p.cpu(&mut self.buffer, ns, t.index, percent),
-            }
+            self.emit(|format, out| match format {
+                Format::Chrome(c) => c.cpu(out, ns, t.index, &t.name, percent),
+                Format::Perfetto(p) => p.cpu(out, ns, t.index, percent),
+            });
         }
     }
 
     /// Live print printed `text` at `ticks`: one marker per non-empty line.
     pub(crate) fn on_printed(&mut self, ticks: u64, text: &str) {
         let ns = self.map.to_ns(ticks);
-        for line in plain_lines(text) {
+        for line in text::plain_lines(text) {
             if !self.fits() {
                 return;
             }
-            match &mut self.format {
-                Format::Chrome(c) => c.marker(&mut self.buffer, ns, &line),
-                Format::Perfetto(p) => p.marker(&mut self.buffer, ns, &line),
-            }
+            self.emit(|format, out| match format {
+                Format::Chrome(c) => c.marker(out, ns, &line),
+                Format::Perfetto(p) => p.marker(out, ns, &line),
+            });
         }
     }
 
@@ -364,7 +437,7 @@ impl Trace {
             self.flush();
             return Some(interval);
         }
-        if self.buffer.is_empty() {
+        if self.buffer.is_empty() && self.raw.is_empty() {
             None
         } else {
             Some(interval - since)
@@ -376,6 +449,7 @@ impl Trace {
     /// (the line is printed at exit).
     fn flush(&mut self) {
         self.flushed_ns = clock::monotonic_ns();
+        self.pack(true);
         let buffered = std::mem::take(&mut self.buffered);
         let Some(file) = &mut self.file else {
             self.buffer.clear();
@@ -435,10 +509,10 @@ impl Trace {
         if let (Some((ns, bytes)), true) = (self.memory.1, self.fits())
             && ns < end_ns
         {
-            match &mut self.format {
-                Format::Chrome(c) => c.memory(&mut self.buffer, end_ns, bytes),
-                Format::Perfetto(p) => p.memory(&mut self.buffer, end_ns, bytes),
-            }
+            self.emit(|format, out| match format {
+                Format::Chrome(c) => c.memory(out, end_ns, bytes),
+                Format::Perfetto(p) => p.memory(out, end_ns, bytes),
+            });
         }
         losses.past_limit = self.past_limit;
         losses.unwritten = self.unwritten;
@@ -454,11 +528,14 @@ impl Trace {
         // tried even on a full disk: it is small, and space may have come back.
         self.stopped = false;
         self.disk_full = false;
-        match &mut self.format {
-            Format::Chrome(c) => c.footer(&mut self.buffer, &summary),
-            Format::Perfetto(p) => p.footer(&mut self.buffer, &summary),
-        }
+        self.emit(|format, out| match format {
+            Format::Chrome(c) => c.footer(out, &summary),
+            Format::Perfetto(p) => p.footer(out, &summary),
+        });
         self.flush();
+        if let Some(syncer) = self.syncer.take() {
+            syncer.stop();
+        }
         if let Some(file) = self.file.take()
             && let Err(e) = file.finish()
         {
@@ -478,44 +555,8 @@ impl Trace {
     }
 }
 
-/// The lines of live print's `text` without terminal controls (colours, carriage returns) or the padding
-/// that aligns its columns (runs of spaces become one), empty ones left out.
-fn plain_lines(text: &str) -> Vec<String> {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            // CSI: `ESC [` parameters, then a final byte in `@`..=`~`.
-            '\u{1b}' => {
-                if chars.next() == Some('[') {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-            }
-            '\r' => plain.push('\n'),
-            c => plain.push(c),
-        }
-    }
-    plain
-        .split('\n')
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|l| !l.is_empty())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn printed_lines_lose_their_colours() {
-        assert_eq!(
-            super::plain_lines("\u{1b}[2mSolving\u{1b}[0m...\n\r  done     1.2 s\n\n"),
-            ["Solving...", "done 1.2 s"]
-        );
-    }
-
     #[test]
     fn the_name_chooses_the_format() {
         use std::path::Path;

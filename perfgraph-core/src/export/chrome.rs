@@ -40,6 +40,16 @@ pub(crate) struct Chrome {
 /// A section's call text before its `ts` and after its `tid`.
 type Framing = (Box<[u8]>, Box<[u8]>);
 
+/// The smallest padding of the page rule (`export::pages`): a newline.
+pub(crate) const MIN_PAD: usize = 1;
+
+/// Exactly `n` (>= 1) bytes of padding: spaces and a newline, which JSON allows between two events (each
+/// line of the file is then a whole event or blank).
+pub(crate) fn pad(out: &mut Vec<u8>, n: usize) {
+    out.resize(out.len() + n - 1, b' ');
+    out.push(b'\n');
+}
+
 /// Nanoseconds as microseconds with all nanosecond digits (`12.345`), a plain JSON number.
 fn push_micros(out: &mut Vec<u8>, ns: u64) {
     push_u64(out, ns / 1000);

@@ -8,6 +8,11 @@ perfgraph's.
     python3 -m pip install perfetto protobuf
     python3 perfgraph-core/tests/perfetto/check_trace.py run.pftrace [--partial]
 
+A packet that holds only `synchronization_marker` is the page rule's padding (the file never puts an
+event across a 4 KB page boundary), which trace processor skips; one with `compressed_packets` is a zlib
+stream of whole packets, inflated here by Python's zlib (not perfgraph's deflate) and read in its place,
+as trace processor does. It prints how many of each it saw (`padding`, `compressed`).
+
 It applies what trace processor applies: incremental timestamps per sequence (the sequence-scoped clock
 64 of each sequence's ClockSnapshot), interned names and categories per sequence, default tracks from
 TracePacketDefaults; then sorts each track's begin and end events by time and nests them, failing on an
@@ -17,6 +22,7 @@ still open at the end of the file are not an error, and the closing event is not
 
 import json
 import sys
+import zlib
 from collections import defaultdict
 
 from google.protobuf import unknown_fields
@@ -34,6 +40,7 @@ def main():
     # Every field is one Perfetto knows: none left over as unknown (a wrong field number or wire type).
     unknown(trace, "Trace")
 
+    counts = {"padding": 0, "compressed": 0, "inflated_packets": 0}
     seqs = {}  # id -> state
     tracks = {}  # uuid -> description
     events = defaultdict(list)  # track uuid -> [(ts, order, kind, name, category, annotations)]
@@ -43,7 +50,7 @@ def main():
     cpu = defaultdict(list)  # thread name -> [percent]
     end = None
     order = 0
-    for p in trace.packet:
+    for p in expand(trace.packet, counts):
         seq_id = p.trusted_packet_sequence_id
         if p.HasField("track_descriptor"):
             d = p.track_descriptor
@@ -174,7 +181,28 @@ def main():
         "futures": sorted(futures),
         "cpu": {k: len(v) for k, v in cpu.items()},
         "end": end,
+        **counts,
     }, sys.stdout, indent=1, sort_keys=True)
+
+
+def expand(packets, counts):
+    """The packets in file order, each compressed bundle inflated in its place, padding left out."""
+    for p in packets:
+        fields = [f.name for f, _ in p.ListFields()]
+        if fields == ["synchronization_marker"]:
+            counts["padding"] += 1
+            continue
+        if p.HasField("compressed_packets"):
+            if fields != ["compressed_packets"]:
+                fail(f"a compressed bundle with other fields: {fields}")
+            counts["compressed"] += 1
+            inner = pb.Trace()
+            inner.ParseFromString(zlib.decompress(p.compressed_packets))
+            unknown(inner, "Trace (inflated)")
+            counts["inflated_packets"] += len(inner.packet)
+            yield from expand(inner.packet, counts)
+            continue
+        yield p
 
 
 def unknown(message, where):

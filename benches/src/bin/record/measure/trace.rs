@@ -14,8 +14,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Rates per thread tried for the lossless figure, sections a second.
-const LADDER: [u64; 8] = [
-    500_000, 1_000_000, 1_500_000, 2_000_000, 3_000_000, 4_000_000, 6_000_000, 8_000_000,
+const LADDER: [u64; 9] = [
+    100_000, 500_000, 1_000_000, 1_500_000, 2_000_000, 3_000_000, 4_000_000, 6_000_000, 8_000_000,
 ];
 
 /// Seconds of each rung of the ladder.
@@ -23,6 +23,9 @@ pub const RUNG_SECONDS: u64 = 3;
 
 /// Threads recording at once.
 const THREADS: usize = 2;
+
+/// The rate per thread of the deflation runs (`PERFGRAPH_TRACE_COMPRESS` off, on, auto).
+pub const DEFLATE_RATE: u64 = 1_000_000;
 
 /// The long run: rate per thread and seconds.
 const LONG: (u64, u64) = (1_000_000, 30);
@@ -69,6 +72,8 @@ pub struct TraceFigures {
     pub cost: Option<[Run; 3]>,
     /// The long run `(rate, seconds, without a trace, with a Perfetto trace)`.
     pub long: Option<(u64, u64, Run, Run)>,
+    /// Perfetto at [`DEFLATE_RATE`] with each `PERFGRAPH_TRACE_COMPRESS` (off, on, auto), one run each.
+    pub deflate: Vec<(&'static str, Run)>,
 }
 
 /// Measures every figure in a scratch directory under `dir`.
@@ -79,7 +84,8 @@ pub fn measure(dir: &Path) -> TraceFigures {
     let mut ladder = Vec::new();
     for rate in LADDER {
         let load = load_average();
-        let twice = |file| [0, 1].map(|_| run(&dir, Some(file), &rate.to_string(), RUNG_SECONDS));
+        let twice =
+            |file| [0, 1].map(|_| run(&dir, Some(file), None, &rate.to_string(), RUNG_SECONDS));
         let chrome = twice("t.json");
         let perfetto = twice("t.pftrace");
         eprintln!(
@@ -97,15 +103,28 @@ pub fn measure(dir: &Path) -> TraceFigures {
             break;
         }
     }
-    let cost = [None, Some("t.json"), Some("t.pftrace")].map(|f| run(&dir, f, "max", 2));
+    let deflate = ["off", "on", "auto"]
+        .into_iter()
+        .map(|mode| {
+            let rate = DEFLATE_RATE.to_string();
+            let r = run(&dir, Some("d.pftrace"), Some(mode), &rate, RUNG_SECONDS);
+            eprintln!(
+                "   perfetto, compress {mode}: {} bytes, lost {}",
+                r.bytes, r.lost
+            );
+            (mode, r)
+        })
+        .collect();
+    let cost = [None, Some("t.json"), Some("t.pftrace")].map(|f| run(&dir, f, None, "max", 2));
     let (rate, seconds) = LONG;
-    let without = run(&dir, None, &rate.to_string(), seconds);
-    let with = run(&dir, Some("long.pftrace"), &rate.to_string(), seconds);
+    let without = run(&dir, None, None, &rate.to_string(), seconds);
+    let with = run(&dir, Some("long.pftrace"), None, &rate.to_string(), seconds);
     let _ = std::fs::remove_dir_all(&dir);
     TraceFigures {
         ladder,
         cost: Some(cost),
         long: Some((rate, seconds, without, with)),
+        deflate,
     }
 }
 
@@ -117,8 +136,9 @@ fn load_average() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// Runs one child with the trace written to `file` in `dir` (`None`: no trace).
-fn run(dir: &Path, file: Option<&str>, rate: &str, seconds: u64) -> Run {
+/// Runs one child with the trace written to `file` in `dir` (`None`: no trace), with
+/// `PERFGRAPH_TRACE_COMPRESS=compress` when given.
+fn run(dir: &Path, file: Option<&str>, compress: Option<&str>, rate: &str, seconds: u64) -> Run {
     let me = std::env::current_exe().expect("own path");
     let mut cmd = Command::new(me);
     cmd.args([
@@ -132,6 +152,9 @@ fn run(dir: &Path, file: Option<&str>, rate: &str, seconds: u64) -> Run {
     let path: Option<PathBuf> = file.map(|f| dir.join(f));
     if let Some(path) = &path {
         cmd.env("PERFGRAPH_TRACE", path);
+    }
+    if let Some(mode) = compress {
+        cmd.env("PERFGRAPH_TRACE_COMPRESS", mode);
     }
     let out = cmd.output().expect("run the trace child");
     let stdout = String::from_utf8_lossy(&out.stdout);

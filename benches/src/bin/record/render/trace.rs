@@ -5,6 +5,9 @@ use std::fmt::Write as _;
 
 use crate::measure::trace::{Run, TraceFigures};
 
+/// perfgraph-core's `BUDGET_NS` (`collector::compress`), in ms: what `auto` may spend a second.
+const BUDGET_MS: u64 = 150;
+
 /// The section's heading, which [`replace`] finds.
 const HEADING: &str = "## Streamed trace (`PERFGRAPH_TRACE`)";
 
@@ -113,6 +116,42 @@ pub fn write(doc: &mut String, t: &TraceFigures) {
         lossless(t, |r| &r.chrome),
         lossless(t, |r| &r.perfetto),
     );
+    if !t.deflate.is_empty() {
+        let _ = writeln!(
+            doc,
+            "### Deflation of the Perfetto trace ({} sections/s per thread, {}-second runs)\n\n\
+             `PERFGRAPH_TRACE_COMPRESS`: `off` writes raw packets, `on` deflates every packet into\n\
+             `compressed_packets` bundles, `auto` (the default, as in the table above) deflates for at most\n\
+             {} ms of the background thread's time a second. Other CPU ns per section is the process's CPU time\n\
+             outside the recording threads (the background thread, mostly), per section; its growth from `off`\n\
+             is what deflation costs.\n\n\
+             | `PERFGRAPH_TRACE_COMPRESS` | calls made | lost | bytes per call | other CPU ns per section | deflation ns per call |\n\
+             |---|---:|---:|---:|---:|---:|",
+            millions(crate::measure::trace::DEFLATE_RATE as f64),
+            crate::measure::trace::RUNG_SECONDS,
+            BUDGET_MS,
+        );
+        let off = t
+            .deflate
+            .iter()
+            .find(|(m, _)| *m == "off")
+            .map(|(_, r)| r.other_cpu_ns_per_section);
+        for (mode, run) in &t.deflate {
+            let cost = match off {
+                Some(off) if *mode != "off" => format!("{:.1}", run.other_cpu_ns_per_section - off),
+                _ => "—".into(),
+            };
+            let _ = writeln!(
+                doc,
+                "| `{mode}` | {} | {} | {} | {:.1} | {cost} |",
+                run.made,
+                run.lost,
+                per_call(run),
+                run.other_cpu_ns_per_section,
+            );
+        }
+        doc.push('\n');
+    }
     if let Some([none, chrome, perfetto]) = &t.cost {
         let _ = writeln!(
             doc,
