@@ -160,7 +160,19 @@ impl Chrome {
 
     /// A resident-memory sample on the process's counter track.
     pub(crate) fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
-        out.extend_from_slice(b"{\"name\":\"Resident memory\",\"ph\":\"C\",\"ts\":");
+        self.megabytes(out, "Resident memory", ts_ns, bytes);
+    }
+
+    /// The process's net heap (the counting allocator's) on its `Heap` counter track.
+    pub(crate) fn heap(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+        self.megabytes(out, "Heap", ts_ns, bytes);
+    }
+
+    /// A sample of the process counter track `name`, in MB.
+    fn megabytes(&mut self, out: &mut Vec<u8>, name: &str, ts_ns: u64, bytes: u64) {
+        out.extend_from_slice(b"{\"name\":\"");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\",\"ph\":\"C\",\"ts\":");
         push_micros(out, ts_ns);
         out.extend_from_slice(b",\"pid\":");
         push_u64(out, self.pid as u64);

@@ -6,6 +6,8 @@
 //! bytes): a field Perfetto's own service writes into every trace file and its readers skip. Its length is
 //! never zero (trace processor refuses a zero-length packet that straddles two of its read chunks).
 
+use super::perfetto::wire::{varint, varint_len};
+
 /// `Trace.packet`'s tag: field 1, length-delimited.
 const PACKET_TAG: u8 = 0x0a;
 /// `TracePacket.synchronization_marker` (36, length-delimited) as a varint tag.
@@ -15,19 +17,6 @@ const COMPRESSED_TAG: [u8; 2] = [0x92, 0x03];
 
 /// The smallest padding: tag, length 3, the marker's tag, its length 0.
 pub(crate) const MIN_PAD: usize = 5;
-
-/// Bytes of `v` as a varint.
-fn varint_len(v: usize) -> usize {
-    (usize::BITS as usize - (v | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-fn varint(out: &mut Vec<u8>, mut v: usize) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
 
 /// Exactly `n` (>= [`MIN_PAD`]) bytes of padding packets.
 pub(crate) fn pad(out: &mut Vec<u8>, mut n: usize) {
@@ -50,18 +39,18 @@ fn one_pad(out: &mut Vec<u8>, n: usize) {
 
 /// Bytes of the packet framing [`compressed`] adds to `deflated` bytes.
 pub(crate) fn compressed_overhead(deflated: usize) -> usize {
-    let body = 2 + varint_len(deflated) + deflated;
-    1 + varint_len(body) + 2 + varint_len(deflated)
+    let body = 2 + varint_len(deflated as u64) + deflated;
+    1 + varint_len(body as u64) + 2 + varint_len(deflated as u64)
 }
 
 /// A packet whose `compressed_packets` field holds `deflated` (a zlib stream of whole `Trace.packet`
 /// fields).
 pub(crate) fn compressed(out: &mut Vec<u8>, deflated: &[u8]) {
-    let body = 2 + varint_len(deflated.len()) + deflated.len();
+    let body = 2 + varint_len(deflated.len() as u64) + deflated.len();
     out.push(PACKET_TAG);
-    varint(out, body);
+    varint(out, body as u64);
     out.extend_from_slice(&COMPRESSED_TAG);
-    varint(out, deflated.len());
+    varint(out, deflated.len() as u64);
     out.extend_from_slice(deflated);
 }
 

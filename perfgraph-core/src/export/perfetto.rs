@@ -5,8 +5,8 @@
 //! What it holds (field numbers from Perfetto's `protos/perfetto/trace/`):
 //! - a process track (`TrackDescriptor.process`: pid, program name, and the process's identity as
 //!   `process_labels` `rank=…`, `host=…`, `start_unix_ns=…`), one thread track per thread
-//!   (`TrackDescriptor.thread`: its name), a counter track for resident memory (bytes) and a track for the
-//!   lines live print printed (instant events);
+//!   (`TrackDescriptor.thread`: its name), a counter track for resident memory (bytes), one for the heap (bytes,
+//!   with the counting allocator) and a track for the lines live print printed (instant events);
 //! - each timed future's life as one slice on a track of its own under the process (named by its section,
 //!   the debug annotations `id` and `cancelled`), `tracing` events as instant events on their thread's
 //!   track (the debug annotation `span`), and each thread's CPU usage (percent of one core since the
@@ -37,8 +37,12 @@
 //! Each packet is one `Trace.packet` field, appended whole: a file cut off between two writes holds
 //! whole packets only.
 
+mod counters;
+pub(super) mod wire;
+
 use super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary};
 use crate::base::registry::SectionId;
+use wire::{begin_packet, end_packet, message, packet, string, uint};
 
 /// `Trace.packet`.
 const TRACE_PACKET: u32 = 1;
@@ -123,6 +127,8 @@ pub(crate) struct Perfetto {
     absolute: Option<Sequence>,
     /// By thread index: whether its CPU counter track was described.
     cpu_tracks: Vec<bool>,
+    /// Whether the `Heap` counter track was described.
+    heap_track: bool,
     next_sequence: u32,
     /// By section id: its text, once asked for.
     sections: Vec<Option<SectionText>>,
@@ -142,6 +148,10 @@ fn memory_uuid(pid: u32) -> u64 {
 
 fn marker_uuid(pid: u32) -> u64 {
     (pid as u64) << 32 | 0x8000_0002
+}
+
+fn heap_uuid(pid: u32) -> u64 {
+    (pid as u64) << 32 | 0x8000_0003
 }
 
 fn cpu_uuid(pid: u32, index: u32) -> u64 {
@@ -209,6 +219,7 @@ impl Perfetto {
             markers: None,
             absolute: None,
             cpu_tracks: Vec::new(),
+            heap_track: false,
             next_sequence: FIRST_CALL_SEQUENCE,
             sections: Vec::new(),
         }
@@ -362,18 +373,6 @@ impl Perfetto {
         seq.last_ns = end;
     }
 
-    /// A resident-memory sample on the counter track.
-    pub(crate) fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
-        let pid = self.pid;
-        let seq = self
-            .memory
-            .get_or_insert_with(|| open_sequence(out, MEMORY_SEQUENCE, memory_uuid(pid), ts_ns));
-        seq.event(out, ts_ns, |e| {
-            uint(e, EV_TYPE, COUNTER);
-            uint(e, EV_COUNTER_VALUE, bytes);
-        });
-    }
-
     /// The sequence of absolute-time events, opened on first use.
     fn absolute(&mut self, out: &mut Vec<u8>, ts_ns: u64) -> u32 {
         let pid = self.pid;
@@ -443,40 +442,6 @@ impl Perfetto {
                 });
             }
         }
-    }
-
-    /// A thread's CPU usage since the previous sample (percent of one core) on its `CPU %` counter track
-    /// (described on first use, under the thread's track, named before).
-    pub(crate) fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, percent: u64) {
-        let pid = self.pid;
-        let seq = self.absolute(out, ts_ns);
-        let i = thread as usize;
-        if self.cpu_tracks.len() <= i {
-            self.cpu_tracks.resize(i + 1, false);
-        }
-        if !self.cpu_tracks[i] {
-            self.cpu_tracks[i] = true;
-            packet(out, |p| {
-                uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
-                message(p, TRACK_DESCRIPTOR, |d| {
-                    uint(d, 1, cpu_uuid(pid, thread));
-                    uint(d, 5, thread_uuid(pid, thread));
-                    string(d, 2, "CPU %");
-                    // CounterDescriptor.unit_name.
-                    message(d, 8, |c| string(c, 6, "%"));
-                });
-            });
-        }
-        packet(out, |p| {
-            uint(p, TIMESTAMP, ts_ns);
-            uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
-            uint(p, SEQUENCE_ID, seq as u64);
-            message(p, TRACK_EVENT, |e| {
-                uint(e, EV_TYPE, COUNTER);
-                uint(e, EV_TRACK_UUID, cpu_uuid(pid, thread));
-                uint(e, EV_COUNTER_VALUE, percent);
-            });
-        });
     }
 
     /// Live print printed `text` (one line) at `ts_ns`: an instant event on the live print track.
@@ -568,110 +533,6 @@ fn open_sequence(out: &mut Vec<u8>, id: u32, track: u64, base_ns: u64) -> Sequen
     }
 }
 
-/// Bytes of `v` as a varint.
-#[inline]
-fn varint_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-/// A `TYPE_SLICE_BEGIN` packet with only a delta, a sequence id, a category iid and a name iid: the bytes
-/// [`packet`] writes for it, written directly.
-#[inline]
-fn begin_packet(out: &mut Vec<u8>, delta: u64, seq: u32, category: u64, name: u64) {
-    // TrackEvent: category (1 + n), type (2), name (1 + n).
-    let event = 1 + varint_len(category) + 2 + 1 + varint_len(name);
-    let body = 1 + varint_len(delta) + 1 + varint_len(seq as u64) + 2 + event;
-    debug_assert!(event < 0x80 && body < 0x80);
-    out.extend_from_slice(&[
-        (TRACE_PACKET << 3 | 2) as u8,
-        body as u8,
-        (TIMESTAMP << 3) as u8,
-    ]);
-    varint(out, delta);
-    out.push((SEQUENCE_ID << 3) as u8);
-    varint(out, seq as u64);
-    out.extend_from_slice(&[
-        (TRACK_EVENT << 3 | 2) as u8,
-        event as u8,
-        (EV_CATEGORY_IIDS << 3) as u8,
-    ]);
-    varint(out, category);
-    out.extend_from_slice(&[
-        (EV_TYPE << 3) as u8,
-        SLICE_BEGIN as u8,
-        (EV_NAME_IID << 3) as u8,
-    ]);
-    varint(out, name);
-}
-
-/// A `TYPE_SLICE_END` packet: a delta and a sequence id, written directly.
-#[inline]
-fn end_packet(out: &mut Vec<u8>, delta: u64, seq: u32) {
-    let body = 1 + varint_len(delta) + 1 + varint_len(seq as u64) + 4;
-    out.extend_from_slice(&[
-        (TRACE_PACKET << 3 | 2) as u8,
-        body as u8,
-        (TIMESTAMP << 3) as u8,
-    ]);
-    varint(out, delta);
-    out.push((SEQUENCE_ID << 3) as u8);
-    varint(out, seq as u64);
-    out.extend_from_slice(&[
-        (TRACK_EVENT << 3 | 2) as u8,
-        2,
-        (EV_TYPE << 3) as u8,
-        SLICE_END as u8,
-    ]);
-}
-
-/// Appends a base-128 varint.
-#[inline]
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// A varint field.
-#[inline]
-fn uint(out: &mut Vec<u8>, field: u32, v: u64) {
-    varint(out, (field as u64) << 3);
-    varint(out, v);
-}
-
-/// A string field.
-fn string(out: &mut Vec<u8>, field: u32, s: &str) {
-    varint(out, (field as u64) << 3 | 2);
-    varint(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
-}
-
-/// A length-delimited field holding the message `body` writes. The length is written after the body, in
-/// the one byte reserved for it when it fits (nearly always), else the body moves to make room.
-#[inline]
-fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
-    varint(out, (field as u64) << 3 | 2);
-    let at = out.len();
-    out.push(0);
-    body(out);
-    let len = out.len() - at - 1;
-    if len < 0x80 {
-        out[at] = len as u8;
-    } else {
-        let mut prefix = Vec::with_capacity(10);
-        varint(&mut prefix, len as u64);
-        out.splice(at..at + 1, prefix);
-    }
-}
-
-/// One `Trace.packet`.
-#[inline]
-fn packet(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) {
-    message(out, TRACE_PACKET, body);
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -701,16 +562,16 @@ mod tests {
             super::end_packet(&mut direct, delta, seq);
             assert_eq!(direct, general);
         }
-        assert_eq!(super::varint_len(0), 1);
-        assert_eq!(super::varint_len(127), 1);
-        assert_eq!(super::varint_len(128), 2);
-        assert_eq!(super::varint_len(u64::MAX), 10);
+        assert_eq!(super::wire::varint_len(0), 1);
+        assert_eq!(super::wire::varint_len(127), 1);
+        assert_eq!(super::wire::varint_len(128), 2);
+        assert_eq!(super::wire::varint_len(u64::MAX), 10);
     }
 
     #[test]
     fn varints_and_long_messages() {
         let mut out = Vec::new();
-        super::varint(&mut out, 300);
+        super::wire::varint(&mut out, 300);
         assert_eq!(out, [0xac, 0x02]);
         let mut out = Vec::new();
         super::message(&mut out, 1, |m| m.extend(std::iter::repeat_n(7u8, 200)));
