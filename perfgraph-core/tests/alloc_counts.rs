@@ -152,3 +152,44 @@ fn the_process_heap_counts_every_threads_net_heap_within_the_publishing_step() {
     let now = Counting::process_heap_bytes() - before;
     assert!((-8 * MB..8 * MB).contains(&now), "{now} B after the free");
 }
+
+/// With the counting allocator and a trace, the trace has a `Heap` counter track next to resident memory,
+/// which sees what the program holds. Runs itself as a child with those settings.
+#[test]
+fn the_trace_has_a_heap_counter_track() {
+    const TEST: &str = "the_trace_has_a_heap_counter_track";
+    if common::is_test_child(TEST) {
+        time_section!("alloc::hold");
+        let kept = black_box(vec![1u8; 48 << 20]);
+        // Memory samples (every pass at a 1 ms interval, since the resident set just moved) see it.
+        common::wait_passes(20);
+        drop(kept);
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("perfgraph-heap-track-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("run.trace.json");
+    common::test_child_stderr(
+        TEST,
+        &[
+            ("PERFGRAPH_LIVE", "off"),
+            ("PERFGRAPH_CAPTURE", "off"),
+            ("PERFGRAPH_MEM_INTERVAL", "1"),
+            ("PERFGRAPH_TRACE", trace.to_str().unwrap()),
+        ],
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let events: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let heap: Vec<f64> = events
+        .iter()
+        .filter(|e| e["name"] == "Heap" && e["ph"] == "C")
+        .map(|e| e["args"]["MB"].as_f64().unwrap())
+        .collect();
+    assert!(
+        events.iter().any(|e| e["name"] == "Resident memory"),
+        "{text}"
+    );
+    let most = heap.iter().copied().fold(0.0, f64::max);
+    assert!((50.0..80.0).contains(&most), "Heap samples (MB): {heap:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use crate::base::config::Config;
 use crate::base::process::{self, Message};
-use crate::base::{clock, registry, sys};
+use crate::base::{clock, heap, registry, sys};
 use crate::local::record::{Decoder, Record};
 use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
@@ -375,6 +375,9 @@ fn background(config: Config) {
     // Signals sent to the process go to the program's threads, as without perfgraph (a program that blocks
     // a signal in its threads to `sigwait` for it keeps it).
     sys::block_signals_here();
+    // What this thread allocates and frees is perfgraph's own (buffers, the trace, reports, the blocks it
+    // frees for exited threads, allocated untracked on theirs): never counted against the program's heap.
+    heap::pause();
     overhead::measure();
     let mut collector = Collector::new(config);
     let inbox = process::receiver();

@@ -16,7 +16,7 @@ use super::live::screen;
 use super::trace::Trace;
 use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection};
-use crate::base::{identity, process, registry, sys};
+use crate::base::{heap, identity, process, registry, sys};
 use crate::export::trace::{Identity, Losses};
 use crate::export::{folded, json};
 use crate::local::record::Record;
@@ -97,10 +97,14 @@ impl Outputs {
         }
     }
 
-    /// A resident-memory sample taken at `ticks`; the trace samples each thread's CPU time with it.
+    /// A resident-memory sample taken at `ticks`; the trace samples each thread's CPU time with it, and
+    /// the process's heap when the counting allocator counts.
     pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
         if let Some(trace) = &mut self.trace {
             trace.on_memory(ticks, bytes);
+            if heap::counting() {
+                trace.on_heap(ticks, heap::process_heap());
+            }
             trace.on_cpu(ticks, &thread::all());
         }
     }

@@ -153,6 +153,8 @@ pub(crate) struct Trace {
     flushed_ns: u64,
     /// The last memory figure written (a sample that does not move is not written again) and the latest.
     memory: (Option<u64>, Option<(u64, u64)>),
+    /// The last heap figure written (the same rule).
+    heap: Option<u64>,
     /// By thread index: the last CPU sample `(trace ns, CPU ns since its first section)`.
     cpu: Vec<Option<(u64, u64)>>,
 }
@@ -220,6 +222,7 @@ impl Trace {
             map: TickMap::new(),
             flushed_ns: clock::monotonic_ns(),
             memory: (None, None),
+            heap: None,
             cpu: Vec::new(),
         }
     }
@@ -342,6 +345,21 @@ impl Trace {
         self.emit(|format, out| match format {
             Format::Chrome(c) => c.memory(out, ns, bytes),
             Format::Perfetto(p) => p.memory(out, ns, bytes),
+        });
+    }
+
+    /// The process's net heap (the counting allocator's, `heap::process_heap`) at `ticks`, on the `Heap`
+    /// counter track; written when it differs from the last one written.
+    pub(crate) fn on_heap(&mut self, ticks: u64, bytes: i64) {
+        let bytes = bytes.max(0) as u64;
+        if self.heap == Some(bytes) || !self.fits() {
+            return;
+        }
+        self.heap = Some(bytes);
+        let ns = self.map.to_ns(ticks);
+        self.emit(|format, out| match format {
+            Format::Chrome(c) => c.heap(out, ns, bytes),
+            Format::Perfetto(p) => p.heap(out, ns, bytes),
         });
     }
 
