@@ -1,0 +1,274 @@
+//! Unit tests of the output files (`collector::files`): complete or not at all, paths, failed writes.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::Target;
+
+/// Held by each test that writes: [`super::CURRENT`] is one per process, and the abandon test takes
+/// whatever entry it finds.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A fresh, empty directory for one test.
+fn fresh_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("perfgraph-write-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    super::write_file("PERFGRAPH_JSON", path, |w| w.write_all(text.as_bytes()))
+}
+
+#[test]
+fn unwritable_path_is_one_line_naming_it_and_the_os_error() {
+    let _serial = serial();
+    let err = super::write_file(
+        "PERFGRAPH_JSON",
+        std::path::Path::new("/nonexistent-dir/x.json"),
+        |w| w.write_all(b"{}"),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "perfgraph: error: cannot write PERFGRAPH_JSON file \"/nonexistent-dir/x.json\": No such file or directory (os error 2)"
+    );
+}
+
+#[test]
+fn a_directory_is_not_a_file() {
+    let _serial = serial();
+    let dir = fresh_dir("isdir");
+    let err = write(&dir, "{}").unwrap_err();
+    assert!(err.ends_with(": Is a directory (os error 21)"), "{err}");
+    assert!(names(&dir).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failed_write_leaves_neither_a_truncated_file_nor_a_temporary_one() {
+    let _serial = serial();
+    let dir = fresh_dir("failed");
+    let path = dir.join("t.json");
+    std::fs::write(&path, "old").unwrap();
+    let err = super::write_file("PERFGRAPH_TRACE", &path, |w| {
+        w.write_all(b"{\"traceEvents\":[")?;
+        Err(std::io::Error::other("cut short"))
+    })
+    .unwrap_err();
+    assert!(err.ends_with(": cut short"), "{err}");
+    // The old file is untouched and nothing else is left behind.
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    super::write_file("PERFGRAPH_TRACE", &path, |w| w.write_all(b"new")).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_write_the_exit_handler_abandons_removes_its_temporary_file_and_keeps_the_old_one() {
+    let _serial = serial();
+    let dir = fresh_dir("abandon");
+    let path = dir.join("t.json");
+    std::fs::write(&path, "old").unwrap();
+    let mut abandoned = None;
+    let err = super::write_file("PERFGRAPH_TRACE", &path, |w| {
+        w.write_all(b"partial")?;
+        w.flush()?;
+        // What the exit handler does when the write makes no progress.
+        abandoned = super::abandon_current();
+        w.write_all(b" more")
+    })
+    .unwrap_err();
+    assert_eq!(abandoned, Some(("PERFGRAPH_TRACE", path.clone(), true)));
+    assert!(err.contains("No such file or directory"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(names(&dir), ["t.json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_symlink_is_written_through_and_stays_a_link() {
+    let _serial = serial();
+    let dir = fresh_dir("symlink");
+    let other = fresh_dir("symlink-other");
+    std::fs::write(dir.join("target.json"), "old").unwrap();
+    std::os::unix::fs::symlink("target.json", dir.join("link")).unwrap();
+    // A chain: an absolute link from another directory to the relative one.
+    std::os::unix::fs::symlink(dir.join("link"), other.join("chain")).unwrap();
+    // A dangling link: the file it names is created.
+    std::os::unix::fs::symlink("new.json", dir.join("dangling")).unwrap();
+
+    write(&dir.join("link"), "through link").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("target.json")).unwrap(),
+        "through link"
+    );
+    write(&other.join("chain"), "through chain").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("target.json")).unwrap(),
+        "through chain"
+    );
+    write(&dir.join("dangling"), "created").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("new.json")).unwrap(),
+        "created"
+    );
+
+    for link in [dir.join("link"), dir.join("dangling"), other.join("chain")] {
+        let meta = std::fs::symlink_metadata(&link).unwrap();
+        assert!(
+            meta.file_type().is_symlink(),
+            "{} is no longer a link",
+            link.display()
+        );
+    }
+    assert_eq!(names(&dir), ["dangling", "link", "new.json", "target.json"]);
+    assert_eq!(names(&other), ["chain"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&other);
+}
+
+#[test]
+fn a_link_planted_at_the_old_temporary_name_redirects_nothing() {
+    let _serial = serial();
+    let dir = fresh_dir("plant");
+    let elsewhere = fresh_dir("plant-victim");
+    let victim = elsewhere.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    // The name the writer used to take (`.<name>.perfgraph-<pid>`), and a few like it.
+    let pid = std::process::id();
+    for planted in [
+        format!(".t.json.perfgraph-{pid}"),
+        ".t.json.perfgraph-0".into(),
+    ] {
+        std::os::unix::fs::symlink(&victim, dir.join(planted)).unwrap();
+    }
+    write(&dir.join("t.json"), "new").unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(std::fs::read_to_string(dir.join("t.json")).unwrap(), "new");
+    assert!(
+        std::fs::symlink_metadata(dir.join("t.json"))
+            .unwrap()
+            .is_file()
+    );
+    let planted = [
+        ".t.json.perfgraph-0".to_owned(),
+        format!(".t.json.perfgraph-{pid}"),
+    ];
+    let mut expected = planted.to_vec();
+    expected.push("t.json".into());
+    expected.sort();
+    assert_eq!(names(&dir), expected, "no temporary file is left");
+    for name in planted {
+        assert_eq!(std::fs::read_link(dir.join(name)).unwrap(), victim);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&elsewhere);
+}
+
+#[test]
+fn temporary_names_are_random_new_files() {
+    let _serial = serial();
+    let dir = fresh_dir("temp");
+    let (_, first) = super::create_temp(&dir, "t.json".as_ref(), None).unwrap();
+    let (_, second) = super::create_temp(&dir, "t.json".as_ref(), None).unwrap();
+    assert_ne!(first, second);
+    for temp in [&first, &second] {
+        let name = temp.file_name().unwrap().to_str().unwrap();
+        let random = name.strip_prefix(".t.json.perfgraph-").unwrap();
+        assert_eq!(random.len(), 16, "{name}");
+        assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{name}");
+    }
+    // The longest file name still leaves room for the temporary one's prefix and suffix.
+    let long = "x".repeat(255);
+    std::fs::write(dir.join(&long), "old").unwrap();
+    write(&dir.join(&long), "new").unwrap();
+    assert_eq!(std::fs::read_to_string(dir.join(&long)).unwrap(), "new");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_replaced_file_keeps_its_permission_bits() {
+    let _serial = serial();
+    let dir = fresh_dir("mode");
+    let path = dir.join("t.json");
+    for mode in [0o664, 0o600, 0o640] {
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        write(&path, "new").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o7777, mode);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn descriptor_names_pipes_and_devices_are_streams() {
+    let dir = fresh_dir("streams");
+    std::os::unix::fs::symlink("/proc/self/fd/1", dir.join("to-stdout")).unwrap();
+    let stream = |path: &str| {
+        let target = super::resolve(Path::new(path)).unwrap();
+        assert!(
+            matches!(target, Target::Stream { .. }),
+            "{path}: {target:?}"
+        );
+        target
+    };
+    assert_eq!(
+        stream("/dev/stdout"),
+        Target::Stream {
+            path: "/dev/stdout".into(),
+            follow: true
+        }
+    );
+    stream("/dev/stderr");
+    if Path::new("/proc/self/fd").exists() {
+        let fd1 = Path::new("/proc")
+            .join(std::process::id().to_string())
+            .join("fd/1");
+        for path in [
+            "/dev/fd/1",
+            "/proc/self/fd/1",
+            dir.join("to-stdout").to_str().unwrap(),
+        ] {
+            assert_eq!(
+                stream(path),
+                Target::Stream {
+                    path: fd1.clone(),
+                    follow: true
+                }
+            );
+        }
+    }
+    assert_eq!(
+        stream("/dev/null"),
+        Target::Stream {
+            path: "/dev/null".into(),
+            follow: false
+        }
+    );
+    // A regular file under /dev is a file, replaced as any other.
+    assert!(!super::names_a_descriptor(Path::new("/dev/shm/t.json")));
+    assert!(matches!(
+        super::resolve(&dir.join("t.json")).unwrap(),
+        Target::File { .. }
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
