@@ -6,9 +6,17 @@
 //!   dots from its `live` and `dots` fields, as first seen at that callsite). After that a span costs a
 //!   lookup of its callsite's section by the metadata's address in a small per-thread cache, never by name
 //!   and without a lock.
-//! * Cost: a span's state is made at its first enter (one lookup of the span in the registry per enter),
-//!   not at its creation, and its end is handled when the registry drops that state at the span's close,
-//!   so a span entered once costs one registry lookup besides the section's own enter and exit.
+//! * Cost: a span's state (its section, enters, first enter's ticks) lives on the thread that enters it,
+//!   not in the registry: the span this thread made last is entered without a lookup (the state comes
+//!   from its creation), its state is kept in this thread's stack of entered spans while it is entered,
+//!   and parked on the thread after its exit until its close, so a span made, entered once and closed
+//!   inside another span on one thread costs no registry lookup, allocation or lock besides the section's
+//!   own enter and exit. A state moves to the span's extensions in the registry (one lookup, one boxed
+//!   insert) only when another thread may need it: when the span is exited with no other span still
+//!   entered on its thread (a task's poll ends there, and the task may move), or once it was entered more
+//!   than once (an async span, whose close, on any thread, ends it). A span entered on a thread that has
+//!   no state for it uses the one in its extensions (under the registry's lock), or makes one from its
+//!   metadata.
 //! * Each enter of the span enters the section on the entering thread, each exit leaves it, exactly as a
 //!   poll of a [`Timed`](crate::Timed) future does: `#[instrument]` on an `async fn` (whose future enters
 //!   the span on every poll) is timed per poll. A span entered once is an ordinary call; one entered
@@ -27,7 +35,7 @@ use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id};
 use tracing_core::{Event, Level, Metadata, Subscriber};
 use tracing_subscriber::layer::Context;
-use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::registry::{ExtensionsMut, LookupSpan};
 
 use crate::base::clock;
 use crate::base::registry::{Name, Section, SectionMeta};
@@ -66,22 +74,46 @@ impl TracingLayer {
     }
 }
 
-/// A recorded span's state, in its extensions (made at its first enter; dropped by the registry when the
-/// span closes, which ends a span entered more than once: see `Drop`).
+/// A span's state on the thread that holds it (see [`Local`]), or in its extensions as [`Shared`]. Made at
+/// its first enter: from its creation on the thread that made it, else from its metadata.
 struct SpanState {
     /// Its callsite's section.
     site: &'static Section,
-    /// The section's level.
-    level: u8,
-    /// Enters so far.
-    enters: u64,
     /// Ticks at its first enter.
     first_ticks: u64,
-    /// Not recorded (its level was above the verbosity at its first enter).
-    off: bool,
+    /// Enters so far (recorded ones: 0 while `off`).
+    enters: u64,
     /// From its second enter, if its callsite has a `live` field and live print is on: its id and slot in
     /// the list of pending live futures (live print shows it by wall time, as a timed future).
     pending: Option<(u64, usize)>,
+    /// The section's level.
+    level: u8,
+    /// Not recorded (its level was above the verbosity at its first enter).
+    off: bool,
+}
+
+impl SpanState {
+    /// The state of a span of `site` (level `level`), not entered yet.
+    fn new(site: &'static Section, level: u8) -> SpanState {
+        SpanState {
+            site,
+            first_ticks: 0,
+            enters: 0,
+            pending: None,
+            level,
+            off: false,
+        }
+    }
+}
+
+/// A span's state in its extensions, where every thread finds it. The registry drops it when the span
+/// closes, on the closing thread, which ends a span entered more than once (see [`end`]).
+struct Shared(SpanState);
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        end(&mut self.0);
+    }
 }
 
 /// Each callsite's section, by the address of its `'static` metadata.
@@ -90,45 +122,149 @@ static SITES: Mutex<Option<HashMap<usize, &'static Section>>> = Mutex::new(None)
 /// Slots of the per-thread cache of [`SITES`] (a power of two).
 const CACHE: usize = 64;
 
-thread_local! {
-    /// A direct-mapped cache of [`SITES`]: `(metadata address, section)`, 0 for an empty slot.
-    static CACHED: RefCell<[(usize, Option<&'static Section>); CACHE]> =
-        const { RefCell::new([(0, None); CACHE]) };
+/// At most this many spans are parked on a thread; one more moves the oldest to its extensions.
+const PARKED: usize = 8;
+
+/// A span entered on this thread.
+struct Open {
+    /// Its id.
+    id: u64,
+    /// Its section's guard ([`Guard::OFF`] if not recorded).
+    guard: Guard,
+    /// The pending live future to restore as the one polled on this thread at its exit (for a span in
+    /// the pending list: see [`SpanState::pending`]).
+    previous: Option<u64>,
+    /// Its state while it is entered here; `None` when the state is in its extensions ([`Shared`]), or in
+    /// an outer entry of the same span (entered again while entered).
+    state: Option<SpanState>,
 }
 
-/// The section of the callsite `meta`, if it was registered (by [`site`]): from this thread's cache, else
-/// from [`SITES`] (then cached).
-#[inline]
-fn cached_site(meta: &'static Metadata<'static>) -> Option<&'static Section> {
-    let key = meta as *const Metadata<'static> as usize;
-    // Metadata are statics at least 8-byte aligned: drop the low bits before indexing.
-    let slot = (key >> 4 ^ key >> 10) & (CACHE - 1);
-    CACHED
-        .try_with(|c| {
-            if let Ok(cache) = c.try_borrow()
-                && cache[slot].0 == key
-            {
-                return cache[slot].1;
-            }
-            let site = *SITES
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()?
-                .get(&key)?;
-            if let Ok(mut cache) = c.try_borrow_mut() {
-                cache[slot] = (key, Some(site));
-            }
-            Some(site)
+/// What a thread keeps of the spans it makes and enters, so that a span made, entered once and closed on
+/// one thread while another span is entered there never needs the registry.
+struct Local {
+    /// The span this thread made last, until it is entered or closed: its id, section and level. Its first
+    /// enter (usually right after) takes its state from here, without a lookup. The registry gives a
+    /// closed span's id again only to a span made on the thread that made it (with a new generation), so
+    /// the id cannot name another span while it is here.
+    fresh: Option<(u64, &'static Section, u8)>,
+    /// The spans entered on this thread, innermost last.
+    open: Vec<Open>,
+    /// Spans exited on this thread while another span was still entered on it, entered once (or not
+    /// recorded) and not closed yet: `(id, state)`, until their close or next enter here. They move to
+    /// their extensions when `open` empties, so a span that another thread enters next (a task that
+    /// moved between polls) finds its state there; at most [`PARKED`].
+    parked: Vec<(u64, SpanState)>,
+    /// A state an exit hands to [`exited_publish`], to move to its span's extensions.
+    outbox: Option<(u64, SpanState)>,
+    /// A direct-mapped cache of [`SITES`]: `(metadata address, section)`, 0 for an empty slot.
+    sites: [(usize, Option<&'static Section>); CACHE],
+}
+
+thread_local! {
+    /// This thread's spans.
+    static LOCAL: RefCell<Local> = const {
+        RefCell::new(Local {
+            fresh: None,
+            open: Vec::new(),
+            parked: Vec::new(),
+            outbox: None,
+            sites: [(0, None); CACHE],
         })
+    };
+}
+
+impl Local {
+    /// The section of the callsite `meta`, if it was registered (by [`site`]): from this thread's cache,
+    /// else from [`SITES`] (then cached).
+    #[inline]
+    fn site_of(&mut self, meta: &'static Metadata<'static>) -> Option<&'static Section> {
+        let key = meta as *const Metadata<'static> as usize;
+        // Metadata are statics at least 8-byte aligned: drop the low bits before indexing.
+        let slot = (key >> 4 ^ key >> 10) & (CACHE - 1);
+        if self.sites[slot].0 == key {
+            return self.sites[slot].1;
+        }
+        let site = *SITES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()?
+            .get(&key)?;
+        self.sites[slot] = (key, Some(site));
+        Some(site)
+    }
+
+    /// The exit of span `id` on this thread: its section left, its state parked, or put in
+    /// [`outbox`](Local::outbox) to go to its extensions. Whether there is more to do outside: the outbox,
+    /// or the parked states to move too (no span is entered here any more).
+    #[inline]
+    fn exit(&mut self, id: u64) -> bool {
+        let Some(i) = self.open.iter().rposition(|o| o.id == id) else {
+            return false;
+        };
+        let o = if i + 1 == self.open.len() {
+            match self.open.pop() {
+                Some(o) => o,
+                None => return false,
+            }
+        } else {
+            self.open.remove(i)
+        };
+        if let Some(previous) = o.previous {
+            pending::polled(previous);
+        }
+        let mut state = o.state;
+        if let Some(s) = &mut state
+            && s.enters == 1
+        {
+            s.first_ticks = first_ticks(&o.guard);
+        }
+        drop(o.guard);
+        let Some(s) = state else {
+            return self.open.is_empty() && !self.parked.is_empty();
+        };
+        // Alone on the thread (a task's poll may end here), or entered more than once (its close, on
+        // whichever thread, ends it): to its extensions.
+        if self.open.is_empty() || s.enters >= 2 || s.pending.is_some() {
+            self.outbox = Some((id, s));
+            return true;
+        }
+        if self.parked.len() >= PARKED {
+            self.outbox = Some(self.parked.swap_remove(0));
+            self.parked.push((id, s));
+            return true;
+        }
+        self.parked.push((id, s));
+        false
+    }
+
+    /// The section of span `id`'s events if this thread holds its state: `Some(None)` if it is not
+    /// recorded or was not entered.
+    fn event_site(&self, id: u64) -> Option<Option<&'static Section>> {
+        if let Some(s) = self
+            .open
+            .iter()
+            .rev()
+            .find(|o| o.id == id && o.state.is_some())
+            .and_then(|o| o.state.as_ref())
+        {
+            return Some(recorded(s));
+        }
+        let (_, s) = self.parked.iter().find(|(p, _)| *p == id)?;
+        Some(recorded(s))
+    }
+}
+
+/// The section of a span with state `s`, for its events: if it is recorded and was entered.
+fn recorded(s: &SpanState) -> Option<&'static Section> {
+    (!s.off && s.enters > 0).then_some(s.site)
+}
+
+/// The section of the callsite `meta` from this thread's cache or [`SITES`], if it was registered.
+fn cached_site(meta: &'static Metadata<'static>) -> Option<&'static Section> {
+    LOCAL
+        .try_with(|l| l.try_borrow_mut().ok()?.site_of(meta))
         .ok()
         .flatten()
-}
-
-thread_local! {
-    /// The sections this thread entered for spans, innermost last: `(span id, guard)`.
-    /// With each, the pending live future to restore as the one polled on this thread at its exit (for a
-    /// span in the pending list: see [`SpanState::pending`]).
-    static OPEN: RefCell<Vec<(u64, Guard, Option<u64>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// perfgraph's level of a `tracing` level: ERROR and WARN 0, INFO 1, DEBUG 2, TRACE 3.
@@ -205,30 +341,46 @@ fn site(meta: &'static Metadata<'static>, attrs: &Attributes<'_>) -> &'static Se
     site
 }
 
-/// An enter of the span whose state is `s`: its section entered on this thread, and the pending live
-/// future to restore at its exit (`None`: not recorded).
-fn enter(s: &mut SpanState) -> Option<(Guard, Option<u64>)> {
+/// An enter of the span whose state is `s`: its section entered on this thread (its guard:
+/// [`Guard::OFF`] if not recorded), and the pending live future to restore at its exit.
+#[inline]
+fn enter(s: &mut SpanState) -> (Guard, Option<u64>) {
     if s.off {
-        return None;
+        return (Guard::OFF, None);
     }
-    let first = s.enters == 0;
-    let Some(state) = entry::poll_state(s.site, s.level, first) else {
+    if s.enters > 0 {
+        return enter_again(s);
+    }
+    // The first enter: a call, exactly as a `time_section!` at the callsite would make.
+    let guard = entry::enter(s.site, s.level);
+    if !guard.is_recorded() {
         s.off = true;
-        return None;
-    };
-    if first {
-        s.first_ticks = clock::now().0;
+        return (guard, None);
     }
+    // Its start ticks are read from the section at its exit (see `Local::exit`), not from the clock.
+    s.enters = 1;
+    (guard, None)
+}
+
+/// The ticks of a span's first enter, while the section it opened is open (its guard `guard`).
+fn first_ticks(guard: &Guard) -> u64 {
+    guard.start().unwrap_or_else(|| clock::now().0)
+}
+
+/// A later enter of a recorded span: a poll, as a timed future's (the first enter becomes one too).
+#[inline(never)]
+fn enter_again(s: &mut SpanState) -> (Guard, Option<u64>) {
+    let Some(state) = entry::poll_state(s.site, s.level, false) else {
+        return (Guard::OFF, None);
+    };
     s.enters += 1;
     // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
-    let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), first) };
-    // A span entered once is a call; from its second enter on, its enters are polls (the first too).
+    let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), false) };
+    // From its second enter on, its enters are polls (the first too).
     if s.enters == 2 {
         node.poll();
     }
-    if s.enters >= 2 {
-        node.poll();
-    }
+    node.poll();
     // Entered again: an async span (`#[instrument] async fn`). With a `live` field it joins the pending
     // live futures, as a timed future does at its first poll (a cold path, once per span).
     if s.enters == 2 && pending::enabled() && s.site.has_live_message() {
@@ -238,27 +390,138 @@ fn enter(s: &mut SpanState) -> Option<(Guard, Option<u64>)> {
         s.pending = Some((id, pending::add(s.site.id(), s.first_ticks, id)));
     }
     let previous = s.pending.map(|(id, _)| pending::polling(id));
-    Some((guard, previous))
+    (guard, previous)
 }
 
-impl Drop for SpanState {
-    /// The span closed (the registry drops its extensions then, on the closing thread). A span entered more
-    /// than once ends here: its wall time goes to its call path on this thread, entered for the purpose (as
-    /// a cancelled future's drop is).
-    fn drop(&mut self) {
-        if let Some((id, slot)) = self.pending.take() {
-            pending::remove(slot, id, clock::now().0, false);
+/// The span whose state is `s` closed. A span entered more than once ends here: its wall time goes to its
+/// call path on this thread, entered for the purpose (as a cancelled future's drop is).
+fn end(s: &mut SpanState) {
+    if let Some((id, slot)) = s.pending.take() {
+        pending::remove(slot, id, clock::now().0, false);
+    }
+    if s.off || s.enters < 2 {
+        return;
+    }
+    let Some(state) = entry::poll_state(s.site, s.level, false) else {
+        return;
+    };
+    // SAFETY: `state` is this thread's own state.
+    let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), false) };
+    drop(guard);
+    node.end(clock::now().0.saturating_sub(s.first_ticks), false);
+}
+
+/// Moves `s` into the extensions `ext` of its span. If another thread put one there meanwhile (the span
+/// was entered on two threads at once), they become one: enters added, the earlier first enter kept.
+fn put(ext: &mut ExtensionsMut<'_>, s: SpanState) {
+    if s.off {
+        return;
+    }
+    let Some(Shared(into)) = ext.get_mut::<Shared>() else {
+        ext.insert(Shared(s));
+        return;
+    };
+    if into.off {
+        *into = s;
+        return;
+    }
+    into.enters += s.enters;
+    into.first_ticks = into.first_ticks.min(s.first_ticks);
+    match (into.pending, s.pending) {
+        (None, Some(p)) => into.pending = Some(p),
+        (Some(_), Some((id, slot))) => pending::remove(slot, id, clock::now().0, false),
+        _ => {}
+    }
+}
+
+/// Moves `s`, the state of span `id`, to its extensions (nothing if the span is closed).
+fn publish<S>(ctx: &Context<'_, S>, id: u64, s: SpanState)
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    if s.off {
+        return;
+    }
+    if let Some(span) = ctx.span(&Id::from_u64(id)) {
+        put(&mut span.extensions_mut(), s);
+    }
+}
+
+/// An enter of span `id` whose state this thread does not hold: the state in its extensions, or a new
+/// one from its metadata.
+#[cold]
+#[inline(never)]
+fn enter_looked_up<S>(ctx: &Context<'_, S>, id: u64)
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    // Entered again while entered on this thread: its state moves to its extensions, for both enters.
+    let nested = LOCAL
+        .try_with(|l| {
+            let mut l = l.try_borrow_mut().ok()?;
+            let o = l.open.iter_mut().rev().find(|o| o.id == id)?;
+            let mut s = o.state.take()?;
+            if s.enters == 1 {
+                s.first_ticks = first_ticks(&o.guard);
+            }
+            Some(s)
+        })
+        .ok()
+        .flatten();
+    let Some(span) = ctx.span(&Id::from_u64(id)) else {
+        return;
+    };
+    let mut ext = span.extensions_mut();
+    if let Some(s) = nested {
+        put(&mut ext, s);
+    }
+    let ((guard, previous), state) = match ext.get_mut::<Shared>() {
+        Some(Shared(s)) => (enter(s), None),
+        None => {
+            let meta = span.metadata();
+            let Some(site) = cached_site(meta) else {
+                return;
+            };
+            let mut s = SpanState::new(site, level_of(meta.level()));
+            (enter(&mut s), Some(s))
         }
-        if self.off || self.enters < 2 {
-            return;
+    };
+    drop(ext);
+    let _ = LOCAL.try_with(|l| {
+        if let Ok(mut l) = l.try_borrow_mut() {
+            l.open.push(Open {
+                id,
+                guard,
+                previous,
+                state,
+            });
         }
-        let Some(state) = entry::poll_state(self.site, self.level, false) else {
-            return;
+    });
+}
+
+/// After an exit: the state in the outbox to its span's extensions, and, once no span is entered on the
+/// thread, the parked states too, one at a time (the list keeps its capacity).
+#[cold]
+#[inline(never)]
+fn exited_publish<S>(ctx: &Context<'_, S>)
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    loop {
+        let next = LOCAL.try_with(|l| {
+            let mut l = l.try_borrow_mut().ok()?;
+            l.outbox.take().or_else(|| {
+                if l.open.is_empty() {
+                    l.parked.pop()
+                } else {
+                    None
+                }
+            })
+        });
+        let Ok(Some((id, s))) = next else {
+            break;
         };
-        // SAFETY: `state` is this thread's own state.
-        let (guard, node) = unsafe { Guard::open_poll(state, self.site.id(), false) };
-        drop(guard);
-        node.end(clock::now().0.saturating_sub(self.first_ticks), false);
+        publish(ctx, id, s);
     }
 }
 
@@ -266,55 +529,83 @@ impl<S> tracing_subscriber::Layer<S> for TracingLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    fn on_new_span(&self, attrs: &Attributes<'_>, _id: &Id, _ctx: Context<'_, S>) {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
         // Only the callsite's first span registers it (with its fields); the span's state comes at its
-        // first enter.
+        // first enter, from here if this thread enters it before making another.
         let meta = attrs.metadata();
-        if cached_site(meta).is_none() {
-            site(meta, attrs);
+        let id = id.into_u64();
+        let made = |site: Option<&'static Section>| {
+            LOCAL
+                .try_with(|l| {
+                    let mut l = l.try_borrow_mut().ok()?;
+                    let site = site.or_else(|| l.site_of(meta))?;
+                    l.fresh = Some((id, site, level_of(meta.level())));
+                    if !l.parked.is_empty() {
+                        // The state of a span closed on another thread, whose id this one now has.
+                        l.parked.retain(|(p, _)| *p != id);
+                    }
+                    Some(())
+                })
+                .ok()
+                .flatten()
+        };
+        if made(None).is_none() {
+            made(Some(site(meta, attrs)));
         }
     }
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else { return };
-        let mut ext = span.extensions_mut();
-        // One lookup of the state: made (and inserted once) at the first enter.
-        let guard = match ext.get_mut::<SpanState>() {
-            Some(s) => enter(s),
-            None => {
-                let meta = span.metadata();
-                let Some(site) = cached_site(meta) else {
-                    return;
-                };
-                let mut s = SpanState {
-                    site,
-                    level: level_of(meta.level()),
-                    enters: 0,
-                    first_ticks: 0,
-                    off: false,
-                    pending: None,
-                };
-                let guard = enter(&mut s);
-                ext.insert(s);
-                guard
-            }
-        };
-        if let Some((guard, previous)) = guard {
-            let _ = OPEN.try_with(|open| open.borrow_mut().push((id.into_u64(), guard, previous)));
+        let id = id.into_u64();
+        // The span this thread made last, or one it parked: no lookup.
+        let done = LOCAL.try_with(|l| {
+            let Ok(mut l) = l.try_borrow_mut() else {
+                return true;
+            };
+            let mut s = match l.fresh {
+                Some((fresh, site, level)) if fresh == id => {
+                    l.fresh = None;
+                    SpanState::new(site, level)
+                }
+                _ => match l.parked.iter().rposition(|(p, _)| *p == id) {
+                    Some(i) => l.parked.swap_remove(i).1,
+                    None => return false,
+                },
+            };
+            let (guard, previous) = enter(&mut s);
+            l.open.push(Open {
+                id,
+                guard,
+                previous,
+                state: Some(s),
+            });
+            true
+        });
+        if done == Ok(false) {
+            enter_looked_up(&ctx, id);
         }
     }
 
-    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+    fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
         let id = id.into_u64();
-        let _ = OPEN.try_with(|open| {
-            let mut open = open.borrow_mut();
-            if let Some(i) = open.iter().rposition(|(s, _, _)| *s == id) {
-                let (_, guard, previous) = open.remove(i);
-                drop(open);
-                if let Some(previous) = previous {
-                    pending::polled(previous);
+        if LOCAL.try_with(|l| l.try_borrow_mut().is_ok_and(|mut l| l.exit(id))) == Ok(true) {
+            exited_publish(&ctx);
+        }
+    }
+
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        // A state on this thread ends with nothing to record (it was entered at most once); one in the
+        // extensions ends when the registry drops them (`Shared`).
+        let id = id.into_u64();
+        let _ = LOCAL.try_with(|l| {
+            if let Ok(mut l) = l.try_borrow_mut() {
+                if matches!(l.fresh, Some((fresh, _, _)) if fresh == id) {
+                    l.fresh = None;
                 }
-                drop(guard);
+                if !l.parked.is_empty()
+                    && let Some(i) = l.parked.iter().rposition(|(p, _)| *p == id)
+                {
+                    l.parked.swap_remove(i);
+                }
             }
         });
     }
@@ -326,13 +617,20 @@ where
         let Some(span) = ctx.event_span(event) else {
             return;
         };
-        let ext = span.extensions();
-        let Some(s) = ext.get::<SpanState>() else {
+        let local = LOCAL
+            .try_with(|l| l.try_borrow().ok()?.event_site(span.id().into_u64()))
+            .ok()
+            .flatten();
+        let site = match local {
+            Some(site) => site,
+            None => span
+                .extensions()
+                .get::<Shared>()
+                .and_then(|Shared(s)| recorded(s)),
+        };
+        let Some(site) = site else {
             return;
         };
-        if s.off || s.enters == 0 {
-            return;
-        }
         let ptr = thread::current_ptr();
         if ptr.is_null() {
             return;
@@ -342,6 +640,6 @@ where
         let now = clock::now().0;
         let id = marks::keep(message.0);
         // SAFETY: a non-null `current_ptr` is this thread's own state, alive while the thread runs.
-        unsafe { (*ptr).push_mark(Record::mark(s.site.id(), now, now, INSTANT, id)) };
+        unsafe { (*ptr).push_mark(Record::mark(site.id(), now, now, INSTANT, id)) };
     }
 }
