@@ -74,36 +74,19 @@ impl TracingLayer {
     }
 }
 
-/// A span's state on the thread that holds it (see [`Local`]), or in its extensions as [`Shared`]. Made at
-/// its first enter: from its creation on the thread that made it, else from its metadata.
+/// A span's state in its extensions ([`Shared`]), once it may be needed on another thread.
 struct SpanState {
     /// Its callsite's section.
     site: &'static Section,
     /// Ticks at its first enter.
     first_ticks: u64,
-    /// Enters so far (recorded ones: 0 while `off`).
-    enters: u64,
     /// From its second enter, if its callsite has a `live` field and live print is on: its id and slot in
     /// the list of pending live futures (live print shows it by wall time, as a timed future).
     pending: Option<(u64, usize)>,
-    /// The section's level.
-    level: u8,
+    /// Enters so far (recorded ones: 0 while `off`).
+    enters: u32,
     /// Not recorded (its level was above the verbosity at its first enter).
     off: bool,
-}
-
-impl SpanState {
-    /// The state of a span of `site` (level `level`), not entered yet.
-    fn new(site: &'static Section, level: u8) -> SpanState {
-        SpanState {
-            site,
-            first_ticks: 0,
-            enters: 0,
-            pending: None,
-            level,
-            off: false,
-        }
-    }
 }
 
 /// A span's state in its extensions, where every thread finds it. The registry drops it when the span
@@ -116,6 +99,30 @@ impl Drop for Shared {
     }
 }
 
+/// The state of a span entered once, held by the thread that entered it.
+#[derive(Clone, Copy)]
+struct Once {
+    /// Its callsite's section.
+    site: &'static Section,
+    /// Ticks at its enter.
+    start: u64,
+    /// Not recorded (its level was above the verbosity).
+    off: bool,
+}
+
+impl Once {
+    /// The same as a [`SpanState`], for its extensions.
+    fn state(self) -> SpanState {
+        SpanState {
+            site: self.site,
+            first_ticks: self.start,
+            pending: None,
+            enters: u32::from(!self.off),
+            off: self.off,
+        }
+    }
+}
+
 /// Each callsite's section, by the address of its `'static` metadata.
 static SITES: Mutex<Option<HashMap<usize, &'static Section>>> = Mutex::new(None);
 
@@ -125,37 +132,40 @@ const CACHE: usize = 64;
 /// At most this many spans are parked on a thread; one more moves the oldest to its extensions.
 const PARKED: usize = 8;
 
+/// [`Open::previous`] of a span not in the pending list.
+const NO_PREVIOUS: u64 = u64::MAX;
+
 /// A span entered on this thread.
 struct Open {
     /// Its id.
     id: u64,
     /// Its section's guard ([`Guard::OFF`] if not recorded).
     guard: Guard,
-    /// The pending live future to restore as the one polled on this thread at its exit (for a span in
-    /// the pending list: see [`SpanState::pending`]).
-    previous: Option<u64>,
-    /// Its state while it is entered here; `None` when the state is in its extensions ([`Shared`]), or in
-    /// an outer entry of the same span (entered again while entered).
-    state: Option<SpanState>,
+    /// The pending live future to restore as the one polled on this thread at its exit, for a span in
+    /// the pending list (see [`SpanState::pending`]); [`NO_PREVIOUS`] for the others.
+    previous: u64,
+    /// `Some`: its first enter, its state this entry (entered once: its section, recorded if the guard
+    /// is); `None`: its state is in its extensions ([`Shared`]).
+    site: Option<&'static Section>,
 }
 
 /// What a thread keeps of the spans it makes and enters, so that a span made, entered once and closed on
 /// one thread while another span is entered there never needs the registry.
 struct Local {
-    /// The span this thread made last, until it is entered or closed: its id, section and level. Its first
-    /// enter (usually right after) takes its state from here, without a lookup. The registry gives a
+    /// The span this thread made last, until it is entered or closed: its id and section. Its first
+    /// enter (usually right after) takes its section from here, without a lookup. The registry gives a
     /// closed span's id again only to a span made on the thread that made it (with a new generation), so
     /// the id cannot name another span while it is here.
-    fresh: Option<(u64, &'static Section, u8)>,
+    fresh: Option<(u64, &'static Section)>,
     /// The spans entered on this thread, innermost last.
     open: Vec<Open>,
-    /// Spans exited on this thread while another span was still entered on it, entered once (or not
-    /// recorded) and not closed yet: `(id, state)`, until their close or next enter here. They move to
-    /// their extensions when `open` empties, so a span that another thread enters next (a task that
-    /// moved between polls) finds its state there; at most [`PARKED`].
-    parked: Vec<(u64, SpanState)>,
+    /// Spans entered once and exited on this thread while another span was still entered on it, not
+    /// closed yet: `(id, state)`, until their close or next enter. They move to their extensions when
+    /// `open` empties, so a span that another thread enters next (a task that moved between polls)
+    /// finds its state there; at most [`PARKED`].
+    parked: Vec<(u64, Once)>,
     /// A state an exit hands to [`exited_publish`], to move to its span's extensions.
-    outbox: Option<(u64, SpanState)>,
+    outbox: Option<(u64, Once)>,
     /// A direct-mapped cache of [`SITES`]: `(metadata address, section)`, 0 for an empty slot.
     sites: [(usize, Option<&'static Section>); CACHE],
 }
@@ -193,9 +203,9 @@ impl Local {
         Some(site)
     }
 
-    /// The exit of span `id` on this thread: its section left, its state parked, or put in
-    /// [`outbox`](Local::outbox) to go to its extensions. Whether there is more to do outside: the outbox,
-    /// or the parked states to move too (no span is entered here any more).
+    /// The exit of span `id` on this thread: its section left, and a state this thread holds parked, or
+    /// put in [`outbox`](Local::outbox) to go to its extensions. Whether there is more to do outside: the
+    /// outbox, or the parked states to move too (no span is entered here any more).
     #[inline]
     fn exit(&mut self, id: u64) -> bool {
         let Some(i) = self.open.iter().rposition(|o| o.id == id) else {
@@ -209,48 +219,61 @@ impl Local {
         } else {
             self.open.remove(i)
         };
-        if let Some(previous) = o.previous {
-            pending::polled(previous);
+        if o.previous != NO_PREVIOUS {
+            pending::polled(o.previous);
         }
-        let mut state = o.state;
-        if let Some(s) = &mut state
-            && s.enters == 1
-        {
-            s.first_ticks = first_ticks(&o.guard);
-        }
-        drop(o.guard);
-        let Some(s) = state else {
+        let Some(site) = o.site else {
+            drop(o.guard);
             return self.open.is_empty() && !self.parked.is_empty();
         };
-        // Alone on the thread (a task's poll may end here), or entered more than once (its close, on
-        // whichever thread, ends it): to its extensions.
-        if self.open.is_empty() || s.enters >= 2 || s.pending.is_some() {
-            self.outbox = Some((id, s));
+        let once = Once {
+            site,
+            start: first_ticks(&o.guard),
+            off: !o.guard.is_recorded(),
+        };
+        drop(o.guard);
+        // Alone on the thread (a task's poll may end here): to its extensions.
+        if self.open.is_empty() {
+            self.outbox = Some((id, once));
             return true;
         }
         if self.parked.len() >= PARKED {
             self.outbox = Some(self.parked.swap_remove(0));
-            self.parked.push((id, s));
+            self.parked.push((id, once));
             return true;
         }
-        self.parked.push((id, s));
+        self.parked.push((id, once));
         false
     }
 
+    /// The state this thread holds of span `id`, taken to go to its extensions (the span is entered
+    /// again): parked, or in an entry of `open` (entered again while entered), which keeps the section.
+    fn take(&mut self, id: u64) -> Option<Once> {
+        if let Some(i) = self.parked.iter().rposition(|(p, _)| *p == id) {
+            return Some(self.parked.swap_remove(i).1);
+        }
+        let o = self.open.iter_mut().rev().find(|o| o.id == id)?;
+        let site = o.site.take()?;
+        Some(Once {
+            site,
+            start: first_ticks(&o.guard),
+            off: !o.guard.is_recorded(),
+        })
+    }
+
     /// The section of span `id`'s events if this thread holds its state: `Some(None)` if it is not
-    /// recorded or was not entered.
+    /// recorded.
     fn event_site(&self, id: u64) -> Option<Option<&'static Section>> {
-        if let Some(s) = self
+        if let Some(o) = self
             .open
             .iter()
             .rev()
-            .find(|o| o.id == id && o.state.is_some())
-            .and_then(|o| o.state.as_ref())
+            .find(|o| o.id == id && o.site.is_some())
         {
-            return Some(recorded(s));
+            return Some(o.site.filter(|_| o.guard.is_recorded()));
         }
         let (_, s) = self.parked.iter().find(|(p, _)| *p == id)?;
-        Some(recorded(s))
+        Some((!s.off).then_some(s.site))
     }
 }
 
@@ -341,42 +364,32 @@ fn site(meta: &'static Metadata<'static>, attrs: &Attributes<'_>) -> &'static Se
     site
 }
 
-/// An enter of the span whose state is `s`: its section entered on this thread (its guard:
-/// [`Guard::OFF`] if not recorded), and the pending live future to restore at its exit.
-#[inline]
-fn enter(s: &mut SpanState) -> (Guard, Option<u64>) {
-    if s.off {
-        return (Guard::OFF, None);
-    }
-    if s.enters > 0 {
-        return enter_again(s);
-    }
-    // The first enter: a call, exactly as a `time_section!` at the callsite would make.
-    let guard = entry::enter(s.site, s.level);
-    if !guard.is_recorded() {
-        s.off = true;
-        return (guard, None);
-    }
-    // Its start ticks are read from the section at its exit (see `Local::exit`), not from the clock.
-    s.enters = 1;
-    (guard, None)
-}
-
-/// The ticks of a span's first enter, while the section it opened is open (its guard `guard`).
+/// The ticks of a span's enter, read from its section while open (the clock if not recorded).
 fn first_ticks(guard: &Guard) -> u64 {
     guard.start().unwrap_or_else(|| clock::now().0)
 }
 
-/// A later enter of a recorded span: a poll, as a timed future's (the first enter becomes one too).
-#[inline(never)]
-fn enter_again(s: &mut SpanState) -> (Guard, Option<u64>) {
-    let Some(state) = entry::poll_state(s.site, s.level, false) else {
-        return (Guard::OFF, None);
+/// An enter of the span whose state is `s` in its extensions: its section entered on this thread (its
+/// guard: [`Guard::OFF`] if not recorded), and the pending live future to restore at its exit
+/// ([`NO_PREVIOUS`] if none).
+fn enter(s: &mut SpanState) -> (Guard, u64) {
+    if s.off {
+        return (Guard::OFF, NO_PREVIOUS);
+    }
+    if s.enters == 0 {
+        let guard = entry::enter(s.site, s.site.level());
+        s.off = !guard.is_recorded();
+        s.enters = u32::from(!s.off);
+        s.first_ticks = clock::now().0;
+        return (guard, NO_PREVIOUS);
+    }
+    let Some(state) = entry::poll_state(s.site, s.site.level(), false) else {
+        return (Guard::OFF, NO_PREVIOUS);
     };
-    s.enters += 1;
+    s.enters = s.enters.saturating_add(1);
     // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
     let (guard, node) = unsafe { Guard::open_poll(state, s.site.id(), false) };
-    // From its second enter on, its enters are polls (the first too).
+    // A span entered once is a call; from its second enter on, its enters are polls (the first too).
     if s.enters == 2 {
         node.poll();
     }
@@ -389,7 +402,9 @@ fn enter_again(s: &mut SpanState) -> (Guard, Option<u64>) {
         let id = 1 << 63 | NEXT.fetch_add(1, Ordering::Relaxed);
         s.pending = Some((id, pending::add(s.site.id(), s.first_ticks, id)));
     }
-    let previous = s.pending.map(|(id, _)| pending::polling(id));
+    let previous = s
+        .pending
+        .map_or(NO_PREVIOUS, |(id, _)| pending::polling(id));
     (guard, previous)
 }
 
@@ -402,7 +417,7 @@ fn end(s: &mut SpanState) {
     if s.off || s.enters < 2 {
         return;
     }
-    let Some(state) = entry::poll_state(s.site, s.level, false) else {
+    let Some(state) = entry::poll_state(s.site, s.site.level(), false) else {
         return;
     };
     // SAFETY: `state` is this thread's own state.
@@ -425,7 +440,7 @@ fn put(ext: &mut ExtensionsMut<'_>, s: SpanState) {
         *into = s;
         return;
     }
-    into.enters += s.enters;
+    into.enters = into.enters.saturating_add(s.enters);
     into.first_ticks = into.first_ticks.min(s.first_ticks);
     match (into.pending, s.pending) {
         (None, Some(p)) => into.pending = Some(p),
@@ -434,73 +449,59 @@ fn put(ext: &mut ExtensionsMut<'_>, s: SpanState) {
     }
 }
 
-/// Moves `s`, the state of span `id`, to its extensions (nothing if the span is closed).
-fn publish<S>(ctx: &Context<'_, S>, id: u64, s: SpanState)
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-{
-    if s.off {
-        return;
-    }
-    if let Some(span) = ctx.span(&Id::from_u64(id)) {
-        put(&mut span.extensions_mut(), s);
-    }
-}
-
-/// An enter of span `id` whose state this thread does not hold: the state in its extensions, or a new
-/// one from its metadata.
+/// An enter of span `id` whose section this thread did not just make: its state goes to (or is in) its
+/// extensions, unless no thread holds one (made on another thread, entered here first).
 #[cold]
 #[inline(never)]
 fn enter_looked_up<S>(ctx: &Context<'_, S>, id: u64)
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    // Entered again while entered on this thread: its state moves to its extensions, for both enters.
-    let nested = LOCAL
-        .try_with(|l| {
-            let mut l = l.try_borrow_mut().ok()?;
-            let o = l.open.iter_mut().rev().find(|o| o.id == id)?;
-            let mut s = o.state.take()?;
-            if s.enters == 1 {
-                s.first_ticks = first_ticks(&o.guard);
-            }
-            Some(s)
-        })
+    let held = LOCAL
+        .try_with(|l| l.try_borrow_mut().ok()?.take(id))
         .ok()
         .flatten();
     let Some(span) = ctx.span(&Id::from_u64(id)) else {
         return;
     };
     let mut ext = span.extensions_mut();
-    if let Some(s) = nested {
-        put(&mut ext, s);
+    if let Some(once) = held {
+        put(&mut ext, once.state());
     }
-    let ((guard, previous), state) = match ext.get_mut::<Shared>() {
-        Some(Shared(s)) => (enter(s), None),
+    let open = match ext.get_mut::<Shared>() {
+        Some(Shared(s)) => {
+            let (guard, previous) = enter(s);
+            Open {
+                id,
+                guard,
+                previous,
+                site: None,
+            }
+        }
         None => {
-            let meta = span.metadata();
-            let Some(site) = cached_site(meta) else {
+            // Its first enter: held by this thread, as one it made.
+            let Some(site) = cached_site(span.metadata()) else {
                 return;
             };
-            let mut s = SpanState::new(site, level_of(meta.level()));
-            (enter(&mut s), Some(s))
+            Open {
+                id,
+                guard: entry::enter(site, site.level()),
+                previous: NO_PREVIOUS,
+                site: Some(site),
+            }
         }
     };
     drop(ext);
     let _ = LOCAL.try_with(|l| {
         if let Ok(mut l) = l.try_borrow_mut() {
-            l.open.push(Open {
-                id,
-                guard,
-                previous,
-                state,
-            });
+            l.open.push(open);
         }
     });
 }
 
 /// After an exit: the state in the outbox to its span's extensions, and, once no span is entered on the
-/// thread, the parked states too, one at a time (the list keeps its capacity).
+/// thread, the parked states too, one at a time (the list keeps its capacity). Nothing for a span closed
+/// meanwhile on another thread.
 #[cold]
 #[inline(never)]
 fn exited_publish<S>(ctx: &Context<'_, S>)
@@ -518,10 +519,15 @@ where
                 }
             })
         });
-        let Ok(Some((id, s))) = next else {
+        let Ok(Some((id, once))) = next else {
             break;
         };
-        publish(ctx, id, s);
+        if once.off {
+            continue;
+        }
+        if let Some(span) = ctx.span(&Id::from_u64(id)) {
+            put(&mut span.extensions_mut(), once.state());
+        }
     }
 }
 
@@ -539,7 +545,7 @@ where
                 .try_with(|l| {
                     let mut l = l.try_borrow_mut().ok()?;
                     let site = site.or_else(|| l.site_of(meta))?;
-                    l.fresh = Some((id, site, level_of(meta.level())));
+                    l.fresh = Some((id, site));
                     if !l.parked.is_empty() {
                         // The state of a span closed on another thread, whose id this one now has.
                         l.parked.retain(|(p, _)| *p != id);
@@ -556,27 +562,24 @@ where
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
         let id = id.into_u64();
-        // The span this thread made last, or one it parked: no lookup.
+        // The span this thread made last: its first enter, without a lookup.
         let done = LOCAL.try_with(|l| {
             let Ok(mut l) = l.try_borrow_mut() else {
                 return true;
             };
-            let mut s = match l.fresh {
-                Some((fresh, site, level)) if fresh == id => {
-                    l.fresh = None;
-                    SpanState::new(site, level)
-                }
-                _ => match l.parked.iter().rposition(|(p, _)| *p == id) {
-                    Some(i) => l.parked.swap_remove(i).1,
-                    None => return false,
-                },
+            let Some((fresh, site)) = l.fresh else {
+                return false;
             };
-            let (guard, previous) = enter(&mut s);
+            if fresh != id {
+                return false;
+            }
+            l.fresh = None;
+            let guard = entry::enter(site, site.level());
             l.open.push(Open {
                 id,
                 guard,
-                previous,
-                state: Some(s),
+                previous: NO_PREVIOUS,
+                site: Some(site),
             });
             true
         });
@@ -593,12 +596,12 @@ where
     }
 
     fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
-        // A state on this thread ends with nothing to record (it was entered at most once); one in the
+        // A state this thread holds ends with nothing to record (the span was entered once); one in the
         // extensions ends when the registry drops them (`Shared`).
         let id = id.into_u64();
         let _ = LOCAL.try_with(|l| {
             if let Ok(mut l) = l.try_borrow_mut() {
-                if matches!(l.fresh, Some((fresh, _, _)) if fresh == id) {
+                if matches!(l.fresh, Some((fresh, _)) if fresh == id) {
                     l.fresh = None;
                 }
                 if !l.parked.is_empty()

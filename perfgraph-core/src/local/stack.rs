@@ -349,8 +349,8 @@ impl Stack {
         if depth >= own.depth {
             return None;
         }
-        match self.frames.peek(depth) {
-            Some((data, ..)) => Some(data.start),
+        match self.frames.start_at(depth) {
+            Some(start) => Some(start),
             None => own
                 .deep
                 .get(depth as usize - self.frames.len())
