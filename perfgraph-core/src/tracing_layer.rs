@@ -6,17 +6,19 @@
 //!   dots from its `live` and `dots` fields, as first seen at that callsite). After that a span costs a
 //!   lookup of its callsite's section by the metadata's address in a small per-thread cache, never by name
 //!   and without a lock.
-//! * Cost: a span's state (its section, enters, first enter's ticks) lives on the thread that enters it,
-//!   not in the registry: the span this thread made last is entered without a lookup (the state comes
-//!   from its creation), its state is kept in this thread's stack of entered spans while it is entered,
-//!   and parked on the thread after its exit until its close, so a span made, entered once and closed
-//!   inside another span on one thread costs no registry lookup, allocation or lock besides the section's
-//!   own enter and exit. A state moves to the span's extensions in the registry (one lookup, one boxed
-//!   insert) only when another thread may need it: when the span is exited with no other span still
-//!   entered on its thread (a task's poll ends there, and the task may move), or once it was entered more
-//!   than once (an async span, whose close, on any thread, ends it). A span entered on a thread that has
-//!   no state for it uses the one in its extensions (under the registry's lock), or makes one from its
-//!   metadata.
+//! * Cost: a span entered once is held by the thread that enters it, not in the registry. The span a
+//!   thread made last is entered without a lookup (its section comes from its creation), as an ordinary
+//!   section (`entry::enter`); while entered, its state is its entry in the thread's stack of entered
+//!   spans (its section, recorded if its guard is); after its exit it is parked on the thread (its
+//!   section, its start read from its frame) until its close. So a span made, entered once and closed
+//!   inside another span on one thread costs no registry lookup, allocation or lock besides the
+//!   section's own enter and exit. The state moves to the span's extensions in the registry (one lookup,
+//!   one boxed insert, as a [`SpanState`]) only when another thread may need it: when the span is exited
+//!   with no other span still entered on its thread (a task's poll ends there, and the task may move),
+//!   and when it is entered again (an async span's polls, whose close, on any thread, ends it: those
+//!   enters look it up). A span first entered on a thread that did not make it is looked up once.
+//!   Limit: a span exited inside another span and then entered on a second thread before the first
+//!   thread leaves that other span is counted there as a new call, not as a poll.
 //! * Each enter of the span enters the section on the entering thread, each exit leaves it, exactly as a
 //!   poll of a [`Timed`](crate::Timed) future does: `#[instrument]` on an `async fn` (whose future enters
 //!   the span on every poll) is timed per poll. A span entered once is an ordinary call; one entered
