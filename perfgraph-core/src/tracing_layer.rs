@@ -126,6 +126,10 @@ impl Once {
     }
 }
 
+/// A parked span: its id and state. Aligned to a cache line, as [`Open`].
+#[repr(align(64))]
+struct Parked(u64, Once);
+
 /// Each callsite's section, by the address of its `'static` metadata.
 static SITES: Mutex<Option<HashMap<usize, &'static Section>>> = Mutex::new(None);
 
@@ -138,7 +142,9 @@ const PARKED: usize = 8;
 /// [`Open::previous`] of a span not in the pending list.
 const NO_PREVIOUS: u64 = u64::MAX;
 
-/// A span entered on this thread.
+/// A span entered on this thread. Aligned to a cache line, so the thread's stack of entered spans (written
+/// at every enter and exit) fills whole lines and shares none with another thread's allocations.
+#[repr(align(64))]
 struct Open {
     /// Its id.
     id: u64,
@@ -166,7 +172,7 @@ struct Local {
     /// closed yet: `(id, state)`, until their close or next enter. They move to their extensions when
     /// `open` empties, so a span that another thread enters next (a task that moved between polls)
     /// finds its state there; at most [`PARKED`].
-    parked: Vec<(u64, Once)>,
+    parked: Vec<Parked>,
     /// A state an exit hands to [`exited_publish`], to move to its span's extensions.
     outbox: Option<(u64, Once)>,
     /// A direct-mapped cache of [`SITES`]: `(metadata address, section)`, 0 for an empty slot.
@@ -206,6 +212,26 @@ impl Local {
         Some(site)
     }
 
+    /// Span `id` of callsite `meta` was made on this thread: it is the fresh one (with `site`, else its
+    /// callsite's section if registered; `false` if not).
+    #[inline]
+    fn made(
+        &mut self,
+        id: u64,
+        meta: &'static Metadata<'static>,
+        site: Option<&'static Section>,
+    ) -> bool {
+        let Some(site) = site.or_else(|| self.site_of(meta)) else {
+            return false;
+        };
+        self.fresh = Some((id, site));
+        if !self.parked.is_empty() {
+            // The state of a span closed on another thread, whose id this one now has.
+            self.parked.retain(|Parked(p, _)| *p != id);
+        }
+        true
+    }
+
     /// The exit of span `id` on this thread: its section left, and a state this thread holds parked, or
     /// put in [`outbox`](Local::outbox) to go to its extensions. Whether there is more to do outside: the
     /// outbox, or the parked states to move too (no span is entered here any more).
@@ -241,18 +267,19 @@ impl Local {
             return true;
         }
         if self.parked.len() >= PARKED {
-            self.outbox = Some(self.parked.swap_remove(0));
-            self.parked.push((id, once));
+            let Parked(evicted, state) = self.parked.swap_remove(0);
+            self.outbox = Some((evicted, state));
+            self.parked.push(Parked(id, once));
             return true;
         }
-        self.parked.push((id, once));
+        self.parked.push(Parked(id, once));
         false
     }
 
     /// The state this thread holds of span `id`, taken to go to its extensions (the span is entered
     /// again): parked, or in an entry of `open` (entered again while entered), which keeps the section.
     fn take(&mut self, id: u64) -> Option<Once> {
-        if let Some(i) = self.parked.iter().rposition(|(p, _)| *p == id) {
+        if let Some(i) = self.parked.iter().rposition(|Parked(p, _)| *p == id) {
             return Some(self.parked.swap_remove(i).1);
         }
         let o = self.open.iter_mut().rev().find(|o| o.id == id)?;
@@ -275,7 +302,7 @@ impl Local {
         {
             return Some(o.site.filter(|_| o.guard.is_recorded()));
         }
-        let (_, s) = self.parked.iter().find(|(p, _)| *p == id)?;
+        let Parked(_, s) = self.parked.iter().find(|Parked(p, _)| *p == id)?;
         Some((!s.off).then_some(s.site))
     }
 }
@@ -371,6 +398,7 @@ fn site(meta: &'static Metadata<'static>, attrs: &Attributes<'_>) -> &'static Se
 }
 
 /// The ticks of a span's enter, read from its section while open (the clock if not recorded).
+#[inline]
 fn first_ticks(guard: &Guard) -> u64 {
     guard.start().unwrap_or_else(|| clock::now().0)
 }
@@ -519,7 +547,7 @@ where
             let mut l = l.try_borrow_mut().ok()?;
             l.outbox.take().or_else(|| {
                 if l.open.is_empty() {
-                    l.parked.pop()
+                    l.parked.pop().map(|Parked(id, once)| (id, once))
                 } else {
                     None
                 }
@@ -546,23 +574,12 @@ where
         // first enter, from here if this thread enters it before making another.
         let meta = attrs.metadata();
         let id = id.into_u64();
-        let made = |site: Option<&'static Section>| {
-            LOCAL
-                .try_with(|l| {
-                    let mut l = l.try_borrow_mut().ok()?;
-                    let site = site.or_else(|| l.site_of(meta))?;
-                    l.fresh = Some((id, site));
-                    if !l.parked.is_empty() {
-                        // The state of a span closed on another thread, whose id this one now has.
-                        l.parked.retain(|(p, _)| *p != id);
-                    }
-                    Some(())
-                })
-                .ok()
-                .flatten()
-        };
-        if made(None).is_none() {
-            made(Some(site(meta, attrs)));
+        let known =
+            LOCAL.try_with(|l| l.try_borrow_mut().is_ok_and(|mut l| l.made(id, meta, None)));
+        if known != Ok(true) {
+            let site = site(meta, attrs);
+            let _ =
+                LOCAL.try_with(|l| l.try_borrow_mut().map(|mut l| l.made(id, meta, Some(site))));
         }
     }
 
@@ -611,7 +628,7 @@ where
                     l.fresh = None;
                 }
                 if !l.parked.is_empty()
-                    && let Some(i) = l.parked.iter().rposition(|(p, _)| *p == id)
+                    && let Some(i) = l.parked.iter().rposition(|Parked(p, _)| *p == id)
                 {
                     l.parked.swap_remove(i);
                 }
