@@ -33,6 +33,32 @@ fn profiled() {
     std::hint::black_box(1 + 1);
 }
 
+/// Spans whose state moves: entered again on the thread that exited it inside another span (where it was
+/// parked), entered on a second thread after its exit on the first (with no span entered there, so its
+/// state went to its extensions), made on one thread and entered first on another, entered again while
+/// entered.
+fn moving_spans() {
+    {
+        let holder = tracing::info_span!("holder");
+        let _h = holder.enter();
+        let again = tracing::info_span!("entered twice here");
+        again.in_scope(|| {});
+        again.in_scope(|| {});
+    }
+    let moved = tracing::info_span!("entered on two threads");
+    moved.in_scope(|| {});
+    std::thread::scope(|s| {
+        s.spawn(|| moved.in_scope(|| {}));
+    });
+    drop(moved);
+    let made_here = tracing::info_span!("made here, entered there");
+    std::thread::spawn(move || made_here.in_scope(|| {}))
+        .join()
+        .unwrap();
+    let nested = tracing::info_span!("entered inside itself");
+    nested.in_scope(|| nested.in_scope(|| {}));
+}
+
 #[test]
 fn spans_become_sections() {
     let subscriber = tracing_subscriber::registry()
@@ -65,6 +91,7 @@ fn spans_become_sections() {
     );
     drop(rt);
     profiled();
+    moving_spans();
 
     let tree = perfgraph_core::merged();
     let a = tree.find(&["assemble"]).unwrap();
@@ -89,6 +116,17 @@ fn spans_become_sections() {
 
     let p = tree.find(&["profiled scope"]).unwrap();
     assert_eq!(p.calls, 1);
+
+    // Wherever a span's state is (held by the thread that entered it, or in its extensions), a span is
+    // one call, and from its second enter on its enters are polls.
+    let calls_polls = |path: &[&str]| {
+        let n = tree.find(path).unwrap_or_else(|| panic!("{path:?}"));
+        (n.calls, n.polls)
+    };
+    assert_eq!(calls_polls(&["holder", "entered twice here"]), (1, 2));
+    assert_eq!(calls_polls(&["entered on two threads"]), (1, 2));
+    assert_eq!(calls_polls(&["made here, entered there"]), (1, 0));
+    assert_eq!(calls_polls(&["entered inside itself"]).0, 1);
 
     // A span's target is kept: the JSON's node for it carries it.
     {

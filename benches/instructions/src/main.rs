@@ -12,7 +12,9 @@
 //!
 //! Cases: `section` (a `time_section!` leaf), `poll` (a poll of a pending `time_future!`), `span` and
 //! `span-layer` (an `info_span!` entered and exited, then closed, under tracing + `Registry` + a no-op
-//! layer, without and with perfgraph's `TracingLayer`).
+//! layer, without and with perfgraph's `TracingLayer`), and `span-nested` and `span-layer-nested` (the
+//! same inside an entered span, as in the peers bench: `TracingLayer` then keeps the span on its thread;
+//! an outermost span goes to the registry's extensions at its exit, see docs/design.md).
 
 use std::future::Future;
 use std::hint::black_box;
@@ -30,6 +32,14 @@ fn section_leaf() {
 fn span_leaf() {
     let _span = tracing::info_span!("leaf").entered();
     black_box(());
+}
+
+/// `n` spans of [`span_leaf`], outermost or (`nested`) inside an entered `info_span!("outer")`.
+fn spans(n: u64, nested: bool) {
+    let _outer = nested.then(|| tracing::info_span!("outer").entered());
+    for _ in 0..n {
+        span_leaf();
+    }
 }
 
 /// A layer that does nothing: it makes the `Registry` free closed spans.
@@ -60,26 +70,20 @@ fn main() {
                 let _ = black_box(future.as_mut().poll(&mut cx));
             }
         }
-        "span" => {
+        "span" | "span-nested" => {
             let subscriber = tracing_subscriber::registry().with(NoopLayer);
-            tracing::subscriber::with_default(subscriber, || {
-                for _ in 0..n {
-                    span_leaf();
-                }
-            });
+            tracing::subscriber::with_default(subscriber, || spans(n, case.ends_with("nested")));
         }
-        "span-layer" => {
+        "span-layer" | "span-layer-nested" => {
             let subscriber = tracing_subscriber::registry()
                 .with(NoopLayer)
                 .with(perfgraph_core::TracingLayer::new());
-            tracing::subscriber::with_default(subscriber, || {
-                for _ in 0..n {
-                    span_leaf();
-                }
-            });
+            tracing::subscriber::with_default(subscriber, || spans(n, case.ends_with("nested")));
         }
         _ => {
-            eprintln!("usage: perfgraph-instructions section|poll|span|span-layer N");
+            eprintln!(
+                "usage: perfgraph-instructions section|poll|span|span-layer|span-nested|span-layer-nested N"
+            );
             std::process::exit(2);
         }
     }

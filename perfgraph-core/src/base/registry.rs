@@ -187,6 +187,12 @@ impl Section {
         self.meta.cpu
     }
 
+    /// The site's level (0 to 3).
+    #[inline(always)]
+    pub fn level(&self) -> u8 {
+        self.meta.level
+    }
+
     /// The route the entry point cached for this site (0 if none yet).
     #[inline(always)]
     pub fn route(&self) -> u8 {

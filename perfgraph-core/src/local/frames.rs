@@ -52,6 +52,10 @@ pub const CPU: u8 = 4;
 /// The slot word that holds the frame's `child_ticks` (0 when the frame opens).
 const CHILD_TICKS: usize = 3;
 
+/// The slot word that holds the frame's `start`.
+#[cfg(feature = "tracing")]
+const START: usize = 1;
+
 impl FrameData {
     /// The slot's words when the frame opens: `[section | flags << 32, start, node | mem_start_kb << 32,
     /// child_ticks = 0]`.
@@ -186,6 +190,13 @@ impl FrameTable {
             frame.child_mem_kb.load(Ordering::Relaxed),
             frame.owner.load(Ordering::Relaxed),
         ))
+    }
+
+    /// Owner only: the start ticks of the public frame at `depth` (the one word of [`peek`](Self::peek)).
+    #[cfg(feature = "tracing")]
+    #[inline(always)]
+    pub fn start_at(&self, depth: u32) -> Option<u64> {
+        Some(self.frames.get(depth as usize)?.slot.peek_word(START))
     }
 
     /// Owner only: adds a completed child's time and memory change to the public frame at `depth`.

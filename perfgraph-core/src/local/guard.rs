@@ -72,6 +72,22 @@ impl Guard {
         _not_send: NOT_SEND,
     };
 
+    /// Whether the section is recorded (not [`OFF`](Guard::OFF)).
+    #[cfg(feature = "tracing")]
+    #[inline]
+    pub(crate) fn is_recorded(&self) -> bool {
+        self.state.is_some()
+    }
+
+    /// Clock ticks at the section's start, while it is open (`None` if not recorded): what a caller that
+    /// needs its start time (a span's first enter, for its wall time) reads instead of the clock.
+    #[cfg(feature = "tracing")]
+    #[inline]
+    pub(crate) fn start(&self) -> Option<u64> {
+        // SAFETY: guards are `!Send`, so this is the thread that made the guard, which owns `state`.
+        unsafe { self.state?.start_at(self.depth) }
+    }
+
     /// Opens `section` on `state` and returns its guard: a section that takes nothing out of line (see
     /// [`ThreadState::enter`]).
     ///

@@ -351,6 +351,27 @@ impl Stack {
         closed(self.close(own, end, &mut at_end));
     }
 
+    /// Clock ticks at the start of the section open at `depth`, if one is open there.
+    ///
+    /// # Safety
+    /// Only the stack's owner may call this, as [`enter`](Stack::enter).
+    #[cfg(feature = "tracing")]
+    #[inline]
+    pub unsafe fn start_at(&self, depth: u32) -> Option<u64> {
+        // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
+        let own = unsafe { self.own() };
+        if depth >= own.depth {
+            return None;
+        }
+        match self.frames.start_at(depth) {
+            Some(start) => Some(start),
+            None => own
+                .deep
+                .get(depth as usize - self.frames.len())
+                .map(|f| f.data.start),
+        }
+    }
+
     /// The [`AsyncNode`] of the innermost open section's call path (the root's when none is open): where a
     /// timed future that just entered counts its poll and, when it ends, its wall time.
     ///

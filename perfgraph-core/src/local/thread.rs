@@ -241,6 +241,17 @@ impl ThreadState {
         (depth, unsafe { self.stack.current_async() })
     }
 
+    /// Clock ticks at the start of the section open at `depth`, if one is open there. Owner only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[cfg(feature = "tracing")]
+    #[inline]
+    pub unsafe fn start_at(&self, depth: u32) -> Option<u64> {
+        // SAFETY: this is the owning thread (caller's contract).
+        unsafe { self.stack.start_at(depth) }
+    }
+
     /// Pushes a record that is not a section call (a future's whole life, an instant event) into the ring,
     /// for the trace. Owner only.
     ///
