@@ -194,16 +194,14 @@ impl Perfetto {
                 });
             });
         });
-        packet(out, |p| {
-            uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
-            message(p, TRACK_DESCRIPTOR, |d| {
-                uint(d, 1, memory_uuid(pid));
-                uint(d, 5, process_uuid(pid));
-                string(d, 2, "Resident memory");
-                // CounterDescriptor.unit = UNIT_SIZE_BYTES.
-                message(d, 8, |c| uint(c, 3, 3));
-            });
-        });
+        let (memory, process) = (memory_uuid(pid), process_uuid(pid));
+        counters::describe(
+            out,
+            memory,
+            process,
+            "Resident memory",
+            counters::Unit::Bytes,
+        );
         packet(out, |p| {
             uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
             message(p, TRACK_DESCRIPTOR, |d| {

@@ -3,8 +3,47 @@
 use super::wire::{message, packet, string, uint};
 use super::*;
 
+/// A counter's unit, as its `CounterDescriptor` gives it.
+pub(super) enum Unit {
+    /// `unit = UNIT_SIZE_BYTES`.
+    Bytes,
+    /// `unit_name = "%"`.
+    Percent,
+}
+
+/// Describes the counter track `uuid`, named `name`, under the track `parent`.
+pub(super) fn describe(out: &mut Vec<u8>, uuid: u64, parent: u64, name: &str, unit: Unit) {
+    packet(out, |p| {
+        uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
+        message(p, TRACK_DESCRIPTOR, |d| {
+            uint(d, 1, uuid);
+            uint(d, 5, parent);
+            string(d, 2, name);
+            match unit {
+                Unit::Bytes => message(d, 8, |c| uint(c, 3, 3)),
+                Unit::Percent => message(d, 8, |c| string(c, 6, "%")),
+            }
+        });
+    });
+}
+
+/// A value of the counter track `uuid` at `ts_ns`, on the sequence of absolute-time events `seq`.
+fn absolute_value(out: &mut Vec<u8>, seq: u32, ts_ns: u64, uuid: u64, value: u64) {
+    packet(out, |p| {
+        uint(p, TIMESTAMP, ts_ns);
+        uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+        uint(p, SEQUENCE_ID, seq as u64);
+        message(p, TRACK_EVENT, |e| {
+            uint(e, EV_TYPE, COUNTER);
+            uint(e, EV_TRACK_UUID, uuid);
+            uint(e, EV_COUNTER_VALUE, value);
+        });
+    });
+}
+
 impl Perfetto {
-    /// A resident-memory sample on the counter track.
+    /// A resident-memory sample on the counter track (described in the header), on a delta-encoded
+    /// sequence of its own.
     pub(crate) fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
         let pid = self.pid;
         let seq = self
@@ -27,27 +66,10 @@ impl Perfetto {
         }
         if !self.cpu_tracks[i] {
             self.cpu_tracks[i] = true;
-            packet(out, |p| {
-                uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
-                message(p, TRACK_DESCRIPTOR, |d| {
-                    uint(d, 1, cpu_uuid(pid, thread));
-                    uint(d, 5, thread_uuid(pid, thread));
-                    string(d, 2, "CPU %");
-                    // CounterDescriptor.unit_name.
-                    message(d, 8, |c| string(c, 6, "%"));
-                });
-            });
+            let (uuid, parent) = (cpu_uuid(pid, thread), thread_uuid(pid, thread));
+            describe(out, uuid, parent, "CPU %", Unit::Percent);
         }
-        packet(out, |p| {
-            uint(p, TIMESTAMP, ts_ns);
-            uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
-            uint(p, SEQUENCE_ID, seq as u64);
-            message(p, TRACK_EVENT, |e| {
-                uint(e, EV_TYPE, COUNTER);
-                uint(e, EV_TRACK_UUID, cpu_uuid(pid, thread));
-                uint(e, EV_COUNTER_VALUE, percent);
-            });
-        });
+        absolute_value(out, seq, ts_ns, cpu_uuid(pid, thread), percent);
     }
 
     /// The process's net heap (the counting allocator's) on its `Heap` counter track (described on first
@@ -57,26 +79,8 @@ impl Perfetto {
         let seq = self.absolute(out, ts_ns);
         if !self.heap_track {
             self.heap_track = true;
-            packet(out, |p| {
-                uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
-                message(p, TRACK_DESCRIPTOR, |d| {
-                    uint(d, 1, heap_uuid(pid));
-                    uint(d, 5, process_uuid(pid));
-                    string(d, 2, "Heap");
-                    // CounterDescriptor.unit = UNIT_SIZE_BYTES.
-                    message(d, 8, |c| uint(c, 3, 3));
-                });
-            });
+            describe(out, heap_uuid(pid), process_uuid(pid), "Heap", Unit::Bytes);
         }
-        packet(out, |p| {
-            uint(p, TIMESTAMP, ts_ns);
-            uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
-            uint(p, SEQUENCE_ID, seq as u64);
-            message(p, TRACK_EVENT, |e| {
-                uint(e, EV_TYPE, COUNTER);
-                uint(e, EV_TRACK_UUID, heap_uuid(pid));
-                uint(e, EV_COUNTER_VALUE, bytes);
-            });
-        });
+        absolute_value(out, seq, ts_ns, heap_uuid(pid), bytes);
     }
 }
