@@ -143,14 +143,15 @@ fn the_process_heap_counts_every_threads_net_heap_within_the_publishing_step() {
         .join()
         .unwrap();
     let grown = Counting::process_heap_bytes() - before;
-    // Other tests of this binary allocate and free a few MB at the same time.
-    assert!((56 * MB..72 * MB).contains(&grown), "grew {grown} B");
+    // Other tests of this binary allocate and free up to about 10 MB at the same time (the buffer freed on
+    // another thread): the figure is the whole process's.
+    assert!((48 * MB..80 * MB).contains(&grown), "grew {grown} B");
     common::on_thread("alloc-process-heap", move || {
         time_section!("alloc::free");
         drop(kept);
     });
     let now = Counting::process_heap_bytes() - before;
-    assert!((-8 * MB..8 * MB).contains(&now), "{now} B after the free");
+    assert!((-16 * MB..16 * MB).contains(&now), "{now} B after the free");
 }
 
 /// With the counting allocator and a trace, the trace has a `Heap` counter track next to resident memory,
