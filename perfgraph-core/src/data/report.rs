@@ -163,7 +163,7 @@ pub struct SectionTotal {
 }
 
 /// One line of `Async Sections:`: every call path of an async section name (timed futures), summed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AsyncTotal {
     /// The section's name.
     pub name: &'static str,
@@ -183,7 +183,7 @@ pub struct AsyncTotal {
 }
 
 /// One line of `Allocations:`: every call path of a section name, summed (the counting allocator's figures).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AllocTotal {
     /// The section's name.
     pub name: &'static str,
@@ -203,7 +203,7 @@ pub struct AllocTotal {
 
 /// One line of `CPU:`: every call path of a section name that measured its CPU time (the `cpu` option,
 /// `PERFGRAPH_CPU=all`), summed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CpuTotal {
     /// The section's name.
     pub name: &'static str,
@@ -364,7 +364,7 @@ impl Report {
     /// The async sections (those with timed futures), each summed over its call paths, by busy time,
     /// largest first (ties by name).
     pub fn async_sections(&self) -> Vec<AsyncTotal> {
-        let mut by_name: Vec<AsyncTotal> = Vec::new();
+        let mut by_name = ByName::default();
         let nodes = &self.tree.nodes;
         for (i, n) in nodes.iter().enumerate() {
             if i == 0 || !n.is_async() {
@@ -372,21 +372,10 @@ impl Report {
             }
             // A path inside another path of the same section adds no busy time of its own.
             let nested = self.tree.inside_own_section(i);
-            let row = match by_name.iter_mut().find(|t| t.name == n.name) {
-                Some(row) => row,
-                None => {
-                    by_name.push(AsyncTotal {
-                        name: n.name,
-                        calls: 0,
-                        polls: 0,
-                        busy_ns: 0,
-                        wall_ns: 0,
-                        max_wall_ns: 0,
-                        cancelled: 0,
-                    });
-                    by_name.last_mut().expect("just pushed")
-                }
-            };
+            let row = by_name.row(n.name, |name| AsyncTotal {
+                name,
+                ..AsyncTotal::default()
+            });
             row.calls += n.calls;
             row.polls += n.polls;
             if !nested {
@@ -396,8 +385,9 @@ impl Report {
             row.max_wall_ns = row.max_wall_ns.max(n.max_wall_ns);
             row.cancelled += n.cancelled;
         }
-        by_name.sort_by(|a, b| b.busy_ns.cmp(&a.busy_ns).then(a.name.cmp(b.name)));
-        by_name
+        let mut rows = by_name.rows;
+        rows.sort_by(|a, b| b.busy_ns.cmp(&a.busy_ns).then(a.name.cmp(b.name)));
+        rows
     }
 }
 
@@ -405,30 +395,19 @@ impl Report {
     /// The sections' allocation figures, each summed over its call paths, by bytes allocated (children
     /// included), largest first (ties by name). Empty unless the counting allocator was installed.
     pub fn alloc_sections(&self) -> Vec<AllocTotal> {
-        let mut by_name: Vec<AllocTotal> = Vec::new();
+        let mut by_name = ByName::default();
         if !self.heap_counted {
-            return by_name;
+            return by_name.rows;
         }
         let nodes = &self.tree.nodes;
         for (i, n) in nodes.iter().enumerate().skip(1) {
             process::progress_at(i);
             // A path inside another path of the same section adds no inclusive figures of its own.
             let nested = self.tree.inside_own_section(i);
-            let row = match by_name.iter_mut().find(|t| t.name == n.name) {
-                Some(row) => row,
-                None => {
-                    by_name.push(AllocTotal {
-                        name: n.name,
-                        calls: 0,
-                        allocs: 0,
-                        alloc_bytes: 0,
-                        self_allocs: 0,
-                        self_alloc_bytes: 0,
-                        heap_peak_bytes: 0,
-                    });
-                    by_name.last_mut().expect("just pushed")
-                }
-            };
+            let row = by_name.row(n.name, |name| AllocTotal {
+                name,
+                ..AllocTotal::default()
+            });
             row.calls += n.calls;
             if !nested {
                 row.allocs += n.allocs;
@@ -438,8 +417,9 @@ impl Report {
             row.self_alloc_bytes += n.self_alloc_bytes;
             row.heap_peak_bytes = row.heap_peak_bytes.max(n.heap_peak_bytes);
         }
-        by_name.sort_by(|a, b| b.alloc_bytes.cmp(&a.alloc_bytes).then(a.name.cmp(b.name)));
-        by_name
+        let mut rows = by_name.rows;
+        rows.sort_by(|a, b| b.alloc_bytes.cmp(&a.alloc_bytes).then(a.name.cmp(b.name)));
+        rows
     }
 }
 
@@ -465,23 +445,15 @@ impl Report {
     /// assert!(row.waiting_ns() >= 15_000_000 && row.cpu_ns < row.total_ns);
     /// ```
     pub fn cpu_sections(&self) -> Vec<CpuTotal> {
-        let mut by_name: Vec<CpuTotal> = Vec::new();
+        let mut by_name = ByName::default();
         let nodes = &self.tree.nodes;
         for (i, n) in nodes.iter().enumerate().skip(1) {
             process::progress_at(i);
             let Some(cpu) = n.cpu else { continue };
-            let row = match by_name.iter_mut().find(|t| t.name == n.name) {
-                Some(row) => row,
-                None => {
-                    by_name.push(CpuTotal {
-                        name: n.name,
-                        calls: 0,
-                        total_ns: 0,
-                        cpu_ns: 0,
-                    });
-                    by_name.last_mut().expect("just pushed")
-                }
-            };
+            let row = by_name.row(n.name, |name| CpuTotal {
+                name,
+                ..CpuTotal::default()
+            });
             row.calls += n.calls;
             // A path inside another path of the same section adds no inclusive figures of its own.
             if !self.tree.inside_own_section(i) {
@@ -489,8 +461,38 @@ impl Report {
                 row.cpu_ns += cpu.cpu_ns;
             }
         }
-        by_name.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.name.cmp(b.name)));
-        by_name
+        let mut rows = by_name.rows;
+        rows.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.name.cmp(b.name)));
+        rows
+    }
+}
+
+/// The rows of a per-section table being summed over call paths: one per section name, in order of first
+/// appearance, found by name in constant time (a tree has thousands of paths).
+struct ByName<T> {
+    rows: Vec<T>,
+    /// Invariant: `index[name]` is the position in `rows` of `name`'s row.
+    index: std::collections::HashMap<&'static str, usize>,
+}
+
+impl<T> Default for ByName<T> {
+    fn default() -> Self {
+        ByName {
+            rows: Vec::new(),
+            index: Default::default(),
+        }
+    }
+}
+
+impl<T> ByName<T> {
+    /// `name`'s row, made by `new(name)` the first time.
+    fn row(&mut self, name: &'static str, new: impl FnOnce(&'static str) -> T) -> &mut T {
+        let rows = &mut self.rows;
+        let at = *self.index.entry(name).or_insert_with(|| {
+            rows.push(new(name));
+            rows.len() - 1
+        });
+        &mut self.rows[at]
     }
 }
 
