@@ -1,6 +1,8 @@
 //! The line grammar of live print (MOOSE's PerfGraphLivePrint): two spaces of indent per printed level, the
 //! stats `[%6.2f s] [%5d MB]` with their `[` at column 89.
 
+use crate::base::text;
+
 /// Column (0-based) of the stats' `[` when the text before it fits.
 pub const STATS_COLUMN: usize = 89;
 
@@ -9,6 +11,30 @@ pub fn push_indent(out: &mut String, level: usize) {
     for _ in 0..level {
         out.push_str("  ");
     }
+}
+
+/// The head of a line: `prefix` (the thread's, or the async track's), the indent of `level`, `word`
+/// (`Still `, `Currently `, `Finished ` or nothing) and the message, escaped.
+pub fn push_head(out: &mut String, prefix: &str, level: usize, word: &str, message: &str) {
+    out.push_str(prefix);
+    push_indent(out, level);
+    out.push_str(word);
+    out.push_str(&text::escape(message));
+}
+
+/// `prefix + indent + "Finished " + message + ending` (the caller has ended any open line); returns its
+/// width.
+pub fn finished_head(
+    out: &mut String,
+    prefix: &str,
+    level: usize,
+    message: &str,
+    ending: &str,
+) -> usize {
+    let start = out.len();
+    push_head(out, prefix, level, "Finished ", message);
+    out.push_str(ending);
+    text::width(&out[start..])
 }
 
 /// Spaces so the `[` lands at [`STATS_COLUMN`] after `width` columns, with at least one space before it.

@@ -23,7 +23,7 @@
 use crate::base::clock::{Scale, Ticks};
 use crate::base::text;
 
-use super::line::{push_indent, push_padding, push_stats_text};
+use super::line::{finished_head, push_head, push_indent, push_padding, push_stats_text};
 
 mod futures;
 use futures::OpenFuture;
@@ -82,6 +82,19 @@ enum Shown {
     Yes,
     /// Printed, then other lines or output came after it: its next line starts with `Still`.
     Interrupted,
+}
+
+/// The word a call's line opens with as it is printed now (`Still ` after an interruption, `Currently `
+/// when the program printed since the call began, else none); the call is on screen from then on.
+fn opening_word(shown: &mut Shown, currently: &mut bool) -> &'static str {
+    let word = match (*shown, *currently) {
+        (Shown::Interrupted, _) => "Still ",
+        (Shown::No, true) => "Currently ",
+        _ => "",
+    };
+    *shown = Shown::Yes;
+    *currently = false;
+    word
 }
 
 /// A call the printer knows to be running.
@@ -512,19 +525,10 @@ impl Printer {
         // Every ancestor of a printed call is printed, so its printed level is its depth.
         let level = d;
         let open = &mut self.threads[t].stack[d];
-        let word = match (open.shown, open.currently) {
-            (Shown::Interrupted, _) => "Still ",
-            (Shown::No, true) => "Currently ",
-            _ => "",
-        };
-        open.shown = Shown::Yes;
-        open.currently = false;
+        let word = opening_word(&mut open.shown, &mut open.currently);
         let call = open.call;
         let start = out.len();
-        out.push_str(&self.threads[t].prefix);
-        push_indent(out, level);
-        out.push_str(word);
-        out.push_str(&text::escape(call.message));
+        push_head(out, &self.threads[t].prefix, level, word, call.message);
         // Every ancestor on this thread is on screen; lines after this one interrupt them.
         for a in &mut self.threads[t].stack[..d] {
             a.shown = Shown::Interrupted;
@@ -614,13 +618,7 @@ impl Printer {
         out: &mut String,
     ) -> usize {
         self.end_line(out);
-        let start = out.len();
-        out.push_str(&self.threads[t].prefix);
-        push_indent(out, level);
-        out.push_str("Finished ");
-        out.push_str(&text::escape(message));
-        out.push_str(ending);
-        text::width(&out[start..])
+        finished_head(out, &self.threads[t].prefix, level, message, ending)
     }
 
     /// Once a line of `thread` was printed, its open ancestors print `Still` next time.

@@ -13,7 +13,9 @@
 
 use crate::base::text;
 
-use super::{OpenLine, Owner, Printer, Shown, push_indent, push_padding};
+use super::{
+    OpenLine, Owner, Printer, Shown, finished_head, opening_word, push_head, push_padding,
+};
 
 /// What starts every line of the async track.
 pub const PREFIX: &str = "async: ";
@@ -253,19 +255,10 @@ impl Printer {
     fn print_future_line(&mut self, i: usize, out: &mut String) {
         self.end_line(out);
         let f = &mut self.futures[i];
-        let word = match (f.shown, f.currently) {
-            (Shown::Interrupted, _) => "Still ",
-            (Shown::No, true) => "Currently ",
-            _ => "",
-        };
-        f.shown = Shown::Yes;
-        f.currently = false;
+        let word = opening_word(&mut f.shown, &mut f.currently);
         let (call, level) = (f.call, f.level);
         let start = out.len();
-        out.push_str(PREFIX);
-        push_indent(out, level);
-        out.push_str(word);
-        out.push_str(&text::escape(call.message));
+        push_head(out, PREFIX, level, word, call.message);
         for (j, f) in self.futures.iter_mut().enumerate() {
             if j != i && f.shown == Shown::Yes {
                 f.shown = Shown::Interrupted;
@@ -286,13 +279,7 @@ impl Printer {
         out: &mut String,
     ) -> usize {
         self.end_line(out);
-        let start = out.len();
-        out.push_str(PREFIX);
-        push_indent(out, level);
-        out.push_str("Finished ");
-        out.push_str(&text::escape(message));
-        out.push_str(ending);
-        text::width(&out[start..])
+        finished_head(out, PREFIX, level, message, ending)
     }
 
     /// After a line of the async track: the futures on screen say `Still` next time.
