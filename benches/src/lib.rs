@@ -26,6 +26,7 @@ use criterion::Criterion;
 pub mod cases;
 pub mod ids;
 pub mod stats;
+pub mod timing;
 
 /// Leaf calls per batch (per outer scope / root span / frame).
 pub const BATCH: u64 = 1000;

@@ -9,9 +9,9 @@
 //! cd benches/alloc-peers && cargo run --release
 //! ```
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::hint::black_box;
-use std::time::Instant;
+use std::alloc::{GlobalAlloc, System};
+
+use perfgraph_benches::timing;
 
 const PAIRS: u64 = 2_000_000;
 const ROUNDS: usize = 21;
@@ -19,19 +19,6 @@ const ROUNDS: usize = 21;
 static PERFGRAPH: perfgraph_core::CountingAllocator =
     perfgraph_core::CountingAllocator::new(System);
 static HOTPATH: hotpath::CountingAllocator = hotpath::CountingAllocator::new();
-
-/// ns per `alloc` + `dealloc` pair through `a`.
-fn pairs(a: &dyn GlobalAlloc) -> f64 {
-    let layout = Layout::from_size_align(64, 8).expect("a valid layout");
-    let t = Instant::now();
-    for _ in 0..PAIRS {
-        // SAFETY: a non-zero-sized layout.
-        let p = black_box(unsafe { a.alloc(layout) });
-        // SAFETY: `p` came from `a` with `layout`, and is freed once.
-        unsafe { a.dealloc(p, layout) };
-    }
-    t.elapsed().as_nanos() as f64 / PAIRS as f64
-}
 
 fn main() {
     // What `#[hotpath::main]` makes: hotpath's tracking on for the run.
@@ -46,7 +33,7 @@ fn main() {
     for round in 0..ROUNDS {
         for k in 0..3 {
             let i = (round + k) % 3;
-            best[i] = best[i].min(pairs(allocators[i].1));
+            best[i] = best[i].min(timing::alloc_pair_ns(allocators[i].1, PAIRS));
         }
     }
     println!("pairs {PAIRS}");

@@ -7,6 +7,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use perfgraph_benches::timing;
+
 /// The figures, ns per read (best round).
 pub struct CpuClock {
     /// One `Instant::now()` (`CLOCK_MONOTONIC` through the vDSO).
@@ -50,18 +52,14 @@ impl CpuClock {
 
 /// ns per `Instant::now()`.
 fn monotonic_reads() -> f64 {
-    let t = Instant::now();
-    for _ in 0..READS {
+    timing::ns_per_call(READS, || {
         black_box(Instant::now());
-    }
-    t.elapsed().as_nanos() as f64 / READS as f64
+    })
 }
 
 /// ns per thread-CPU-clock read.
 fn cpu_reads() -> f64 {
-    let t = Instant::now();
-    for _ in 0..READS {
+    timing::ns_per_call(READS, || {
         black_box(perfgraph_core::__private::read_thread_cpu_ns());
-    }
-    t.elapsed().as_nanos() as f64 / READS as f64
+    })
 }

@@ -4,10 +4,10 @@
 //! resident-memory read (what a section with exact memory, `PERFGRAPH_MEM_EXACT`, makes at each boundary).
 //! Alternating rounds (each allocator first in every other one), the best round of each.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, System};
 use std::hint::black_box;
-use std::time::Instant;
 
+use perfgraph_benches::timing;
 use perfgraph_core::CountingAllocator;
 
 /// The figures, ns per operation (best round).
@@ -64,22 +64,12 @@ impl Heap {
 
 /// ns per `alloc` + `dealloc` pair through `a`.
 fn pairs(a: &impl GlobalAlloc) -> f64 {
-    let layout = Layout::from_size_align(64, 8).expect("a valid layout");
-    let t = Instant::now();
-    for _ in 0..PAIRS {
-        // SAFETY: a non-zero-sized layout.
-        let p = black_box(unsafe { a.alloc(layout) });
-        // SAFETY: `p` came from `a` with `layout`, and is freed once.
-        unsafe { a.dealloc(p, layout) };
-    }
-    t.elapsed().as_nanos() as f64 / PAIRS as f64
+    timing::alloc_pair_ns(a, PAIRS)
 }
 
 /// ns per exact resident-memory read.
 fn rss_reads() -> f64 {
-    let t = Instant::now();
-    for _ in 0..READS {
+    timing::ns_per_call(READS, || {
         black_box(perfgraph_core::__private::read_rss_bytes());
-    }
-    t.elapsed().as_nanos() as f64 / READS as f64
+    })
 }
