@@ -395,47 +395,32 @@ impl Perfetto {
                         string(d, 2, name);
                     });
                 });
-                packet(out, |p| {
-                    uint(p, TIMESTAMP, mark.start_ns);
-                    uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
-                    uint(p, SEQUENCE_ID, seq as u64);
-                    message(p, TRACK_EVENT, |e| {
-                        uint(e, EV_TYPE, SLICE_BEGIN);
-                        uint(e, EV_TRACK_UUID, track);
-                        string(e, EV_NAME, name);
-                        message(e, EV_DEBUG, |a| {
-                            string(a, 10, "id");
-                            uint(a, 3, *id);
-                        });
-                        message(e, EV_DEBUG, |a| {
-                            string(a, 10, "cancelled");
-                            uint(a, 2, *cancelled as u64);
-                        });
+                absolute_event(out, seq, mark.start_ns, |e| {
+                    uint(e, EV_TYPE, SLICE_BEGIN);
+                    uint(e, EV_TRACK_UUID, track);
+                    string(e, EV_NAME, name);
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, "id");
+                        uint(a, 3, *id);
+                    });
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, "cancelled");
+                        uint(a, 2, *cancelled as u64);
                     });
                 });
-                packet(out, |p| {
-                    uint(p, TIMESTAMP, mark.end_ns.max(mark.start_ns));
-                    uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
-                    uint(p, SEQUENCE_ID, seq as u64);
-                    message(p, TRACK_EVENT, |e| {
-                        uint(e, EV_TYPE, SLICE_END);
-                        uint(e, EV_TRACK_UUID, track);
-                    });
+                absolute_event(out, seq, mark.end_ns.max(mark.start_ns), |e| {
+                    uint(e, EV_TYPE, SLICE_END);
+                    uint(e, EV_TRACK_UUID, track);
                 });
             }
             MarkKind::Instant(text) => {
-                packet(out, |p| {
-                    uint(p, TIMESTAMP, mark.start_ns);
-                    uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
-                    uint(p, SEQUENCE_ID, seq as u64);
-                    message(p, TRACK_EVENT, |e| {
-                        uint(e, EV_TYPE, INSTANT);
-                        uint(e, EV_TRACK_UUID, thread_uuid(pid, mark.thread));
-                        string(e, EV_NAME, text);
-                        message(e, EV_DEBUG, |a| {
-                            string(a, 10, "span");
-                            string(a, 6, name);
-                        });
+                absolute_event(out, seq, mark.start_ns, |e| {
+                    uint(e, EV_TYPE, INSTANT);
+                    uint(e, EV_TRACK_UUID, thread_uuid(pid, mark.thread));
+                    string(e, EV_NAME, text);
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, "span");
+                        string(a, 6, name);
                     });
                 });
             }
@@ -499,6 +484,18 @@ impl Perfetto {
 }
 
 /// The first packet of a sequence: its incremental state cleared, the delta clock defined from `base_ns`,
+/// One `TrackEvent` (its fields written by `body`) at `ts_ns`, an absolute BOOTTIME timestamp, on the
+/// sequence `seq` of absolute-time events (marks, counters): they do not arrive in time order, so they are
+/// not delta-encoded.
+fn absolute_event(out: &mut Vec<u8>, seq: u32, ts_ns: u64, body: impl FnOnce(&mut Vec<u8>)) {
+    packet(out, |p| {
+        uint(p, TIMESTAMP, ts_ns);
+        uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
+        uint(p, SEQUENCE_ID, seq as u64);
+        message(p, TRACK_EVENT, body);
+    });
+}
+
 /// and `track` as the default track of its events.
 fn open_sequence(out: &mut Vec<u8>, id: u32, track: u64, base_ns: u64) -> Sequence {
     packet(out, |p| {

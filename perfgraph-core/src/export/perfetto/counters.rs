@@ -29,15 +29,10 @@ pub(super) fn describe(out: &mut Vec<u8>, uuid: u64, parent: u64, name: &str, un
 
 /// A value of the counter track `uuid` at `ts_ns`, on the sequence of absolute-time events `seq`.
 fn absolute_value(out: &mut Vec<u8>, seq: u32, ts_ns: u64, uuid: u64, value: u64) {
-    packet(out, |p| {
-        uint(p, TIMESTAMP, ts_ns);
-        uint(p, TIMESTAMP_CLOCK_ID, BOOTTIME);
-        uint(p, SEQUENCE_ID, seq as u64);
-        message(p, TRACK_EVENT, |e| {
-            uint(e, EV_TYPE, COUNTER);
-            uint(e, EV_TRACK_UUID, uuid);
-            uint(e, EV_COUNTER_VALUE, value);
-        });
+    absolute_event(out, seq, ts_ns, |e| {
+        uint(e, EV_TYPE, COUNTER);
+        uint(e, EV_TRACK_UUID, uuid);
+        uint(e, EV_COUNTER_VALUE, value);
     });
 }
 
