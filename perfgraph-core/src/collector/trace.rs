@@ -288,13 +288,22 @@ impl Trace {
         !self.stopped
     }
 
-    fn call(&mut self, call: &Call) {
+    /// Whether one more call or mark goes into the file; if not, it is counted where the end says why:
+    /// unwritten (the disk is full) or past the limit.
+    fn admit(&mut self) -> bool {
         if self.disk_full {
             self.unwritten += 1;
-            return;
-        }
-        if !self.fits() {
+            false
+        } else if !self.fits() {
             self.past_limit += 1;
+            false
+        } else {
+            true
+        }
+    }
+
+    fn call(&mut self, call: &Call) {
+        if !self.admit() {
             return;
         }
         self.calls += 1;
@@ -380,12 +389,7 @@ impl Trace {
                 // The message is taken whether or not it is written, so none is left behind.
                 _ => MarkKind::Instant(marks::take(r.mark_id()).unwrap_or_default()),
             };
-            if self.disk_full {
-                self.unwritten += 1;
-                continue;
-            }
-            if !self.fits() {
-                self.past_limit += 1;
+            if !self.admit() {
                 continue;
             }
             let start_ns = self.map.to_ns(r.start);
