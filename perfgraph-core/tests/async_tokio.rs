@@ -347,14 +347,7 @@ fn live_print_shows_pending_futures_by_wall_time() {
         rt.block_on(async { tokio::spawn(serve()).await.unwrap() });
         return;
     }
-    let text = common::test_child_stderr(
-        TEST,
-        &[
-            ("PERFGRAPH_TIME_LIMIT", "0.05"),
-            ("PERFGRAPH_CAPTURE", "off"),
-            ("PERFGRAPH_LIVE", "on"),
-        ],
-    );
+    let text = common::test_child_stderr(TEST, common::FAST_LIVE_PRINT);
     let lines: Vec<&str> = text.lines().collect();
     let first = |what: &str| {
         lines

@@ -168,14 +168,7 @@ fn fmt_lines_never_break_a_live_line() {
         }
         return;
     }
-    let text = common::test_child_stderr(
-        TEST,
-        &[
-            ("PERFGRAPH_TIME_LIMIT", "0.05"),
-            ("PERFGRAPH_CAPTURE", "off"),
-            ("PERFGRAPH_LIVE", "on"),
-        ],
-    );
+    let text = common::test_child_stderr(TEST, common::FAST_LIVE_PRINT);
     let fmt_lines: Vec<&str> = text.lines().filter(|l| l.contains("read block")).collect();
     assert_eq!(fmt_lines.len(), 6, "{text}");
     for (i, l) in fmt_lines.iter().enumerate() {
@@ -231,14 +224,7 @@ fn an_instrumented_async_fn_is_on_the_async_track() {
         rt.block_on(async { tokio::spawn(wait_for_peer()).await.unwrap() });
         return;
     }
-    let text = common::test_child_stderr(
-        TEST,
-        &[
-            ("PERFGRAPH_TIME_LIMIT", "0.05"),
-            ("PERFGRAPH_CAPTURE", "off"),
-            ("PERFGRAPH_LIVE", "on"),
-        ],
-    );
+    let text = common::test_child_stderr(TEST, common::FAST_LIVE_PRINT);
     let line = text
         .lines()
         .find(|l| l.starts_with("async: ") && l.contains(" s] ["))

@@ -183,6 +183,14 @@ pub fn wait_or_kill(
     }
 }
 
+/// The settings of a child that shows live print within a test's time: live print on (stderr is a pipe),
+/// a 0.05 s time limit, capture off.
+pub const FAST_LIVE_PRINT: &[(&str, &str)] = &[
+    ("PERFGRAPH_TIME_LIMIT", "0.05"),
+    ("PERFGRAPH_CAPTURE", "off"),
+    ("PERFGRAPH_LIVE", "on"),
+];
+
 /// Whether this process is the child [`test_child_stderr`] started for `test`.
 pub fn is_test_child(test: &str) -> bool {
     std::env::var("CHILD_CASE").is_ok_and(|c| c == test)
