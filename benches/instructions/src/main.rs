@@ -75,6 +75,10 @@ fn main() {
             tracing::subscriber::with_default(subscriber, || spans(n, case.ends_with("nested")));
         }
         "span-layer" | "span-layer-nested" => {
+            let subscriber = tracing_subscriber::registry().with(perfgraph_core::TracingLayer::new());
+            tracing::subscriber::with_default(subscriber, || spans(n, case.ends_with("nested")));
+        }
+        "span-stacked" | "span-stacked-nested" => {
             let subscriber = tracing_subscriber::registry()
                 .with(NoopLayer)
                 .with(perfgraph_core::TracingLayer::new());
