@@ -28,6 +28,17 @@ async fn load_mesh() -> u32 {
     3
 }
 
+/// A task's span, entered at each poll on whichever worker polls it: its state is handed over between
+/// the workers.
+#[instrument]
+async fn step(i: u32) -> u32 {
+    for _ in 0..2 {
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    i
+}
+
 fn profiled() {
     profiling::scope!("profiled scope");
     std::hint::black_box(1 + 1);
@@ -57,6 +68,28 @@ fn moving_spans() {
         .unwrap();
     let nested = tracing::info_span!("entered inside itself");
     nested.in_scope(|| nested.in_scope(|| {}));
+    // Entered with no other span entered, so handed over at each exit.
+    let again = tracing::info_span!("handed over, entered again here");
+    again.in_scope(|| {});
+    again.in_scope(|| {});
+    let first = tracing::info_span!("handed over, then another");
+    first.in_scope(|| {});
+    let next = tracing::info_span!("the next one handed over");
+    next.in_scope(|| {});
+    std::thread::scope(|s| {
+        s.spawn(|| first.in_scope(|| {}));
+    });
+    drop((first, next));
+    // Handed over by a thread that then exited: the thread that enters it next counts a new call (a
+    // documented limit), and nothing else goes wrong.
+    let orphan = std::thread::spawn(|| {
+        let span = tracing::info_span!("handed over by a thread that exited");
+        span.in_scope(|| {});
+        span
+    })
+    .join()
+    .unwrap();
+    orphan.in_scope(|| {});
 }
 
 #[test]
@@ -89,6 +122,22 @@ fn spans_become_sections() {
         rt.block_on(async { tokio::spawn(load_mesh()).await.unwrap() }),
         3
     );
+    // 200 tasks on 4 workers, each a span entered at each of its polls: one call each, whichever
+    // workers poll it, and every poll counted.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    let sum = rt.block_on(async {
+        let tasks: Vec<_> = (0..200).map(|i| tokio::spawn(step(i))).collect();
+        let mut sum = 0;
+        for t in tasks {
+            sum += t.await.unwrap();
+        }
+        sum
+    });
+    assert_eq!(sum, 199 * 200 / 2);
     drop(rt);
     profiled();
     moving_spans();
@@ -127,6 +176,16 @@ fn spans_become_sections() {
     assert_eq!(calls_polls(&["entered on two threads"]), (1, 2));
     assert_eq!(calls_polls(&["made here, entered there"]), (1, 0));
     assert_eq!(calls_polls(&["entered inside itself"]).0, 1);
+    assert_eq!(calls_polls(&["handed over, entered again here"]), (1, 2));
+    assert_eq!(calls_polls(&["handed over, then another"]), (1, 2));
+    assert_eq!(calls_polls(&["the next one handed over"]), (1, 0));
+    let orphan = calls_polls(&["handed over by a thread that exited"]);
+    assert!(orphan.0 >= 1, "{orphan:?}");
+    let (calls, polls) = calls_polls(&["step"]);
+    assert_eq!(calls, 200, "one call per task");
+    assert!(polls >= 200 * 5, "{polls} polls");
+    let step = tree.find(&["step"]).unwrap();
+    assert!(step.total_ns <= step.wall_ns, "{step:?}");
 
     // A span's target is kept: the JSON's node for it carries it.
     {

@@ -10,11 +10,12 @@
 //! done   # then (Ir of 2e6 − Ir of 1e6) / 1e6, from the "summary:" line of each file
 //! ```
 //!
-//! Cases: `section` (a `time_section!` leaf), `poll` (a poll of a pending `time_future!`), `span` and
-//! `span-layer` (an `info_span!` entered and exited, then closed, under tracing + `Registry` + a no-op
-//! layer, without and with perfgraph's `TracingLayer`), and `span-nested` and `span-layer-nested` (the
-//! same inside an entered span, as in the peers bench: `TracingLayer` then keeps the span on its thread;
-//! an outermost span goes to the registry's extensions at its exit, see docs/design.md).
+//! Cases: `section` (a `time_section!` leaf), `poll` (a poll of a pending `time_future!`), `span`
+//! (an `info_span!` entered and exited, then closed, under tracing + `Registry` + a no-op layer: the
+//! baseline, since a `Registry` with no layer never frees closed spans), `span-layer` (the same with
+//! perfgraph's `TracingLayer` in place of the no-op layer, as users install it), `span-stacked` (the
+//! layer on top of the no-op layer), and each of the three with `-nested` (inside an entered span, as in
+//! the peers bench). See docs/design.md for where the layer keeps a span's state in each case.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -75,7 +76,8 @@ fn main() {
             tracing::subscriber::with_default(subscriber, || spans(n, case.ends_with("nested")));
         }
         "span-layer" | "span-layer-nested" => {
-            let subscriber = tracing_subscriber::registry().with(perfgraph_core::TracingLayer::new());
+            let subscriber =
+                tracing_subscriber::registry().with(perfgraph_core::TracingLayer::new());
             tracing::subscriber::with_default(subscriber, || spans(n, case.ends_with("nested")));
         }
         "span-stacked" | "span-stacked-nested" => {
@@ -86,7 +88,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: perfgraph-instructions section|poll|span|span-layer|span-nested|span-layer-nested N"
+                "usage: perfgraph-instructions section|poll|span[-nested]|span-layer[-nested]|span-stacked[-nested] N"
             );
             std::process::exit(2);
         }
