@@ -55,6 +55,17 @@ fn moving_spans() {
         let again = tracing::info_span!("entered twice here");
         again.in_scope(|| {});
         again.in_scope(|| {});
+        // Ten spans exited here before any is entered again: the last exited, the next eight parked,
+        // the first moved to its extensions when the parked list overflowed.
+        let many: Vec<_> = (0..10)
+            .map(|_| tracing::info_span!("one of ten exited inside"))
+            .collect();
+        for span in &many {
+            span.in_scope(|| {});
+        }
+        for span in &many {
+            span.in_scope(|| {});
+        }
     }
     let moved = tracing::info_span!("entered on two threads");
     moved.in_scope(|| {});
@@ -173,6 +184,7 @@ fn spans_become_sections() {
         (n.calls, n.polls)
     };
     assert_eq!(calls_polls(&["holder", "entered twice here"]), (1, 2));
+    assert_eq!(calls_polls(&["holder", "one of ten exited inside"]), (10, 20));
     assert_eq!(calls_polls(&["entered on two threads"]), (1, 2));
     assert_eq!(calls_polls(&["made here, entered there"]), (1, 0));
     assert_eq!(calls_polls(&["entered inside itself"]).0, 1);

@@ -76,10 +76,13 @@ pub(super) struct Local {
     pub(super) fresh: Option<(u64, &'static Section)>,
     /// The spans entered on this thread, innermost last.
     pub(super) open: Vec<Open>,
-    /// Spans entered once and exited on this thread while another span was still entered on it, not
-    /// closed yet: `(id, state)`, until their close or next enter. They move to their extensions when
-    /// `open` empties, so a span that another thread enters next (a task that moved between polls)
-    /// finds its state there; at most [`PARKED`].
+    /// The span entered once and exited last on this thread while another span was still entered on it,
+    /// not closed yet: `(id, state)`, until its close or next enter (nearly always its close, right
+    /// after). The one before it, if still not closed, is parked.
+    exited: Option<(u64, Once)>,
+    /// Older such spans: like `exited`, at most [`PARKED`]. They and `exited` move to their extensions
+    /// when `open` empties, so a span that another thread enters next (a task that moved between polls)
+    /// finds its state there.
     parked: Vec<Parked>,
     /// The recorded span this thread exited last with no other span entered on it, until its close, its
     /// next enter, or the next such exit (which moves it to its extensions): its id and state. `slot`
@@ -100,6 +103,7 @@ thread_local! {
         RefCell::new(Local {
             fresh: None,
             open: Vec::new(),
+            exited: None,
             parked: Vec::new(),
             handed: None,
             slot: None,
@@ -142,7 +146,7 @@ impl Local {
             return false;
         };
         self.fresh = Some((id, site));
-        if !self.parked.is_empty() || self.handed.is_some() {
+        if self.exited.is_some() || !self.parked.is_empty() || self.handed.is_some() {
             self.forget_reused(id);
         }
         true
@@ -153,6 +157,9 @@ impl Local {
     #[cold]
     #[inline(never)]
     fn forget_reused(&mut self, id: u64) {
+        if matches!(self.exited, Some((e, _)) if e == id) {
+            self.exited = None;
+        }
         self.parked.retain(|Parked(p, _)| *p != id);
         if matches!(self.handed, Some((h, _)) if h == id) {
             self.forget_handed();
@@ -180,7 +187,7 @@ impl Local {
         }
         let Some(site) = o.site else {
             drop(o.guard);
-            return self.open.is_empty() && !self.parked.is_empty();
+            return self.open.is_empty() && self.holds_exited();
         };
         let once = Once {
             site,
@@ -190,8 +197,23 @@ impl Local {
         drop(o.guard);
         if self.open.is_empty() {
             // Alone on the thread: a task's poll may end here, and the task move.
-            return self.hand_over(id, once) || !self.parked.is_empty();
+            return self.hand_over(id, once) || self.holds_exited();
         }
+        match self.exited.replace((id, once)) {
+            Some(before) => self.park(before),
+            None => false,
+        }
+    }
+
+    /// Whether this thread holds spans exited inside another span, not closed yet.
+    fn holds_exited(&self) -> bool {
+        self.exited.is_some() || !self.parked.is_empty()
+    }
+
+    /// Parks `(id, state)`; if the list is full, its oldest goes to the outbox (whether it did: the
+    /// return).
+    #[cold]
+    fn park(&mut self, (id, once): (u64, Once)) -> bool {
         if self.parked.len() >= PARKED {
             let Parked(evicted, state) = self.parked.swap_remove(0);
             self.outbox = Some((evicted, state));
@@ -232,6 +254,12 @@ impl Local {
     /// again): parked, handed over and not taken by another thread yet, or in an entry of `open` (entered
     /// again while entered), which keeps the section.
     pub(super) fn take(&mut self, id: u64) -> Option<Once> {
+        if let Some((e, once)) = self.exited
+            && e == id
+        {
+            self.exited = None;
+            return Some(once);
+        }
         if let Some(i) = self.parked.iter().rposition(|Parked(p, _)| *p == id) {
             return Some(self.parked.swap_remove(i).1);
         }
@@ -253,6 +281,12 @@ impl Local {
     /// Span `id` closed: what this thread holds of it ends, with nothing to record (it was entered once).
     #[inline]
     pub(super) fn closed(&mut self, id: u64) {
+        if let Some((e, _)) = self.exited
+            && e == id
+        {
+            self.exited = None;
+            return;
+        }
         if matches!(self.fresh, Some((fresh, _)) if fresh == id) {
             self.fresh = None;
         }
@@ -269,7 +303,9 @@ impl Local {
     /// The next parked state to move to its extensions once no span is entered here.
     pub(super) fn unpark(&mut self) -> Option<(u64, Once)> {
         if self.open.is_empty() {
-            self.parked.pop().map(|Parked(id, once)| (id, once))
+            self.exited
+                .take()
+                .or_else(|| self.parked.pop().map(|Parked(id, once)| (id, once)))
         } else {
             None
         }
@@ -290,6 +326,11 @@ impl Local {
             && h == id
         {
             return Some(Some(once.site));
+        }
+        if let Some((e, once)) = self.exited
+            && e == id
+        {
+            return Some((!once.off).then_some(once.site));
         }
         let Parked(_, s) = self.parked.iter().find(|Parked(p, _)| *p == id)?;
         Some((!s.off).then_some(s.site))
