@@ -184,7 +184,10 @@ fn spans_become_sections() {
         (n.calls, n.polls)
     };
     assert_eq!(calls_polls(&["holder", "entered twice here"]), (1, 2));
-    assert_eq!(calls_polls(&["holder", "one of ten exited inside"]), (10, 20));
+    assert_eq!(
+        calls_polls(&["holder", "one of ten exited inside"]),
+        (10, 20)
+    );
     assert_eq!(calls_polls(&["entered on two threads"]), (1, 2));
     assert_eq!(calls_polls(&["made here, entered there"]), (1, 0));
     assert_eq!(calls_polls(&["entered inside itself"]).0, 1);
