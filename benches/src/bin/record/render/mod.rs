@@ -9,6 +9,7 @@ mod fmt;
 mod header;
 mod heap;
 mod latency;
+mod layer;
 mod layouts;
 pub mod lifecycle;
 mod overhead;
@@ -31,10 +32,17 @@ pub fn render(r: &Record) -> String {
         .demo
         .as_ref()
         .map(|d| d.process.on_median - d.process.off_median);
-    targets::write(&mut doc, &r.results, &r.layouts, exit_added);
+    targets::write(
+        &mut doc,
+        &r.results,
+        &r.layouts,
+        r.layer.as_ref(),
+        exit_added,
+    );
     overhead::cpu_table(&mut doc, &r.results);
     targets::enabled_cost(&mut doc, &r.results, &r.machine.clock_source);
     layouts::write(&mut doc, &r.layouts);
+    layer::write(&mut doc, r.layer.as_ref());
     rss::write(&mut doc, &r.rss);
     demo::write(&mut doc, r.demo.as_ref());
     capture::write(&mut doc, &r.capture);
