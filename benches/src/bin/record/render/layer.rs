@@ -27,15 +27,16 @@ pub fn write(doc: &mut String, layer: Option<&LayerRounds>) {
         doc,
         "The target's row is not made from the two Criterion cases of the table above, which run seconds\n\
          apart: whatever the machine's other work changes between them goes whole into their difference,\n\
-         which is small next to either. `record` runs the peers bench again with `{ROUNDS_VAR}={rounds}`: {rounds} rounds (after one not counted),\n\
-         each timing one batch of {calls} calls of each case below, one after the other, in an order rotated\n\
-         from round to round. A round's ratio is what the layer adds (with the layer − with the no-op layer)\n\
-         over what perfgraph's section adds (the section − the empty call, as *added* above); the row gives\n\
-         the median round by that ratio. The no-op layer stands for \"`Registry` alone\": a `Registry` with no\n\
-         layer never frees closed spans (tokio-rs/tracing#900). perfgraph's layer takes its place, as users\n\
-         install it (`tracing_subscriber::registry().with(TracingLayer::new())`). Stacked on top of the no-op\n\
-         layer it would also pay tracing-subscriber's dispatch to a second layer, which any added layer pays:\n\
-         that figure is given beside the row, not judged.\n\n\
+         which is small next to either. `record` runs the peers bench again with `{ROUNDS_VAR}={rounds}`:\n\
+         {rounds} rounds (after one not counted), each timing one batch of {calls} calls of each case below,\n\
+         one after the other, in an order rotated from round to round. A round's ratio is what the layer\n\
+         adds (with the layer − with the no-op layer) over what perfgraph's section adds (the section − the\n\
+         empty call, as *added* above); the row gives the median round by that ratio. The no-op layer\n\
+         stands for \"`Registry` alone\": a `Registry` with no layer never frees closed spans\n\
+         (tokio-rs/tracing#900). perfgraph's layer takes its place, as users install it\n\
+         (`tracing_subscriber::registry().with(TracingLayer::new())`). Stacked on top of the no-op layer it\n\
+         would also pay tracing-subscriber's dispatch to a second layer, which any added layer pays: that\n\
+         figure is given beside the row, not judged.\n\n\
          | Case (one thread, wall time) | ns/call, median over the rounds |\n|---|---:|\n\
          | empty `#[inline(never)]` call | {} |\n\
          | perfgraph, enabled | {} |\n\

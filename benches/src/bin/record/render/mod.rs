@@ -68,3 +68,12 @@ pub fn cpu_section(c: &crate::measure::cpu::CpuClock) -> String {
     cpu::write(&mut doc, c);
     doc
 }
+
+/// The `TracingLayer` target's row and its section alone (`record --layer BIN`).
+pub fn layer_section(l: Option<&crate::measure::layer::LayerRounds>) -> String {
+    let mut doc = String::new();
+    targets::layer_row(&mut doc, l);
+    doc.push('\n');
+    layer::write(&mut doc, l);
+    doc
+}

@@ -112,7 +112,7 @@ fn async_rows(doc: &mut String, r: &Results, layer: Option<&LayerRounds>) {
 
 /// What `TracingLayer` adds to tracing + `Registry` against perfgraph's own section: the median of the
 /// side-by-side rounds (see [`super::layer`]), not the two Criterion cases, which run seconds apart.
-fn layer_row(doc: &mut String, layer: Option<&LayerRounds>) {
+pub fn layer_row(doc: &mut String, layer: Option<&LayerRounds>) {
     let summary = layer.and_then(|l| Summary::of(&l.rounds));
     let measured = summary.map_or("—".into(), |s| {
         format!(
