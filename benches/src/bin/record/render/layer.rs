@@ -22,6 +22,7 @@ pub fn write(doc: &mut String, layer: Option<&LayerRounds>) {
         return;
     };
     let ratios: Vec<f64> = l.rounds.iter().map(|r| r.ratio()).collect();
+    let registry: Vec<f64> = l.rounds.iter().map(|r| r.registry).collect();
     let above = ratios.iter().filter(|&&x| x > TARGET_RATIO).count();
     let _ = writeln!(
         doc,
@@ -44,7 +45,8 @@ pub fn write(doc: &mut String, layer: Option<&LayerRounds>) {
          | the same, perfgraph `TracingLayer` in place of the no-op layer | {} |\n\
          | the same, perfgraph `TracingLayer` stacked on the no-op layer | {} |\n\n\
          The rounds' ratios were {}; {above} of {rounds} above {TARGET_RATIO:.1}. The median round: the\n\
-         layer added {} ns, the section {} ns ({}).\n",
+         layer added {} ns, the section {} ns ({}). From round to round, tracing + `Registry` alone took\n\
+         {} ns.\n",
         fmt::ns(Some(s.case_medians.floor)),
         fmt::ns(Some(s.case_medians.enabled)),
         fmt::ns(Some(s.case_medians.registry)),
@@ -56,6 +58,7 @@ pub fn write(doc: &mut String, layer: Option<&LayerRounds>) {
         fmt::ns(Some(s.median.layer_added())),
         fmt::ns(Some(s.median.section())),
         fmt::ratio(Some(s.median.ratio())),
+        fmt::range(&registry).map_or("—".into(), |(lo, hi)| format!("{lo:.1} to {hi:.1}")),
         rounds = s.rounds,
         calls = l.calls,
     );
