@@ -54,9 +54,10 @@ pub mod case {
     /// tracing with a global `Registry` and a no-op layer.
     pub const TRACING_REGISTRY_NOOP_LAYER: &str = "tracing/registry_noop_layer";
     /// tracing with a `Registry` and a no-op layer as a scoped dispatcher (entered per batch): the baseline
-    /// of [`TRACING_SCOPED_PERFGRAPH_LAYER`].
+    /// of [`TRACING_SCOPED_PERFGRAPH_LAYER`] (the no-op layer makes the `Registry` free closed spans).
     pub const TRACING_SCOPED_REGISTRY: &str = "tracing/scoped_registry";
-    /// The same with perfgraph's `TracingLayer` added: the difference is the layer's cost.
+    /// The same with perfgraph's `TracingLayer` in place of the no-op layer, as users install it: the
+    /// difference is the layer's cost.
     pub const TRACING_SCOPED_PERFGRAPH_LAYER: &str = "tracing/scoped_registry_perfgraph_layer";
     /// tracing with a global `Registry` and tracing-chrome (its own process).
     pub const TRACING_REGISTRY_CHROME: &str = "tracing/registry_chrome";

@@ -25,6 +25,7 @@ use criterion::Criterion;
 #[cfg(feature = "cases")]
 pub mod cases;
 pub mod ids;
+pub mod layer_rounds;
 pub mod stats;
 pub mod timing;
 

@@ -9,6 +9,9 @@
 //! a scoped `with_default` would add thread-local lookups to every span). So this binary installs the
 //! `Registry` by default, and `PEERS_TRACING=chrome` makes it install `Registry` + tracing-chrome instead and
 //! run only that case (with the floors): `run.sh` runs it twice.
+//!
+//! With `PEERS_LAYER_ROUNDS=R` (empty: 21) it runs only the side-by-side rounds of the `TracingLayer` target
+//! (`perfgraph_benches::layer_rounds`) and prints one line per round and a summary; `record` runs it so.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -16,7 +19,9 @@ use std::sync::{Once, OnceLock};
 use std::task::{Context, Waker};
 
 use perfgraph_benches::ids::case;
-use perfgraph_benches::{Case, bench_cases, bench_cases_cpu, body, cases, criterion, repeat};
+use perfgraph_benches::{
+    Case, bench_cases, bench_cases_cpu, body, cases, criterion, layer_rounds, repeat,
+};
 
 // ---- puffin 0.20: `set_scopes_on(true)`, `profile_scope!`, `GlobalProfiler::lock().new_frame()` once per
 // frame (here: per batch). No sink is attached, so frames are built and dropped (the cheapest set-up; a
@@ -116,34 +121,67 @@ fn tracing_batch(n: u64) {
 }
 
 // ---- perfgraph's `TracingLayer` (perfgraph-core's `tracing` feature) on tracing + `Registry`, against
-// tracing + `Registry` alone. The process-global subscriber is already the one above, so both run under a
+// tracing + `Registry` alone. The process-global subscriber is already the one above, so each runs under a
 // scoped dispatcher (`dispatcher::with_default`, entered once per batch of 1,000), built the same way but
-// for the layer: their difference is what the layer adds to a span's enter + exit (and its creation and
-// close, which `#[instrument]` makes per call). ----
+// for its layer. "`Registry` alone" is the `Registry` with the no-op layer (without a layer it never frees
+// closed spans, see above); with perfgraph's layer, it is the layer *in place of* the no-op one, as users
+// install it (`registry().with(TracingLayer::new())`), so their difference is what the layer adds to a
+// span's enter + exit (and its creation and close, which `#[instrument]` makes per call). Stacked on top of
+// the no-op layer, it would also pay tracing-subscriber's dispatch to a second layer, which any added layer
+// pays: that variant is timed only in the side-by-side rounds (`PEERS_LAYER_ROUNDS`, see `main`), as an
+// aside. ----
 
-fn scoped(layer: bool) -> &'static tracing::Dispatch {
+/// `n` leaves under the scoped dispatcher in `cell`, made by `make` at its first use.
+fn scoped_batch(
+    cell: &'static OnceLock<tracing::Dispatch>,
+    make: fn() -> tracing::Dispatch,
+    n: u64,
+) {
+    let dispatch = cell.get_or_init(make);
+    tracing::dispatcher::with_default(dispatch, || tracing_batch(n));
+}
+
+/// tracing + `Registry` + the no-op layer.
+fn tracing_scoped_batch(n: u64) {
     use tracing_subscriber::layer::SubscriberExt;
-    static PLAIN: OnceLock<tracing::Dispatch> = OnceLock::new();
-    static LAYER: OnceLock<tracing::Dispatch> = OnceLock::new();
-    if layer {
-        LAYER.get_or_init(|| {
+    static D: OnceLock<tracing::Dispatch> = OnceLock::new();
+    scoped_batch(
+        &D,
+        || tracing::Dispatch::new(tracing_subscriber::registry().with(NoopLayer)),
+        n,
+    );
+}
+
+/// tracing + `Registry` + perfgraph's layer, in place of the no-op layer.
+fn tracing_layer_batch(n: u64) {
+    use tracing_subscriber::layer::SubscriberExt;
+    static D: OnceLock<tracing::Dispatch> = OnceLock::new();
+    scoped_batch(
+        &D,
+        || {
+            tracing::Dispatch::new(
+                tracing_subscriber::registry().with(perfgraph_core::TracingLayer::new()),
+            )
+        },
+        n,
+    );
+}
+
+/// tracing + `Registry` + the no-op layer + perfgraph's layer on top (the rounds only).
+fn tracing_stacked_batch(n: u64) {
+    use tracing_subscriber::layer::SubscriberExt;
+    static D: OnceLock<tracing::Dispatch> = OnceLock::new();
+    scoped_batch(
+        &D,
+        || {
             tracing::Dispatch::new(
                 tracing_subscriber::registry()
                     .with(NoopLayer)
                     .with(perfgraph_core::TracingLayer::new()),
             )
-        })
-    } else {
-        PLAIN.get_or_init(|| tracing::Dispatch::new(tracing_subscriber::registry().with(NoopLayer)))
-    }
-}
-
-fn tracing_scoped_batch(n: u64) {
-    tracing::dispatcher::with_default(scoped(false), || tracing_batch(n));
-}
-
-fn tracing_layer_batch(n: u64) {
-    tracing::dispatcher::with_default(scoped(true), || tracing_batch(n));
+        },
+        n,
+    );
 }
 
 fn install_tracing(chrome: bool) {
@@ -253,7 +291,32 @@ const PEERS: [Case; 13] = [
 
 const TRACING_CHROME: Case = Case::new(case::TRACING_REGISTRY_CHROME, tracing_batch);
 
+/// The `TracingLayer` target's side-by-side rounds (`perfgraph_benches::layer_rounds`): the layer alone
+/// and stacked, their baseline, perfgraph's section and the empty call, one batch of each per round.
+fn layer_rounds(rounds: usize) {
+    let find = |cases: &[Case], id| *cases.iter().find(|c| c.name == id).expect("a case");
+    let cases = layer_rounds::Cases {
+        floor: find(&cases::FLOORS, case::EMPTY_CALL),
+        enabled: find(&cases::PERFGRAPH, case::PERFGRAPH_ENABLED),
+        registry: find(&PEERS, case::TRACING_SCOPED_REGISTRY),
+        layer: find(&PEERS, case::TRACING_SCOPED_PERFGRAPH_LAYER),
+        stacked: Case::new(
+            "tracing/scoped_registry_stacked_layer",
+            tracing_stacked_batch,
+        ),
+    };
+    layer_rounds::run(&cases, rounds, layer_rounds::CALLS, |line| {
+        println!("{line}")
+    });
+}
+
 fn main() {
+    if let Ok(value) = std::env::var(layer_rounds::ROUNDS_VAR) {
+        // Only the rounds, under the same global subscriber as the Criterion cases.
+        install_tracing(false);
+        layer_rounds(layer_rounds::rounds_from(&value));
+        return;
+    }
     let chrome = std::env::var("PEERS_TRACING").is_ok_and(|v| v == "chrome");
     install_tracing(chrome);
     let mut all: Vec<Case> = cases::FLOORS.to_vec();

@@ -11,7 +11,8 @@
 //! memory and trace figures; `record --trace-only FILE SCRATCH` measures the trace figures alone and
 //! replaces their section of FILE; `record --lifecycle-only FILE SAVED` renders the lifecycle section of FILE
 //! again from the saved output of the full-size tests; `record --heap` measures and prints only the section on exact heap
-//! accounting, and `record --cpu` the one on CPU time per section, to look at them without a whole run.)
+//! accounting, `record --cpu` the one on CPU time per section, and `record --layer BIN` the `TracingLayer`
+//! target's rounds of the peers bench BIN, to look at them without a whole run.)
 //!
 //! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
 //! markdown, touching nothing else.
@@ -32,6 +33,12 @@ fn main() {
             "{}",
             render::cpu_section(&measure::cpu::CpuClock::measure())
         );
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--layer") {
+        // `record --layer BIN`: the `TracingLayer` rounds of the peers bench BIN, alone.
+        let rounds = measure::layer::LayerRounds::measure(std::path::Path::new(&args[1]));
+        print!("{}", render::layer_section(rounds.as_ref()));
         return;
     }
     if args.first().map(String::as_str) == Some("--rss-child") {

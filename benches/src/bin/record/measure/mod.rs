@@ -7,6 +7,7 @@ pub mod capture;
 pub mod cpu;
 pub mod demo;
 pub mod heap;
+pub mod layer;
 pub mod layouts;
 pub mod lifecycle;
 pub mod machine;
@@ -22,6 +23,7 @@ use capture::Capture;
 use cpu::CpuClock;
 use demo::{Demo, DemoFigures};
 use heap::Heap;
+use layer::LayerRounds;
 use layouts::Layouts;
 use lifecycle::Lifecycle;
 use machine::Machine;
@@ -38,7 +40,7 @@ pub struct Inputs {
     pub demo_on: PathBuf,
     /// The demo built with perfgraph compiled out.
     pub demo_off: PathBuf,
-    /// The peers bench binary, for the short processes of [`Layouts`].
+    /// The peers bench binary, for the short processes of [`Layouts`] and for [`LayerRounds`].
     pub peers_bench: PathBuf,
     /// The file the record goes to (its own changes do not make the tree dirty).
     pub out: PathBuf,
@@ -60,6 +62,9 @@ pub struct Record {
     pub results: Results,
     /// The off-by-verbosity cost in many short processes.
     pub layouts: Layouts,
+    /// `TracingLayer` against tracing + `Registry`, side by side in rounds; `None` if the peers bench did
+    /// not give them.
+    pub layer: Option<LayerRounds>,
     /// Resident memory per recording thread.
     pub rss: Rss,
     /// The demo's figures; `None` if its binaries do not support `--fine-iters`.
@@ -81,13 +86,14 @@ pub struct Record {
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
-/// results, the short processes, the demo's whole-process time, the memory, then the demo's loops; then the
-/// capture's floods; then the lifecycle tests' figures are read, and `perfgraph merge` is timed; last, the
-/// heap accounting's costs and the thread-CPU-clock read's.
+/// results, the short processes, the `TracingLayer` rounds, the demo's whole-process time, the memory,
+/// then the demo's loops; then the capture's floods; then the lifecycle tests' figures are read, and
+/// `perfgraph merge` is timed; last, the heap accounting's costs and the thread-CPU-clock read's.
 pub fn record(inputs: &Inputs) -> Record {
     let machine = Machine::read(&inputs.command, &inputs.out);
     let results = Results::load(&inputs.criterion);
     let layouts = Layouts::measure(&inputs.peers_bench);
+    let layer = LayerRounds::measure(&inputs.peers_bench);
     let demo = Demo::probe(&inputs.demo_on, &inputs.demo_off);
     let process_time = demo.as_ref().map(Demo::process_time);
     let rss = Rss::measure();
@@ -106,6 +112,7 @@ pub fn record(inputs: &Inputs) -> Record {
         machine,
         results,
         layouts,
+        layer,
         rss,
         demo,
         capture,

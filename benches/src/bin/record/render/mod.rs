@@ -9,6 +9,7 @@ mod fmt;
 mod header;
 mod heap;
 mod latency;
+mod layer;
 mod layouts;
 pub mod lifecycle;
 mod overhead;
@@ -31,10 +32,17 @@ pub fn render(r: &Record) -> String {
         .demo
         .as_ref()
         .map(|d| d.process.on_median - d.process.off_median);
-    targets::write(&mut doc, &r.results, &r.layouts, exit_added);
+    targets::write(
+        &mut doc,
+        &r.results,
+        &r.layouts,
+        r.layer.as_ref(),
+        exit_added,
+    );
     overhead::cpu_table(&mut doc, &r.results);
     targets::enabled_cost(&mut doc, &r.results, &r.machine.clock_source);
     layouts::write(&mut doc, &r.layouts);
+    layer::write(&mut doc, r.layer.as_ref());
     rss::write(&mut doc, &r.rss);
     demo::write(&mut doc, r.demo.as_ref());
     capture::write(&mut doc, &r.capture);
@@ -58,5 +66,14 @@ pub fn heap_section(h: &crate::measure::heap::Heap) -> String {
 pub fn cpu_section(c: &crate::measure::cpu::CpuClock) -> String {
     let mut doc = String::new();
     cpu::write(&mut doc, c);
+    doc
+}
+
+/// The `TracingLayer` target's row and its section alone (`record --layer BIN`).
+pub fn layer_section(l: Option<&crate::measure::layer::LayerRounds>) -> String {
+    let mut doc = String::new();
+    targets::layer_row(&mut doc, l);
+    doc.push('\n');
+    layer::write(&mut doc, l);
     doc
 }

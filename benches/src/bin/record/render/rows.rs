@@ -206,7 +206,7 @@ pub const ROWS: &[Row] = &[
         case::TRACING_SCOPED_PERFGRAPH_LAYER,
         (peer::TRACING, ON),
         " + `Registry` + perfgraph `TracingLayer`",
-        "the same scoped, with perfgraph's layer added",
+        "the same scoped, perfgraph's layer in place of the no-op one",
     ),
     peer_row(
         process::CHROME,
