@@ -9,9 +9,10 @@
 # compiled-out bench (benches/compiled-out, its own build so perfgraph-core really lacks `enabled`); then
 # `record` measures the demo, the memory per thread and the off-by-verbosity cost in a dozen short peers-bench
 # processes with ASLR and a few with it off (to see how far that cost varies across processes and layouts),
-# runs the peers bench once more with PEERS_LAYER_ROUNDS=21 for the `TracingLayer` target (perfgraph's
-# layer in place of the no-op one on tracing + `Registry`, against that `Registry` alone and against
-# perfgraph's own section, timed side by side in 21 rotated rounds: the two Criterion cases alone run
+# runs the peers bench three times more with PEERS_LAYER_ROUNDS=201 for the `TracingLayer` target
+# (perfgraph's layer in place of the no-op one on tracing + `Registry`, against that `Registry` alone and
+# against perfgraph's own section, timed side by side in 201 rotated rounds of short batches per process,
+# the three processes' rounds pooled: the two Criterion cases alone run
 # seconds apart, and the machine's drift between them can be as large as the layer's cost), reads the
 # figures of the lifecycle tests run at full size just before, times `perfgraph merge` of 256 files,
 # measures the streamed trace (`record --trace-child`: the lossless rate, bytes per call, the cost on

@@ -19,10 +19,18 @@ use crate::stats::median;
 pub const ROUNDS_VAR: &str = "PEERS_LAYER_ROUNDS";
 
 /// Rounds when [`ROUNDS_VAR`] does not give a number.
-pub const DEFAULT_ROUNDS: usize = 21;
+pub const DEFAULT_ROUNDS: usize = 201;
 
-/// Calls per batch: 10–20 ms for the tracing cases, which cost 100–200 ns a call.
-pub const CALLS: u64 = 100_000;
+/// Calls per batch: 1–2 ms for the tracing cases, which cost 100–200 ns a call. This machine moves between
+/// a fast and a slow state (every case about 1.4× slower) within tens of milliseconds; a round whose
+/// batches straddle such a move gives a ratio far off in either direction, and short batches straddle
+/// fewer (batches of 100,000 calls gave process medians from 1.27× to 2.06× in four processes in a row,
+/// batches of 10,000 in 201 rounds 1.55× to 1.85×).
+pub const CALLS: u64 = 10_000;
+
+/// Processes `record` runs the rounds in, pooled: a process's code and data layout moves its figures as
+/// much as the rounds' spread does (see `record`'s layouts section).
+pub const PROCESSES: usize = 3;
 
 /// The target: the layer adds at most this many times perfgraph's section (a round's ratio, median round).
 pub const TARGET_RATIO: f64 = 2.0;

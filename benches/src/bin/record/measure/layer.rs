@@ -6,19 +6,35 @@ use std::process::Command;
 
 use perfgraph_benches::layer_rounds::{self, Round};
 
-/// The rounds of one process of the peers bench.
+/// The rounds of [`layer_rounds::PROCESSES`] processes of the peers bench, pooled.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LayerRounds {
     /// Calls per batch.
     pub calls: u64,
-    /// Every round, in the order measured.
+    /// How many processes the rounds come from.
+    pub processes: usize,
+    /// Every round, in the order measured, process after process.
     pub rounds: Vec<Round>,
 }
 
 impl LayerRounds {
-    /// Runs `bench` with [`layer_rounds::ROUNDS_VAR`] set to [`layer_rounds::DEFAULT_ROUNDS`]; `None` (and
-    /// a line on stderr) if it fails or prints no rounds.
+    /// Runs `bench` [`layer_rounds::PROCESSES`] times, one after the other, and pools their rounds; `None`
+    /// if none gave rounds.
     pub fn measure(bench: &Path) -> Option<LayerRounds> {
+        let runs: Vec<LayerRounds> = (0..layer_rounds::PROCESSES)
+            .filter_map(|_| LayerRounds::measure_one(bench))
+            .collect();
+        let first = runs.first()?;
+        Some(LayerRounds {
+            calls: first.calls,
+            processes: runs.len(),
+            rounds: runs.iter().flat_map(|r| r.rounds.iter().copied()).collect(),
+        })
+    }
+
+    /// Runs `bench` once with [`layer_rounds::ROUNDS_VAR`] set to [`layer_rounds::DEFAULT_ROUNDS`]; `None`
+    /// (and a line on stderr) if it fails or prints no rounds.
+    fn measure_one(bench: &Path) -> Option<LayerRounds> {
         let out = Command::new(bench)
             .env(
                 layer_rounds::ROUNDS_VAR,
@@ -40,7 +56,11 @@ impl LayerRounds {
     pub fn parse(text: &str) -> Option<LayerRounds> {
         let calls = text.lines().find_map(layer_rounds::header_calls)?;
         let rounds: Vec<Round> = text.lines().filter_map(Round::parse).collect();
-        (!rounds.is_empty()).then_some(LayerRounds { calls, rounds })
+        (!rounds.is_empty()).then_some(LayerRounds {
+            calls,
+            processes: 1,
+            rounds,
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use perfgraph_benches::layer_rounds::{ROUNDS_VAR, Summary, TARGET_RATIO};
+use perfgraph_benches::layer_rounds::{DEFAULT_ROUNDS, ROUNDS_VAR, Summary, TARGET_RATIO};
 
 use super::fmt;
 use crate::measure::layer::LayerRounds;
@@ -28,9 +28,10 @@ pub fn write(doc: &mut String, layer: Option<&LayerRounds>) {
         doc,
         "The target's row is not made from the two Criterion cases of the table above, which run seconds\n\
          apart: whatever the machine's other work changes between them goes whole into their difference,\n\
-         which is small next to either. `record` runs the peers bench again with `{ROUNDS_VAR}={rounds}`:\n\
-         {rounds} rounds (after one not counted), each timing one batch of {calls} calls of each case below,\n\
-         one after the other, in an order rotated from round to round. A round's ratio is what the layer\n\
+         which is small next to either. `record` runs the peers bench {processes} times more with\n\
+         `{ROUNDS_VAR}={DEFAULT_ROUNDS}`: {DEFAULT_ROUNDS} rounds each (after one not counted), each round timing one batch\n\
+         of {calls} calls of each case below, one after the other, in an order rotated from round to round;\n\
+         the {rounds} rounds of those processes are pooled. A round's ratio is what the layer\n\
          adds (with the layer − with the no-op layer) over what perfgraph's section adds (the section − the\n\
          empty call, as *added* above); the row gives the median round by that ratio. The no-op layer\n\
          stands for \"`Registry` alone\": a `Registry` with no layer never frees closed spans\n\
@@ -61,5 +62,6 @@ pub fn write(doc: &mut String, layer: Option<&LayerRounds>) {
         fmt::range(&registry).map_or("—".into(), |(lo, hi)| format!("{lo:.1} to {hi:.1}")),
         rounds = s.rounds,
         calls = l.calls,
+        processes = l.processes,
     );
 }

@@ -116,11 +116,12 @@ pub fn layer_row(doc: &mut String, layer: Option<&LayerRounds>) {
     let summary = layer.and_then(|l| Summary::of(&l.rounds));
     let measured = summary.map_or("—".into(), |s| {
         format!(
-            "{} ns vs {} ns: {} (median of {} side-by-side rounds; stacked on a no-op layer: {})",
+            "{} ns vs {} ns: {} (median of {} side-by-side rounds in {} processes; stacked on a no-op layer: {})",
             fmt::ns(Some(s.median.layer_added())),
             fmt::ns(Some(s.median.section())),
             fmt::ratio(Some(s.median.ratio())),
             s.rounds,
+            layer.map_or(0, |l| l.processes),
             fmt::ratio(Some(s.stacked_ratio)),
         )
     });

@@ -220,7 +220,8 @@ fn layer_rounds() -> LayerRounds {
         stacked,
     };
     LayerRounds {
-        calls: 100_000,
+        calls: 10_000,
+        processes: 3,
         rounds: vec![
             round(1.3, 37.3, 150.0, 204.0, 222.0),
             round(1.3, 37.3, 160.0, 223.0, 241.0),
@@ -464,7 +465,7 @@ fn targets_give_their_verdicts() {
     // The median round by ratio, the first: (204 − 150) / (37.3 − 1.3); the stacked ratios' median.
     assert_eq!(
         line(&doc, "| `TracingLayer` adds"),
-        "| `TracingLayer` adds ≤ 2 × perfgraph's section on top of tracing + `Registry` | 54.0 ns vs 36.0 ns: 1.50× (median of 5 side-by-side rounds; stacked on a no-op layer: 2.00×) | met |"
+        "| `TracingLayer` adds ≤ 2 × perfgraph's section on top of tracing + `Registry` | 54.0 ns vs 36.0 ns: 1.50× (median of 5 side-by-side rounds in 3 processes; stacked on a no-op layer: 2.00×) | met |"
     );
     assert_eq!(
         line(&doc, "| the same, median over"),
@@ -616,7 +617,7 @@ fn the_layer_target_is_the_median_rounds_and_says_when_missing() {
     let doc = render(&slow);
     assert_eq!(
         line(&doc, "| `TracingLayer` adds"),
-        "| `TracingLayer` adds ≤ 2 × perfgraph's section on top of tracing + `Registry` | 147.0 ns vs 36.0 ns: 4.08× (median of 8 side-by-side rounds; stacked on a no-op layer: 4.44×) | **missed** |"
+        "| `TracingLayer` adds ≤ 2 × perfgraph's section on top of tracing + `Registry` | 147.0 ns vs 36.0 ns: 4.08× (median of 8 side-by-side rounds in 3 processes; stacked on a no-op layer: 4.44×) | **missed** |"
     );
     assert!(doc.contains("4 of 8 above 2.0."), "{doc}");
     let mut old = canned();
