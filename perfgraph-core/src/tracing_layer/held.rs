@@ -199,10 +199,11 @@ impl Local {
             // Alone on the thread: a task's poll may end here, and the task move.
             return self.hand_over(id, once) || self.holds_exited();
         }
-        match self.exited.replace((id, once)) {
-            Some(before) => self.park(before),
-            None => false,
+        if self.exited.is_some() {
+            return self.park_exited(id, once);
         }
+        self.exited = Some((id, once));
+        false
     }
 
     /// Whether this thread holds spans exited inside another span, not closed yet.
@@ -210,10 +211,15 @@ impl Local {
         self.exited.is_some() || !self.parked.is_empty()
     }
 
-    /// Parks `(id, state)`; if the list is full, its oldest goes to the outbox (whether it did: the
-    /// return).
+    /// Span `id` exited inside another span while the one exited before it is not closed yet: that one
+    /// is parked, and this one takes its place. If the parked list is full, its oldest goes to the outbox
+    /// (whether it did: the return).
     #[cold]
-    fn park(&mut self, (id, once): (u64, Once)) -> bool {
+    #[inline(never)]
+    fn park_exited(&mut self, id: u64, once: Once) -> bool {
+        let Some((id, once)) = self.exited.replace((id, once)) else {
+            return false;
+        };
         if self.parked.len() >= PARKED {
             let Parked(evicted, state) = self.parked.swap_remove(0);
             self.outbox = Some((evicted, state));
