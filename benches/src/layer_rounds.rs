@@ -276,13 +276,7 @@ mod tests {
     use super::*;
 
     fn round(floor: f64, enabled: f64, registry: f64, layer: f64, stacked: f64) -> Round {
-        Round {
-            floor,
-            enabled,
-            registry,
-            layer,
-            stacked,
-        }
+        Round::from_array([floor, enabled, registry, layer, stacked])
     }
 
     #[test]
