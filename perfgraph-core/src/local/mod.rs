@@ -4,6 +4,7 @@
 //! * [`guard`]: the guard a recorded section holds;
 //! * [`pending`]: the timed futures with a live message still pending, for live print;
 //! * [`thread`]: a thread's recording state and the enter/exit hot path;
+//! * [`threads`]: the process-wide list of threads that recorded: registration, exit, retirement;
 //! * [`frames`]: the open-frame table (what runs now), readable by any thread;
 //! * [`ring`] and [`record`]: completed sections on their way to the background thread;
 //! * [`marks`]: futures' lives and instant events, through the same rings, for the trace;
@@ -33,6 +34,7 @@ mod ring_tests;
 pub(crate) mod snapshot;
 pub(crate) mod stack;
 pub(crate) mod thread;
+pub(crate) mod threads;
 pub(crate) mod tree;
 #[cfg(test)]
 mod tree_tests;

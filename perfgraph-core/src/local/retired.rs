@@ -8,7 +8,7 @@
 //! `unnamed-<OS thread id>` while they run) group together under
 //! `(unnamed)`. A group of one thread keeps that thread's own name; a larger one is shown as
 //! `<name> ×<count>` (`worker ×1000`). Figures are kept in ticks and converted by readers, as for running
-//! threads. The summary lives beside the live thread list, under the same lock (`local::thread`), so a
+//! threads. The summary lives beside the live thread list, under the same lock (`local::threads`), so a
 //! reader sees each thread exactly once: running, or folded.
 
 use std::collections::HashMap;
