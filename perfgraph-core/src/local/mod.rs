@@ -11,7 +11,8 @@
 //! * [`retired`]: exited threads folded into one call tree per thread name;
 //! * [`tree`]: the thread's call tree, aggregated as it runs;
 //! * [`latency`]: a call path's latency histogram, next to its node;
-//! * [`heap_frames`]: the heap counters at each open section's start, for the counting allocator;
+//! * [`side_frames`]: what open sections keep out of line: how many have flags, their CPU clocks, and the
+//!   heap counters at each one's start, for the counting allocator;
 //! * [`cpu_frames`]: the CPU clock at each CPU-measuring open section's start;
 //! * [`stack`]: the enter/exit steps on all of the above, and a consistent reading of them from any
 //!   thread (the call-tree snapshot protocol);
@@ -20,7 +21,6 @@
 pub(crate) mod cpu_frames;
 pub(crate) mod frames;
 pub(crate) mod guard;
-pub(crate) mod heap_frames;
 pub(crate) mod latency;
 #[cfg(test)]
 mod latency_tests;
@@ -31,6 +31,7 @@ pub(crate) mod retired;
 pub(crate) mod ring;
 #[cfg(test)]
 mod ring_tests;
+pub(crate) mod side_frames;
 pub(crate) mod snapshot;
 pub(crate) mod stack;
 pub(crate) mod thread;

@@ -164,7 +164,7 @@ fn empty(section: SectionId, parent: Option<usize>, depth: u32) -> NodeReading {
         self_mem_kb: 0,
         asyncs: Default::default(),
         latency: Default::default(),
-        heap: Default::default(),
+        side: Default::default(),
     }
 }
 
@@ -201,7 +201,7 @@ fn merge(
         t.self_mem_kb += n.self_mem_kb;
         t.asyncs.add(&n.asyncs);
         t.latency.add(&n.latency);
-        t.heap.add(&n.heap);
+        t.side.add(&n.side);
     }
 }
 
@@ -220,7 +220,7 @@ mod tests {
             self_mem_kb: 0,
             asyncs: Default::default(),
             latency: Default::default(),
-            heap: Default::default(),
+            side: Default::default(),
         }
     }
 

@@ -157,13 +157,13 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
                 ),
                 allocs: 0,
                 alloc_bytes: 0,
-                self_allocs: n.heap.self_allocs,
-                self_alloc_bytes: n.heap.self_alloc_bytes,
-                heap_growth_bytes: n.heap.heap_growth,
-                heap_peak_bytes: n.heap.heap_peak,
-                cpu: (n.heap.cpu_calls > 0).then_some(CpuTime {
-                    cpu_ns: n.heap.cpu_ns,
-                    self_cpu_ns: n.heap.self_cpu_ns,
+                self_allocs: n.side.self_allocs,
+                self_alloc_bytes: n.side.self_alloc_bytes,
+                heap_growth_bytes: n.side.heap_growth,
+                heap_peak_bytes: n.side.heap_peak,
+                cpu: (n.side.cpu_calls > 0).then_some(CpuTime {
+                    cpu_ns: n.side.cpu_ns,
+                    self_cpu_ns: n.side.self_cpu_ns,
                 }),
             }
         })

@@ -27,9 +27,9 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 
 use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
-use super::heap_frames::HeapFrames;
 use super::record::Record;
 use super::ring::Ring;
+use super::side_frames::SideFrames;
 use super::stack::{EndSample, Ending, Sample, Stack};
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
@@ -77,16 +77,17 @@ pub struct ThreadState {
     /// once more by the thread itself as it exits. Only ever raised (`fetch_max`: CPU time only grows, and
     /// a read that lost a race with the exit's must not lower it). Off the hot path, on a line of its own.
     pub cpu_ns: CachePadded<AtomicU64>,
-    /// The heap counters at each open section's start, while the counting allocator is installed.
-    heap: OwnHeap,
+    /// What its open sections keep out of line: how many have flags, their CPU clocks at their start, and
+    /// the heap counters at each one's start while the counting allocator is installed.
+    side: OwnSide,
 }
 
-/// [`HeapFrames`], touched by the owning thread only (its enter and exit).
+/// [`SideFrames`], touched by the owning thread only (its enter and exit).
 #[derive(Debug, Default)]
-struct OwnHeap(UnsafeCell<HeapFrames>);
+struct OwnSide(UnsafeCell<SideFrames>);
 
-// SAFETY: only the owning thread touches the cell (`ThreadState::heap`'s contract); other threads never do.
-unsafe impl Sync for OwnHeap {}
+// SAFETY: only the owning thread touches the cell (`ThreadState::side`'s contract); other threads never do.
+unsafe impl Sync for OwnSide {}
 
 /// Memory growth (KiB) above which a section's end wakes the background thread; `i64::MAX` when nobody
 /// prints memory alerts.
@@ -122,19 +123,19 @@ impl ThreadState {
             cpu_clock: sys::own_cpu_clock(),
             cpu_base_ns,
             cpu_ns: CachePadded::new(AtomicU64::new(cpu_base_ns)),
-            heap: OwnHeap::default(),
+            side: OwnSide::default(),
         }
     }
 
-    /// The owner's heap frames.
+    /// The owner's side frames.
     ///
     /// # Safety
     /// Call only on the owning thread, and do not hold two results at once.
-    #[allow(clippy::mut_from_ref)] // reason: single-owner interior mutability, see `OwnHeap`'s Sync impl.
+    #[allow(clippy::mut_from_ref)] // reason: single-owner interior mutability, see `OwnSide`'s Sync impl.
     #[inline(always)]
-    unsafe fn heap(&self) -> &mut HeapFrames {
+    unsafe fn side(&self) -> &mut SideFrames {
         // SAFETY: the caller is the owning thread and holds no other reference (this fn's contract).
-        unsafe { &mut *self.heap.0.get() }
+        unsafe { &mut *self.side.0.get() }
     }
 
     /// Reads the thread's CPU time now (while it lives; a system call) into [`cpu_ns`](Self::cpu_ns), and
@@ -174,7 +175,7 @@ impl ThreadState {
     pub unsafe fn enter(&self, section: SectionId) -> u32 {
         debug_assert!(
             // SAFETY: this is the owning thread (caller's contract).
-            !unsafe { self.heap() }.on,
+            !unsafe { self.side() }.on,
             "counting sections open with `enter_with`"
         );
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
@@ -202,16 +203,16 @@ impl ThreadState {
     /// Call only on the thread that owns this state.
     #[inline(always)]
     unsafe fn enter_flagged(&self, section: SectionId, flags: u8, call: bool) -> u32 {
-        // SAFETY: this is the owning thread (caller's contract); no other `heap()` reference is held.
-        let counting = unsafe { self.heap() }.on;
+        // SAFETY: this is the owning thread (caller's contract); no other `side()` reference is held.
+        let counting = unsafe { self.side() }.on;
         let flags = if counting { flags | HEAP } else { flags };
         let was = if counting { heap::pause() } else { false };
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         let depth = unsafe { self.stack.enter_counted(section, || sample(flags), call) };
         if flags != 0 {
-            // SAFETY: as above; no other `heap()` reference is held.
-            let frames = unsafe { self.heap() };
+            // SAFETY: as above; no other `side()` reference is held.
+            let frames = unsafe { self.side() };
             frames.flagged += 1;
             if flags & CPU != 0 {
                 frames.cpu.open();
@@ -275,7 +276,7 @@ impl ThreadState {
     pub unsafe fn exit(&self, depth: u32) {
         let end = clock::now().0;
         // SAFETY: this is the owning thread (caller's contract).
-        if unsafe { self.heap() }.flagged != 0 {
+        if unsafe { self.side() }.flagged != 0 {
             // SAFETY: as above.
             return unsafe { self.exit_with(depth, end) };
         }
@@ -339,14 +340,14 @@ impl ThreadState {
     #[inline(always)]
     unsafe fn end_with(&self, e: Ending) -> EndSample {
         let mem_kb = mem_kb(e.flags & EXACT_MEM != 0);
-        // SAFETY: this is the owning thread (caller's contract); the only `heap()` reference held.
-        let frames = unsafe { self.heap() };
+        // SAFETY: this is the owning thread (caller's contract); the only `side()` reference held.
+        let frames = unsafe { self.side() };
         frames.flagged -= 1;
         if e.flags & CPU != 0
             && let Some(cpu) = frames.cpu.close()
         {
             // SAFETY: this is the owning thread (caller's contract).
-            unsafe { self.stack.heap_of(e.node) }.add_cpu(cpu);
+            unsafe { self.stack.side_of(e.node) }.add_cpu(cpu);
             // Just before the section's own record, which the collector's decoder joins it to.
             self.stack
                 .ring
@@ -364,7 +365,7 @@ impl ThreadState {
             };
         };
         // SAFETY: this is the owning thread (caller's contract).
-        let node = unsafe { self.stack.heap_of(e.node) };
+        let node = unsafe { self.stack.side_of(e.node) };
         node.add(call.self_allocs, call.self_bytes, call.growth, call.peak);
         EndSample {
             mem_kb,
