@@ -14,6 +14,7 @@ use crate::collector::{self, capture, fork, memory, signals};
 use crate::local::frames::{CPU, EXACT_MEM, HEAP};
 use crate::local::guard::Guard;
 use crate::local::thread::{self, HEAP_ALERT_KB, MEM_ALERT_KB, ThreadState};
+use crate::local::threads;
 use crate::local::verbosity;
 
 /// Starts a recorded section at `site` unless its `level` is above the verbosity: what `#[timed]` and
@@ -33,14 +34,14 @@ pub fn enter(site: &'static Section, level: u8) -> Guard {
 /// be), or `None` at the future's `first` poll if its `level` is above the verbosity (later polls of a
 /// recorded future are always recorded, so its calls and polls stay paired).
 pub fn poll_state(site: &'static Section, level: u8, first: bool) -> Option<&'static ThreadState> {
-    let ptr = thread::current_ptr();
+    let ptr = threads::current_ptr();
     if first && !ptr.is_null() && !verbosity::records(level) {
         site.note_skipped();
         return None;
     }
     let state = if ptr.is_null() {
         start();
-        thread::current()
+        threads::current()
     } else {
         // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive while the thread runs.
         unsafe { &*ptr }
@@ -58,7 +59,7 @@ pub fn poll_state(site: &'static Section, level: u8, first: bool) -> Option<&'st
 #[inline(never)]
 fn enter_enabled(site: &'static Section, level: u8) -> Guard {
     let id = site.id();
-    let state = thread::current_ptr();
+    let state = threads::current_ptr();
     if state.is_null() {
         return first_section(site, level);
     }
@@ -136,12 +137,12 @@ fn exact_mem(site: &'static Section) -> bool {
 #[inline(never)]
 fn first_section(site: &'static Section, level: u8) -> Guard {
     start();
-    let state = thread::current();
+    let state = threads::current();
     if !verbosity::records(level) {
         site.note_skipped();
         return Guard::OFF;
     }
-    // SAFETY: `state` is this thread's own state (just registered by `thread::current`).
+    // SAFETY: `state` is this thread's own state (just registered by `threads::current`).
     unsafe { Guard::open_with(state, site.id(), site_flags(site)) }
 }
 

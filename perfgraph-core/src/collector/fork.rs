@@ -34,7 +34,7 @@ use super::exit;
 use super::live::{panic, terminal};
 use crate::base::registry::{self, SectionId};
 use crate::base::{process, sys};
-use crate::local::{latency, marks, ring, thread};
+use crate::local::{latency, marks, ring, threads};
 
 /// The locks [`prepare`] took, in the order it took them.
 struct Held {
@@ -43,7 +43,7 @@ struct Held {
         MutexGuard<'static, Vec<SectionId>>,
     ),
     _names: MutexGuard<'static, BTreeMap<String, u32>>,
-    _threads: MutexGuard<'static, thread::Threads>,
+    _threads: MutexGuard<'static, threads::Threads>,
     _pool: MutexGuard<'static, ring::Pool>,
     _latency: MutexGuard<'static, latency::Pool>,
     _marks: MutexGuard<'static, Option<std::collections::HashMap<u64, String>>>,
@@ -77,8 +77,8 @@ extern "C" fn prepare() {
         }
         let held = Held {
             _registry: registry::hold_for_fork(),
-            _names: thread::hold_names_for_fork(),
-            _threads: thread::hold_for_fork(),
+            _names: threads::hold_names_for_fork(),
+            _threads: threads::hold_for_fork(),
             _pool: ring::hold_pool_for_fork(),
             _latency: latency::hold_pool_for_fork(),
             _marks: marks::hold_for_fork(),

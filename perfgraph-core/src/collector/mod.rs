@@ -39,6 +39,7 @@ use crate::base::{clock, heap, registry, sys};
 use crate::local::record::{Decoder, Record};
 use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
+use crate::local::threads;
 use live::Live;
 use outputs::Outputs;
 
@@ -85,7 +86,7 @@ struct Tracked {
     decoder: Decoder,
     /// Drained after the thread exited: nothing more will come.
     finished: bool,
-    /// Exited with sections still open, so never folded (`thread::retire`).
+    /// Exited with sections still open, so never folded (`threads::retire`).
     pinned: bool,
 }
 
@@ -97,7 +98,7 @@ pub(crate) struct Collector {
     next_index: u32,
     /// The live threads, in order (a copy of the global list, refreshed when it changed).
     threads: Vec<Arc<ThreadState>>,
-    /// `thread::generation()` when `threads` was copied.
+    /// `threads::generation()` when `threads` was copied.
     generation: u64,
     /// When the next memory sample is due.
     memory: memory::Pace,
@@ -229,9 +230,9 @@ impl Collector {
 
     /// Picks up threads that recorded their first section, or were folded, since the last pass.
     fn refresh_threads(&mut self) {
-        let generation = thread::generation();
+        let generation = threads::generation();
         if generation != self.generation {
-            self.threads = thread::all();
+            self.threads = threads::all();
             self.generation = generation;
         }
     }
@@ -320,7 +321,7 @@ impl Collector {
         found
     }
 
-    /// Folds every thread drained after its exit (`thread::retire`) once live print is done with it, and
+    /// Folds every thread drained after its exit (`threads::retire`) once live print is done with it, and
     /// stops tracking it: its state and ring can go. Work per pass is in proportion to the live threads.
     fn retire_finished(&mut self) {
         let live = &mut self.live;
@@ -336,7 +337,7 @@ impl Collector {
                 return true;
             }
             outputs.on_retiring(&t.state);
-            if !thread::retire(&t.state, t.cursor.dropped) {
+            if !threads::retire(&t.state, t.cursor.dropped) {
                 t.pinned = true;
                 return true;
             }

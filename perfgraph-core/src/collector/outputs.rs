@@ -20,7 +20,8 @@ use crate::base::{heap, identity, process, registry, sys};
 use crate::export::trace::{Identity, Losses};
 use crate::export::{folded, json};
 use crate::local::record::Record;
-use crate::local::thread::{self, ThreadState};
+use crate::local::thread::ThreadState;
+use crate::local::threads;
 use crate::local::{ring, snapshot};
 
 /// An output path with its `{pid}`, `{rank}` and `{host}` placeholders filled in for this process.
@@ -105,7 +106,7 @@ impl Outputs {
             if heap::counting() {
                 trace.on_heap(ticks, heap::process_heap());
             }
-            trace.on_cpu(ticks, &thread::all());
+            trace.on_cpu(ticks, &threads::all());
         }
     }
 
@@ -131,7 +132,7 @@ impl Outputs {
             && !intervals.closing()
             && now >= due(intervals.start(), *interval_ns)
         {
-            let threads = thread::all();
+            let threads = threads::all();
             intervals.begin_close(now, running_top_level(&threads), cpu_times(&threads));
         }
     }
@@ -162,7 +163,7 @@ impl Outputs {
     /// reads, a stuck disk), which the exit handler gives up on, cannot take them with it; stderr itself
     /// never holds this up for more than 100 ms.
     pub(crate) fn finish(&mut self) {
-        let threads = thread::all();
+        let threads = threads::all();
         let mut block = String::new();
         if let Some((_, intervals)) = &mut self.interval {
             // After the final drain: every call that ended is in.
@@ -248,7 +249,7 @@ fn cpu_times(threads: &[Arc<ThreadState>]) -> interval::Cpu {
 }
 
 fn format_interval(closed: &Interval, names: &HashMap<u32, String>) -> String {
-    let live = thread::all();
+    let live = threads::all();
     interval::format(
         closed,
         clock::scale(),
@@ -270,7 +271,7 @@ fn section_name(section: u32) -> String {
 /// Threads that lost records to ring overflow, with how many: `(name, count)`; the live ones in `threads`,
 /// then the folded ones by group.
 fn ring_dropped(threads: &[Arc<ThreadState>]) -> Vec<(String, u64)> {
-    let (_, retired) = thread::view();
+    let (_, retired) = threads::view();
     threads
         .iter()
         .map(|t| {

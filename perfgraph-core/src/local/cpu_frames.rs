@@ -1,6 +1,6 @@
 //! What a recording thread keeps of its open sections that measure their CPU time (the `cpu` option,
 //! `PERFGRAPH_CPU=all`): the thread's CPU clock as each opened, and the CPU time of its completed children
-//! that measured theirs. Owner-only state, like [`super::heap_frames`]; its stack holds one entry per open
+//! that measured theirs. Owner-only state, like [`super::side_frames`]; its stack holds one entry per open
 //! section with the [`CPU`](super::frames::CPU) flag, innermost last, so sections without it pay nothing.
 //!
 //! Self CPU: a closing section adds its CPU time to the innermost enclosing section that measures its own,

@@ -92,7 +92,7 @@ impl Guard {
     /// [`ThreadState::enter`]).
     ///
     /// # Safety
-    /// `state` must be the calling thread's own state (`thread::current`), which lives for the whole
+    /// `state` must be the calling thread's own state (`threads::current`), which lives for the whole
     /// process.
     #[inline(always)]
     pub unsafe fn open(state: &'static ThreadState, section: SectionId) -> Guard {

@@ -4,13 +4,15 @@
 //! * [`guard`]: the guard a recorded section holds;
 //! * [`pending`]: the timed futures with a live message still pending, for live print;
 //! * [`thread`]: a thread's recording state and the enter/exit hot path;
+//! * [`threads`]: the process-wide list of threads that recorded: registration, exit, retirement;
 //! * [`frames`]: the open-frame table (what runs now), readable by any thread;
 //! * [`ring`] and [`record`]: completed sections on their way to the background thread;
 //! * [`marks`]: futures' lives and instant events, through the same rings, for the trace;
 //! * [`retired`]: exited threads folded into one call tree per thread name;
 //! * [`tree`]: the thread's call tree, aggregated as it runs;
 //! * [`latency`]: a call path's latency histogram, next to its node;
-//! * [`heap_frames`]: the heap counters at each open section's start, for the counting allocator;
+//! * [`side_frames`]: what open sections keep out of line: how many have flags, their CPU clocks, and the
+//!   heap counters at each one's start, for the counting allocator;
 //! * [`cpu_frames`]: the CPU clock at each CPU-measuring open section's start;
 //! * [`stack`]: the enter/exit steps on all of the above, and a consistent reading of them from any
 //!   thread (the call-tree snapshot protocol);
@@ -19,7 +21,6 @@
 pub(crate) mod cpu_frames;
 pub(crate) mod frames;
 pub(crate) mod guard;
-pub(crate) mod heap_frames;
 pub(crate) mod latency;
 #[cfg(test)]
 mod latency_tests;
@@ -30,9 +31,11 @@ pub(crate) mod retired;
 pub(crate) mod ring;
 #[cfg(test)]
 mod ring_tests;
+pub(crate) mod side_frames;
 pub(crate) mod snapshot;
 pub(crate) mod stack;
 pub(crate) mod thread;
+pub(crate) mod threads;
 pub(crate) mod tree;
 #[cfg(test)]
 mod tree_tests;

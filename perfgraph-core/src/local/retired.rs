@@ -8,7 +8,7 @@
 //! `unnamed-<OS thread id>` while they run) group together under
 //! `(unnamed)`. A group of one thread keeps that thread's own name; a larger one is shown as
 //! `<name> ×<count>` (`worker ×1000`). Figures are kept in ticks and converted by readers, as for running
-//! threads. The summary lives beside the live thread list, under the same lock (`local::thread`), so a
+//! threads. The summary lives beside the live thread list, under the same lock (`local::threads`), so a
 //! reader sees each thread exactly once: running, or folded.
 
 use std::collections::HashMap;
@@ -164,7 +164,7 @@ fn empty(section: SectionId, parent: Option<usize>, depth: u32) -> NodeReading {
         self_mem_kb: 0,
         asyncs: Default::default(),
         latency: Default::default(),
-        heap: Default::default(),
+        side: Default::default(),
     }
 }
 
@@ -201,7 +201,7 @@ fn merge(
         t.self_mem_kb += n.self_mem_kb;
         t.asyncs.add(&n.asyncs);
         t.latency.add(&n.latency);
-        t.heap.add(&n.heap);
+        t.side.add(&n.side);
     }
 }
 
@@ -220,7 +220,7 @@ mod tests {
             self_mem_kb: 0,
             asyncs: Default::default(),
             latency: Default::default(),
-            heap: Default::default(),
+            side: Default::default(),
         }
     }
 

@@ -7,7 +7,8 @@
 
 use super::retired::Group as RetiredGroup;
 use super::stack::{NodeReading, Reading};
-use super::thread::{self, ThreadState};
+use super::thread::ThreadState;
+use super::threads;
 use super::verbosity;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, Verbosity};
@@ -24,7 +25,7 @@ pub fn all() -> (Vec<ThreadSnapshot>, Scale) {
     let scale = clock::scale();
     let now = clock::now().0;
     // One instant: each thread is live or folded, never both, never neither.
-    let (live, retired) = thread::view();
+    let (live, retired) = threads::view();
     let mut snapshots: Vec<ThreadSnapshot> = live
         .iter()
         .enumerate()
@@ -94,8 +95,8 @@ pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
 }
 
 fn snapshot(t: &ThreadState, now: u64, scale: Scale) -> ThreadSnapshot {
-    // Acquire: pairs with the Release store in `ExitHook::drop`. Read first: if the thread has exited, the
-    // reading below is of its final state.
+    // Acquire: pairs with the Release store in `threads::ExitHook::drop`. Read first: if the thread has
+    // exited, the reading below is of its final state.
     let exited = t.exited_ticks.load(std::sync::atomic::Ordering::Acquire);
     // The thread keeps recording while we read; `Stack::read` sees that no call counts twice.
     let Reading { nodes, running } = t.stack.read(now);
@@ -156,13 +157,13 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
                 ),
                 allocs: 0,
                 alloc_bytes: 0,
-                self_allocs: n.heap.self_allocs,
-                self_alloc_bytes: n.heap.self_alloc_bytes,
-                heap_growth_bytes: n.heap.heap_growth,
-                heap_peak_bytes: n.heap.heap_peak,
-                cpu: (n.heap.cpu_calls > 0).then_some(CpuTime {
-                    cpu_ns: n.heap.cpu_ns,
-                    self_cpu_ns: n.heap.self_cpu_ns,
+                self_allocs: n.side.self_allocs,
+                self_alloc_bytes: n.side.self_alloc_bytes,
+                heap_growth_bytes: n.side.heap_growth,
+                heap_peak_bytes: n.side.heap_peak,
+                cpu: (n.side.cpu_calls > 0).then_some(CpuTime {
+                    cpu_ns: n.side.cpu_ns,
+                    self_cpu_ns: n.side.self_cpu_ns,
                 }),
             }
         })

@@ -36,7 +36,7 @@ use crate::local::frames::{FrameData, FrameTable, Inside, OpenFrame, PUBLIC_DEPT
 use crate::local::latency::Counts;
 use crate::local::record::Record;
 use crate::local::ring::Ring;
-use crate::local::tree::{AsyncNode, HeapNode, Node, Tree};
+use crate::local::tree::{AsyncNode, Node, SideNode, Tree};
 
 /// A clock reading and the resident-memory figure, as the caller takes them when a section opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ pub struct Sample {
 /// What the caller learns of a section as it closes it, to take its end figures ([`Stack::exit`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ending {
-    /// The call's node (its index in the tree, for [`Stack::heap_of`]).
+    /// The call's node (its index in the tree, for [`Stack::side_of`]).
     pub node: u32,
     /// Its [`Sample::flags`].
     pub flags: u8,
@@ -155,12 +155,12 @@ pub struct NodeReading {
     pub latency: Counts,
     /// What the counting allocator counted, and the CPU time of the calls that measured it (all zero
     /// without them).
-    pub heap: HeapReading,
+    pub side: SideReading,
 }
 
-/// A [`HeapNode`] as a [`Reading`] saw it: heap and CPU figures.
+/// A [`SideNode`] as a [`Reading`] saw it: heap and CPU figures.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct HeapReading {
+pub struct SideReading {
     /// Allocations made in the path and not in its children.
     pub self_allocs: u64,
     /// Bytes they asked for.
@@ -177,9 +177,9 @@ pub struct HeapReading {
     pub self_cpu_ns: u64,
 }
 
-impl HeapReading {
+impl SideReading {
     /// Adds `other`'s figures (the maximum of the peaks).
-    pub fn add(&mut self, other: &HeapReading) {
+    pub fn add(&mut self, other: &SideReading) {
         self.self_allocs += other.self_allocs;
         self.self_alloc_bytes += other.self_alloc_bytes;
         self.heap_growth += other.heap_growth;
@@ -385,12 +385,12 @@ impl Stack {
         self.tree.async_of(index)
     }
 
-    /// Owner only: the [`HeapNode`] of node `index` (an [`Ending::node`]), allocated at first use.
+    /// Owner only: the [`SideNode`] of node `index` (an [`Ending::node`]), allocated at first use.
     ///
     /// # Safety
     /// Only the stack's owner may call this, as [`enter`](Stack::enter).
-    pub unsafe fn heap_of(&self, index: u32) -> &HeapNode {
-        self.tree.heap_of(index)
+    pub unsafe fn side_of(&self, index: u32) -> &SideNode {
+        self.tree.side_of(index)
     }
 
     /// The sections open at `depth` and innermost, with `own` the owner's state.
@@ -587,10 +587,10 @@ impl Stack {
                         cancelled: a.cancelled.load(Ordering::Relaxed),
                     }),
                 latency: n.latency().map(|h| h.read()).unwrap_or_default(),
-                heap: self
+                side: self
                     .tree
-                    .heap_get(id)
-                    .map_or_else(HeapReading::default, |h| HeapReading {
+                    .side_get(id)
+                    .map_or_else(SideReading::default, |h| SideReading {
                         self_allocs: h.self_allocs.load(Ordering::Relaxed),
                         self_alloc_bytes: h.self_alloc_bytes.load(Ordering::Relaxed),
                         heap_growth: h.heap_growth.load(Ordering::Relaxed),

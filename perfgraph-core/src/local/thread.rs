@@ -2,13 +2,13 @@
 //!
 //! A thread's first section allocates its [`ThreadState`] (the event ring, recycled from exited threads when
 //! one is free; the open-frame table, the call tree's first segment) and registers it in the global list of
-//! live threads. Once the thread has exited and the background thread has drained its ring for the last
-//! time, [`retire`] folds it into the retired summary ([`super::retired`]) and takes it off that list; its
-//! state is freed when the last reader lets go of it (readers hold `Arc`s), its ring goes back to the pool.
-//! A [`Guard`](super::guard::Guard)'s pointer to it is valid while its thread runs, which is all a guard
-//! needs. After that, entering and leaving a section touches only memory this thread owns, in
-//! [`Stack::enter`] and [`Stack::exit`] (where the order readers rely on is spelled out), with the clock
-//! and memory figures read here:
+//! live threads ([`super::threads`]). Once the thread has exited and the background thread has drained its
+//! ring for the last time, [`retire`](super::threads::retire) folds it into the retired summary
+//! ([`super::retired`]) and takes it off that list; its state is freed when the last reader lets go of it
+//! (readers hold `Arc`s), its ring goes back to the pool. A [`Guard`](super::guard::Guard)'s pointer to it
+//! is valid while its thread runs, which is all a guard needs. After that, entering and leaving a section
+//! touches only memory this thread owns, in [`Stack::enter`] and [`Stack::exit`] (where the order readers
+//! rely on is spelled out), with the clock and memory figures read here:
 //!
 //! * enter: find the call-tree child (a cached compare, usually), bump its call count, read the clock, write
 //!   the open frame and publish the depth;
@@ -21,18 +21,15 @@
 //! ring, the frames ("what is running now") and the tree concurrently; the only thing it ever writes here is
 //! `watch`, on its own cache line, which the hot path only loads.
 
-use std::cell::{Cell, UnsafeCell};
-use std::collections::BTreeMap;
+use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_utils::CachePadded;
 
 use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
-use super::heap_frames::HeapFrames;
 use super::record::Record;
-use super::retired::{Exited, Group, Retired};
 use super::ring::Ring;
+use super::side_frames::SideFrames;
 use super::stack::{EndSample, Ending, Sample, Stack};
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
@@ -80,16 +77,17 @@ pub struct ThreadState {
     /// once more by the thread itself as it exits. Only ever raised (`fetch_max`: CPU time only grows, and
     /// a read that lost a race with the exit's must not lower it). Off the hot path, on a line of its own.
     pub cpu_ns: CachePadded<AtomicU64>,
-    /// The heap counters at each open section's start, while the counting allocator is installed.
-    heap: OwnHeap,
+    /// What its open sections keep out of line: how many have flags, their CPU clocks at their start, and
+    /// the heap counters at each one's start while the counting allocator is installed.
+    side: OwnSide,
 }
 
-/// [`HeapFrames`], touched by the owning thread only (its enter and exit).
+/// [`SideFrames`], touched by the owning thread only (its enter and exit).
 #[derive(Debug, Default)]
-struct OwnHeap(UnsafeCell<HeapFrames>);
+struct OwnSide(UnsafeCell<SideFrames>);
 
-// SAFETY: only the owning thread touches the cell (`ThreadState::heap`'s contract); other threads never do.
-unsafe impl Sync for OwnHeap {}
+// SAFETY: only the owning thread touches the cell (`ThreadState::side`'s contract); other threads never do.
+unsafe impl Sync for OwnSide {}
 
 /// Memory growth (KiB) above which a section's end wakes the background thread; `i64::MAX` when nobody
 /// prints memory alerts.
@@ -101,7 +99,13 @@ pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 pub static HEAP_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
 impl ThreadState {
-    fn new(index: u32, name: String, family: Option<String>, is_main: bool) -> ThreadState {
+    /// A new thread's state (its registration, [`super::threads`], or [`detached`](Self::detached)).
+    pub(super) fn new(
+        index: u32,
+        name: String,
+        family: Option<String>,
+        is_main: bool,
+    ) -> ThreadState {
         let cpu_base_ns = sys::own_cpu_ns().unwrap_or(0);
         ThreadState {
             index,
@@ -119,19 +123,19 @@ impl ThreadState {
             cpu_clock: sys::own_cpu_clock(),
             cpu_base_ns,
             cpu_ns: CachePadded::new(AtomicU64::new(cpu_base_ns)),
-            heap: OwnHeap::default(),
+            side: OwnSide::default(),
         }
     }
 
-    /// The owner's heap frames.
+    /// The owner's side frames.
     ///
     /// # Safety
     /// Call only on the owning thread, and do not hold two results at once.
-    #[allow(clippy::mut_from_ref)] // reason: single-owner interior mutability, see `OwnHeap`'s Sync impl.
+    #[allow(clippy::mut_from_ref)] // reason: single-owner interior mutability, see `OwnSide`'s Sync impl.
     #[inline(always)]
-    unsafe fn heap(&self) -> &mut HeapFrames {
+    unsafe fn side(&self) -> &mut SideFrames {
         // SAFETY: the caller is the owning thread and holds no other reference (this fn's contract).
-        unsafe { &mut *self.heap.0.get() }
+        unsafe { &mut *self.side.0.get() }
     }
 
     /// Reads the thread's CPU time now (while it lives; a system call) into [`cpu_ns`](Self::cpu_ns), and
@@ -171,7 +175,7 @@ impl ThreadState {
     pub unsafe fn enter(&self, section: SectionId) -> u32 {
         debug_assert!(
             // SAFETY: this is the owning thread (caller's contract).
-            !unsafe { self.heap() }.on,
+            !unsafe { self.side() }.on,
             "counting sections open with `enter_with`"
         );
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
@@ -199,16 +203,16 @@ impl ThreadState {
     /// Call only on the thread that owns this state.
     #[inline(always)]
     unsafe fn enter_flagged(&self, section: SectionId, flags: u8, call: bool) -> u32 {
-        // SAFETY: this is the owning thread (caller's contract); no other `heap()` reference is held.
-        let counting = unsafe { self.heap() }.on;
+        // SAFETY: this is the owning thread (caller's contract); no other `side()` reference is held.
+        let counting = unsafe { self.side() }.on;
         let flags = if counting { flags | HEAP } else { flags };
         let was = if counting { heap::pause() } else { false };
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         let depth = unsafe { self.stack.enter_counted(section, || sample(flags), call) };
         if flags != 0 {
-            // SAFETY: as above; no other `heap()` reference is held.
-            let frames = unsafe { self.heap() };
+            // SAFETY: as above; no other `side()` reference is held.
+            let frames = unsafe { self.side() };
             frames.flagged += 1;
             if flags & CPU != 0 {
                 frames.cpu.open();
@@ -272,7 +276,7 @@ impl ThreadState {
     pub unsafe fn exit(&self, depth: u32) {
         let end = clock::now().0;
         // SAFETY: this is the owning thread (caller's contract).
-        if unsafe { self.heap() }.flagged != 0 {
+        if unsafe { self.side() }.flagged != 0 {
             // SAFETY: as above.
             return unsafe { self.exit_with(depth, end) };
         }
@@ -336,14 +340,14 @@ impl ThreadState {
     #[inline(always)]
     unsafe fn end_with(&self, e: Ending) -> EndSample {
         let mem_kb = mem_kb(e.flags & EXACT_MEM != 0);
-        // SAFETY: this is the owning thread (caller's contract); the only `heap()` reference held.
-        let frames = unsafe { self.heap() };
+        // SAFETY: this is the owning thread (caller's contract); the only `side()` reference held.
+        let frames = unsafe { self.side() };
         frames.flagged -= 1;
         if e.flags & CPU != 0
             && let Some(cpu) = frames.cpu.close()
         {
             // SAFETY: this is the owning thread (caller's contract).
-            unsafe { self.stack.heap_of(e.node) }.add_cpu(cpu);
+            unsafe { self.stack.side_of(e.node) }.add_cpu(cpu);
             // Just before the section's own record, which the collector's decoder joins it to.
             self.stack
                 .ring
@@ -361,7 +365,7 @@ impl ThreadState {
             };
         };
         // SAFETY: this is the owning thread (caller's contract).
-        let node = unsafe { self.stack.heap_of(e.node) };
+        let node = unsafe { self.stack.side_of(e.node) };
         node.add(call.self_allocs, call.self_bytes, call.growth, call.peak);
         EndSample {
             mem_kb,
@@ -377,7 +381,8 @@ impl ThreadState {
 
     /// Whether the thread has exited.
     pub fn exited(&self) -> bool {
-        // Acquire: pairs with the Release store in `ExitHook::drop`; all the thread's writes are visible.
+        // Acquire: pairs with the Release store in `threads::ExitHook::drop`; all the thread's writes are
+        // visible.
         self.exited_ticks.load(Ordering::Acquire) != 0
     }
 }
@@ -443,228 +448,4 @@ fn note_interleaved(ended: SectionId, open: SectionId) {
 pub fn interleaved() -> Option<(SectionId, SectionId)> {
     let pair = INTERLEAVED.load(Ordering::Relaxed);
     (pair != 0).then_some((((pair >> 32) as u32) & 0x7fff_ffff, pair as u32))
-}
-
-/// The threads that recorded: the live ones (in order of first section) and the retired ones, folded. One
-/// lock over both, so a reader sees every thread exactly once.
-pub struct Threads {
-    live: Vec<Arc<ThreadState>>,
-    retired: Retired,
-    /// Threads ever registered: the next one's index.
-    registered: u32,
-    /// Changes whenever `live` does.
-    generation: u64,
-}
-
-static THREADS: Mutex<Threads> = Mutex::new(Threads {
-    live: Vec::new(),
-    retired: Retired::new(),
-    registered: 0,
-    generation: 0,
-});
-
-/// Exited threads not folded yet. Every [`EXITED_WAKE`]th one wakes the background thread, so their
-/// states (and rings) go back soon even in a program that ends threads by the thousand, without a pass per
-/// exit.
-static EXITED_PENDING: AtomicU64 = AtomicU64::new(0);
-
-/// See [`EXITED_PENDING`].
-const EXITED_WAKE: u64 = 64;
-
-fn threads() -> std::sync::MutexGuard<'static, Threads> {
-    THREADS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The live threads (not folded yet), in order of first section.
-pub fn all() -> Vec<Arc<ThreadState>> {
-    threads().live.clone()
-}
-
-/// A number that changes whenever the live list does (what [`all`] would return, without copying it).
-pub fn generation() -> u64 {
-    threads().generation
-}
-
-/// The live threads and the retired groups, read at one instant: every thread is in exactly one of them.
-pub fn view() -> (Vec<Arc<ThreadState>>, Vec<Group>) {
-    let t = threads();
-    (t.live.clone(), t.retired.groups().to_vec())
-}
-
-/// Folds `state`, an exited thread whose ring the background thread drained for the last time (losing
-/// `dropped` records in all), into the retired summary, and takes it off the live list. Background thread
-/// only, after that final drain.
-///
-/// Returns `false`, and keeps the thread live for good, if sections are still open on it: a guard kept in
-/// a thread-local that outlived the exit hook may still close them.
-pub fn retire(state: &ThreadState, dropped: u64) -> bool {
-    let exited_ticks = state.exited_ticks.load(Ordering::Acquire);
-    debug_assert!(exited_ticks != 0, "only an exited thread is retired");
-    if !state.open_frames().is_empty() {
-        return false;
-    }
-    // Outside the lock: the thread has exited (Acquire above pairs with the exit hook's Release), so its
-    // state no longer changes.
-    let reading = state.stack.read(exited_ticks);
-    let exited = Exited {
-        name: &state.name,
-        family: state.family.as_deref(),
-        index: state.index,
-        is_main: state.is_main,
-        born_ticks: state.born_ticks,
-        exited_ticks,
-        recorded: state.stack.ring.pushed(),
-        dropped,
-        cpu_ns: state.cpu_since_first_section(),
-    };
-    let mut t = threads();
-    // The live list is in order of index.
-    if let Ok(i) = t.live.binary_search_by_key(&state.index, |s| s.index) {
-        t.live.remove(i);
-        t.retired.fold(&exited, &reading);
-        t.generation += 1;
-    }
-    drop(t);
-    // Relaxed: a counter for the wake-up heuristic only.
-    let _ = EXITED_PENDING.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
-    true
-}
-
-/// The thread list's lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
-pub fn hold_for_fork() -> MutexGuard<'static, Threads> {
-    threads()
-}
-
-thread_local! {
-    /// This thread's state, null before its first section. `const`-initialised with no destructor, so
-    /// reading it is a single TLS-relative load and works even during thread teardown.
-    static CURRENT: Cell<*const ThreadState> = const { Cell::new(std::ptr::null()) };
-    /// Marks the state exited when the thread ends (registered at the thread's first section).
-    static EXIT_HOOK: ExitHook = const { ExitHook(Cell::new(std::ptr::null())) };
-}
-
-struct ExitHook(Cell<*const ThreadState>);
-
-impl Drop for ExitHook {
-    fn drop(&mut self) {
-        let state = self.0.get();
-        if !state.is_null() {
-            // A section entered later in this thread's teardown (from another thread-local's destructor)
-            // registers a state of its own, which is never retired: this one may be freed once retired.
-            CURRENT.with(|c| c.set(std::ptr::null()));
-            // SAFETY: the pointer came from an `Arc` in the live list, which keeps it until the background
-            // thread retires the thread, which it does only after it saw the store below.
-            let state = unsafe { &*state };
-            // What this thread allocated and kept, or freed for others, joins the process's heap figure.
-            crate::base::heap::publish();
-            if let Some(ns) = sys::own_cpu_ns() {
-                // Relaxed: published by the Release store below.
-                state.cpu_ns.fetch_max(ns, Ordering::Relaxed);
-            }
-            // Release: pairs with the Acquire load in `exited`: the thread's last records (and its final CPU
-            // time) are visible.
-            state
-                .exited_ticks
-                .store(clock::now().0.max(1), Ordering::Release);
-            // Not a pass per exit: only every `EXITED_WAKE`th exit waiting to be folded wakes the background
-            // thread (otherwise the next pass folds it). Relaxed: a heuristic counter.
-            let pending = EXITED_PENDING.fetch_add(1, Ordering::Relaxed) + 1;
-            if pending.is_multiple_of(EXITED_WAKE) {
-                process::wake();
-            }
-        }
-    }
-}
-
-/// How many threads of each name have recorded so far: the second `worker` is `worker#2`.
-static NAMES: Mutex<BTreeMap<String, u32>> = Mutex::new(BTreeMap::new());
-
-/// The names' lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
-pub fn hold_names_for_fork() -> MutexGuard<'static, BTreeMap<String, u32>> {
-    NAMES.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// `name` as this thread shows it in tables and live-print prefixes: the name itself for the first thread
-/// that bears it, `name#k` for the k-th (tokio's and rayon's workers share one name).
-fn told_apart(name: &str) -> String {
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    let seen = names.entry(name.to_owned()).or_insert(0);
-    *seen += 1;
-    label(name, *seen)
-}
-
-/// The label of the `nth` thread named `name` (from 1).
-fn label(name: &str, nth: u32) -> String {
-    if nth == 1 {
-        name.to_owned()
-    } else {
-        format!("{name}#{nth}")
-    }
-}
-
-/// This thread's state, or null before its first section.
-#[inline(always)]
-pub fn current_ptr() -> *const ThreadState {
-    CURRENT.with(Cell::get)
-}
-
-/// This thread's state, registering it at the first section. The runtime must have started (the entry
-/// points see to it): the state's birth is read on its clock.
-pub fn current() -> &'static ThreadState {
-    let ptr = CURRENT.with(Cell::get);
-    if ptr.is_null() {
-        return register();
-    }
-    // SAFETY: non-null values come from `register`, from an `Arc` that the live list keeps while the thread
-    // runs (it is retired only after its exit hook ran).
-    unsafe { &*ptr }
-}
-
-/// perfgraph's own allocations (the state, its ring, its name) never count against a section.
-#[cold]
-#[inline(never)]
-fn register() -> &'static ThreadState {
-    heap::untracked(register_untracked)
-}
-
-fn register_untracked() -> &'static ThreadState {
-    let thread = std::thread::current();
-    let is_main = sys::is_main_thread();
-    let (name, family) = match thread.name() {
-        Some(name) => (told_apart(name), Some(name.to_owned())),
-        None if is_main => ("main".to_owned(), Some("main".to_owned())),
-        None => (format!("unnamed-{}", sys::thread_id()), None),
-    };
-    let state = {
-        let mut threads = threads();
-        let index = threads.registered;
-        let state = Arc::new(ThreadState::new(index, name, family, is_main));
-        threads.registered += 1;
-        threads.generation += 1;
-        threads.live.push(Arc::clone(&state));
-        state
-    };
-    let ptr = Arc::as_ptr(&state);
-    // The exit hook may be unavailable during thread teardown; the state then simply never reads as exited.
-    let _ = EXIT_HOOK.try_with(|hook| hook.0.set(ptr));
-    CURRENT.with(|c| c.set(ptr));
-    // SAFETY: the live list holds a clone of this `Arc` until the thread has exited and been retired, so the
-    // state outlives every use this thread makes of it (the 'static is this thread's lifetime: guards are
-    // `!Send`, and the exit hook, which runs last, is what lets it be retired).
-    unsafe { &*ptr }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn threads_of_one_name_are_told_apart() {
-        assert_eq!(super::label("tokio-rt-worker", 1), "tokio-rt-worker");
-        assert_eq!(super::label("tokio-rt-worker", 3), "tokio-rt-worker#3");
-        let first = super::told_apart("told-apart-test");
-        let second = super::told_apart("told-apart-test");
-        assert_eq!(
-            (first.as_str(), second.as_str()),
-            ("told-apart-test", "told-apart-test#2")
-        );
-    }
 }

@@ -155,15 +155,16 @@ impl AsyncNode {
     }
 }
 
-/// What a [`CountingAllocator`](crate::base::heap::CountingAllocator) lets one call path count, and the CPU
-/// time of its calls that measured it (the `cpu` option, `PERFGRAPH_CPU=all`): kept beside the nodes like
+/// A call path's figures kept out of line: what the counting allocator
+/// ([`CountingAllocator`](crate::base::heap::CountingAllocator)) lets it count, and the CPU time of its
+/// calls that measured it (the `cpu` option, `PERFGRAPH_CPU=all`): kept beside the nodes like
 /// [`AsyncNode`], in segments allocated at a path's first completed call that has such figures, so a
 /// program without them pays nothing and a [`Node`] stays one cache line.
 /// Written by the owner only (plain load and store) when a call ends; readable by any thread.
 ///
 /// Invariant: the counters only grow, except `heap_growth`, a signed sum; all are over completed calls.
 #[derive(Debug)]
-pub struct HeapNode {
+pub struct SideNode {
     /// Allocations made in this path and not in its children.
     pub self_allocs: AtomicU64,
     /// Bytes they asked for.
@@ -180,10 +181,10 @@ pub struct HeapNode {
     pub self_cpu_ns: AtomicU64,
 }
 
-impl HeapNode {
+impl SideNode {
     /// Nothing counted yet (not a `Default`: loom's atomics have none).
-    fn new() -> HeapNode {
-        HeapNode {
+    fn new() -> SideNode {
+        SideNode {
             self_allocs: AtomicU64::new(0),
             self_alloc_bytes: AtomicU64::new(0),
             heap_growth: AtomicI64::new(0),
@@ -228,9 +229,9 @@ pub struct Tree {
     /// The [`AsyncNode`]s of the same indices, segment by segment as in `segments`; null until a poll
     /// needs one. Written once (by the owner), freed on drop.
     asyncs: [AtomicPtr<AsyncNode>; SEGMENTS],
-    /// The [`HeapNode`]s of the same indices, as `asyncs`; null until a call there ends while the
-    /// counting allocator is installed.
-    heaps: [AtomicPtr<HeapNode>; SEGMENTS],
+    /// The [`SideNode`]s of the same indices, as `asyncs`; null until a call there ends with heap or CPU
+    /// figures.
+    sides: [AtomicPtr<SideNode>; SEGMENTS],
     /// Nodes in use. Written only by the owner (Release after a node is initialised).
     len: AtomicU32,
 }
@@ -250,7 +251,7 @@ impl Tree {
             // Not a `const` block: loom's atomics have no `const fn new`.
             segments: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             asyncs: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
-            heaps: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            sides: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             len: AtomicU32::new(0),
         };
         let root = tree.slot(0);
@@ -340,37 +341,37 @@ impl Tree {
         unsafe { ptr.as_ref().map(|_| &*ptr.add(offset)) }
     }
 
-    /// Owner only: the [`HeapNode`] of node `index` (a node of this tree), allocating its segment (untracked)
+    /// Owner only: the [`SideNode`] of node `index` (a node of this tree), allocating its segment (untracked)
     /// at the first call there that ends with heap or CPU figures.
-    pub fn heap_of(&self, index: u32) -> &HeapNode {
+    pub fn side_of(&self, index: u32) -> &SideNode {
         let (segment, offset) = locate(index);
-        let mut ptr = self.heaps[segment].load(Ordering::Relaxed);
+        let mut ptr = self.sides[segment].load(Ordering::Relaxed);
         if ptr.is_null() {
-            ptr = self.new_heap_segment(segment);
+            ptr = self.new_side_segment(segment);
         }
         // SAFETY: `ptr` points at a live segment of `FIRST << segment` entries (never freed before `self`),
         // and `offset` is below that length by construction of `locate`.
         unsafe { &*ptr.add(offset) }
     }
 
-    /// Allocates and publishes heap segment `segment` (owner only; perfgraph's own allocation, so untracked).
+    /// Allocates and publishes side segment `segment` (owner only; perfgraph's own allocation, so untracked).
     #[cold]
     #[inline(never)]
-    fn new_heap_segment(&self, segment: usize) -> *mut HeapNode {
+    fn new_side_segment(&self, segment: usize) -> *mut SideNode {
         crate::base::heap::untracked(|| {
-            let nodes: Box<[HeapNode]> = (0..FIRST << segment).map(|_| HeapNode::new()).collect();
-            let ptr = Box::into_raw(nodes).cast::<HeapNode>();
-            // Release: pairs with the Acquire load in `heap_get`; readers see initialised memory.
-            self.heaps[segment].store(ptr, Ordering::Release);
+            let nodes: Box<[SideNode]> = (0..FIRST << segment).map(|_| SideNode::new()).collect();
+            let ptr = Box::into_raw(nodes).cast::<SideNode>();
+            // Release: pairs with the Acquire load in `side_get`; readers see initialised memory.
+            self.sides[segment].store(ptr, Ordering::Release);
             ptr
         })
     }
 
-    /// Reader side: the [`HeapNode`] of node `index`, if a call there ever allocated its segment.
-    pub fn heap_get(&self, index: u32) -> Option<&HeapNode> {
+    /// Reader side: the [`SideNode`] of node `index`, if a call there ever allocated its segment.
+    pub fn side_get(&self, index: u32) -> Option<&SideNode> {
         let (segment, offset) = locate(index);
-        // Acquire: pairs with the Release store in `heap_of`.
-        let ptr = self.heaps.get(segment)?.load(Ordering::Acquire);
+        // Acquire: pairs with the Release store in `side_of`.
+        let ptr = self.sides.get(segment)?.load(Ordering::Acquire);
         // SAFETY: a non-null segment holds `FIRST << segment > offset` initialised entries that live as long
         // as `self`.
         unsafe { ptr.as_ref().map(|_| &*ptr.add(offset)) }
@@ -491,12 +492,12 @@ impl Drop for Tree {
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
             }
         }
-        for (segment, ptr) in self.heaps.iter().enumerate() {
+        for (segment, ptr) in self.sides.iter().enumerate() {
             let ptr = ptr.load(Ordering::Relaxed);
             if !ptr.is_null() {
                 let len = FIRST << segment;
-                // SAFETY: `ptr` came from `Box::<[HeapNode]>::into_raw` of exactly `len` entries in
-                // `heap_of`, and `&mut self` means nobody else uses it any more.
+                // SAFETY: `ptr` came from `Box::<[SideNode]>::into_raw` of exactly `len` entries in
+                // `side_of`, and `&mut self` means nobody else uses it any more.
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
             }
         }

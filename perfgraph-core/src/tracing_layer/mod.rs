@@ -49,7 +49,7 @@ use crate::base::clock;
 use crate::base::registry::Section;
 use crate::entry;
 use crate::local::record::{INSTANT, Record};
-use crate::local::{marks, thread};
+use crate::local::{marks, threads};
 use held::{LOCAL, Once, Open, SLOTS};
 use shared::{NO_PREVIOUS, Shared};
 
@@ -282,7 +282,7 @@ where
         let Some(site) = site else {
             return;
         };
-        let ptr = thread::current_ptr();
+        let ptr = threads::current_ptr();
         if ptr.is_null() {
             return;
         }

@@ -6,7 +6,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use crate::base::clock;
-use crate::local::thread;
+use crate::local::threads;
 
 /// Panics not yet seen by live print: `(thread index, ticks)`.
 static PANICS: Mutex<Vec<(u32, u64)>> = Mutex::new(Vec::new());
@@ -15,7 +15,7 @@ static PANICS: Mutex<Vec<(u32, u64)>> = Mutex::new(Vec::new());
 pub(crate) fn install() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let ptr = thread::current_ptr();
+        let ptr = threads::current_ptr();
         if !ptr.is_null() {
             // SAFETY: a non-null `current_ptr` is this (running) thread's own state, which the thread list
             // keeps alive for the whole process.

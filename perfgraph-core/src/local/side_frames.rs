@@ -1,7 +1,12 @@
-//! What a recording thread keeps of its open sections for the counting allocator: the thread's heap
-//! counters as each section opened ([`crate::base::heap`]), so that its end gives the section's exact
-//! allocations, bytes, net growth and peak growth. Owner-only state, used only while the allocator is
-//! installed; its stack of open frames runs alongside the open-frame table, one entry per open section.
+//! What a recording thread's open sections keep out of line, beside the open-frame table: how many of them
+//! have flags (so an end without any stays on the fast path), the thread's CPU clock as each CPU-measuring
+//! one opened ([`CpuFrames`], `cpu_frames.rs`), and the heap counters for the counting allocator. Owner-only
+//! state, touched only by sections with flags.
+//!
+//! The heap counters: the thread's heap counters as each section opened ([`crate::base::heap`]), so that
+//! its end gives the section's exact allocations, bytes, net growth and peak growth. Used only while the
+//! allocator is installed; its stack of open frames runs alongside the open-frame table, one entry per open
+//! section.
 //!
 //! Self figures: a closing section adds its inclusive allocations and bytes to its parent's `child_*`, and
 //! its own self figures are its inclusive ones minus its children's. Peak: a section sets the thread's
@@ -39,10 +44,11 @@ pub struct HeapCall {
     pub peak: u64,
 }
 
-/// A thread's open sections' heap figures. Invariant: while `on`, `frames` holds one entry per open
-/// section, innermost last (every enter opens one, every close takes one).
+/// A thread's open sections' out-of-line state: the count of those with flags, their heap counters and
+/// their CPU clocks. Invariant: while `on`, `frames` holds one entry per open section, innermost last (every
+/// enter opens one, every close takes one).
 #[derive(Debug)]
-pub struct HeapFrames {
+pub struct SideFrames {
     /// Whether the counting allocator was installed when the thread's state was made: fixed for the
     /// thread's life, so the frames always match the open sections.
     pub on: bool,
@@ -54,11 +60,11 @@ pub struct HeapFrames {
     pub cpu: CpuFrames,
 }
 
-impl HeapFrames {
+impl SideFrames {
     /// The state of a thread starting now: on if sections count heap figures ([`heap::counting`]).
-    pub fn new() -> HeapFrames {
+    pub fn new() -> SideFrames {
         let on = heap::counting();
-        HeapFrames {
+        SideFrames {
             on,
             flagged: 0,
             frames: Vec::with_capacity(if on { 64 } else { 0 }),
@@ -108,8 +114,8 @@ impl HeapFrames {
     }
 }
 
-impl Default for HeapFrames {
+impl Default for SideFrames {
     fn default() -> Self {
-        HeapFrames::new()
+        SideFrames::new()
     }
 }
