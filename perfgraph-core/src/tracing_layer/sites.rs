@@ -1,8 +1,9 @@
 //! Callsites as sections: each callsite's section, registered at its first span, and a per-thread cache
 //! that finds it by the address of the callsite's `'static` metadata, without a lock.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, Once};
 
 use crossbeam_utils::CachePadded;
 use tracing_core::field::{Field, Visit};
@@ -10,9 +11,45 @@ use tracing_core::span::Attributes;
 use tracing_core::{Level, Metadata};
 
 use crate::base::registry::{Name, Section, SectionMeta};
+use crate::base::sys;
 
-/// Each callsite's section, by the address of its `'static` metadata.
-static SITES: Mutex<Option<HashMap<usize, &'static Section>>> = Mutex::new(None);
+/// Each callsite's sections, by the address of its `'static` metadata.
+type Sites = Option<HashMap<usize, &'static Section>>;
+
+/// Each callsite's section, by the address of its `'static` metadata. Held across a `fork` (see
+/// [`hold_across_fork`]): a child may register or look up a callsite at once, and must not find it held by
+/// a thread it did not inherit.
+static SITES: Mutex<Sites> = Mutex::new(None);
+
+thread_local! {
+    /// [`SITES`], held by the forking thread from its `fork`'s prepare handler to its parent and child
+    /// handlers.
+    static HELD: RefCell<Option<MutexGuard<'static, Sites>>> = const { RefCell::new(None) };
+}
+
+/// Registers `pthread_atfork` handlers that hold [`SITES`] across a `fork`, once, at the first callsite's
+/// registration (before which no thread holds it). The lock is short and never taken under another, so
+/// taking it in `prepare` cannot deadlock with the runtime's own fork handlers.
+fn hold_across_fork() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        sys::at_fork(take_for_fork, release_after_fork, release_after_fork);
+    });
+}
+
+extern "C" fn take_for_fork() {
+    let _ = std::panic::catch_unwind(|| {
+        let held = SITES.lock().unwrap_or_else(|e| e.into_inner());
+        // During the thread's teardown there is nowhere to keep it: then it is not held.
+        let _ = HELD.try_with(|h| *h.borrow_mut() = Some(held));
+    });
+}
+
+extern "C" fn release_after_fork() {
+    let _ = std::panic::catch_unwind(|| {
+        let _ = HELD.try_with(|h| h.borrow_mut().take());
+    });
+}
 
 /// Slots of the per-thread cache of [`SITES`] (a power of two).
 const CACHE: usize = 64;
@@ -85,6 +122,7 @@ pub(super) fn register(
     meta: &'static Metadata<'static>,
     attrs: &Attributes<'_>,
 ) -> &'static Section {
+    hold_across_fork();
     let key = key(meta);
     let mut sites = SITES.lock().unwrap_or_else(|e| e.into_inner());
     let sites = sites.get_or_insert_with(HashMap::new);
