@@ -7,7 +7,7 @@
 //! ([`Printer::future_ended`]) and those still pending ([`Printer::pending`]), for the async track
 //! (`printer/futures.rs`); other output that reached the terminal ([`Printer::other_output`]); then
 //! [`Printer::tick`] with the time. Output: text to append to stderr, and
-//! the next time something is due.
+//! the next time something is due. This file decides; `printer/write.rs` writes the threads' lines.
 //!
 //! How a call's end is known: recording threads push a section's end record *before* they publish the lower
 //! depth, so a call missing from a snapshot has its record in the ring already. The next drain of that thread
@@ -20,14 +20,13 @@
 //! level, the message without a newline, dots on the same line, `Still`/`Currently`/`Finished` lines, stats
 //! `[%6.2f s] [%5d MB]` with `[` at column 89.
 
-use crate::base::clock::{Scale, Ticks};
+use crate::base::clock::Scale;
 use crate::base::text;
-
-use super::line::{finished_head, push_head, push_indent, push_padding, push_stats_text};
 
 mod futures;
 use futures::OpenFuture;
 pub use futures::{AsyncCall, AsyncEnded};
+mod write;
 
 /// The settings the decisions depend on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,19 +81,6 @@ enum Shown {
     Yes,
     /// Printed, then other lines or output came after it: its next line starts with `Still`.
     Interrupted,
-}
-
-/// The word a call's line opens with as it is printed now (`Still ` after an interruption, `Currently `
-/// when the program printed since the call began, else none); the call is on screen from then on.
-fn opening_word(shown: &mut Shown, currently: &mut bool) -> &'static str {
-    let word = match (*shown, *currently) {
-        (Shown::Interrupted, _) => "Still ",
-        (Shown::No, true) => "Currently ",
-        _ => "",
-    };
-    *shown = Shown::Yes;
-    *currently = false;
-    word
 }
 
 /// A call the printer knows to be running.
@@ -503,144 +489,12 @@ impl Printer {
         }
     }
 
-    fn end_line(&mut self, out: &mut String) {
-        if self.line.take().is_some() {
-            out.push('\n');
-        }
-    }
-
-    /// Prints the not-yet-printed ancestors of `thread`'s call at `d`, then the call itself (line left open).
-    fn print_start(&mut self, t: usize, d: usize, out: &mut String) {
-        for a in 0..d {
-            if self.threads[t].stack[a].shown == Shown::No {
-                self.print_line(t, a, out);
-            }
-        }
-        self.print_line(t, d, out);
-    }
-
-    /// Prints the line of `thread`'s open call at `d`, leaving it open: `[Still |Currently ]message`.
-    fn print_line(&mut self, t: usize, d: usize, out: &mut String) {
-        self.end_line(out);
-        // Every ancestor of a printed call is printed, so its printed level is its depth.
-        let level = d;
-        let open = &mut self.threads[t].stack[d];
-        let word = opening_word(&mut open.shown, &mut open.currently);
-        let call = open.call;
-        let start = out.len();
-        push_head(out, &self.threads[t].prefix, level, word, call.message);
-        // Every ancestor on this thread is on screen; lines after this one interrupt them.
-        for a in &mut self.threads[t].stack[..d] {
-            a.shown = Shown::Interrupted;
-        }
-        self.line = Some(OpenLine {
-            owner: Owner::Call(t, key_of(&call)),
-            width: text::width(&out[start..]),
-        });
-    }
-
     /// Thread `thread` panicked at `at` (ticks): the calls it had open then end by unwinding, and their
     /// `Finished` lines say `(panicked)`.
     pub fn panicked(&mut self, thread: usize, at: u64) {
         if let Some(view) = self.threads.get_mut(thread) {
             view.panicked_at = Some(at);
         }
-    }
-
-    /// `" (panicked)"` for a call its thread's panic ended (open when the thread panicked), else `""`.
-    fn ending(&self, t: usize, e: &Ended) -> &'static str {
-        match self.threads[t].panicked_at {
-            Some(at) if e.call.start <= at && at <= e.end => " (panicked)",
-            _ => "",
-        }
-    }
-
-    /// A printed call ended: stats on its own line if that line is still the last thing on screen, else a
-    /// `Finished` line (always one for a call a panic ended, which says so).
-    fn print_end(&mut self, t: usize, open: &Open, e: &Ended, out: &mut String) {
-        let key = key_of(&open.call);
-        let ending = self.ending(t, e);
-        match self.line {
-            Some(line) if line.owner == Owner::Call(t, key) && ending.is_empty() => {
-                self.line = None;
-                self.push_stats(line.width, e, out);
-            }
-            _ => {
-                let depth = open.call.depth as usize;
-                let width = self.print_finished_head(t, depth, open.call.message, ending, out);
-                self.push_stats(width, e, out);
-            }
-        }
-        self.after_own_line(t);
-    }
-
-    /// A call that was never on screen but must print at its end: its ancestors for context, then `Finished`.
-    fn print_unseen_end(&mut self, t: usize, e: Ended, out: &mut String) {
-        let d = (e.call.depth as usize).min(self.threads[t].stack.len());
-        for a in 0..d {
-            if self.threads[t].stack[a].shown == Shown::No {
-                self.print_line(t, a, out);
-            }
-        }
-        if self.settings.all && e.end.saturating_sub(e.call.start) <= self.settings.time_limit {
-            // live-all: a short call that started and ended between two passes; message and stats, one line.
-            self.end_line(out);
-            let start = out.len();
-            out.push_str(&self.threads[t].prefix);
-            push_indent(out, d);
-            out.push_str(&text::escape(e.call.message));
-            let width = text::width(&out[start..]);
-            self.push_stats(width, &e, out);
-        } else {
-            let ending = self.ending(t, &e);
-            let width = self.print_finished_head(t, d, e.call.message, ending, out);
-            self.push_stats(width, &e, out);
-        }
-        self.after_own_line(t);
-    }
-
-    /// A printed call whose end record was lost to ring overflow: say so instead of inventing figures.
-    fn print_lost_end(&mut self, t: usize, open: &Open, out: &mut String) {
-        let width =
-            self.print_finished_head(t, open.call.depth as usize, open.call.message, "", out);
-        push_padding(out, width);
-        out.push_str("[end not recorded: events lost]\n");
-        self.after_own_line(t);
-    }
-
-    /// `prefix + indent + "Finished " + message + ending` on a new line; returns its width.
-    fn print_finished_head(
-        &mut self,
-        t: usize,
-        level: usize,
-        message: &str,
-        ending: &str,
-        out: &mut String,
-    ) -> usize {
-        self.end_line(out);
-        finished_head(out, &self.threads[t].prefix, level, message, ending)
-    }
-
-    /// Once a line of `thread` was printed, its open ancestors print `Still` next time.
-    fn after_own_line(&mut self, t: usize) {
-        for a in &mut self.threads[t].stack {
-            if a.shown == Shown::Yes {
-                a.shown = Shown::Interrupted;
-            }
-        }
-    }
-
-    /// Pads from `width` to the stats column, then `[  4.00 s] [   97 MB]` and the newline.
-    fn push_stats(&self, width: usize, e: &Ended, out: &mut String) {
-        self.push_stats_of(width, e.call.start, e.end, e.mem_end_kb, out);
-    }
-
-    /// [`push_stats`](Printer::push_stats) for the time from `start` to `end` (ticks) and `mem_kb` at the end.
-    fn push_stats_of(&self, width: usize, start: u64, end: u64, mem_kb: u32, out: &mut String) {
-        push_padding(out, width);
-        let seconds = self.settings.scale.delta_ns(Ticks(end).since(Ticks(start))) as f64 / 1e9;
-        let mb = mem_kb as u64 * 1024 / 1_000_000;
-        push_stats_text(out, seconds, mb, self.settings.color);
     }
 }
 

@@ -12,10 +12,10 @@
 //! (cancelled)`. A poll that itself runs past the limit prints on its thread as any section does.
 
 use crate::base::text;
+use crate::collector::live::line::{finished_head, push_head, push_padding};
 
-use super::{
-    OpenLine, Owner, Printer, Shown, finished_head, opening_word, push_head, push_padding,
-};
+use super::write::opening_word;
+use super::{OpenLine, Owner, Printer, Shown};
 
 /// What starts every line of the async track.
 pub const PREFIX: &str = "async: ";
