@@ -8,7 +8,7 @@
 //! * counts never exceed the enters, and include every running call.
 //!
 //! This compiles the production `src/local/stack.rs` and what it is built on (`frames.rs`, `tree.rs`,
-//! `ring.rs`, `record.rs`) itself, with `crate::base::sync` pointing at loom's atomics.
+//! `ring.rs`, `record.rs`, `reading.rs`) itself, with `crate::base::sync` pointing at loom's atomics.
 //! It runs as a normal test (no `--cfg loom` needed); `LOOM_MAX_PREEMPTIONS` defaults to 2 here (1 for the
 //! longest scenario, which says why).
 
@@ -42,6 +42,8 @@ mod buckets;
 mod frames;
 #[path = "../src/local/latency.rs"]
 mod latency;
+#[path = "../src/local/reading.rs"]
+mod reading;
 #[path = "../src/local/record.rs"]
 mod record;
 #[path = "../src/local/ring.rs"]
@@ -53,12 +55,13 @@ mod tree;
 
 /// The production files' own paths to each other (`crate::local::…`).
 mod local {
-    pub(crate) use super::{frames, latency, record, ring, stack, tree};
+    pub(crate) use super::{frames, latency, reading, record, ring, stack, tree};
 }
 
 use std::collections::HashMap;
 
-use local::stack::{EndSample, Reading, Sample, Stack};
+use local::reading::Reading;
+use local::stack::{EndSample, Sample, Stack};
 use loom::sync::Arc;
 
 /// The reader's clock: later than every tick of the owner's, so any call may still be running by it.

@@ -16,6 +16,7 @@
 //! * [`cpu_frames`]: the CPU clock at each CPU-measuring open section's start;
 //! * [`stack`]: the enter/exit steps on all of the above, and a consistent reading of them from any
 //!   thread (the call-tree snapshot protocol);
+//! * [`reading`]: what such a reading holds, as plain data;
 //! * [`snapshot`]: every thread's reading as plain data (names, nanoseconds, totals).
 
 pub(crate) mod cpu_frames;
@@ -26,6 +27,7 @@ pub(crate) mod latency;
 mod latency_tests;
 pub(crate) mod marks;
 pub(crate) mod pending;
+pub(crate) mod reading;
 pub(crate) mod record;
 pub(crate) mod retired;
 pub(crate) mod ring;

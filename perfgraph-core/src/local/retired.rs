@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher};
 
-use super::stack::{NodeReading, Reading};
+use super::reading::{NodeReading, Reading};
 use crate::base::registry::SectionId;
 
 /// What unnamed threads group under.

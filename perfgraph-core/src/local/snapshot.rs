@@ -5,8 +5,8 @@
 //! self time so far), so a snapshot taken mid-run is consistent: every node's `total_ns` is its `self_ns`
 //! plus its children's `total_ns`.
 
+use super::reading::{NodeReading, Reading};
 use super::retired::Group as RetiredGroup;
-use super::stack::{NodeReading, Reading};
 use super::thread::ThreadState;
 use super::threads;
 use super::verbosity;
