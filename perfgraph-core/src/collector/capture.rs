@@ -1,11 +1,12 @@
 //! Capture of the program's own output (`PERFGRAPH_CAPTURE`): perfgraph takes over fds 1 and 2, forwards the
 //! program's bytes to where they were going, and puts its own lines only at the program's line boundaries.
 //!
-//! At the runtime's start ([`start`]) the destination is kept as a new descriptor (a `dup` of fd 2), and
-//! perfgraph's own lines go there from then on ([`process::output_fd`]). The program gets a stream in its
-//! place, dup'ed onto fd 2 (and fd 1 when it led to the same place): a pseudo-terminal when the destination
-//! is a terminal (so `isatty` stays true and colour detection keeps working; the terminal's settings and
-//! window size are copied to it, and SIGWINCH copies the size again), a pipe otherwise.
+//! At the runtime's start ([`start()`]) the destination is kept as a new descriptor (a `dup` of fd 2), and
+//! perfgraph's own lines go there from then on ([`process::output_fd`](crate::base::process::output_fd)).
+//! The program gets a stream in its place, dup'ed onto fd 2 (and fd 1 when it led to the same place): a
+//! pseudo-terminal when the destination is a terminal (so `isatty` stays true and colour detection keeps
+//! working; the terminal's settings and window size are copied to it, and SIGWINCH copies the size again),
+//! a pipe otherwise.
 //!
 //! A thread of ours (`perfgraph-capture`) reads that stream and forwards it under the terminal's lock, as
 //! other output: it ends an open live line first and tells live print that other output came (so it says
@@ -66,7 +67,7 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// `Screen` as proof), so the order is always screen, then stream.
 static STREAM: Mutex<Option<Stream>> = Mutex::new(None);
 
-/// Whether the program's output is captured now (after [`start`], until the destination failed).
+/// Whether the program's output is captured now (after [`start()`], until the destination failed).
 pub(crate) fn active() -> bool {
     // Relaxed: set under the terminal's lock; callers that act on it take that lock.
     ACTIVE.load(Ordering::Relaxed)

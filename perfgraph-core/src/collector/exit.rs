@@ -1,9 +1,9 @@
 //! Process exit: an `atexit` handler (return from `main`, `std::process::exit`), or the watcher of a signal
-//! that ends the run ([`signals`]), asks the background thread for its final pass and waits for it while it
-//! makes progress ([`process::progress`]: each step of the final pass, each block a file writer hands the
-//! OS). A final pass that makes none for [`EXIT_WAIT`] (a disk or pipe that takes no writes) is given up
-//! with one line on stderr, and its half-written file removed: a stuck output loses its own lines but never
-//! hangs the exit, while a large trace that is still being written is not cut short.
+//! that ends the run ([`signals`](super::signals)), asks the background thread for its final pass and waits
+//! for it while it makes progress ([`process::progress`]: each step of the final pass, each block a file
+//! writer hands the OS). A final pass that makes none for [`EXIT_WAIT`] (a disk or pipe that takes no
+//! writes) is given up with one line on stderr, and its half-written file removed: a stuck output loses its
+//! own lines but never hangs the exit, while a large trace that is still being written is not cut short.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Condvar, Mutex};

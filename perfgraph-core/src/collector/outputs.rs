@@ -1,5 +1,5 @@
 //! End-of-run outputs (reports, trace, folded stacks, JSON) and interval statistics: the glue between the
-//! background thread's hooks and the pure renderers in [`report`](crate::report) and
+//! background thread's hooks and the pure renderers in [`report`](mod@crate::report) and
 //! [`export`](crate::export).
 //!
 //! Everything here runs on the background thread. At exit ([`Outputs::finish`], after live print has

@@ -216,7 +216,7 @@ pub struct Group {
     pub alive_ns: u64,
 }
 
-/// Merges trees by call path. Reports [`process::progress`] every few thousand nodes.
+/// Merges trees by call path. Reports `process::progress` every few thousand nodes.
 pub fn merge<'a>(trees: impl IntoIterator<Item = &'a CallTree>) -> CallTree {
     let mut merger = Merger::new();
     for tree in trees {

@@ -89,7 +89,7 @@ impl Guard {
     }
 
     /// Opens `section` on `state` and returns its guard: a section that takes nothing out of line (see
-    /// [`ThreadState::enter`]).
+    /// `ThreadState::enter`).
     ///
     /// # Safety
     /// `state` must be the calling thread's own state (`threads::current`), which lives for the whole
@@ -106,7 +106,7 @@ impl Guard {
     }
 
     /// As [`open`](Guard::open), for a section that may take figures out of line: `flags` as
-    /// [`ThreadState::enter_with`] takes them (exact memory, CPU clock).
+    /// `ThreadState::enter_with` takes them (exact memory, CPU clock).
     ///
     /// # Safety
     /// As [`open`](Guard::open).
@@ -125,7 +125,7 @@ impl Guard {
 impl Guard {
     /// Opens `section` on `state` for a timed future's poll (or the drop of a cancelled one), counting a
     /// call only if `call`, taking `flags` out of line (the CPU clock); returns the guard and the call
-    /// path's [`AsyncNode`].
+    /// path's `AsyncNode`.
     ///
     /// # Safety
     /// As [`open`](Guard::open).

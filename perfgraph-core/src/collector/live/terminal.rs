@@ -27,7 +27,7 @@ const MAX_PENDING: usize = 64 * 1024;
 pub const STALL: Duration = Duration::from_millis(100);
 /// Longest the final live lines wait for stderr at process exit.
 pub const EXIT_FLUSH: Duration = Duration::from_millis(100);
-/// Longest [`suspend`] waits for live print to catch up before the program's output goes out.
+/// Longest [`suspend`](crate::suspend) waits for live print to catch up before the program's output goes out.
 pub const CATCH_UP: Duration = Duration::from_millis(50);
 
 /// Shared state of the terminal.
@@ -80,8 +80,8 @@ pub fn writing(bytes: &[u8]) {
     }
 }
 
-/// When other output (through [`suspend`], [`stderr`](crate::stderr) or a report) last reached the terminal,
-/// in clock ticks (0: never); the printer compares it between passes.
+/// When other output (through [`suspend`](crate::suspend), [`stderr`](crate::stderr) or a report) last
+/// reached the terminal, in clock ticks (0: never); the printer compares it between passes.
 pub static OTHER_OUTPUT_AT: AtomicU64 = AtomicU64::new(0);
 
 /// Notes that other output has just reached the terminal.
