@@ -24,19 +24,11 @@ pub struct AllocPeers {
 impl AllocPeers {
     /// Runs `bin` and reads its lines; `None` (and a line on stderr) if it fails or says something else.
     pub fn measure(bin: &Path) -> Option<AllocPeers> {
-        let out = Command::new(bin).output();
-        let parsed = out
-            .as_ref()
-            .ok()
-            .filter(|o| o.status.success())
-            .and_then(|o| AllocPeers::parse(&String::from_utf8_lossy(&o.stdout)));
-        if parsed.is_none() {
-            eprintln!(
-                "record: {} gave no allocator figures: {out:?}",
-                bin.display()
-            );
-        }
-        parsed
+        super::run_and_parse(
+            &mut Command::new(bin),
+            "allocator figures",
+            AllocPeers::parse,
+        )
     }
 
     /// The figures from the binary's output.

@@ -35,21 +35,12 @@ impl LayerRounds {
     /// Runs `bench` once with [`layer_rounds::ROUNDS_VAR`] set to [`layer_rounds::DEFAULT_ROUNDS`]; `None`
     /// (and a line on stderr) if it fails or prints no rounds.
     fn measure_one(bench: &Path) -> Option<LayerRounds> {
-        let out = Command::new(bench)
-            .env(
-                layer_rounds::ROUNDS_VAR,
-                layer_rounds::DEFAULT_ROUNDS.to_string(),
-            )
-            .output();
-        let parsed = out
-            .as_ref()
-            .ok()
-            .filter(|o| o.status.success())
-            .and_then(|o| LayerRounds::parse(&String::from_utf8_lossy(&o.stdout)));
-        if parsed.is_none() {
-            eprintln!("record: {} gave no layer rounds: {out:?}", bench.display());
-        }
-        parsed
+        let mut cmd = Command::new(bench);
+        cmd.env(
+            layer_rounds::ROUNDS_VAR,
+            layer_rounds::DEFAULT_ROUNDS.to_string(),
+        );
+        super::run_and_parse(&mut cmd, "layer rounds", LayerRounds::parse)
     }
 
     /// The rounds from the bench's output: its header line and one line per round.

@@ -17,6 +17,7 @@ pub mod rss;
 pub mod trace;
 
 use std::path::PathBuf;
+use std::process::Command;
 
 use alloc_peers::AllocPeers;
 use capture::Capture;
@@ -123,4 +124,26 @@ pub fn record(inputs: &Inputs) -> Record {
         alloc_peers,
         cpu,
     }
+}
+
+/// Runs `cmd` and reads its standard output with `parse`; `None`, and a line on stderr saying it `gave no`
+/// `what`, if it fails to run, exits unsuccessfully, or prints nothing `parse` takes.
+pub fn run_and_parse<T>(
+    cmd: &mut Command,
+    what: &str,
+    parse: impl FnOnce(&str) -> Option<T>,
+) -> Option<T> {
+    let out = cmd.output();
+    let parsed = out
+        .as_ref()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| parse(&String::from_utf8_lossy(&o.stdout)));
+    if parsed.is_none() {
+        eprintln!(
+            "record: {} gave no {what}: {out:?}",
+            cmd.get_program().to_string_lossy()
+        );
+    }
+    parsed
 }
