@@ -188,10 +188,8 @@ fn start_once() {
     for warning in &warnings {
         screen::warn(warning);
     }
-    // Before anything live print shows; what the program printed until now went straight through.
-    if let Some(warning) = capture::start(config.capture) {
-        screen::warn(&warning);
-    }
+    // Noted only: the first live line decides whether to capture (`capture::before_first_line`).
+    capture::start(config.capture);
     clock::init(config.clock_monotonic);
     identity::set_start_unix_ns(identity::unix_now_ns());
     if memory::sample().is_some() {

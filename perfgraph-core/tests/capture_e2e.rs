@@ -56,6 +56,13 @@ fn chatting() {
     .unwrap();
 }
 
+/// A first live line, so the capture runs (it starts with the first one): what the program wrote before
+/// it went straight through, a partial line included, as without perfgraph.
+#[timed(live = "Warming up")]
+fn warm_up() {
+    sleep_ms(150);
+}
+
 #[timed(live = "Working")]
 fn working_partial() {
     print!("partial");
@@ -112,9 +119,11 @@ fn working_then_dying(how: &str) {
     sleep_ms(10_000);
 }
 
-/// Where fds 1 and 2 lead and whether they are terminals, as the child sees them once the runtime runs.
+/// Where fds 1 and 2 lead and whether they are terminals, as the child sees them once live print has
+/// shown a line (the capture starts with the first one).
 #[timed]
 fn describe() {
+    sleep_ms(200);
     let link = |fd: i32| {
         std::fs::read_link(format!("/proc/self/fd/{fd}"))
             .map(|p| p.display().to_string())
@@ -162,7 +171,10 @@ fn child(scenario: &str) -> Result<(), String> {
         "println" => (1..=4).for_each(working_println),
         "eprintln" => (1..=4).for_each(working_eprintln),
         "chatter" => chatting(),
-        "partial" => working_partial(),
+        "partial" => {
+            warm_up();
+            working_partial()
+        }
         "panic" => working_then_panicking(),
         "err" => {
             let worker = common::spawn_named("worker", background);
@@ -171,7 +183,10 @@ fn child(scenario: &str) -> Result<(), String> {
             std::mem::forget(worker);
             return Err("failed on purpose".into());
         }
-        "printf" => working_printf(),
+        "printf" => {
+            warm_up();
+            working_printf()
+        }
         "sigkill" => working_then_dying("kill"),
         "abort" => working_then_dying("abort"),
         "describe" => describe(),
@@ -337,7 +352,12 @@ fn chatter_between_dots_stays_whole(place: Place) {
 fn a_partial_line_goes_out_and_live_print_starts_a_new_line(place: Place) {
     let r = run(command("partial"), place);
     assert!(r.status.success(), "{}", r.out);
-    check(&r, &["Working"], "partial rest\nchild done\n", &[" rest"]);
+    check(
+        &r,
+        &["Warming up", "Working"],
+        "partial rest\nchild done\n",
+        &[" rest"],
+    );
     // The partial line went out while the section ran (after the delay), before its live line.
     let partial = r.out.find("partial").unwrap();
     let live = r.out.find("Working").unwrap();
@@ -387,7 +407,12 @@ fn c_printf_arrives_in_order(place: Place) {
         Place::Pipe => "c says 42\nc partialchild done\n and more\n",
         Place::Terminal => "c says 42\nc partial and more\nchild done\n",
     };
-    check(&r, &["Working"], expected, &["child done", " and more"]);
+    check(
+        &r,
+        &["Warming up", "Working"],
+        expected,
+        &["child done", " and more"],
+    );
 }
 
 fn nothing_is_lost_when_the_program_dies(place: Place, how: &str) {
@@ -426,10 +451,11 @@ fn pipe_name(fd: &impl AsRawFd) -> String {
 }
 
 fn described(r: &Run) -> Vec<String> {
+    // Without capture the line may follow live print's open line (`describefd1 ...`).
     let line = r
         .out
         .lines()
-        .find(|l| l.starts_with("fd1 "))
+        .find_map(|l| l.find("fd1 ").map(|at| &l[at..]))
         .unwrap_or_else(|| panic!("{}", r.out));
     line.split(' ').map(str::to_owned).collect()
 }

@@ -166,6 +166,41 @@ pub fn catch_up(max: Duration) {
     }
 }
 
+/// Longest a recording thread that ended a section live print shows waits for the background thread to
+/// print its closing line ([`wake_for_line`]). Reached only when the background thread cannot print (a
+/// destination that takes nothing) or is not scheduled for that long.
+pub const SHOWN_END_WAIT: Duration = Duration::from_millis(500);
+
+thread_local! {
+    /// This thread holds the terminal's lock while running user code (inside `suspend`).
+    static HOLDS_SCREEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread holds the terminal's lock while running user code (inside `suspend`).
+pub fn holds_screen() -> bool {
+    HOLDS_SCREEN.try_with(std::cell::Cell::get).unwrap_or(false)
+}
+
+/// Marks this thread as holding the terminal's lock while running user code (or no longer).
+pub fn set_holds_screen(held: bool) {
+    let _ = HOLDS_SCREEN.try_with(|h| h.set(held));
+}
+
+/// A section live print shows (or one that grew memory past its limit) has ended on this thread: wakes
+/// the background thread and waits (at most [`SHOWN_END_WAIT`]) until it has printed the closing line, so
+/// the line is out before anything the program writes after the section returns, as MOOSE's print thread
+/// "instantly prints the finishing info". A cold path: only sections already on screen (or over the
+/// memory limit) take it.
+#[cold]
+#[inline(never)]
+pub fn wake_for_line() {
+    wake();
+    // Inside `suspend` this thread holds the terminal the background thread needs: the line follows.
+    if !holds_screen() {
+        catch_up(SHOWN_END_WAIT);
+    }
+}
+
 /// Number of completed passes of the background thread.
 static PASSES: AtomicU64 = AtomicU64::new(0);
 

@@ -31,7 +31,7 @@ mod child;
 mod pump;
 mod start;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -39,7 +39,14 @@ use super::live::terminal::{self, Screen};
 use crate::base::config::CaptureMode;
 use crate::base::sys::{self, Io, Kind, Room, Target};
 use pump::Stream;
-pub(crate) use start::start;
+
+/// The runtime's start: notes the capture mode for the first live line ([`before_first_line`]), which
+/// decides and starts the capture; nothing is touched before that.
+pub(crate) fn start(mode: CaptureMode) {
+    if mode != CaptureMode::Off {
+        *PLANNED.lock().unwrap_or_else(|e| e.into_inner()) = Some(mode);
+    }
+}
 
 /// How long a partial line the program leaves waiting (`print!` without a newline) is held back before it
 /// goes out as it is; live print waits for it at most this long.
@@ -63,6 +70,23 @@ const HOLD_POLL: Duration = Duration::from_millis(2);
 /// Whether the program's output is captured now.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
+/// The capture mode in force, until the first live line decides whether to capture ([`before_first_line`]):
+/// `None` once decided (or when capture is off).
+static PLANNED: Mutex<Option<CaptureMode>> = Mutex::new(None);
+
+/// Longest live print waits in all for the program to end its partial lines before it interrupts one: a
+/// program that always has one pending (two-part writes, a bar redrawn without pause) still sees live
+/// lines. Each partial line gets its own [`PARTIAL_DELAY`] within this.
+const LIVE_WAIT_MAX: Duration = Duration::from_secs(1);
+/// Longest a normal exit waits for the forwarder child to have forwarded what the program wrote before
+/// the exit (the destination taking nothing for this long: a terminal stopped with Ctrl-S, a pipe nobody
+/// reads). The child still forwards the rest afterwards.
+const HANDOVER_WAIT: Duration = Duration::from_secs(2);
+/// Longest a writer that would wait for the destination as long as it takes waits for the child to feed
+/// the stream what the program wrote to the pseudo-terminal (a program that writes without pause keeps
+/// the child busy: past this, what is in the stream goes out first and the rest after).
+const FED_WAIT_FOREVER: Duration = Duration::from_secs(1);
+
 /// The capture's state. Locked only while the terminal's lock is held (every function here takes the
 /// `Screen` as proof), so the order is always screen, then stream.
 static STREAM: Mutex<Option<Stream>> = Mutex::new(None);
@@ -78,7 +102,21 @@ pub(crate) fn active() -> bool {
 /// the parent's forwarder (there is no forwarder thread in it). Async-signal-safe: one atomic store.
 pub(crate) fn forget_in_child() {
     ACTIVE.store(false, Ordering::Relaxed);
+    // The parent's own ends of the capture are not the child's: holding them would keep the forwarder
+    // child waiting for the parent after the parent is gone (the lifeline), or keep a pipe's reader alive.
+    for fd in &INHERITED {
+        let fd = fd.swap(-1, Ordering::Relaxed);
+        if fd >= 0 {
+            sys::close_fd(fd);
+        }
+    }
 }
+
+/// The descriptors of the capture that only this process may hold (the lifeline's write end, the
+/// caught-up pipe's read end, the stream's read end, the look pipe, the pseudo-terminal's master): closed
+/// in a child forked after the start ([`forget_in_child`], async-signal-safe). -1: none. Relaxed: set
+/// under the terminal's lock before anything is forwarded; a fork reads them in the forking thread.
+static INHERITED: [AtomicI32; 6] = [const { AtomicI32::new(-1) }; 6];
 
 /// How long a writer may wait for the destination to take the program's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,13 +171,21 @@ pub(crate) fn before_live(screen: &mut Screen) -> Option<Duration> {
     if s.done {
         return None;
     }
+    // Each partial line gets its whole delay (`pump` lets one out once it is older); the total wait only
+    // bounds a program that never stops having one.
     let waited = s.live_waiting.map_or(Duration::ZERO, |t| t.elapsed());
-    let force = waited >= PARTIAL_DELAY;
+    let force = waited >= LIVE_WAIT_MAX;
+    // For a terminal, what the program wrote may still be on its way into the stream (the child feeds
+    // it): live print waits for it, so that nothing it prints overtakes the program's earlier bytes.
+    if !force && !s.wait_fed(Duration::from_millis(2)) {
+        s.live_waiting.get_or_insert_with(Instant::now);
+        return Some(Duration::from_millis(1));
+    }
     let busy = match s.pump(screen, force, Wait::No) {
         Pumped::Empty | Pumped::Cut | Pumped::Done => None,
         Pumped::Held(since) => {
             let due = PARTIAL_DELAY.saturating_sub(since.elapsed());
-            Some(due.min(PARTIAL_DELAY.saturating_sub(waited)))
+            Some(due.min(LIVE_WAIT_MAX.saturating_sub(waited)))
         }
         Pumped::Blocked => Some(Duration::from_millis(10)),
     };
@@ -168,6 +214,12 @@ pub(crate) fn flush_all(screen: &mut Screen, wait: Wait) -> bool {
     let Some(s) = guard.as_mut() else {
         return true;
     };
+    // What the program wrote before this call is in the stream first (for a terminal, the child feeds it).
+    s.wait_fed(match wait {
+        Wait::No => Duration::ZERO,
+        Wait::Stall(d) => d,
+        Wait::Forever => FED_WAIT_FOREVER,
+    });
     // Stopping at the budget is enough: it is more than the stream held when this began.
     s.pump(screen, true, wait) != Pumped::Blocked
 }
@@ -211,18 +263,35 @@ pub(crate) fn write_program(screen: &mut Screen, bytes: &[u8]) -> std::io::Resul
     Ok(())
 }
 
-/// At exit, after the final pass: forwards what is left and stops the forwarder, so what the program
-/// writes after this (C's `stdio` buffers are flushed after the exit handlers) goes through the child,
-/// which forwards it once this process is gone.
+/// At a normal exit, after the final pass: forwards what is left, gives the program its descriptors back
+/// (what it writes from now on, such as C's `stdio` buffers flushed after the exit handlers, goes straight
+/// to the destination), and waits until the forwarder child has forwarded what the stream and the
+/// pseudo-terminal still held, so everything the program wrote is at its destination before the process
+/// can be reaped, and a shell's next line comes after it. The wait gives up after [`HANDOVER_WAIT`] (a
+/// destination that takes nothing); the child goes on forwarding.
 pub(crate) fn stop() {
     if !active() {
         return;
     }
-    let mut screen = terminal::lock();
-    flush_all(&mut screen, Wait::Stall(terminal::EXIT_FLUSH));
-    if let Some(s) = stream().as_mut() {
-        s.done = true;
+    let caught_up = {
+        let mut screen = terminal::lock();
+        flush_all(&mut screen, Wait::Stall(terminal::EXIT_FLUSH));
+        let caught_up = stream().as_mut().and_then(|s| s.hand_over());
+        caught_up
+    };
+    if let Some(fd) = caught_up {
+        sys::wait_for_end(fd, HANDOVER_WAIT);
+        sys::close_fd(fd);
     }
+}
+
+/// Before live print writes its first line (`screen` held): starts capturing, if the mode in force and
+/// where fds 1 and 2 lead now ask for it. Until then the program's descriptors are untouched, so a program
+/// that never shows a live line (a short run, a test, `prog | head`) runs exactly as without perfgraph.
+/// Returns a warning when `PERFGRAPH_CAPTURE=on` could not capture.
+pub(crate) fn before_first_line(screen: &mut Screen) -> Option<String> {
+    let mode = PLANNED.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+    start::start_now(screen, mode)
 }
 
 /// Whether to capture, given where fd 1 (`out`) and fd 2 (`err`) lead: `None` for no, else whether fd 1

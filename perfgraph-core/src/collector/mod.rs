@@ -206,8 +206,10 @@ impl Collector {
         if let Some(wait) = self.outputs.tick(now) {
             deadline = deadline.min(mono + wait);
         }
-        // What this pass printed is on the screen.
-        process::handled(wakes);
+        // What this pass printed is on the screen (unless live print had to leave it to a later pass).
+        if !self.live.as_ref().is_some_and(Live::deferred) {
+            process::handled(wakes);
+        }
         deadline
     }
 

@@ -292,7 +292,7 @@ impl ThreadState {
                     if closed.depth < self.watch.load(Ordering::Relaxed)
                         || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
                     {
-                        process::wake();
+                        process::wake_for_line();
                     }
                 });
         }
@@ -325,7 +325,7 @@ impl ThreadState {
                         || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
                         || closed.heap_alert
                     {
-                        process::wake();
+                        process::wake_for_line();
                     }
                 });
         }

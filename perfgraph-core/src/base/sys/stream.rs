@@ -301,6 +301,37 @@ pub fn poll_fds(fds: &[(RawFd, Want)], wait_ms: i32) -> u32 {
     ready
 }
 
+/// Whether `fd` has bytes to read now (`poll` without waiting; for a pseudo-terminal's master, the poll
+/// first lets the kernel move what the slave's writes queued into the master's input, so every write to
+/// the slave that has returned is seen).
+pub fn readable_now(fd: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `p` is one valid pollfd and we pass a count of 1.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & libc::POLLIN != 0
+}
+
+/// Waits at most `limit` until `fd` (a pipe's read end) ends: every write end closed. What is written to
+/// it is read and dropped.
+pub fn wait_for_end(fd: RawFd, limit: std::time::Duration) {
+    let deadline = std::time::Instant::now() + limit;
+    let mut buf = [0u8; 64];
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+        if poll_fds(&[(fd, Want::Read)], ms) != 0 && read_fd(fd, &mut buf) == Io::End {
+            return;
+        }
+    }
+}
+
 /// The soft limit on open descriptors (`RLIMIT_NOFILE`), at most 2^20; 1024 if it cannot be read.
 pub fn open_files_limit() -> u32 {
     // SAFETY: an all-zero rlimit is a valid value for getrlimit to overwrite.

@@ -34,13 +34,29 @@ pub(super) struct Fds {
     pub dest: RawFd,
     /// The lifeline: (read end, write end).
     pub lifeline: (RawFd, RawFd),
+    /// The caught-up pipe: (read end, write end). The child closes its write end once it has forwarded
+    /// everything that was written before the lifeline ended.
+    pub caught_up: (RawFd, RawFd),
     /// The limit on open descriptors, read before the fork (for closing the others where the kernel has
     /// no `close_range`).
     pub limit: u32,
 }
 
+/// Words of memory the child shares with the process.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Shared {
+    /// perfgraph's own text left the destination mid-line (the process stores, the child reads once the
+    /// process is gone).
+    pub tail: &'static AtomicU64,
+    /// 1 while the child holds bytes it read from the master and has not fed into the stream yet (set
+    /// before each read): with the master empty and this 0, everything the program wrote to the
+    /// pseudo-terminal is in the stream.
+    pub feeding: &'static AtomicU64,
+}
+
 /// The child's whole life. Never returns.
-pub(super) fn run((fds, tail): (Fds, &'static AtomicU64)) -> ! {
+pub(super) fn run((fds, shared): (Fds, Shared)) -> ! {
+    let tail = shared.tail;
     sys::ignore_signals();
     let terminal = fds.master >= 0;
     let (master, feed) = if terminal {
@@ -49,13 +65,20 @@ pub(super) fn run((fds, tail): (Fds, &'static AtomicU64)) -> ! {
         (-1, -1)
     };
     sys::close_other_fds(
-        [fds.stream, fds.dest, fds.lifeline.0, master, feed, -1],
+        [
+            fds.stream,
+            fds.dest,
+            fds.lifeline.0,
+            master,
+            feed,
+            fds.caught_up.1,
+        ],
         fds.limit,
     );
     let mut buf = [0u8; 4096];
     let mut pending = (0, 0);
     if terminal {
-        pending = feed_stream(fds.lifeline.0, master, feed, &mut buf);
+        pending = feed_stream(fds.lifeline.0, master, feed, &mut buf, shared.feeding);
         // The stream now ends after what it holds.
         sys::close_fd(feed);
     } else {
@@ -67,11 +90,20 @@ pub(super) fn run((fds, tail): (Fds, &'static AtomicU64)) -> ! {
     // a new line. Relaxed: the process that stored it is gone.
     let mut newline = tail.load(Ordering::Relaxed) != 0;
     let mut out = [0u8; 4096];
-    if drain(fds.stream, fds.dest, &mut newline, &mut out) && terminal {
-        let (from, to) = pending;
-        if put(fds.dest, &mut newline, buf.get(from..to).unwrap_or(&[])) {
-            drain(master, fds.dest, &mut newline, &mut out);
+    // Told once everything written before the lifeline ended is out: the stream for a pipe, and for a
+    // terminal the stream, what was read but not fed, then the master (whose poll sees every write to the
+    // slave that has returned).
+    let mut caught_up = fds.caught_up.1;
+    if terminal {
+        let mut none = -1;
+        if drain(fds.stream, fds.dest, &mut newline, &mut out, &mut none) {
+            let (from, to) = pending;
+            if put(fds.dest, &mut newline, buf.get(from..to).unwrap_or(&[])) {
+                drain(master, fds.dest, &mut newline, &mut out, &mut caught_up);
+            }
         }
+    } else {
+        drain(fds.stream, fds.dest, &mut newline, &mut out, &mut caught_up);
     }
     sys::exit_now(0)
 }
@@ -83,6 +115,7 @@ fn feed_stream(
     master: RawFd,
     feed: RawFd,
     buf: &mut [u8; 4096],
+    feeding: &AtomicU64,
 ) -> (usize, usize) {
     let (mut from, mut to) = (0, 0);
     let mut master_open = true;
@@ -110,20 +143,41 @@ fn feed_stream(
                 // Nobody reads the stream any more (cannot happen while we hold its read end).
                 Io::End | Io::Refused => return (from, to),
             }
+            if from >= to {
+                // SeqCst, as below.
+                feeding.store(0, Ordering::SeqCst);
+            }
         } else {
+            // SeqCst: stored before the read that empties the master, so a process that then finds the
+            // master empty and loads this (`Stream::fed`) sees 1 until the bytes are in the stream.
+            feeding.store(1, Ordering::SeqCst);
             match sys::read_fd(master, buf) {
                 Io::Done(n) => (from, to) = (0, n),
-                Io::Again => {}
+                Io::Again => feeding.store(0, Ordering::SeqCst),
                 // Every slave is closed (the program closed fds 1 and 2): nothing more will come.
-                Io::End | Io::Refused => master_open = false,
+                Io::End | Io::Refused => {
+                    feeding.store(0, Ordering::SeqCst);
+                    master_open = false;
+                }
             }
         }
     }
 }
 
-/// Forwards `from` to `dest` until `from` ends. Returns false when `dest` failed.
-fn drain(from: RawFd, dest: RawFd, newline: &mut bool, buf: &mut [u8; 4096]) -> bool {
+/// Forwards `from` to `dest` until `from` ends. Returns false when `dest` failed. The first time `from`
+/// has nothing to read, `caught_up` (if not -1) is closed, and set to -1.
+fn drain(
+    from: RawFd,
+    dest: RawFd,
+    newline: &mut bool,
+    buf: &mut [u8; 4096],
+    caught_up: &mut RawFd,
+) -> bool {
     loop {
+        if *caught_up >= 0 && sys::poll_fds(&[(from, Want::Read)], 0) == 0 {
+            sys::close_fd(*caught_up);
+            *caught_up = -1;
+        }
         match sys::read_fd(from, buf) {
             Io::Done(n) => {
                 if !put(dest, newline, buf.get(..n).unwrap_or(&[])) {

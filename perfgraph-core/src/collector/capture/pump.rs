@@ -44,9 +44,44 @@ pub(super) struct Stream {
     pub winch: Option<UnixStream>,
     /// Shared with the child: perfgraph's own text left the destination mid-line.
     pub tail: &'static AtomicU64,
+    /// The lifeline's write end (-1 once closed): closing it tells the child to forward what is left.
+    pub lifeline: RawFd,
+    /// The caught-up pipe's read end (-1 once taken): it ends when the child, told to forward what is
+    /// left, has found nothing more to forward.
+    pub caught_up: RawFd,
+    /// For a terminal: the child's word saying it holds bytes read from the master not yet fed.
+    pub feeding: Option<&'static AtomicU64>,
 }
 
 impl Stream {
+    /// Whether the stream holds everything the program has written so far: always for a pipe; for a
+    /// terminal, once the child has fed the stream all the pseudo-terminal had (its master is empty and
+    /// the child holds nothing).
+    pub fn fed(&self) -> bool {
+        match (self.master, self.feeding) {
+            (Some(master), Some(feeding)) => {
+                // SeqCst: loaded after the poll found the master empty; pairs with the child's stores
+                // (`child::feed_stream`).
+                !sys::readable_now(master) && feeding.load(Ordering::SeqCst) == 0
+            }
+            _ => true,
+        }
+    }
+
+    /// Waits at most `max` until [`fed`](Self::fed). Returns whether it is.
+    pub fn wait_fed(&self, max: std::time::Duration) -> bool {
+        let deadline = Instant::now() + max;
+        loop {
+            if self.fed() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+
     /// One turn: forwards whole lines (and a partial line older than the delay or longer than `HOLD_MAX`)
     /// until the stream is empty or the budget is used up at a line boundary. With `all`, a partial line the
     /// program left waiting (nothing more behind it) goes out too.
@@ -220,9 +255,12 @@ impl Stream {
         written
     }
 
-    /// The destination failed (a closed pipe, a hung-up terminal): the program gets it back on fds 1 and 2,
-    /// so its own writes fail as they would without perfgraph, and the capture ends. What the stream still
-    /// holds had nowhere to go.
+    /// The capture ends: the program gets the destination back on fds 1 and 2, this process forwards
+    /// nothing more, and the child is told (the lifeline closes) to forward what the stream and the
+    /// pseudo-terminal still hold. When the destination failed (a closed pipe, a hung-up terminal), the
+    /// child's first write fails and it exits; with this process's reader closed too
+    /// ([`close_reader`](Self::close_reader)), a program's write blocked on the full stream then fails with
+    /// EPIPE (or SIGPIPE) as it would have on the destination, and its next writes fail there.
     pub fn give_back(&mut self) {
         if self.stdout {
             let _ = sys::dup_onto(self.dest, 1);
@@ -231,5 +269,41 @@ impl Stream {
         self.done = true;
         // Relaxed: read under the terminal's lock by whoever acts on it.
         ACTIVE.store(false, Ordering::Relaxed);
+        if self.lifeline >= 0 {
+            forget(self.lifeline);
+            sys::close_fd(self.lifeline);
+            self.lifeline = -1;
+        }
+    }
+
+    /// A normal exit: [`give_back`](Self::give_back), then the caught-up pipe's read end, for the caller to
+    /// wait on (it ends once the child has forwarded what was left). `None` if the capture had ended.
+    pub fn hand_over(&mut self) -> Option<RawFd> {
+        if self.done {
+            return None;
+        }
+        self.give_back();
+        let fd = std::mem::replace(&mut self.caught_up, -1);
+        forget(fd);
+        (fd >= 0).then_some(fd)
+    }
+
+    /// The forwarder is leaving (`done` is set): this process no longer reads the stream.
+    pub fn close_reader(&mut self) {
+        for fd in [&mut self.read, &mut self.peek.0, &mut self.peek.1] {
+            if *fd >= 0 {
+                forget(*fd);
+                sys::close_fd(*fd);
+                *fd = -1;
+            }
+        }
+    }
+}
+
+/// `fd` is closed (or handed elsewhere) by this process: a child forked from now on has nothing to close.
+fn forget(fd: RawFd) {
+    for slot in &super::INHERITED {
+        // Relaxed: see `INHERITED`.
+        let _ = slot.compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed);
     }
 }

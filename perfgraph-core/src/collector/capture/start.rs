@@ -14,12 +14,11 @@ use crate::base::process;
 use crate::base::sys::{self, Io, Kind, Want};
 use crate::collector::live::terminal::{self, Screen};
 
-/// Starts capturing (the runtime's start, after the settings, before the first live line). Returns a
-/// warning when `PERFGRAPH_CAPTURE=on` could not capture.
-pub(crate) fn start(mode: CaptureMode) -> Option<String> {
+/// Starts capturing, if `mode` and where fds 1 and 2 lead now ask for it (live print's first line, the
+/// terminal held). Returns a warning when `PERFGRAPH_CAPTURE=on` could not capture.
+pub(super) fn start_now(screen: &mut Screen, mode: CaptureMode) -> Option<String> {
     let stdout = decide(mode, sys::target(1), sys::target(2))?;
-    let mut screen = terminal::lock();
-    match start_locked(&mut screen, stdout) {
+    match start_locked(screen, stdout) {
         Ok(()) => None,
         Err(err) => (mode == CaptureMode::On).then(|| {
             format!(
@@ -61,6 +60,9 @@ fn open_stream(opened: &mut Opened, dest: RawFd, terminal: bool) -> std::io::Res
     let (life_read, life_write) = sys::pipe_cloexec()?;
     opened.add(life_read);
     opened.add(life_write);
+    let (caught_up_read, caught_up_write) = sys::pipe_cloexec()?;
+    opened.add(caught_up_read);
+    opened.add(caught_up_write);
     let mut fds = child::Fds {
         stream: read,
         feed,
@@ -68,6 +70,7 @@ fn open_stream(opened: &mut Opened, dest: RawFd, terminal: bool) -> std::io::Res
         slave: feed,
         dest,
         lifeline: (life_read, life_write),
+        caught_up: (caught_up_read, caught_up_write),
         limit: sys::open_files_limit(),
     };
     if terminal {
@@ -92,8 +95,10 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
     opened.add(peek_read);
     opened.add(peek_write);
     let tail = sys::shared_word()?;
+    let feeding = sys::shared_word()?;
+    let shared = child::Shared { tail, feeding };
     // SAFETY: `child::run` makes only async-signal-safe calls on fixed buffers and ends with `_exit`.
-    unsafe { sys::fork_detached((fds, tail), child::run)? };
+    unsafe { sys::fork_detached((fds, shared), child::run)? };
     // The program's descriptors now lead into the stream (or the pseudo-terminal).
     if stdout {
         sys::dup_onto(fds.slave, 1)?;
@@ -104,15 +109,29 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
         }
         return Err(err);
     }
-    // Ours from now on: the destination, the stream's read end, the master, the look pipe, and the
-    // lifeline's write end (close-on-exec), open for the rest of the process: the child's wait ends when it
-    // closes. The write ends are fds 1 and 2 (and, for a terminal, the child's).
+    // Ours from now on: the destination, the stream's read end, the master, the look pipe, the lifeline's
+    // write end (the child's wait ends when it closes: at the hand-over, or with the process) and the
+    // caught-up pipe's read end (which ends when the child has forwarded everything after the hand-over),
+    // all close-on-exec. The write ends are fds 1 and 2 (and, for a terminal, the child's).
     opened.0.clear();
     sys::close_fd(fds.slave);
     if terminal {
         sys::close_fd(fds.feed);
     }
     sys::close_fd(fds.lifeline.0);
+    sys::close_fd(fds.caught_up.1);
+    let inherited = [
+        fds.lifeline.1,
+        fds.caught_up.0,
+        fds.stream,
+        peek_read,
+        peek_write,
+        fds.master,
+    ];
+    for (slot, fd) in super::INHERITED.iter().zip(inherited) {
+        // Relaxed: see `INHERITED`.
+        slot.store(fd, Ordering::Relaxed);
+    }
     let master = (fds.master >= 0).then_some(fds.master);
     let winch = master.and_then(|m| watch_window(dest, m));
     process::set_output_tail(tail);
@@ -135,6 +154,9 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
         live_waiting: None,
         winch,
         tail,
+        lifeline: fds.lifeline.1,
+        caught_up: fds.caught_up.0,
+        feeding: terminal.then_some(feeding),
     });
     process::set_output_fd(dest);
     // Relaxed: read under the terminal's lock (held here) by whoever acts on it.
@@ -144,9 +166,11 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
         .stack_size(256 * 1024)
         .spawn(forwarder);
     if let Err(err) = spawned {
-        // Nobody would read the stream: the program gets its descriptors back.
+        // Nobody would read the stream: the program gets its descriptors back, the child forwards what
+        // is there.
         if let Some(s) = stream().as_mut() {
             s.give_back();
+            s.close_reader();
         }
         return Err(err);
     }
@@ -169,11 +193,16 @@ fn watch_window(dest: RawFd, master: RawFd) -> Option<UnixStream> {
 fn forwarder() {
     // Signals sent to the process go to the program's threads, as without perfgraph.
     sys::block_signals_here();
-    if std::panic::catch_unwind(forward_loop).is_err() {
-        let _screen = terminal::lock();
-        if let Some(s) = stream().as_mut() {
+    let failed = std::panic::catch_unwind(forward_loop).is_err();
+    let _screen = terminal::lock();
+    if let Some(s) = stream().as_mut() {
+        if failed {
             s.give_back();
         }
+        // The capture is over: this process stops reading the stream, so once the child has stopped too
+        // (the destination failed), a program's write blocked on the full stream fails with EPIPE as it
+        // would have on the destination.
+        s.close_reader();
     }
 }
 

@@ -67,6 +67,9 @@ pub(crate) struct Live {
     /// capacity).
     pending: Vec<Pending>,
     ended: Vec<Pending>,
+    /// The last [`tick`](Live::tick) decided nothing: the program had the floor (a partial line, a thread
+    /// inside `suspend`, a destination with no room), so the wake-ups of that pass are not handled yet.
+    deferred: bool,
 }
 
 /// What a drain delivered to live print, kept until the printer decides under the terminal's lock.
@@ -109,7 +112,13 @@ impl Live {
             printed: config.trace.is_some().then(Vec::new),
             pending: Vec::new(),
             ended: Vec::new(),
+            deferred: false,
         })
+    }
+
+    /// Whether the last pass decided nothing (the program had the floor): what woke it is not printed yet.
+    pub(crate) fn deferred(&self) -> bool {
+        self.deferred
     }
 
     /// What was printed since the last call, `(ticks, text)` (only kept when there is a trace).
@@ -274,7 +283,9 @@ impl Live {
     pub(crate) fn tick(&mut self, threads: &[Arc<ThreadState>], now: u64) -> Option<u64> {
         self.rescale();
         let mut screen = screen::lock();
+        self.deferred = false;
         if let Some(wait) = capture::before_live(&mut screen) {
+            self.deferred = true;
             return Some(wait.as_nanos() as u64);
         }
         // The program's output may have gone out just now: the printer sees it before deciding.
@@ -323,6 +334,10 @@ impl Live {
     fn show(&mut self, screen: &mut screen::Screen) {
         if self.out.is_empty() {
             return;
+        }
+        // The first line of the run: capture starts now, if it is to start at all.
+        if let Some(warning) = capture::before_first_line(screen) {
+            screen.write_lines(&format!("{warning}\n"));
         }
         self.note_printed();
         let shown = screen.write_live(&self.out);

@@ -9,7 +9,6 @@
 //! Below the capture (which forwards the program's bytes under this lock) and [`screen`](super::screen)
 //! (the public ways to write: `suspend`, `stderr()`, blocks of lines), which uses both.
 
-use std::cell::Cell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -270,18 +269,14 @@ impl Screen {
     }
 }
 
-thread_local! {
-    /// This thread is inside [`suspend`](super::screen::suspend) (holds the screen): a nested `suspend` or
-    /// [`stderr`](crate::stderr) write just runs.
-    static INSIDE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether this thread is inside `suspend`.
+/// Whether this thread is inside [`suspend`](super::screen::suspend) (holds the screen): a nested
+/// `suspend` or [`stderr`](crate::stderr) write just runs. (The flag lives in `base::process`, where a
+/// recording thread that ends a shown section reads it too.)
 pub fn inside() -> bool {
-    INSIDE.try_with(Cell::get).unwrap_or(false)
+    process::holds_screen()
 }
 
 /// Marks this thread as inside `suspend` (or no longer).
 pub fn set_inside(inside: bool) {
-    INSIDE.with(|i| i.set(inside));
+    process::set_holds_screen(inside);
 }
