@@ -250,7 +250,7 @@ pub(crate) fn write_program(screen: &mut Screen, bytes: &[u8]) -> std::io::Resul
                 at += n;
                 // Relaxed: the child reads it only after this process is gone.
                 s.tail.store(0, Ordering::Relaxed);
-                screen.program_wrote(bytes[at - 1]);
+                screen.program_wrote(&bytes[at - n..at]);
             }
             Io::Again => {
                 if sys::room(s.dest, -1) == Room::Broken {
@@ -302,12 +302,14 @@ fn decide(mode: CaptureMode, out: Option<Target>, err: Option<Target>) -> Option
     match mode {
         CaptureMode::Off => None,
         CaptureMode::On => Some(same),
+        // The program's stderr writes meet live lines wherever fd 2 leads, its stdout writes only where
+        // fd 1 leads to the same place.
         CaptureMode::Auto => {
             let collides = matches!(
                 err.kind,
                 Kind::Terminal | Kind::Pipe | Kind::Socket | Kind::File
             );
-            (same && collides).then_some(true)
+            collides.then_some(same)
         }
     }
 }
@@ -335,7 +337,7 @@ mod tests {
     }
 
     #[test]
-    fn auto_captures_only_a_shared_terminal_pipe_or_file() {
+    fn auto_captures_stderr_on_a_terminal_pipe_or_file_and_stdout_where_it_shares_it() {
         let pipe = t(Kind::Pipe, 12, 345, 0);
         let other_pipe = t(Kind::Pipe, 12, 346, 0);
         let tty = t(Kind::Terminal, 22, 5, 0x8803);
@@ -346,10 +348,10 @@ mod tests {
         assert_eq!(decide(auto, pipe, pipe), Some(true));
         assert_eq!(decide(auto, tty, same_tty_other_inode), Some(true));
         assert_eq!(decide(auto, file, file), Some(true));
-        assert_eq!(decide(auto, pipe, other_pipe), None, "two pipes");
-        assert_eq!(decide(auto, tty, pipe), None);
+        assert_eq!(decide(auto, pipe, other_pipe), Some(false), "two pipes");
+        assert_eq!(decide(auto, tty, pipe), Some(false));
         assert_eq!(decide(auto, null, null), None, "/dev/null");
-        assert_eq!(decide(auto, None, pipe), None, "fd 1 closed");
+        assert_eq!(decide(auto, None, pipe), Some(false), "fd 1 closed");
         assert_eq!(decide(auto, pipe, None), None, "fd 2 closed");
     }
 

@@ -194,6 +194,32 @@ pub fn copy_window_size(from: RawFd, to: RawFd) -> bool {
     }
 }
 
+/// The terminal `fd`'s width in columns, if it has one.
+pub fn window_cols(fd: RawFd) -> Option<u16> {
+    // SAFETY: an all-zero winsize is a valid value for the ioctl to overwrite.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ writes one winsize into `ws`.
+    let ok = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(ws.ws_col)
+}
+
+/// Whether input typed at the terminal `fd` may be echoed onto it: fd 0 is that same terminal and its
+/// `ECHO` flag is on.
+pub fn input_echoes_onto(fd: RawFd) -> bool {
+    let (Some(input), Some(output)) = (target(0), target(fd)) else {
+        return false;
+    };
+    if input.kind != Kind::Terminal || output.kind != Kind::Terminal || input.rdev != output.rdev {
+        return false;
+    }
+    // SAFETY: an all-zero termios is a valid value for tcgetattr to overwrite.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` is a valid, writable termios.
+    let ok = unsafe { libc::tcgetattr(0, &mut t) } == 0;
+    // Unknown: assume it may.
+    !ok || t.c_lflag & libc::ECHO != 0
+}
+
 /// Makes reads from `fd` return EAGAIN instead of blocking (a flag of the open file, shared with every
 /// descriptor for it, also in a forked child). Returns whether `fcntl` took it.
 pub fn make_nonblocking(fd: RawFd) -> bool {

@@ -214,7 +214,7 @@ impl Stream {
                     at += w;
                     // Relaxed: the child reads it only after this process is gone.
                     self.tail.store(0, Ordering::Relaxed);
-                    screen.program_wrote(self.look[at - 1]);
+                    screen.program_wrote(&self.look[at - w..at]);
                     if let Wait::Stall(d) = wait {
                         deadline = Instant::now() + d;
                     }

@@ -159,6 +159,8 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
         feeding: terminal.then_some(feeding),
     });
     process::set_output_fd(dest);
+    // Live print redraws the program's partial line below its own lines on a terminal.
+    screen.partial.terminal = terminal;
     // Relaxed: read under the terminal's lock (held here) by whoever acts on it.
     ACTIVE.store(true, Ordering::Relaxed);
     let spawned = std::thread::Builder::new()

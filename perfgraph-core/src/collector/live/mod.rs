@@ -11,6 +11,7 @@
 
 pub(crate) mod line;
 pub(crate) mod panic;
+mod partial;
 pub(crate) mod printer;
 pub(crate) mod screen;
 pub(crate) mod terminal;

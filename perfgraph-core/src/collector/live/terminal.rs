@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::partial::Partial;
 use crate::base::sys::{self, Room};
 use crate::base::{clock, process};
 
@@ -47,6 +48,8 @@ pub struct Screen {
     last_written: u8,
     /// stderr failed (closed, EPIPE): live output stops.
     broken: bool,
+    /// The program's partial line on a terminal under capture, for redrawing it below live print's text.
+    pub(crate) partial: Partial,
 }
 
 /// The one lock around the terminal.
@@ -58,6 +61,7 @@ static SCREEN: Mutex<Screen> = Mutex::new(Screen {
     last_queued: b'\n',
     last_written: b'\n',
     broken: false,
+    partial: Partial::new(),
 });
 
 /// The atomic mirror of `Screen::last_written != b'\n'`: the terminal, as perfgraph last wrote to it (live
@@ -119,8 +123,8 @@ impl Screen {
     }
 
     /// Queues live print's `text` and writes what stderr takes now, without blocking. Returns false when the
-    /// text was dropped (stderr has taken nothing for a while), so the terminal no longer shows what live
-    /// print decided.
+    /// terminal no longer ends with what live print decided: the text was dropped (stderr has taken nothing
+    /// for a while), or the program's partial line was redrawn after it.
     pub fn write_live(&mut self, text: &str) -> bool {
         if text.is_empty() || self.broken {
             return true;
@@ -129,6 +133,21 @@ impl Screen {
             self.torn = true;
             self.line_open = false;
             return false;
+        }
+        if self.foreign_open && !self.torn {
+            let fd = process::output_fd();
+            if let Some(line) = self.partial.redrawable(fd).map(<[u8]>::to_vec) {
+                // On a terminal: clear the program's partial line, print, and draw it again below.
+                self.queue(b"\r\x1b[K");
+                self.queue(text.as_bytes());
+                if !text.ends_with('\n') {
+                    self.queue(b"\n");
+                }
+                self.queue(&line);
+                self.line_open = false;
+                self.flush(Duration::ZERO);
+                return false;
+            }
         }
         if self.torn || self.foreign_open {
             self.newline();
@@ -224,10 +243,14 @@ impl Screen {
         self.write_out(wait, true)
     }
 
-    /// The program's own bytes, ending in `last`, reached the terminal (forwarded by the capture, or
-    /// written through [`stderr`](crate::stderr)): live print's next text starts on a new line if they left
-    /// a line open, and says `Still` / `Currently`.
-    pub(crate) fn program_wrote(&mut self, last: u8) {
+    /// The program's own `bytes` reached the terminal (forwarded by the capture, or written through
+    /// [`stderr`](crate::stderr)): live print's next text starts on a new line (or, on a terminal, above the
+    /// redrawn partial line) if they left a line open, and says `Still` / `Currently`.
+    pub(crate) fn program_wrote(&mut self, bytes: &[u8]) {
+        let Some(&last) = bytes.last() else {
+            return;
+        };
+        self.partial.wrote(bytes);
         self.foreign_open = last != b'\n';
         self.last_queued = last;
         self.last_written = last;

@@ -1,0 +1,598 @@
+//! Do no harm, tested by difference: every program shape of `tests/harm` is built twice, with perfgraph and
+//! compiled out (`--no-default-features`), and run in every setting a user runs programs in: a terminal
+//! (a pseudo-terminal of the test's, its final screen rendered by a terminal emulator, `vt100`),
+//! `2>&1 | cat`, `2>&1 | head -n 3`, `> file 2>&1`, `2> file`, and a shell running `prog; echo after=$?` in
+//! a terminal. The build with perfgraph runs [`runs()`] times in each (with live print showing lines, so the
+//! capture of the program's output is running); each run must match the compiled-out build's:
+//!
+//! * the same exit status, death by a signal included;
+//! * the same bytes once perfgraph's own lines are removed (its sections' messages hold `pgmark`, which
+//!   the program never prints): stdout and stderr together where they share a place, each on its own where
+//!   they do not; perfgraph may only have started its line on a new line after a partial line the program
+//!   left open in a pipe or file (where nothing can be redrawn);
+//! * on a terminal, the same final screen once perfgraph's rows are removed, so also the same order: a
+//!   shell's `after=` line after everything the program wrote;
+//! * nothing left behind: no process still running the program, no file beside the output file.
+//!
+//! `DO_NO_HARM_RUNS=N` sets the runs per shape and setting (default 20); `cargo test --test do_no_harm --
+//! --ignored` runs the long form (200 runs).
+
+mod common;
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Only catches a hang: every run ends in well under a second on an idle machine.
+const HANG: Duration = Duration::from_secs(60);
+/// The terminal's size: wide enough for a live line with its stats (110 columns), which would otherwise
+/// wrap onto a row of its own.
+const ROWS: u16 = 40;
+const COLS: u16 = 132;
+/// In the name of every section of the shapes: perfgraph's lines hold it, the program's never do.
+const MARK: &str = "pgmark";
+
+fn runs() -> usize {
+    std::env::var("DO_NO_HARM_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+}
+
+// ---- the two builds ---------------------------------------------------------------------------------------
+
+struct Builds {
+    with: PathBuf,
+    without: PathBuf,
+}
+
+/// Builds `tests/harm` with and without perfgraph (once per test binary), into `target/harm`.
+fn builds() -> &'static Builds {
+    static BUILDS: OnceLock<Builds> = OnceLock::new();
+    BUILDS.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let target = dir.join("../target/harm");
+        let build = |features: &[&str], name: &str| {
+            let out = common::child_command(env!("CARGO"))
+                .args(["build", "--quiet", "--manifest-path"])
+                .arg(dir.join("tests/harm/Cargo.toml"))
+                .args(features)
+                .env("CARGO_TARGET_DIR", &target)
+                .env_remove("RUSTFLAGS")
+                .output()
+                .expect("cargo runs");
+            assert!(
+                out.status.success(),
+                "building tests/harm {features:?} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            // Both builds have one name: keep each under its own.
+            let built = target.join("debug/perfgraph-harm-shapes");
+            let kept = target.join(name);
+            std::fs::copy(&built, &kept).unwrap();
+            kept
+        };
+        let with = build(&[], "shapes-with-perfgraph");
+        let without = build(&["--no-default-features"], "shapes-compiled-out");
+        Builds { with, without }
+    })
+}
+
+// ---- running a shape in a setting -------------------------------------------------------------------------
+
+/// Where the program's fds 1 and 2 lead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    /// Both on a terminal.
+    Terminal,
+    /// `2>&1 | cat`.
+    Pipe,
+    /// `2>&1 | head -n 3`.
+    Head,
+    /// `> file 2>&1`.
+    File,
+    /// `2> file`, stdout to a pipe.
+    ErrFile,
+    /// `sh -c 'prog; echo after=$?'` on a terminal.
+    Shell,
+}
+
+const SETTINGS: [Setting; 6] = [
+    Setting::Terminal,
+    Setting::Pipe,
+    Setting::Head,
+    Setting::File,
+    Setting::ErrFile,
+    Setting::Shell,
+];
+
+/// The settings but `| head -n 3`, for shapes that print only a few lines: there perfgraph's own lines,
+/// which `2>&1` sends into the same pipe, take some of `head`'s three, so `head` leaves earlier and the
+/// program's next write may fail where the compiled-out build's still went into the pipe (as it may fail
+/// or not for the compiled-out build itself, by how fast `head` is). A program that writes more than
+/// `head` takes fails either way: the `lines` and `mixed` shapes run there.
+const SHORT_SETTINGS: [Setting; 5] = [
+    Setting::Terminal,
+    Setting::Pipe,
+    Setting::File,
+    Setting::ErrFile,
+    Setting::Shell,
+];
+
+/// What a run left: its exit status, and what reached each destination.
+#[derive(Debug)]
+struct Outcome {
+    status: ExitStatus,
+    /// The pipe's, the file's or `head`'s bytes; for a terminal, the final screen's rows.
+    out: Vec<u8>,
+    /// `2> file`: the file's bytes.
+    err: Vec<u8>,
+    /// A terminal's final screen, row by row (trailing spaces trimmed).
+    screen: Vec<String>,
+}
+
+fn command(program: &Path, shape: &str) -> Command {
+    let mut cmd = common::child_command(program);
+    cmd.arg(shape)
+        .env("PERFGRAPH_TIME_LIMIT", "0.02")
+        .env("NO_COLOR", "1")
+        .env("RUST_BACKTRACE", "0");
+    cmd
+}
+
+/// stdin: a pipe holding one answer (the `prompt` shape reads it), then its end.
+fn stdin_answer() -> std::io::PipeReader {
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    writer.write_all(b"bob\n").unwrap();
+    reader
+}
+
+fn wait(child: &mut std::process::Child, start: Instant) -> ExitStatus {
+    common::wait_or_kill(child, start, HANG)
+}
+
+fn run(program: &Path, shape: &str, setting: Setting) -> Outcome {
+    let start = Instant::now();
+    let mut cmd = match setting {
+        Setting::Shell => {
+            let mut cmd = common::child_command("sh");
+            cmd.args(["-c", "\"$0\" \"$1\"; echo \"after=$?\""])
+                .arg(program)
+                .arg(shape)
+                .env("PERFGRAPH_TIME_LIMIT", "0.02")
+                .env("NO_COLOR", "1")
+                .env("RUST_BACKTRACE", "0");
+            cmd
+        }
+        _ => command(program, shape),
+    };
+    cmd.stdin(stdin_answer());
+    let mut outcome = Outcome {
+        status: ExitStatus::from_raw(0),
+        out: Vec::new(),
+        err: Vec::new(),
+        screen: Vec::new(),
+    };
+    match setting {
+        Setting::Terminal | Setting::Shell => {
+            let (master, slave) = common::open_pty();
+            common::set_size(&master, COLS, ROWS);
+            cmd.stdout(slave.try_clone().unwrap()).stderr(slave);
+            let mut child = cmd.spawn().unwrap();
+            drop(cmd);
+            let reading = std::thread::spawn(move || common::read_all(master));
+            outcome.status = wait(&mut child, start);
+            let bytes = reading.join().unwrap();
+            outcome.screen = render(&bytes);
+        }
+        Setting::Pipe => {
+            let (reader, writer) = std::io::pipe().unwrap();
+            cmd.stdout(writer.try_clone().unwrap()).stderr(writer);
+            let mut child = cmd.spawn().unwrap();
+            drop(cmd);
+            let reading = std::thread::spawn(move || common::read_all(reader));
+            outcome.status = wait(&mut child, start);
+            outcome.out = reading.join().unwrap();
+        }
+        Setting::Head => {
+            let (reader, writer) = std::io::pipe().unwrap();
+            cmd.stdout(writer.try_clone().unwrap()).stderr(writer);
+            let mut child = cmd.spawn().unwrap();
+            drop(cmd);
+            let mut head = Command::new("head")
+                .args(["-n", "3"])
+                .stdin(reader)
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let head_out = head.stdout.take().unwrap();
+            let reading = std::thread::spawn(move || common::read_all(head_out));
+            outcome.status = wait(&mut child, start);
+            wait(&mut head, start);
+            outcome.out = reading.join().unwrap();
+        }
+        Setting::File | Setting::ErrFile => {
+            let dir = temp_dir(shape);
+            let path = dir.join("output");
+            let file = std::fs::File::create(&path).unwrap();
+            let reading = if setting == Setting::File {
+                cmd.stdout(file.try_clone().unwrap()).stderr(file);
+                None
+            } else {
+                let (reader, writer) = std::io::pipe().unwrap();
+                cmd.stdout(writer).stderr(file);
+                Some(std::thread::spawn(move || common::read_all(reader)))
+            };
+            let mut child = cmd.spawn().unwrap();
+            drop(cmd);
+            outcome.status = wait(&mut child, start);
+            let piped = reading.map(|r| r.join().unwrap());
+            let written = std::fs::read(&path).unwrap();
+            match piped {
+                None => outcome.out = written,
+                Some(out) => (outcome.out, outcome.err) = (out, written),
+            }
+            let left: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(left, ["output"], "files left beside the output");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+    outcome
+}
+
+fn temp_dir(shape: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("perfgraph-harm-{}-{shape}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The final screen of a terminal that was sent `bytes` (the pseudo-terminal's output processing turned
+/// `\n` into `\r\n`), row by row, trailing blanks and blank rows at the bottom trimmed; a thread's id in
+/// a panic message (`thread 'main' (12345) panicked`) read as `(N)`.
+fn render(bytes: &[u8]) -> Vec<String> {
+    let rows = std::num::NonZeroU16::new(ROWS).unwrap();
+    let cols = std::num::NonZeroU16::new(COLS).unwrap();
+    let mut parser = vt100::Parser::new(rows, cols, 0);
+    parser.process(bytes);
+    let mut screen: Vec<String> = parser
+        .screen()
+        .rows(0, COLS)
+        .map(|r| normalise(r.trim_end()))
+        .collect();
+    while screen.last().is_some_and(String::is_empty) {
+        screen.pop();
+    }
+    screen
+}
+
+/// A thread's id in a panic message read as `(N)`: the one thing that differs between any two runs.
+fn normalise(line: &str) -> String {
+    match (line.find("' ("), line.find(") panicked")) {
+        (Some(a), Some(b)) if a < b => format!("{}' (N{}", &line[..a], &line[b..]),
+        _ => line.to_owned(),
+    }
+}
+
+fn normalise_bytes(bytes: &[u8]) -> Vec<u8> {
+    String::from_utf8_lossy(bytes)
+        .split_inclusive('\n')
+        .map(normalise)
+        .collect::<String>()
+        .into_bytes()
+}
+
+// ---- comparing --------------------------------------------------------------------------------------------
+
+fn is_perfgraph_line(line: &str) -> bool {
+    line.contains(MARK) || line.starts_with("perfgraph: ")
+}
+
+/// Whether `ours` is `expected` once perfgraph's lines are removed. A newline just before one of them may be
+/// perfgraph's (it starts its line on a new line when the program left one open in a pipe or file).
+fn same_without_perfgraph(ours: &[u8], expected: &[u8]) -> Result<(), String> {
+    let ours = String::from_utf8_lossy(&normalise_bytes(ours)).into_owned();
+    let expected = String::from_utf8_lossy(&normalise_bytes(expected)).into_owned();
+    let lines: Vec<&str> = ours.split_inclusive('\n').collect();
+    let mut at = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if is_perfgraph_line(line) {
+            continue;
+        }
+        let before_ours = lines.get(i + 1).is_some_and(|l| is_perfgraph_line(l));
+        let rest = &expected[at..];
+        if rest.starts_with(line) {
+            at += line.len();
+        } else if let Some(open) = line.strip_suffix('\n').filter(|_| before_ours)
+            && rest.starts_with(open)
+        {
+            at += open.len();
+        } else {
+            return Err(format!(
+                "program bytes differ at line {i} {line:?}\n--- expected from there\n{}\n--- ours\n{ours}",
+                rest.chars().take(400).collect::<String>()
+            ));
+        }
+    }
+    if at != expected.len() {
+        return Err(format!(
+            "program bytes missing: {:?}\n--- ours\n{ours}",
+            expected[at..].chars().take(400).collect::<String>()
+        ));
+    }
+    Ok(())
+}
+
+/// Whether our final screen is the compiled-out one plus perfgraph's rows: without them, ours is the end
+/// of theirs (perfgraph's rows may have scrolled the first of the program's off the screen), and nothing of
+/// the program's is missing but what scrolled off.
+fn same_screen(ours: &[String], expected: &[String]) -> Result<(), String> {
+    let kept: Vec<&String> = ours.iter().filter(|r| !is_perfgraph_line(r)).collect();
+    let removed = ours.len() - kept.len();
+    let fits = kept.len() <= expected.len()
+        && kept
+            .iter()
+            .zip(&expected[expected.len() - kept.len()..])
+            .all(|(a, b)| *a == b);
+    // The program's rows missing from ours can only have scrolled off: ours is at least as full.
+    let complete = kept.len() == expected.len() || kept.len() + removed >= expected.len();
+    if fits && complete {
+        Ok(())
+    } else {
+        Err(format!(
+            "screens differ\n--- compiled out\n{}\n--- with perfgraph\n{}",
+            expected.join("\n"),
+            ours.join("\n")
+        ))
+    }
+}
+
+/// `head -n 3` of the program's output: perfgraph's lines may take some of the three.
+fn same_head(ours: &[u8], expected: &[u8]) -> Result<(), String> {
+    let ours = String::from_utf8_lossy(ours);
+    let expected = String::from_utf8_lossy(expected);
+    let kept: Vec<&str> = ours.lines().filter(|l| !is_perfgraph_line(l)).collect();
+    let want: Vec<&str> = expected.lines().collect();
+    if want.starts_with(&kept) {
+        Ok(())
+    } else {
+        Err(format!(
+            "head differs\n--- compiled out\n{expected}\n--- with perfgraph\n{ours}"
+        ))
+    }
+}
+
+fn compare(setting: Setting, ours: &Outcome, theirs: &Outcome) -> Result<(), String> {
+    if ours.status != theirs.status {
+        return Err(format!(
+            "exit status {:?} (signal {:?}), compiled out {:?} (signal {:?})",
+            ours.status.code(),
+            ours.status.signal(),
+            theirs.status.code(),
+            theirs.status.signal()
+        ));
+    }
+    match setting {
+        Setting::Terminal | Setting::Shell => same_screen(&ours.screen, &theirs.screen),
+        Setting::Head => same_head(&ours.out, &theirs.out),
+        Setting::ErrFile => {
+            if normalise_bytes(&ours.out) != normalise_bytes(&theirs.out) {
+                return Err(format!(
+                    "stdout differs\n--- compiled out\n{}\n--- with perfgraph\n{}",
+                    String::from_utf8_lossy(&theirs.out),
+                    String::from_utf8_lossy(&ours.out)
+                ));
+            }
+            same_without_perfgraph(&ours.err, &theirs.err)
+        }
+        Setting::Pipe | Setting::File => same_without_perfgraph(&ours.out, &theirs.out),
+    }
+}
+
+/// Processes still running `program` with `shape` (the program itself, or a forwarder it forked).
+fn still_running(program: &Path, shape: &str) -> Vec<u32> {
+    let want = {
+        let mut c = program.as_os_str().as_encoded_bytes().to_vec();
+        c.push(0);
+        c.extend_from_slice(shape.as_bytes());
+        c.push(0);
+        c
+    };
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && cmdline == want
+        {
+            left.push(pid);
+        }
+    }
+    left
+}
+
+/// Runs `shape` in every setting: the compiled-out build once, ours [`runs()`] times (four at a time), and
+/// compares each run. Calls `also` on each of our runs for the shape's own checks. Returns our outcomes.
+fn differential(shape: &str, also: fn(Setting, &Outcome) -> Result<(), String>) {
+    differential_in(shape, &SETTINGS, also);
+}
+
+/// [`differential`] in `settings` only.
+fn differential_in(
+    shape: &str,
+    settings: &[Setting],
+    also: fn(Setting, &Outcome) -> Result<(), String>,
+) {
+    let b = builds();
+    let n = runs();
+    let mut failures = Vec::new();
+    for &setting in settings {
+        let theirs = run(&b.without, shape, setting);
+        let mut done = 0;
+        while done < n {
+            let batch = (n - done).min(4);
+            let outcomes: Vec<Outcome> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..batch)
+                    .map(|_| s.spawn(|| run(&b.with, shape, setting)))
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (k, ours) in outcomes.iter().enumerate() {
+                if let Err(e) = compare(setting, ours, &theirs).and_then(|()| also(setting, ours)) {
+                    failures.push(format!("{shape} {setting:?} run {}: {e}", done + k + 1));
+                }
+            }
+            done += batch;
+        }
+    }
+    // Nothing left running: the forwarder child is gone once the program's output is out.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut left = still_running(&b.with, shape);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left = still_running(&b.with, shape);
+    }
+    if !left.is_empty() {
+        failures.push(format!("{shape}: processes left running: {left:?}"));
+    }
+    println!(
+        "{shape}: {} settings x {n} runs, {} differences",
+        settings.len(),
+        failures.len()
+    );
+    let shown: Vec<&String> = failures.iter().take(3).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs differ; the first:\n{}",
+        failures.len(),
+        settings.len() * n,
+        shown
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
+}
+
+fn nothing_more(_: Setting, _: &Outcome) -> Result<(), String> {
+    Ok(())
+}
+
+// ---- the shapes -------------------------------------------------------------------------------------------
+
+#[test]
+fn a_hundred_thousand_lines() {
+    differential("lines", nothing_more);
+}
+
+#[test]
+fn a_hundred_thousand_lines_with_sigpipe_restored() {
+    differential("lines-sigpipe", nothing_more);
+}
+
+#[test]
+fn stdout_and_stderr_mixed() {
+    differential("mixed", nothing_more);
+}
+
+/// One bar line on the final screen, as without perfgraph (the bar redrawn below perfgraph's lines).
+#[test]
+fn a_progress_bar_redrawn_with_carriage_returns() {
+    differential_in("bar", &SHORT_SETTINGS, |setting, ours| {
+        let bars = ours.screen.iter().filter(|r| r.contains("%")).count();
+        match setting {
+            Setting::Terminal | Setting::Shell if bars != 1 => {
+                Err(format!("{bars} bar lines:\n{}", ours.screen.join("\n")))
+            }
+            _ => Ok(()),
+        }
+    });
+}
+
+#[test]
+fn a_prompt_that_reads_stdin() {
+    differential_in("prompt", &SHORT_SETTINGS, nothing_more);
+}
+
+/// A section's closing line comes before what the program prints after the section returned.
+#[test]
+fn closing_lines_in_program_order() {
+    differential_in("order", &SHORT_SETTINGS, |setting, ours| {
+        let text = match setting {
+            Setting::Terminal | Setting::Shell => ours.screen.join("\n"),
+            Setting::Pipe | Setting::File => String::from_utf8_lossy(&ours.out).into_owned(),
+            _ => return Ok(()),
+        };
+        for i in 0..3 {
+            let after = text
+                .find(&format!("after step {i}"))
+                .ok_or_else(|| format!("no `after step {i}`:\n{text}"))?;
+            let inside = text.find(&format!("inside step {i}")).unwrap_or(0);
+            let closed = text[inside..after]
+                .lines()
+                .any(|l| l.contains("pgmark step") && l.ends_with(" MB]"));
+            if !closed {
+                return Err(format!(
+                    "step {i}'s closing line after `after step {i}`:\n{text}"
+                ));
+            }
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn process_exit_inside_a_section() {
+    differential_in("exit", &SHORT_SETTINGS, nothing_more);
+}
+
+#[test]
+fn a_panic_inside_a_section() {
+    differential_in("panic", &SHORT_SETTINGS, nothing_more);
+}
+
+#[test]
+fn a_child_process_that_inherits_the_descriptors() {
+    differential_in("child", &SHORT_SETTINGS, nothing_more);
+}
+
+#[test]
+fn exec_after_a_live_line() {
+    differential_in("exec", &SHORT_SETTINGS, nothing_more);
+}
+
+/// The long form: 200 runs of every shape in every setting.
+#[test]
+#[ignore]
+fn long_form() {
+    // SAFETY: set before any thread of this test reads it; the other tests of this binary are not run with
+    // `--ignored` alone.
+    unsafe { std::env::set_var("DO_NO_HARM_RUNS", "200") };
+    for shape in [
+        "lines",
+        "lines-sigpipe",
+        "mixed",
+        "bar",
+        "prompt",
+        "order",
+        "exit",
+        "panic",
+        "child",
+        "exec",
+    ] {
+        let settings: &[Setting] = match shape {
+            "lines" | "lines-sigpipe" | "mixed" => &SETTINGS,
+            _ => &SHORT_SETTINGS,
+        };
+        differential_in(shape, settings, nothing_more);
+    }
+}

@@ -1,0 +1,150 @@
+//! The program shapes of the differential test (`tests/do_no_harm.rs`), one per first argument. Every
+//! section's message holds `pgmark`, which the program itself never prints, so the test can tell
+//! perfgraph's lines from the program's. The test runs them with `PERFGRAPH_TIME_LIMIT=0.02`: each shape
+//! first shows a live line (`warm_up`), so the capture of the program's output is running, then does what
+//! its name says.
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use perfgraph_core::timed;
+
+fn sleep_ms(ms: u64) {
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+/// Longer than the time limit: live print shows it, so the capture runs from here on.
+#[timed(live = "pgmark warming up")]
+fn warm_up() {
+    sleep_ms(60);
+}
+
+/// With perfgraph: waits (at most 10 s) until the capture runs, which the first live line starts: on a
+/// machine too busy to run perfgraph's background thread within `warm_up`, the capture starts later, and
+/// what the shape does before that (a child started, a partial line) goes straight through, as without
+/// perfgraph, where a live line can meet it. The shapes test what comes once the capture runs.
+fn wait_for_capture(fd2_before: String) {
+    if cfg!(feature = "perfgraph") {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while fd_target(2) == fd2_before && std::time::Instant::now() < deadline {
+            sleep_ms(1);
+        }
+    }
+}
+
+fn fd_target(fd: i32) -> String {
+    std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// 100,000 `println!` lines (through a pipe each is a write), in a section live print shows meanwhile.
+#[timed(live = "pgmark printing lines", dots)]
+fn lines() {
+    for i in 0..100_000 {
+        println!("line {i} of the program's output");
+    }
+}
+
+/// stdout and stderr mixed, with dots coming in between.
+#[timed(live = "pgmark mixing", dots)]
+fn mixed() {
+    for i in 0..40 {
+        println!("out {i}");
+        eprintln!("err {i}");
+        sleep_ms(2);
+    }
+}
+
+/// A progress bar redrawn with `\r`, as indicatif or any CLI tool draws one, in a dots section.
+#[timed(live = "pgmark downloading", dots)]
+fn bar() {
+    let mut out = std::io::stdout();
+    for i in 0..=40 {
+        let done = "=".repeat(i / 2);
+        let left = " ".repeat(20 - i / 2);
+        print!("\r[{done}>{left}] {:3}%", i * 100 / 40);
+        out.flush().unwrap();
+        sleep_ms(5);
+    }
+    println!();
+    println!("downloaded");
+}
+
+/// A prompt left open while live print shows a line, answered from stdin.
+#[timed(live = "pgmark asking")]
+fn prompt() {
+    print!("name? ");
+    std::io::stdout().flush().unwrap();
+    sleep_ms(60);
+    let mut name = String::new();
+    std::io::stdin().lock().read_line(&mut name).unwrap();
+    println!("hello {}", name.trim());
+}
+
+/// A section whose closing line must come before what the program prints after it returns.
+#[timed(live = "pgmark step")]
+fn step(i: u32) {
+    sleep_ms(30);
+    println!("inside step {i}");
+}
+
+#[timed(live = "pgmark exiting")]
+fn exit_inside() {
+    println!("about to exit");
+    sleep_ms(40);
+    std::process::exit(3);
+}
+
+#[timed(live = "pgmark panicking")]
+fn panic_inside() {
+    println!("about to panic");
+    sleep_ms(40);
+    panic!("deliberate panic");
+}
+
+#[timed(live = "pgmark running a child")]
+fn child() {
+    let status = std::process::Command::new("sh")
+        .args(["-c", "echo child says hi; echo child complains >&2; sleep 0.03; echo child done"])
+        .status()
+        .unwrap();
+    println!("child status {status}");
+}
+
+fn main() {
+    let shape = std::env::args().nth(1).unwrap_or_default();
+    if shape.ends_with("-sigpipe") {
+        // As many CLI tools do: a write to a closed pipe kills the process.
+        // SAFETY: setting a signal's disposition to its default has no preconditions.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+    let fd2 = fd_target(2);
+    warm_up();
+    wait_for_capture(fd2);
+    match shape.trim_end_matches("-sigpipe") {
+        "lines" => lines(),
+        "mixed" => mixed(),
+        "bar" => bar(),
+        "prompt" => prompt(),
+        "order" => {
+            for i in 0..3 {
+                step(i);
+                println!("after step {i}");
+            }
+        }
+        "exit" => exit_inside(),
+        "panic" => panic_inside(),
+        "child" => child(),
+        "exec" => {
+            println!("before exec");
+            use std::os::unix::process::CommandExt;
+            let err = std::process::Command::new("sh")
+                .args(["-c", "echo exec says hi; echo exec complains >&2"])
+                .exec();
+            panic!("exec failed: {err}");
+        }
+        other => panic!("unknown shape {other:?}"),
+    }
+    println!("shape done");
+}
