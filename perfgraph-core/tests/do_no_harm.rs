@@ -180,6 +180,9 @@ fn run(program: &Path, shape: &str, setting: Setting) -> Outcome {
         Setting::Terminal | Setting::Shell => {
             let (master, slave) = common::open_pty();
             common::set_size(&master, COLS, ROWS);
+            // Raw: a pseudo-terminal's output processing costs the 100,000-line shape seconds a run;
+            // `render` turns `\n` into `\r\n` as that processing (`ONLCR`) would.
+            make_raw(&slave);
             cmd.stdout(slave.try_clone().unwrap()).stderr(slave);
             let mut child = cmd.spawn().unwrap();
             drop(cmd);
@@ -246,6 +249,19 @@ fn run(program: &Path, shape: &str, setting: Setting) -> Outcome {
     outcome
 }
 
+/// Turns off the terminal's input and output processing (`cfmakeraw`).
+fn make_raw(slave: &impl std::os::fd::AsRawFd) {
+    let fd = slave.as_raw_fd();
+    // SAFETY: an all-zero termios is a valid value for tcgetattr to overwrite; cfmakeraw and tcsetattr
+    // take a valid termios and the open descriptor.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        assert_eq!(libc::tcgetattr(fd, &mut t), 0);
+        libc::cfmakeraw(&mut t);
+        assert_eq!(libc::tcsetattr(fd, libc::TCSANOW, &t), 0);
+    }
+}
+
 fn temp_dir(shape: &str) -> PathBuf {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -255,14 +271,21 @@ fn temp_dir(shape: &str) -> PathBuf {
     dir
 }
 
-/// The final screen of a terminal that was sent `bytes` (the pseudo-terminal's output processing turned
-/// `\n` into `\r\n`), row by row, trailing blanks and blank rows at the bottom trimmed; a thread's id in
+/// The final screen of a terminal that was sent `bytes` (`\n` taken as `\r\n`, as a terminal's output
+/// processing sends it), row by row, trailing blanks and blank rows at the bottom trimmed; a thread's id in
 /// a panic message (`thread 'main' (12345) panicked`) read as `(N)`.
 fn render(bytes: &[u8]) -> Vec<String> {
     let rows = std::num::NonZeroU16::new(ROWS).unwrap();
     let cols = std::num::NonZeroU16::new(COLS).unwrap();
     let mut parser = vt100::Parser::new(rows, cols, 0);
-    parser.process(bytes);
+    let mut translated = Vec::with_capacity(bytes.len() + bytes.len() / 16);
+    for &b in bytes {
+        if b == b'\n' {
+            translated.push(b'\r');
+        }
+        translated.push(b);
+    }
+    parser.process(&translated);
     let mut screen: Vec<String> = parser
         .screen()
         .rows(0, COLS)
@@ -297,38 +320,61 @@ fn is_perfgraph_line(line: &str) -> bool {
 }
 
 /// Whether `ours` is `expected` once perfgraph's lines are removed. A newline just before one of them may be
-/// perfgraph's (it starts its line on a new line when the program left one open in a pipe or file).
+/// perfgraph's (it starts its line on a new line when the program left one open in a pipe or file): each
+/// such newline is tried as the program's and as perfgraph's.
 fn same_without_perfgraph(ours: &[u8], expected: &[u8]) -> Result<(), String> {
     let ours = String::from_utf8_lossy(&normalise_bytes(ours)).into_owned();
     let expected = String::from_utf8_lossy(&normalise_bytes(expected)).into_owned();
     let lines: Vec<&str> = ours.split_inclusive('\n').collect();
-    let mut at = 0;
-    for (i, line) in lines.iter().enumerate() {
+    // (line, position in `expected`) pairs already found not to match from there.
+    let mut failed = std::collections::HashSet::new();
+    let mut furthest = (0, 0);
+    if matches_from(&lines, &expected, 0, 0, &mut failed, &mut furthest) {
+        return Ok(());
+    }
+    let (i, at) = furthest;
+    Err(format!(
+        "program bytes differ at line {i} {:?}\n--- expected from there\n{}\n--- ours\n{ours}",
+        lines.get(i).copied().unwrap_or(""),
+        expected[at..].chars().take(400).collect::<String>()
+    ))
+}
+
+fn matches_from(
+    lines: &[&str],
+    expected: &str,
+    mut i: usize,
+    mut at: usize,
+    failed: &mut std::collections::HashSet<(usize, usize)>,
+    furthest: &mut (usize, usize),
+) -> bool {
+    while i < lines.len() {
+        let line = lines[i];
         if is_perfgraph_line(line) {
+            i += 1;
             continue;
         }
-        let before_ours = lines.get(i + 1).is_some_and(|l| is_perfgraph_line(l));
-        let rest = &expected[at..];
-        if rest.starts_with(line) {
-            at += line.len();
-        } else if let Some(open) = line.strip_suffix('\n').filter(|_| before_ours)
-            && rest.starts_with(open)
-        {
-            at += open.len();
-        } else {
-            return Err(format!(
-                "program bytes differ at line {i} {line:?}\n--- expected from there\n{}\n--- ours\n{ours}",
-                rest.chars().take(400).collect::<String>()
-            ));
+        *furthest = (*furthest).max((i, at));
+        if failed.contains(&(i, at)) {
+            return false;
         }
+        let rest = &expected[at..];
+        let before_ours = lines.get(i + 1).is_some_and(|l| is_perfgraph_line(l));
+        let open = line.strip_suffix('\n').filter(|_| before_ours);
+        if let Some(open) = open
+            && rest.starts_with(open)
+            && matches_from(lines, expected, i + 1, at + open.len(), failed, furthest)
+        {
+            return true;
+        }
+        if !rest.starts_with(line) {
+            failed.insert((i, at));
+            return false;
+        }
+        at += line.len();
+        i += 1;
     }
-    if at != expected.len() {
-        return Err(format!(
-            "program bytes missing: {:?}\n--- ours\n{ours}",
-            expected[at..].chars().take(400).collect::<String>()
-        ));
-    }
-    Ok(())
+    at == expected.len()
 }
 
 /// Whether our final screen is the compiled-out one plus perfgraph's rows: without them, ours is the end
@@ -494,9 +540,14 @@ fn a_hundred_thousand_lines() {
     differential("lines", nothing_more);
 }
 
+/// Only where a reader can go away: a program that restored SIGPIPE dies of it, as without perfgraph.
 #[test]
 fn a_hundred_thousand_lines_with_sigpipe_restored() {
-    differential("lines-sigpipe", nothing_more);
+    differential_in(
+        "lines-sigpipe",
+        &[Setting::Head, Setting::Pipe],
+        nothing_more,
+    );
 }
 
 #[test]
@@ -565,9 +616,18 @@ fn a_child_process_that_inherits_the_descriptors() {
     differential_in("child", &SHORT_SETTINGS, nothing_more);
 }
 
+/// `exec` after the capture started: the new program's output still goes through the forwarder child,
+/// which forwards it until every write end is closed; the test reads a pipe or a terminal to its end, so
+/// all of it is there, in order. Not in a file read when the program has exited, nor before a shell's next
+/// line: the new program can exit before the child has forwarded its last bytes, and nothing can make it
+/// wait (docs/live-print.md, "Limits"). Said on every run of this test.
 #[test]
 fn exec_after_a_live_line() {
-    differential_in("exec", &SHORT_SETTINGS, nothing_more);
+    eprintln!(
+        "exec_after_a_live_line: runs in a terminal and a pipe only; after exec the output can reach a file \
+         or follow a shell's next line late (a documented limit)"
+    );
+    differential_in("exec", &[Setting::Terminal, Setting::Pipe], nothing_more);
 }
 
 /// The long form: 200 runs of every shape in every setting.
@@ -590,7 +650,9 @@ fn long_form() {
         "exec",
     ] {
         let settings: &[Setting] = match shape {
-            "lines" | "lines-sigpipe" | "mixed" => &SETTINGS,
+            "lines" | "mixed" => &SETTINGS,
+            "lines-sigpipe" => &[Setting::Head, Setting::Pipe],
+            "exec" => &[Setting::Terminal, Setting::Pipe],
             _ => &SHORT_SETTINGS,
         };
         differential_in(shape, settings, nothing_more);

@@ -80,6 +80,8 @@ pub struct Closed {
     pub grown_kb: i64,
     /// Its [`EndSample::heap_alert`].
     pub heap_alert: bool,
+    /// Its duration, clock ticks.
+    pub elapsed: u64,
 }
 
 /// The owner's view of one open frame: what it needs to close it. Decoded from the public table for the
@@ -416,6 +418,7 @@ impl Stack {
             depth: d,
             grown_kb: grown,
             heap_alert: ending.heap_alert,
+            elapsed,
         }
     }
 

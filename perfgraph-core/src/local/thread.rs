@@ -30,7 +30,7 @@ use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
 use super::record::Record;
 use super::ring::Ring;
 use super::side_frames::SideFrames;
-use super::stack::{EndSample, Ending, Sample, Stack};
+use super::stack::{Closed, EndSample, Ending, Sample, Stack};
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
 use crate::base::{clock, config, heap, process, sys};
@@ -88,6 +88,11 @@ struct OwnSide(UnsafeCell<SideFrames>);
 
 // SAFETY: only the owning thread touches the cell (`ThreadState::side`'s contract); other threads never do.
 unsafe impl Sync for OwnSide {}
+
+/// Live print's time limit in clock ticks (`u64::MAX` while live print is off): a section that ran longer
+/// is printed when it ends even if live print has not shown it yet (it was too busy to look), so its end
+/// waits for that line too (`process::wake_for_line`).
+pub static LIVE_LIMIT_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// Memory growth (KiB) above which a section's end wakes the background thread; `i64::MAX` when nobody
 /// prints memory alerts.
@@ -289,10 +294,12 @@ impl ThreadState {
         unsafe {
             self.stack
                 .exit(depth, end, at_end, note_interleaved, |closed| {
-                    if closed.depth < self.watch.load(Ordering::Relaxed)
+                    let watch = self.watch.load(Ordering::Relaxed);
+                    if closed.depth < watch
                         || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+                        || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
                     {
-                        process::wake_for_line();
+                        shown_end(&closed, watch);
                     }
                 });
         }
@@ -321,11 +328,13 @@ impl ThreadState {
         unsafe {
             self.stack
                 .exit(depth, end, at_end, note_interleaved, |closed| {
-                    if closed.depth < self.watch.load(Ordering::Relaxed)
+                    let watch = self.watch.load(Ordering::Relaxed);
+                    if closed.depth < watch
                         || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
                         || closed.heap_alert
+                        || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
                     {
-                        process::wake_for_line();
+                        shown_end(&closed, watch);
                     }
                 });
         }
@@ -448,4 +457,23 @@ fn note_interleaved(ended: SectionId, open: SectionId) {
 pub fn interleaved() -> Option<(SectionId, SectionId)> {
     let pair = INTERLEAVED.load(Ordering::Relaxed);
     (pair != 0).then_some((((pair >> 32) as u32) & 0x7fff_ffff, pair as u32))
+}
+
+/// A section ended that live print shows or is about to print (it is on screen, ran past the time limit,
+/// or grew memory past the limit): wakes the background thread, and waits for the line so it comes before
+/// whatever the program writes next. In live-all mode (`watch` is `u32::MAX`) every section's end wakes it,
+/// and only those that would print anyway wait: waiting for each would cost every quick section a round
+/// trip to the background thread.
+#[cold]
+#[inline(never)]
+fn shown_end(closed: &Closed, watch: u32) {
+    let printed_anyway = watch != u32::MAX
+        || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
+        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+        || closed.heap_alert;
+    if printed_anyway {
+        process::wake_for_line();
+    } else {
+        process::wake();
+    }
 }

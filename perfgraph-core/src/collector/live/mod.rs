@@ -170,6 +170,8 @@ impl Live {
         let limit = scale.ticks(self.time_limit_ns).0;
         self.printer.set_clock(scale, limit);
         pending::set_time_limit(limit);
+        // Relaxed: a late value only makes one section's end not wait for its line.
+        crate::local::thread::LIVE_LIMIT_TICKS.store(limit, Ordering::Relaxed);
         limit
     }
 
