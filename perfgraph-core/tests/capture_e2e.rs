@@ -71,6 +71,13 @@ fn working_partial() {
     println!(" rest");
 }
 
+/// A dots section the test stops (as Ctrl-Z does) and continues (as `fg` does) while it runs.
+#[timed(live = "Stoppable", dots)]
+fn stoppable() {
+    println!("ready to stop");
+    sleep_ms(1200);
+}
+
 #[timed(live = "Working")]
 fn working_then_panicking() {
     println!("before the panic");
@@ -190,6 +197,7 @@ fn child(scenario: &str) -> Result<(), String> {
         "sigkill" => working_then_dying("kill"),
         "abort" => working_then_dying("abort"),
         "describe" => describe(),
+        "stop" => stoppable(),
         "resize" => {
             describe();
             wait_for_resize();
@@ -254,10 +262,28 @@ fn run(cmd: Command, place: Place) -> Run {
     let status = common::wait_or_kill(&mut child, start, HANG);
     let bytes = reading.join().unwrap();
     assert!(start.elapsed() < HANG, "output still open after {HANG:?}");
+    let out = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
     Run {
         status,
-        out: String::from_utf8_lossy(&bytes).replace("\r\n", "\n"),
+        out: match place {
+            Place::Terminal => cleared(&out),
+            Place::Pipe => out,
+        },
     }
+}
+
+/// What a terminal shows of `out` where live print cleared the program's partial line (`\r` `ESC [ K`) to
+/// print above it and draw it again: the cleared text is gone.
+fn cleared(out: &str) -> String {
+    let mut shown = String::new();
+    let mut rest = out;
+    while let Some(at) = rest.find("\r\x1b[K") {
+        shown.push_str(&rest[..at]);
+        shown.truncate(shown.rfind('\n').map_or(0, |i| i + 1));
+        rest = &rest[at + "\r\x1b[K".len()..];
+    }
+    shown.push_str(rest);
+    shown
 }
 
 // ---- checking the output ----------------------------------------------------------------------------------
@@ -358,10 +384,11 @@ fn a_partial_line_goes_out_and_live_print_starts_a_new_line(place: Place) {
         "partial rest\nchild done\n",
         &[" rest"],
     );
-    // The partial line went out while the section ran (after the delay), before its live line.
+    // The partial line went out while the section ran (after the delay), before its live line; on a terminal
+    // live print cleared it and drew it again below its own line.
     let partial = r.out.find("partial").unwrap();
     let live = r.out.find("Working").unwrap();
-    assert!(partial < live, "{}", r.out);
+    assert_eq!(partial < live, place == Place::Pipe, "{}", r.out);
 }
 
 fn a_panic_message_stays_whole(place: Place) {
@@ -556,6 +583,64 @@ fn a_resize_reaches_the_program() {
     assert!(out.contains("resized 120x50\n"), "{out}");
 }
 
+/// Ctrl-Z and `fg`: the shell writes its lines while the program is stopped; perfgraph's next text must not
+/// be stats appended after them on a line of blanks.
+fn stopped_and_continued_leaves_no_line_of_blanks() {
+    let (master, slave) = common::open_pty();
+    let mut shell = slave.try_clone().map(std::fs::File::from).unwrap();
+    let mut cmd = command("stop");
+    cmd.stdout(slave.try_clone().unwrap()).stderr(slave);
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let reader = master.try_clone().unwrap();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel::<String>();
+    let reading = std::thread::spawn(move || {
+        let mut reader = reader;
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    all.extend_from_slice(&buf[..n]);
+                    let _ = seen_tx.send(String::from_utf8_lossy(&all).into_owned());
+                }
+            }
+        }
+        String::from_utf8_lossy(&all).replace("\r\n", "\n")
+    });
+    // Once a dot is on the live line: stop the program, write what a shell writes, continue it.
+    while let Ok(seen) = seen_rx.recv_timeout(HANG) {
+        if seen.contains("Stoppable.") {
+            break;
+        }
+    }
+    let pid = child.id() as i32;
+    // SAFETY: kill has no memory-safety preconditions; the pid is our running child's.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    // As long as a person takes to type `fg`, at least (live print takes a pass that much late for a stop).
+    sleep_ms(600);
+    shell
+        .write_all(b"^Z\n[1]+  Stopped   prog\n$ fg\nprog\n")
+        .unwrap();
+    drop(shell);
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let status = common::wait_or_kill(&mut child, start, HANG);
+    let out = reading.join().unwrap();
+    assert!(status.success(), "{out}");
+    let shell_lines = "$ fg\nprog\n";
+    let after = &out[out.find(shell_lines).expect("the shell's lines") + shell_lines.len()..];
+    // The process may go on before the signal's handler has run: then live print knows only that it was not
+    // run for a while, and starts its next line on a fresh line (one empty line at worst).
+    let first = after.lines().find(|l| !l.is_empty()).unwrap_or_default();
+    assert!(
+        first.starts_with("Still Stoppable") || first.starts_with("Finished Stoppable"),
+        "perfgraph's first line after fg: {first:?}\n{out}"
+    );
+}
+
 // ---- a minimal harness ------------------------------------------------------------------------------------
 
 /// A test that runs on either place.
@@ -609,6 +694,10 @@ fn main() -> Result<(), String> {
     tests.push((
         "a_terminal_stays_a_terminal_with_its_size",
         Box::new(a_terminal_stays_a_terminal_with_its_size),
+    ));
+    tests.push((
+        "stopped_and_continued_leaves_no_line_of_blanks",
+        Box::new(stopped_and_continued_leaves_no_line_of_blanks),
     ));
     tests.push((
         "a_resize_reaches_the_program",

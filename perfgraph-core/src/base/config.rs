@@ -40,12 +40,13 @@ pub enum LiveMode {
     All,
 }
 
-/// Whether perfgraph takes over the program's stdout and stderr while it runs (`PERFGRAPH_CAPTURE`), so its
-/// own lines go only between the program's lines.
+/// Whether perfgraph takes over the program's stdout and stderr once it shows its first live line
+/// (`PERFGRAPH_CAPTURE`), so its own lines go only between the program's lines. A run that never shows a
+/// live line has its descriptors left alone whatever the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaptureMode {
-    /// Capture when fd 1 and fd 2 lead to the same terminal, pipe or file, where lines can collide
-    /// (`auto`, the default).
+    /// Capture fd 2 when it leads to a terminal, pipe, socket or file (where the program's writes and live
+    /// lines can collide), and fd 1 too when it leads to the same place (`auto`, the default).
     Auto,
     /// Capture whenever fd 2 is open (fd 1 too when it leads to the same place) (`on`).
     On,

@@ -171,6 +171,7 @@ pub(crate) fn before_live(screen: &mut Screen) -> Option<Duration> {
     if s.done {
         return None;
     }
+    s.check_continued(screen);
     // Each partial line gets its whole delay (`pump` lets one out once it is older); the total wait only
     // bounds a program that never stops having one.
     let waited = s.live_waiting.map_or(Duration::ZERO, |t| t.elapsed());
@@ -276,8 +277,7 @@ pub(crate) fn stop() {
     let caught_up = {
         let mut screen = terminal::lock();
         flush_all(&mut screen, Wait::Stall(terminal::EXIT_FLUSH));
-        let caught_up = stream().as_mut().and_then(|s| s.hand_over());
-        caught_up
+        stream().as_mut().and_then(|s| s.hand_over())
     };
     if let Some(fd) = caught_up {
         sys::wait_for_end(fd, HANDOVER_WAIT);

@@ -42,6 +42,9 @@ pub(super) struct Stream {
     pub live_waiting: Option<Instant>,
     /// SIGWINCH's self-pipe (when the destination is a terminal).
     pub winch: Option<UnixStream>,
+    /// SIGCONT's self-pipe (when the destination is a terminal): the job was stopped (Ctrl-Z) and
+    /// continued (`fg`), and the shell wrote on the terminal meanwhile.
+    pub cont: Option<UnixStream>,
     /// Shared with the child: perfgraph's own text left the destination mid-line.
     pub tail: &'static AtomicU64,
     /// The lifeline's write end (-1 once closed): closing it tells the child to forward what is left.
@@ -65,6 +68,22 @@ impl Stream {
                 !sys::readable_now(master) && feeding.load(Ordering::SeqCst) == 0
             }
             _ => true,
+        }
+    }
+
+    /// If SIGCONT came (the job was stopped and continued: the shell wrote its lines), the screen learns it
+    /// now, before live print decides (the forwarder also looks, when it wakes).
+    pub fn check_continued(&self, screen: &mut Screen) {
+        if let Some(cont) = &self.cont {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(cont);
+            let mut buf = [0u8; 64];
+            let mut came = false;
+            while let Io::Done(_) = sys::read_fd(fd, &mut buf) {
+                came = true;
+            }
+            if came {
+                screen.resumed();
+            }
         }
     }
 

@@ -134,6 +134,7 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
     }
     let master = (fds.master >= 0).then_some(fds.master);
     let winch = master.and_then(|m| watch_window(dest, m));
+    let cont = master.and_then(|_| watch_signal(signal_hook::consts::SIGCONT));
     process::set_output_tail(tail);
     *stream() = Some(Stream {
         read: fds.stream,
@@ -153,6 +154,7 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
         suspended: 0,
         live_waiting: None,
         winch,
+        cont,
         tail,
         lifeline: fds.lifeline.1,
         caught_up: fds.caught_up.0,
@@ -182,11 +184,18 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
 /// Registers SIGWINCH (through signal-hook's self-pipe) so the forwarder copies the terminal's new window
 /// size to the pseudo-terminal. `None` if it cannot: the size then stays as it was at the start.
 fn watch_window(dest: RawFd, master: RawFd) -> Option<UnixStream> {
-    let (reader, writer) = UnixStream::pair().ok()?;
-    reader.set_nonblocking(true).ok()?;
-    signal_hook::low_level::pipe::register(signal_hook::consts::SIGWINCH, writer).ok()?;
+    let reader = watch_signal(signal_hook::consts::SIGWINCH)?;
     // A resize between the copy at the start and the registration is not lost.
     sys::copy_window_size(dest, master);
+    Some(reader)
+}
+
+/// The read end of a self-pipe that signal-hook writes to when `signal` arrives (chained with any handler
+/// the program has; a signal's default action, such as SIGCONT continuing the process, is unchanged).
+fn watch_signal(signal: i32) -> Option<UnixStream> {
+    let (reader, writer) = UnixStream::pair().ok()?;
+    reader.set_nonblocking(true).ok()?;
+    signal_hook::low_level::pipe::register(signal, writer).ok()?;
     Some(reader)
 }
 
@@ -210,7 +219,7 @@ fn forwarder() {
 
 fn forward_loop() {
     loop {
-        let (pumped, read, dest, master, winch) = {
+        let (pumped, read, dest, master, signals) = {
             let mut screen = terminal::lock();
             let mut guard = stream();
             let Some(s) = guard.as_mut() else {
@@ -220,37 +229,48 @@ fn forward_loop() {
                 return;
             }
             let pumped = s.pump(&mut screen, false, Wait::No);
-            let winch = s.winch.as_ref().map(AsRawFd::as_raw_fd);
-            (pumped, s.read, s.dest, s.master, winch)
+            let fd = |p: &Option<UnixStream>| p.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+            (
+                pumped,
+                s.read,
+                s.dest,
+                s.master,
+                [fd(&s.winch), fd(&s.cont)],
+            )
         };
         let (first, wait_ms) = match pumped {
             Pumped::Done => return,
             Pumped::Cut => continue,
-            Pumped::Empty => (Some((read, Want::Read)), -1),
+            Pumped::Empty => ((read, Want::Read), -1),
             // The held bytes keep the stream readable: look again shortly, or when the delay is up.
             Pumped::Held(since) => {
                 let left = PARTIAL_DELAY.saturating_sub(since.elapsed()).min(HOLD_POLL);
-                (None, left.as_millis() as i32 + 1)
+                ((-1, Want::Read), left.as_millis() as i32 + 1)
             }
-            Pumped::Blocked => (Some((dest, Want::Write)), 100),
+            Pumped::Blocked => ((dest, Want::Write), 100),
         };
-        let w = winch.map(|w| (w, Want::Read));
-        let ready = match (first, w) {
-            (Some(f), Some(w)) => sys::poll_fds(&[w, f], wait_ms),
-            (Some(f), None) => sys::poll_fds(&[f], wait_ms) << 1,
-            (None, Some(w)) => sys::poll_fds(&[w], wait_ms),
-            (None, None) => {
-                std::thread::sleep(std::time::Duration::from_millis(wait_ms as u64));
-                0
-            }
-        };
-        if let (Some(w), Some(m)) = (winch, master)
-            && ready & 1 != 0
+        // A descriptor of -1 is never ready (poll skips it).
+        let ready = sys::poll_fds(
+            &[(signals[0], Want::Read), (signals[1], Want::Read), first],
+            wait_ms,
+        );
+        if ready & 1 != 0
+            && let Some(m) = master
         {
             // SIGWINCH came: empty the self-pipe, then copy the terminal's window size.
-            let mut buf = [0u8; 64];
-            while let Io::Done(_) = sys::read_fd(w, &mut buf) {}
+            drain_signal(signals[0]);
             sys::copy_window_size(dest, m);
         }
+        if ready & 2 != 0 {
+            // SIGCONT came: the job was stopped and continued, and the shell wrote its lines meanwhile.
+            drain_signal(signals[1]);
+            terminal::lock().resumed();
+        }
     }
+}
+
+/// Empties a signal's self-pipe.
+fn drain_signal(fd: RawFd) {
+    let mut buf = [0u8; 64];
+    while let Io::Done(_) = sys::read_fd(fd, &mut buf) {}
 }

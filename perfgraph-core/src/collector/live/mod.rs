@@ -39,6 +39,10 @@ fn snapshot_period_ns(time_limit_ns: u64) -> u64 {
     (time_limit_ns / 2).max(1_000_000)
 }
 
+/// How much later than asked a pass may come before live print takes it that the process was stopped (or
+/// not run): 0.3 s.
+const STOPPED_GAP_NS: u64 = 300_000_000;
+
 /// The live printer's state, owned by the background thread.
 pub(crate) struct Live {
     printer: Printer,
@@ -68,6 +72,10 @@ pub(crate) struct Live {
     /// capacity).
     pending: Vec<Pending>,
     ended: Vec<Pending>,
+    /// When the last [`tick`](Live::tick) asked for the next pass (monotonic ns): a pass far later than that
+    /// means the process was stopped (Ctrl-Z, then `fg`) or not run for long, and the terminal may show
+    /// other lines since (a shell's): live print goes on as after other output.
+    next_due_ns: u64,
     /// The last [`tick`](Live::tick) decided nothing: the program had the floor (a partial line, a thread
     /// inside `suspend`, a destination with no room), so the wake-ups of that pass are not handled yet.
     deferred: bool,
@@ -114,6 +122,7 @@ impl Live {
             pending: Vec::new(),
             ended: Vec::new(),
             deferred: false,
+            next_due_ns: u64::MAX,
         })
     }
 
@@ -287,6 +296,9 @@ impl Live {
         self.rescale();
         let mut screen = screen::lock();
         self.deferred = false;
+        if sys::monotonic_ns() > self.next_due_ns.saturating_add(STOPPED_GAP_NS) {
+            terminal::other_output();
+        }
         if let Some(wait) = capture::before_live(&mut screen) {
             self.deferred = true;
             return Some(wait.as_nanos() as u64);
@@ -329,7 +341,9 @@ impl Live {
             // A section ended without waking us (it was printed just as it ended): its record is in the ring.
             wait = wait.min(1_000_000);
         }
-        Some(wait.min(self.snapshot_period_ns))
+        let wait = wait.min(self.snapshot_period_ns);
+        self.next_due_ns = sys::monotonic_ns().saturating_add(wait);
+        Some(wait)
     }
 
     /// Hands the decided text to the screen. If the screen had to drop it (stderr full for long), what is on

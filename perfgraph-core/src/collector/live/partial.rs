@@ -124,7 +124,7 @@ fn visible_width(bytes: &[u8]) -> Option<usize> {
     let before = String::from_utf8_lossy(&bytes[..from.saturating_sub(1)]);
     let widest_before = before
         .split('\r')
-        .map(|s| unicode_width::UnicodeWidthStr::width(s))
+        .map(unicode_width::UnicodeWidthStr::width)
         .max()
         .unwrap_or(0);
     Some(width.max(widest_before))

@@ -257,6 +257,22 @@ impl Screen {
         other_output();
     }
 
+    /// The process was stopped (Ctrl-Z) and continued (`fg`): the shell wrote its own lines on the terminal
+    /// meanwhile and left the cursor at the start of a line. Live print's next text starts there, as after
+    /// other output (`Still` / `Finished` lines, not stats appended to its old line).
+    pub(crate) fn resumed(&mut self) {
+        other_output();
+        if !self.pending.is_empty() {
+            // Text still waiting for room goes out where it was meant to.
+            return;
+        }
+        self.line_open = false;
+        self.torn = false;
+        self.foreign_open = false;
+        self.last_queued = b'\n';
+        self.wrote(b'\n');
+    }
+
     /// stderr failed (closed, EPIPE): nothing more goes out.
     pub(crate) fn is_broken(&self) -> bool {
         self.broken
