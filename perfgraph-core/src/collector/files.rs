@@ -1,6 +1,6 @@
-//! Writing an output file at exit as any Unix tool opens it (through symbolic links, refused when read-only,
-//! `/dev/stdout` and named pipes as streams), complete or not at all, so the exit handler can give up on a
-//! stuck one and remove what it left.
+//! Writing an output file at exit as any Unix tool opens it (through symbolic links the kernel would follow,
+//! refused when read-only, `/dev/stdout` and named pipes as streams), complete or not at all, so the exit
+//! handler can give up on a stuck one and remove what it left.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
@@ -10,7 +10,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::base::process;
+use crate::base::{process, sys};
 
 /// The file being written now, if any: `(variable, path asked for, temporary file)`, so an exit handler that
 /// gives up on a stuck write can name it and remove the temporary file ([`abandon_current`]).
@@ -34,12 +34,13 @@ fn set_current(entry: Option<(&'static str, PathBuf, Option<PathBuf>)>) {
 /// OS error, e.g. `perfgraph: error: cannot write PERFGRAPH_TRACE file "/x/t.json": No such file or
 /// directory (os error 2)`.
 ///
-/// Symbolic links are followed to the file they lead to ([`resolve`]). A regular file (or a new one) is
-/// written under a random temporary name next to it, created with `O_EXCL | O_NOFOLLOW`, and renamed over
-/// it when complete: a write cut short (the process exit does not wait forever) never leaves a truncated
-/// file under the final name, and a read-only file or a directory we may not write is an error that leaves
-/// the file as it was. A stream (`/dev/stdout`, `/dev/stderr`, a named pipe, a device) is opened and written
-/// in place; a stream cut short simply ends early.
+/// Symbolic links are followed to the file they lead to ([`resolve`]), except where the kernel would refuse
+/// to follow them for a plain `open` ([`may_follow`]: another user's link in `/tmp`). A regular file (or a
+/// new one) is written under a random temporary name next to it, created with `O_EXCL | O_NOFOLLOW`, and
+/// renamed over it when complete: a write cut short (the process exit does not wait forever) never leaves a
+/// truncated file under the final name, and a read-only file or a directory we may not write is an error that
+/// leaves the file as it was. A stream (`/dev/stdout`, `/dev/stderr`, a named pipe, a device) is opened and
+/// written in place; a stream cut short simply ends early.
 pub(crate) fn write_file(
     variable: &'static str,
     path: &Path,
@@ -283,8 +284,14 @@ enum Target {
 const MAX_LINKS: usize = 40;
 
 /// Follows `path`'s symbolic links, one at a time, to what they lead to: a dangling link leads to the file
-/// it names, created there.
+/// it names, created there. A link the kernel would not follow for us ([`may_follow`], when
+/// [`protected_symlinks`] is on) is the error a plain `open` gets.
 fn resolve(path: &Path) -> io::Result<Target> {
+    resolve_with(path, protected_symlinks())
+}
+
+/// [`resolve`], applying Linux's `fs.protected_symlinks` rule or not (`protect`).
+fn resolve_with(path: &Path, protect: bool) -> io::Result<Target> {
     let mut next = path.to_owned();
     for _ in 0..=MAX_LINKS {
         let Some(name) = next.file_name().map(OsStr::to_owned) else {
@@ -307,7 +314,12 @@ fn resolve(path: &Path) -> io::Result<Target> {
             });
         }
         match std::fs::symlink_metadata(&full) {
-            Ok(m) if m.file_type().is_symlink() => next = dir.join(std::fs::read_link(&full)?),
+            Ok(m) if m.file_type().is_symlink() => {
+                if protect {
+                    may_follow(&dir, &full, &m)?;
+                }
+                next = dir.join(std::fs::read_link(&full)?);
+            }
             Ok(m) if m.is_file() => return Ok(Target::File { dir, name }),
             Ok(_) => {
                 return Ok(Target::Stream {
@@ -324,6 +336,44 @@ fn resolve(path: &Path) -> io::Result<Target> {
         path: path.to_owned(),
         follow: true,
     })
+}
+
+/// Whether Linux's `fs.protected_symlinks` is on: `/proc/sys/fs/protected_symlinks` reads anything but `0`
+/// (it is `1` by default on the major distributions). Unreadable (no `/proc`, another Unix) counts as on:
+/// the rule then refuses only links another user planted in a sticky world-writable directory.
+fn protected_symlinks() -> bool {
+    std::fs::read_to_string("/proc/sys/fs/protected_symlinks").map_or(true, |v| v.trim() != "0")
+}
+
+/// Linux's `fs.protected_symlinks` rule (`may_follow_link` in `fs/namei.c`), which a plain `open` meets
+/// for the last link of a path and perfgraph, following links itself, applies itself: the link `link`
+/// (`meta`, not followed) in the directory `dir` is followed only if it is the process's own (effective
+/// uid), or `dir` is not both sticky and world-writable (`/tmp`), or `dir` and the link have the same
+/// owner. Otherwise `EACCES`, where `echo > link` gets `Permission denied` too: another user's link
+/// planted in `/tmp` never redirects root's output to a file of root's choosing.
+fn may_follow(dir: &Path, link: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if meta.uid() == sys::effective_uid() {
+        return Ok(());
+    }
+    let parent = std::fs::metadata(dir)?;
+    // `S_ISVTX | S_IWOTH`.
+    const STICKY_AND_WORLD_WRITABLE: u32 = 0o1002;
+    if parent.mode() & STICKY_AND_WORLD_WRITABLE != STICKY_AND_WORLD_WRITABLE
+        || parent.uid() == meta.uid()
+    {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{}: not following the symbolic link {:?}, which uid {} owns in a sticky world-writable \
+             directory (fs.protected_symlinks)",
+            io::Error::from_raw_os_error(libc::EACCES),
+            link.display().to_string(),
+            meta.uid()
+        ),
+    ))
 }
 
 /// Whether `path` (its directory already canonical, so `/dev/fd` reads `/proc/<pid>/fd`) names an open
