@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::Target;
+use super::{Abandoned, Stream, Target};
 
 /// Held by each test that writes: [`super::CURRENT`] is one per process, and the abandon test takes
 /// whatever entry it finds.
@@ -95,9 +95,132 @@ fn a_write_the_exit_handler_abandons_removes_its_temporary_file_and_keeps_the_ol
         w.write_all(b" more")
     })
     .unwrap_err();
-    assert_eq!(abandoned, Some(("PERFGRAPH_TRACE", path.clone(), true)));
+    assert_eq!(
+        abandoned,
+        Some(("PERFGRAPH_TRACE", path.clone(), Abandoned::Removed))
+    );
     assert!(err.contains("No such file or directory"), "{err}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(names(&dir), ["t.json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The temporary files (`.<name>.perfgraph-…`) in `dir`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    names(dir)
+        .into_iter()
+        .filter(|n| n.contains(".perfgraph-"))
+        .collect()
+}
+
+#[test]
+fn a_streamed_file_takes_its_name_once_its_first_bytes_are_in_and_keeps_it() {
+    use std::os::unix::fs::MetadataExt;
+    let _serial = serial();
+    let dir = fresh_dir("stream-name");
+    let path = dir.join("t.json");
+    std::fs::write(&path, "the previous run's trace").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    // Created under a temporary name; the old file keeps the name until the header is in the new one.
+    assert_eq!(temporaries(&dir).len(), 1, "{:?}", names(&dir));
+    stream.write_all(b"[\nheader\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "the previous run's trace"
+    );
+    stream.take_name().unwrap();
+    // One rename: the name now holds the new file, header first, with the old one's permission bits.
+    assert_eq!(names(&dir), ["t.json"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "[\nheader\n");
+    let inode = std::fs::metadata(&path).unwrap().ino();
+    assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o7777, 0o640);
+    // Written under its name from now on, and left there by a run that ends without finishing it (as a
+    // killed one does).
+    stream.write_all(b"event\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "[\nheader\nevent\n"
+    );
+    drop(stream);
+    assert_eq!(names(&dir), ["t.json"]);
+    assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "[\nheader\nevent\n"
+    );
+
+    // Finished: the same file, nothing renamed.
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    stream.write_all(b"[\nsecond\n").unwrap();
+    stream.take_name().unwrap();
+    stream.write_all(b"end\n").unwrap();
+    stream.finish().unwrap();
+    assert_eq!(names(&dir), ["t.json"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "[\nsecond\nend\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_streamed_file_that_never_takes_its_name_leaves_nothing() {
+    let _serial = serial();
+    let dir = fresh_dir("stream-dropped");
+    let path = dir.join("t.pftrace");
+    std::fs::write(&path, "old").unwrap();
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    stream.write_all(b"header").unwrap();
+    // Dropped before it took its name (the header could not be written, say).
+    drop(stream);
+    assert_eq!(names(&dir), ["t.pftrace"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_link_planted_at_the_name_while_the_trace_starts_is_replaced_not_followed() {
+    let _serial = serial();
+    let dir = fresh_dir("stream-plant");
+    let elsewhere = fresh_dir("stream-plant-victim");
+    let victim = elsewhere.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let path = dir.join("t.json");
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    // Planted after the path was resolved: the rename replaces the link itself.
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    stream.write_all(b"header").unwrap();
+    stream.take_name().unwrap();
+    assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "header");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    stream.finish().unwrap();
+    assert_eq!(names(&dir), ["t.json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&elsewhere);
+}
+
+#[test]
+fn the_exit_handler_giving_up_on_the_trace_keeps_it_under_its_name() {
+    let _serial = serial();
+    let dir = fresh_dir("stream-abandon");
+    let path = dir.join("t.json");
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    stream.write_all(b"[\nheader\n").unwrap();
+    stream.take_name().unwrap();
+    // While it runs, it is not the file being written at exit.
+    assert_eq!(super::abandon_current(), None);
+    stream.write_all(b"event\n").unwrap();
+    // Given up on while it is finished: kept under its name, as far as it got.
+    stream.finishing();
+    assert_eq!(
+        super::abandon_current(),
+        Some(("PERFGRAPH_TRACE", path.clone(), Abandoned::Kept))
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "[\nheader\nevent\n"
+    );
+    drop(stream);
+    assert_eq!(super::abandon_current(), None);
     assert_eq!(names(&dir), ["t.json"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
