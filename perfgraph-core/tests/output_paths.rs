@@ -1,8 +1,9 @@
 //! Output paths opened as any Unix tool opens them, end to end: this test binary runs itself as a child
 //! (with `OUTPUT_PATHS_CHILD` set) that records one section and writes `PERFGRAPH_JSON` at exit, to a
 //! read-only file, into a directory it may not write, through a symbolic link, past links planted in the
-//! directory, to `/dev/stdout` and to a named pipe. Run as root, the children that must meet a permission
-//! run as `nobody` (uid 65534): root's writes ignore the permission bits.
+//! directory, through another user's link in a sticky world-writable directory (refused where the kernel
+//! refuses it, `fs.protected_symlinks`), to `/dev/stdout` and to a named pipe. Run as root, the children
+//! that must meet a permission run as `nobody` (uid 65534): root's writes ignore the permission bits.
 
 mod common;
 
@@ -72,15 +73,35 @@ impl Drop for Program {
 /// Runs the child with `PERFGRAPH_JSON=json` (as `uid` if given); returns what it printed. Fails the test if
 /// the child fails or hangs.
 fn run_child(json: &Path, uid: Option<u32>, stdout: Out) -> Output {
+    run_child_with(json, uid, stdout, &[], &[])
+}
+
+/// [`run_child`] with more variables set (`PERFGRAPH_TRACE`), started by `launcher` (a command and its
+/// arguments, to which the child's command line is added) if not empty.
+fn run_child_with(
+    json: &Path,
+    uid: Option<u32>,
+    stdout: Out,
+    env: &[(&str, &Path)],
+    launcher: &[&std::ffi::OsStr],
+) -> Output {
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     // Relaxed: only a distinct number per run is needed.
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let program = Program::for_uid(uid, &format!("exe-{run}"));
-    let mut cmd = common::child_command(&program.path);
+    let mut cmd = match launcher {
+        [] => common::child_command(&program.path),
+        [first, rest @ ..] => {
+            let mut cmd = common::child_command(first);
+            cmd.args(rest).arg(&program.path);
+            cmd
+        }
+    };
     cmd.args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
         .env("OUTPUT_PATHS_CHILD", "1")
         .env("PERFGRAPH_LIVE", "off")
         .env("PERFGRAPH_JSON", json)
+        .envs(env.iter().copied())
         .stderr(Stdio::piped());
     match stdout {
         Out::Null => cmd.stdout(Stdio::null()),
@@ -275,6 +296,177 @@ fn links_planted_in_the_directory_redirect_nothing() {
     assert_eq!(names(&elsewhere), ["victim"]);
     remove_dir(&dir);
     remove_dir(&elsewhere);
+}
+
+/// Whether Linux's `fs.protected_symlinks` is on here (`None`: it cannot be read).
+fn protected_symlinks() -> Option<bool> {
+    let value = std::fs::read_to_string("/proc/sys/fs/protected_symlinks").ok()?;
+    Some(value.trim() != "0")
+}
+
+/// Whether `echo > link`, run by the shell as we are, may write through `link` (the kernel's own answer).
+fn shell_may_write(link: &Path) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", "echo shell > \"$0\"", link.to_str().unwrap()])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// Says past the test harness's capture (which hides what a passing test prints) what a test could not
+/// check.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Makes the symbolic link `link` to `target` as `nobody`, as a user who plants it in `/tmp` would.
+fn plant_as_nobody(target: &Path, link: &Path) {
+    let planted = std::process::Command::new("ln")
+        .arg("-s")
+        .arg(target)
+        .arg(link)
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .status()
+        .unwrap();
+    assert!(planted.success());
+    assert_eq!(std::fs::symlink_metadata(link).unwrap().uid(), NOBODY);
+}
+
+/// A launcher ([`run_child_with`]) that runs the child where `/proc/sys/fs/protected_symlinks` reads 1: in
+/// a mount namespace of its own (`unshare -m`, whose mounts stay private to it), with a file holding `1`
+/// (made in `dir`) mounted over it. The machine's setting is not touched. `None` if that cannot be done
+/// here (no `unshare`, or no right to mount).
+fn with_protected_symlinks_on(dir: &Path) -> Option<Vec<std::ffi::OsString>> {
+    let one = dir.join("protected_symlinks");
+    std::fs::write(&one, "1\n").unwrap();
+    let launcher: Vec<std::ffi::OsString> = vec![
+        "unshare".into(),
+        "-m".into(),
+        "sh".into(),
+        "-c".into(),
+        "mount --bind \"$0\" /proc/sys/fs/protected_symlinks && exec \"$@\"".into(),
+        one.into(),
+    ];
+    let works = std::process::Command::new(&launcher[0])
+        .args(&launcher[1..])
+        .args(["cat", "/proc/sys/fs/protected_symlinks"])
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout == b"1\n");
+    works.then_some(launcher)
+}
+
+#[test]
+fn another_users_link_in_a_sticky_world_writable_directory_is_refused_where_the_kernel_refuses() {
+    const TEST: &str = "another_users_link_in_a_sticky_world_writable_directory_is_refused_where_the_kernel_refuses";
+    let sticky = fresh_dir("sticky");
+    if unprivileged(&sticky).is_none() {
+        say(&format!(
+            "{TEST}: DID NOT RUN: it needs root, to plant a link as another user (uid {NOBODY})"
+        ));
+        remove_dir(&sticky);
+        return;
+    }
+    // As `/tmp`: anyone may add a name, only its owner may remove it.
+    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    // Files only root may reach, and links to them that nobody planted in the sticky directory.
+    let victims = fresh_dir("sticky-victims");
+    std::fs::set_permissions(&victims, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let plant = |name: &str| {
+        let victim = victims.join(format!("{name}.victim"));
+        std::fs::write(&victim, "precious").unwrap();
+        let link = sticky.join(name);
+        plant_as_nobody(&victim, &link);
+        (link, victim)
+    };
+    let (json, json_victim) = plant("evil.json");
+    let (trace, trace_victim) = plant("evil-trace.json");
+    let (probe, probe_victim) = plant("probe.json");
+    // The kernel's own answer: whether the shell may write through such a link.
+    let kernel_follows = shell_may_write(&probe);
+    assert_eq!(kernel_follows, protected_symlinks() == Some(false));
+    assert_eq!(
+        std::fs::read_to_string(&probe_victim).unwrap(),
+        if kernel_follows {
+            "shell\n"
+        } else {
+            "precious"
+        }
+    );
+
+    // One line for each output, where `echo > link` gets `Permission denied` too, and nothing written.
+    let refused = |out: &Output| {
+        let refusal = |variable: &str, link: &Path| {
+            format!(
+                "perfgraph: error: cannot write {variable} file {:?}: Permission denied (os error 13): not \
+                 following the symbolic link {:?}, which uid {NOBODY} owns in a sticky world-writable \
+                 directory (fs.protected_symlinks)",
+                link.display().to_string(),
+                link.display().to_string()
+            )
+        };
+        assert_eq!(
+            perfgraph_lines(out),
+            [
+                refusal("PERFGRAPH_TRACE", &trace),
+                refusal("PERFGRAPH_JSON", &json)
+            ]
+        );
+        for victim in [&json_victim, &trace_victim] {
+            assert_eq!(std::fs::read_to_string(victim).unwrap(), "precious");
+        }
+    };
+    let trace_env = [("PERFGRAPH_TRACE", trace.as_path())];
+    if kernel_follows {
+        // `fs.protected_symlinks = 0` here. Where it reads 1 (a mount namespace of the child's own), the
+        // links are refused.
+        match with_protected_symlinks_on(&victims) {
+            Some(launcher) => {
+                let launcher: Vec<&std::ffi::OsStr> =
+                    launcher.iter().map(|a| a.as_os_str()).collect();
+                refused(&run_child_with(
+                    &json,
+                    None,
+                    Out::Null,
+                    &trace_env,
+                    &launcher,
+                ));
+            }
+            None => say(&format!(
+                "{TEST}: DID NOT RUN (the refusal): fs.protected_symlinks is 0 here, and `unshare -m` cannot \
+                 show the child a 1 instead; the rule itself is checked by files::tests"
+            )),
+        }
+        // And where it reads 0, they are followed, as the shell follows them.
+        let out = run_child_with(&json, None, Out::Null, &trace_env, &[]);
+        assert_eq!(perfgraph_lines(&out), Vec::<String>::new());
+        assert_ends_with_the_tree(&std::fs::read_to_string(&json_victim).unwrap());
+        let traced = std::fs::read_to_string(&trace_victim).unwrap();
+        assert!(traced.starts_with("[\n"), "{traced}");
+    } else {
+        refused(&run_child_with(&json, None, Out::Null, &trace_env, &[]));
+    }
+    // The links stay as nobody made them, and nothing else is left in the directory.
+    for link in [&json, &trace, &probe] {
+        assert_eq!(std::fs::symlink_metadata(link).unwrap().uid(), NOBODY);
+    }
+    assert_eq!(
+        names(&sticky),
+        ["evil-trace.json", "evil.json", "probe.json"]
+    );
+
+    // Our own link there is followed as always, and stays a link.
+    let ours = sticky.join("ours.json");
+    std::os::unix::fs::symlink(&json_victim, &ours).unwrap();
+    let out = run_child(&ours, None, Out::Null);
+    assert_eq!(perfgraph_lines(&out), Vec::<String>::new());
+    assert_ends_with_the_tree(&std::fs::read_to_string(&json_victim).unwrap());
+    assert_eq!(std::fs::read_link(&ours).unwrap(), json_victim);
+    remove_dir(&sticky);
+    remove_dir(&victims);
 }
 
 #[test]

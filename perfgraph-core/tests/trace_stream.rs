@@ -10,11 +10,12 @@
 //!   wall-clock anchor) in both, and the per-thread CPU counters;
 //! - a full disk (`/dev/full`): one warning line, and the run goes on;
 //! - runs killed with SIGKILL in the middle, six of each format (protobuf with raw packets, deflated
-//!   bundles and both): each trace, under the temporary name,
+//!   bundles and both): each trace is under the name asked for, with no temporary file left beside it, and
 //!   holds whole events to its last byte (Chrome JSON lines each a whole event or padding, an array
 //!   without its `]`; protobuf whole packets), wherever the kill landed, even inside a write (the kernel
-//!   stops a write only at a page boundary, and no event crosses one); and the name asked for was never
-//!   created.
+//!   stops a write only at a page boundary, and no event crosses one);
+//! - a previous trace at that name, replaced as the run starts in one step: the name always holds a file,
+//!   the old one or the new one starting with its header.
 
 mod common;
 #[path = "../examples/workload.rs"]
@@ -465,47 +466,108 @@ fn futures_events_and_identity_are_in_both_formats() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Runs the endless child writing `name` in a fresh directory until its unfinished trace holds `bytes`,
-/// kills it with SIGKILL, and returns the directory and the unfinished trace's path.
-fn killed_run(tag: &str, name: &str, bytes: u64, compress: &str) -> (PathBuf, PathBuf) {
-    let dir = fresh_dir(tag);
-    let path = dir.join(name);
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Starts the endless child tracing to `path`.
+fn start_endless(path: &Path, compress: &str) -> std::process::Child {
     let env = [
         ("PERFGRAPH_TRACE", path.to_str().unwrap()),
         ("PERFGRAPH_TRACE_COMPRESS", compress),
     ];
-    let mut process = child("endless", &env)
+    child("endless", &env)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let temp = loop {
-        let found = std::fs::read_dir(&dir).unwrap().find_map(|e| {
-            let e = e.unwrap();
-            let n = e.file_name().to_string_lossy().into_owned();
-            (n.starts_with(&format!(".{name}.perfgraph-")) && e.metadata().unwrap().len() >= bytes)
-                .then(|| e.path())
-        });
-        if let Some(temp) = found {
-            break temp;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the trace did not grow while the program ran"
-        );
-        assert!(process.try_wait().unwrap().is_none(), "the child ended");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        .unwrap()
+}
+
+/// Kills `process` (our child, still running) with SIGKILL and reaps it.
+fn sigkill(mut process: std::process::Child) {
     // SAFETY: `kill` with the pid of our own child, which has not been reaped (it cannot exit by itself).
     assert_eq!(unsafe { libc::kill(process.id() as i32, libc::SIGKILL) }, 0);
     let status = process.wait().unwrap();
     assert!(!status.success());
-    assert!(
-        !path.exists(),
-        "an unfinished trace took the name asked for"
-    );
-    (dir, temp)
+}
+
+/// Runs the endless child writing `name` in a fresh directory until its unfinished trace, under that name,
+/// holds `bytes`, kills it with SIGKILL, and returns the directory and the trace's path. The trace is the
+/// only file left there: no temporary one.
+fn killed_run(tag: &str, name: &str, bytes: u64, compress: &str) -> (PathBuf, PathBuf) {
+    let dir = fresh_dir(tag);
+    let path = dir.join(name);
+    let mut process = start_endless(&path, compress);
+    let start = Instant::now();
+    while !std::fs::metadata(&path).is_ok_and(|m| m.len() >= bytes) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the trace did not grow under its name while the program ran: {:?}",
+            names(&dir)
+        );
+        assert!(process.try_wait().unwrap().is_none(), "the child ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    sigkill(process);
+    assert_eq!(names(&dir), [name], "a temporary file is left");
+    (dir, path)
+}
+
+#[test]
+fn a_previous_trace_is_replaced_in_one_step_by_one_that_starts_with_its_header() {
+    for (name, compress) in [("trace.json", "auto"), ("run.pftrace", "off")] {
+        let dir = fresh_dir("replace");
+        let path = dir.join(name);
+        let old = b"the previous run's whole trace".to_vec();
+        std::fs::write(&path, &old).unwrap();
+        let process = start_endless(&path, compress);
+        // Read the name over and over while the run starts: there is always a file there, the old one until
+        // the new one takes its place, and the new one has its header from the first moment.
+        let start = Instant::now();
+        let new = loop {
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+                panic!("{name}: no file at the name while the run started: {e}")
+            });
+            if bytes != old {
+                break bytes;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{name}: the old file was never replaced"
+            );
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        if name.ends_with(".json") {
+            // `[`, then the header's whole lines: the process's name and its sort index.
+            assert!(
+                new.starts_with(b"[\n"),
+                "{name}: {:?}",
+                String::from_utf8_lossy(&new)
+            );
+            let text = String::from_utf8_lossy(&new);
+            let header: Vec<Value> = text[2..]
+                .lines()
+                .take(2)
+                .map(|l| serde_json::from_str(l.trim_end_matches(',')).unwrap())
+                .collect();
+            assert_eq!(header[0]["name"], "process_name", "{text}");
+            assert_eq!(header[0]["args"]["tool"], "perfgraph", "{text}");
+            assert_eq!(header[1]["name"], "process_sort_index", "{text}");
+        } else {
+            // Whole packets, the first of them the header's.
+            let (packets, _) = whole_packets(&new, true);
+            assert!(packets >= 1, "{name}: {new:?}");
+        }
+        sigkill(process);
+        assert_eq!(names(&dir), [name], "a temporary file is left");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// Kills this many runs of each format, at different sizes.
@@ -533,8 +595,8 @@ fn whole_lines(text: &str) -> Vec<Value> {
 #[test]
 fn a_chrome_trace_cut_by_sigkill_is_an_array_without_its_bracket() {
     for kill in 0..KILLS {
-        let (dir, temp) = killed_run("kill-json", "trace.json", 300_000 + kill * 350_000, "auto");
-        let text = std::fs::read_to_string(&temp).unwrap();
+        let (dir, path) = killed_run("kill-json", "trace.json", 300_000 + kill * 350_000, "auto");
+        let text = std::fs::read_to_string(&path).unwrap();
         // Whole lines only, wherever the kill landed (in a write the kernel stops only at a page
         // boundary, and no event crosses one).
         let events = whole_lines(&text);
@@ -559,18 +621,18 @@ fn a_perfetto_trace_cut_by_sigkill_holds_whole_packets() {
     for kill in 0..KILLS {
         // Raw packets, deflated bundles, and the two mixed as the budget allows.
         let compress = ["off", "on", "auto"][kill as usize % 3];
-        let (dir, temp) = killed_run(
+        let (dir, path) = killed_run(
             "kill-pftrace",
             "run.pftrace",
             100_000 + kill * 150_000,
             compress,
         );
-        let bytes = std::fs::read(&temp).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
         // Whole packets to the last byte, wherever the kill landed.
         let (_, whole) = whole_packets(&bytes, false);
         assert_eq!(whole, bytes.len());
         pages_hold_whole_packets(&bytes);
-        if let Some(t) = decode_with_perfetto(&temp, true) {
+        if let Some(t) = decode_with_perfetto(&path, true) {
             assert!(t["names"]["leaf"].as_u64().unwrap() > 1000, "{t}");
             assert!(t["end"].is_null());
         }

@@ -1,6 +1,6 @@
 //! Every call into the operating system or the CPU's identification that perfgraph makes, in one place: the
 //! monotonic clock, CPUID, the resident-set figure, threads' CPU time, stderr's `write`/`poll`/`isatty`, `atexit`,
-//! `pthread_atfork`, `madvise` for freed memory, the ids that tell the main thread, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
+//! `pthread_atfork`, `madvise` for freed memory, the ids that tell the main thread, the effective user id, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
 //! wrapper is safe to call from any thread and never panics; the ones a signal handler calls say that they
 //! are async-signal-safe. What "stderr" means here is [`process::output_fd`]: fd 2, or, while the program's
 //! output is captured, the descriptor fd 2 led to before. [`stream`]: the calls behind that capture (pipes,
@@ -342,6 +342,13 @@ pub fn write_from_handler(fd: std::os::fd::RawFd, bytes: &[u8]) -> bool {
     let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
     errno::set_errno(saved);
     written > 0
+}
+
+/// The effective user id: whose files the process's `open` may follow a link to (see
+/// `collector::files`).
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and never fails.
+    unsafe { libc::geteuid() }
 }
 
 /// The process id. Async-signal-safe.

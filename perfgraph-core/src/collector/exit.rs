@@ -2,15 +2,16 @@
 //! that ends the run ([`signals`](super::signals)), asks the background thread for its final pass and waits
 //! for it while it makes progress ([`process::progress`]: each step of the final pass, each block a file
 //! writer hands the OS). A final pass that makes none for [`EXIT_WAIT`] (a disk or pipe that takes no
-//! writes) is given up with one line on stderr, and its half-written file removed: a stuck output loses its
-//! own lines but never hangs the exit, while a large trace that is still being written is not cut short.
+//! writes) is given up with one line on stderr, and its half-written file removed (the streamed trace, which
+//! has its name since the start, is kept as far as it got, as after a kill): a stuck output loses its own
+//! lines but never hangs the exit, while a large trace that is still being written is not cut short.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use super::capture;
-use super::files;
+use super::files::{self, Abandoned};
 use super::live::screen;
 
 use crate::base::process::{self, Message};
@@ -66,9 +67,9 @@ pub(crate) extern "C" fn at_exit() {
 }
 
 /// Asks the background thread for its final pass and waits for it as long as it makes progress; gives up
-/// after `stall` without any (saying so on stderr and removing the file it was writing). If the final pass
-/// was asked for already (a signal arrived during exit, or the program exits during a signal's final pass),
-/// it waits for that one the same way.
+/// after `stall` without any (saying so on stderr and removing the temporary file it was writing). If the
+/// final pass was asked for already (a signal arrived during exit, or the program exits during a signal's
+/// final pass), it waits for that one the same way.
 pub(crate) fn shutdown(stall: Duration) {
     if !process::collecting() {
         return;
@@ -98,19 +99,21 @@ pub(crate) fn shutdown(stall: Duration) {
     }
 }
 
-/// The final pass is stuck: say so, and remove the half-written file so none is left behind.
+/// The final pass is stuck: say so, and remove the half-written file so none is left behind (but the
+/// trace's, already under its name: it is kept, as a killed run's is).
 #[cold]
 fn give_up(stall: Duration) {
     let line = match files::abandon_current() {
-        Some((variable, path, removed)) => format!(
+        Some((variable, path, left)) => format!(
             "perfgraph: error: exit: writing {variable} file {:?} made no progress for {} s; gave up{}, \
              and the outputs after it are not written",
             path.display().to_string(),
             stall.as_secs_f64(),
-            if removed {
-                " (the partial file is removed)"
-            } else {
-                ""
+            match left {
+                Abandoned::Removed => " (the partial file is removed)",
+                Abandoned::Kept =>
+                    " (the trace keeps what it had written, without its closing event)",
+                Abandoned::Nothing => "",
             }
         ),
         None => format!(

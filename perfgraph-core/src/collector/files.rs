@@ -1,6 +1,6 @@
-//! Writing an output file at exit as any Unix tool opens it (through symbolic links, refused when read-only,
-//! `/dev/stdout` and named pipes as streams), complete or not at all, so the exit handler can give up on a
-//! stuck one and remove what it left.
+//! Writing an output file at exit as any Unix tool opens it (through symbolic links the kernel would follow,
+//! refused when read-only, `/dev/stdout` and named pipes as streams), complete or not at all, so the exit
+//! handler can give up on a stuck one and remove what it left.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
@@ -10,23 +10,49 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::base::process;
+use crate::base::{process, sys};
 
-/// The file being written now, if any: `(variable, path asked for, temporary file)`, so an exit handler that
-/// gives up on a stuck write can name it and remove the temporary file ([`abandon_current`]).
-static CURRENT: Mutex<Option<(&'static str, PathBuf, Option<PathBuf>)>> = Mutex::new(None);
+/// The file being written now, if any: `(variable, path asked for, what is on disk of it)`, so an exit
+/// handler that gives up on a stuck write can name it and remove its temporary file ([`abandon_current`]).
+static CURRENT: Mutex<Option<(&'static str, PathBuf, Partial)>> = Mutex::new(None);
 
-/// Called by the exit handler when the final pass is stuck: the file being written, with the variable that
-/// named it, after removing its temporary file (`true` if there was one). `None` when no file is being
-/// written.
-pub(crate) fn abandon_current() -> Option<(&'static str, PathBuf, bool)> {
-    // `try_lock`: the writer holds the lock only to set or clear the entry, never while writing.
-    let (variable, path, temp) = CURRENT.try_lock().ok()?.take()?;
-    let removed = temp.is_some_and(|t| std::fs::remove_file(t).is_ok());
-    Some((variable, path, removed))
+/// What is on disk of the file being written, for an exit handler that gives up on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Partial {
+    /// Nothing to remove: a stream, or a file not created yet.
+    Nothing,
+    /// A temporary file, removed when given up on.
+    Temporary(PathBuf),
+    /// The trace under its own name, which it took at the start: kept, readable up to its last write and
+    /// without its closing event.
+    Named,
 }
 
-fn set_current(entry: Option<(&'static str, PathBuf, Option<PathBuf>)>) {
+/// What giving up on a file left ([`abandon_current`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Abandoned {
+    /// Nothing to say: a stream (it simply ends), or no file yet.
+    Nothing,
+    /// Its temporary file was removed; the file under the final name, if any, is as it was.
+    Removed,
+    /// The streamed trace stays under its name, up to its last write, without its closing event.
+    Kept,
+}
+
+/// Called by the exit handler when the final pass is stuck: the file being written, with the variable that
+/// named it, after removing its temporary file if it has one. `None` when no file is being written.
+pub(crate) fn abandon_current() -> Option<(&'static str, PathBuf, Abandoned)> {
+    // `try_lock`: the writer holds the lock only to set or clear the entry, never while writing.
+    let (variable, path, partial) = CURRENT.try_lock().ok()?.take()?;
+    let left = match partial {
+        Partial::Temporary(t) if std::fs::remove_file(&t).is_ok() => Abandoned::Removed,
+        Partial::Temporary(_) | Partial::Nothing => Abandoned::Nothing,
+        Partial::Named => Abandoned::Kept,
+    };
+    Some((variable, path, left))
+}
+
+fn set_current(entry: Option<(&'static str, PathBuf, Partial)>) {
     *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = entry;
 }
 
@@ -34,18 +60,19 @@ fn set_current(entry: Option<(&'static str, PathBuf, Option<PathBuf>)>) {
 /// OS error, e.g. `perfgraph: error: cannot write PERFGRAPH_TRACE file "/x/t.json": No such file or
 /// directory (os error 2)`.
 ///
-/// Symbolic links are followed to the file they lead to ([`resolve`]). A regular file (or a new one) is
-/// written under a random temporary name next to it, created with `O_EXCL | O_NOFOLLOW`, and renamed over
-/// it when complete: a write cut short (the process exit does not wait forever) never leaves a truncated
-/// file under the final name, and a read-only file or a directory we may not write is an error that leaves
-/// the file as it was. A stream (`/dev/stdout`, `/dev/stderr`, a named pipe, a device) is opened and written
-/// in place; a stream cut short simply ends early.
+/// Symbolic links are followed to the file they lead to ([`resolve`]), except where the kernel would refuse
+/// to follow them for a plain `open` ([`may_follow`]: another user's link in `/tmp`). A regular file (or a
+/// new one) is written under a random temporary name next to it, created with `O_EXCL | O_NOFOLLOW`, and
+/// renamed over it when complete: a write cut short (the process exit does not wait forever) never leaves a
+/// truncated file under the final name, and a read-only file or a directory we may not write is an error that
+/// leaves the file as it was. A stream (`/dev/stdout`, `/dev/stderr`, a named pipe, a device) is opened and
+/// written in place; a stream cut short simply ends early.
 pub(crate) fn write_file(
     variable: &'static str,
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), String> {
-    set_current(Some((variable, path.to_owned(), None)));
+    set_current(Some((variable, path.to_owned(), Partial::Nothing)));
     let result = resolve(path).and_then(|target| match target {
         Target::Stream {
             path: stream,
@@ -71,10 +98,12 @@ pub(crate) fn write_file(
 pub const STREAM_BACKLOG: usize = 16 << 20;
 
 /// A file written while the program runs (the trace), opened as [`write_file`] opens one: a stream in
-/// place, a regular file under a temporary name next to it (`.<name>.perfgraph-<16 hex digits>`, created
-/// with `O_EXCL | O_NOFOLLOW`) renamed over the name asked for only by [`Stream::finish`]. So a run that
-/// is killed leaves the file as it was and its trace, readable up to its last write, under the temporary
-/// name: an unfinished trace never looks like a finished one.
+/// place; a regular file created under a temporary name next to it (`.<name>.perfgraph-<16 hex digits>`,
+/// with `O_EXCL | O_NOFOLLOW`), which takes the name asked for as soon as its first bytes (the header) are
+/// in it ([`Stream::take_name`]): one `rename`, so whatever had the name (the previous run's trace) is
+/// replaced whole, and the name never holds an empty file. From then on the file is written under its own
+/// name, so a run that is killed leaves its trace there, readable up to its last write; a trace is complete
+/// exactly when its last event is the closing one (the trace's own mark, not the name's).
 ///
 /// A stream never blocks the background thread while the program runs: it is opened and written
 /// non-blocking, a named pipe nobody reads yet is opened at a later write, and what the reader has not
@@ -86,14 +115,23 @@ pub(crate) struct Stream {
     path: PathBuf,
     /// `None`: a stream not opened yet (a named pipe without a reader).
     file: Option<File>,
-    /// For a stream: where it is and whether to follow a link to it.
-    stream: Option<(PathBuf, bool)>,
-    /// For a regular file: `(temporary file, final name)`.
-    rename: Option<(PathBuf, PathBuf)>,
+    kind: Kind,
     /// Bytes a stream has not taken yet.
     backlog: Vec<u8>,
     /// Bytes accepted so far (written, or waiting in `backlog`).
     pub written: u64,
+}
+
+/// What a [`Stream`] writes to.
+enum Kind {
+    /// A stream: where it is, and whether to follow a link to it.
+    Stream { path: PathBuf, follow: bool },
+    /// A regular file: its name (links followed), and its temporary name until it takes that one. Dropped
+    /// with the temporary name, the file is removed.
+    File {
+        target: PathBuf,
+        temp: Option<PathBuf>,
+    },
 }
 
 /// Opens the stream `path` for writing without blocking; `None` for a named pipe without a reader.
@@ -112,38 +150,82 @@ fn open_stream(path: &Path, follow: bool) -> io::Result<Option<File>> {
     }
 }
 
+/// The directory `file` is in, `.` for a bare name.
+fn parent_of(file: &Path) -> &Path {
+    file.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 impl Stream {
-    /// Opens `path` for the variable `variable`; on failure, the one line to print.
+    /// Opens `path` for the variable `variable`; on failure, the one line to print. A regular file is
+    /// under its temporary name until [`Stream::take_name`].
     pub(crate) fn open(variable: &'static str, path: &Path) -> Result<Stream, String> {
         let opened = resolve(path).and_then(|target| match target {
             Target::Stream {
                 path: stream,
                 follow,
-            } => Ok((open_stream(&stream, follow)?, Some((stream, follow)), None)),
+            } => Ok((
+                open_stream(&stream, follow)?,
+                Kind::Stream {
+                    path: stream,
+                    follow,
+                },
+            )),
             Target::File { dir, name } => {
                 let target = dir.join(&name);
                 let mode = writable_mode(&target)?;
                 let (file, temp) = create_temp(&dir, &name, mode)?;
-                Ok((Some(file), None, Some((temp, target))))
+                Ok((
+                    Some(file),
+                    Kind::File {
+                        target,
+                        temp: Some(temp),
+                    },
+                ))
             }
         });
-        let (file, stream, rename) = opened.map_err(|e| error_line(variable, path, &e))?;
+        let (file, kind) = opened.map_err(|e| error_line(variable, path, &e))?;
         Ok(Stream {
             variable,
             path: path.to_owned(),
             file,
-            stream,
-            rename,
+            kind,
             backlog: Vec::new(),
             written: 0,
         })
+    }
+
+    /// A regular file takes the name asked for, in place of whatever had it (`rename`, one step: never a
+    /// moment without a file there); called once its first bytes are written, so that name never holds an
+    /// empty file. Not through a link: the temporary file was created with `O_NOFOLLOW | O_EXCL`, and
+    /// `rename` replaces a link planted at the name since [`resolve`] looked rather than follow it. The
+    /// file's data and the new name go to disk at the first sync ([`Stream::sync_handles`]). Nothing for a
+    /// stream. On failure, the one line to print (the temporary file is removed when the stream is dropped).
+    pub(crate) fn take_name(&mut self) -> Result<(), String> {
+        let Kind::File { target, temp } = &mut self.kind else {
+            return Ok(());
+        };
+        let Some(from) = temp.clone() else {
+            return Ok(());
+        };
+        set_current(Some((
+            self.variable,
+            self.path.clone(),
+            Partial::Temporary(from.clone()),
+        )));
+        let renamed = std::fs::rename(&from, &*target);
+        set_current(None);
+        renamed.map_err(|e| error_line(self.variable, &self.path, &e))?;
+        *temp = None;
+        Ok(())
     }
 
     /// Writes all of `bytes` (a regular file), or as much as the stream takes now, keeping the rest. On
     /// an error nothing of `bytes` counts: a regular file is cut back to what it held before, so it ends
     /// after a whole write; a stream whose reader is [`STREAM_BACKLOG`] behind refuses it (`WouldBlock`).
     pub(crate) fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if self.stream.is_none() {
+        if let Kind::File { .. } = self.kind {
             let Some(file) = &mut self.file else {
                 return Ok(());
             };
@@ -178,7 +260,7 @@ impl Stream {
     /// Hands the stream what it takes now of the backlog (opening it first if it had no reader).
     fn send(&mut self) -> io::Result<()> {
         if self.file.is_none()
-            && let Some((path, follow)) = &self.stream
+            && let Kind::Stream { path, follow } = &self.kind
         {
             self.file = open_stream(path, *follow)?;
         }
@@ -199,10 +281,15 @@ impl Stream {
         Ok(())
     }
 
-    /// A descriptor of its own of a regular file, for the sync thread (`collector::sync`).
-    pub(crate) fn sync_handle(&self) -> Option<File> {
-        self.rename.as_ref()?;
-        self.file.as_ref()?.try_clone().ok()
+    /// For the sync thread (`collector::sync`), a regular file's descriptors of its own: the file, and the
+    /// directory that holds its name (`None` if it cannot be opened: the name is then synced at the end
+    /// only). `None` for a stream.
+    pub(crate) fn sync_handles(&self) -> Option<(File, Option<File>)> {
+        let Kind::File { target, .. } = &self.kind else {
+            return None;
+        };
+        let file = self.file.as_ref()?.try_clone().ok()?;
+        Some((file, File::open(parent_of(target)).ok()))
     }
 
     /// The one line to print for `e`.
@@ -210,53 +297,83 @@ impl Stream {
         error_line(self.variable, &self.path, e)
     }
 
-    /// The file is complete: a regular file takes the name asked for; a stream gets its backlog, waiting
-    /// for its reader as long as the exit handler lets it (it is the file being written,
-    /// [`abandon_current`]).
-    pub(crate) fn finish(self) -> Result<(), String> {
-        let Stream {
-            variable,
-            path,
-            file,
-            stream,
-            rename,
-            backlog,
-            ..
-        } = self;
-        set_current(Some((variable, path.clone(), None)));
-        let result = match (rename, stream) {
-            (Some((temp, target)), _) => {
-                // On disk before it takes its name, and the name on disk after (a power cut never leaves
-                // the name on a file that lacks its end).
+    /// The last bytes are about to be written: from now on, the exit handler that gives up names this file
+    /// ([`abandon_current`]). A regular file that has its name keeps it, and what it holds; one that has not
+    /// is removed.
+    pub(crate) fn finishing(&self) {
+        let partial = match &self.kind {
+            Kind::File { temp: None, .. } => Partial::Named,
+            Kind::File {
+                temp: Some(temp), ..
+            } => Partial::Temporary(temp.clone()),
+            Kind::Stream { .. } => Partial::Nothing,
+        };
+        set_current(Some((self.variable, self.path.clone(), partial)));
+    }
+
+    /// The file is complete: a regular file goes to disk, then its directory (so the name it took at the
+    /// start is there too, should the sync thread not have run); a stream gets its backlog, waiting for its
+    /// reader as long as the exit handler lets it (it is the file being written, [`abandon_current`]).
+    pub(crate) fn finish(mut self) -> Result<(), String> {
+        self.finishing();
+        let file = self.file.take();
+        let result = match &mut self.kind {
+            Kind::File { target, temp } => {
                 let synced = file.as_ref().map_or(Ok(()), File::sync_all);
                 drop(file);
-                synced
-                    .and_then(|()| std::fs::rename(&temp, &target))
-                    .and_then(|()| {
-                        let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
-                        File::open(dir.unwrap_or(Path::new("."))).and_then(|d| d.sync_all())
-                    })
+                // A file that has not taken its name (no [`Stream::take_name`]) takes it now, on disk.
+                let named = match (synced, temp.take()) {
+                    (Err(e), from) => {
+                        *temp = from;
+                        Err(e)
+                    }
+                    (Ok(()), None) => Ok(()),
+                    (Ok(()), Some(from)) => {
+                        let renamed = std::fs::rename(&from, &*target);
+                        if renamed.is_err() {
+                            *temp = Some(from);
+                        }
+                        renamed
+                    }
+                };
+                named.and_then(|()| File::open(parent_of(target)).and_then(|d| d.sync_all()))
             }
-            (None, Some((stream, follow))) => {
+            Kind::Stream {
+                path: stream,
+                follow,
+            } => {
                 // Blocking now: a second descriptor of the same stream, after everything the first sent.
                 let mut open = OpenOptions::new();
                 open.append(true);
-                if !follow {
+                if !*follow {
                     open.custom_flags(libc::O_NOFOLLOW);
                 }
-                open.open(&stream).and_then(|f| {
+                open.open(stream).and_then(|f| {
                     let mut out = Progress(f);
-                    for chunk in backlog.chunks(1 << 20) {
+                    for chunk in self.backlog.chunks(1 << 20) {
                         out.write_all(chunk)?;
                     }
                     drop(file);
                     Ok(())
                 })
             }
-            (None, None) => Ok(()),
         };
         set_current(None);
-        result.map_err(|e| error_line(variable, &path, &e))
+        result.map_err(|e| error_line(self.variable, &self.path, &e))
+    }
+}
+
+impl Drop for Stream {
+    /// A regular file that never took its name is removed: nothing is left under the temporary one. The
+    /// exit handler no longer names the file (a failed last write drops it without [`Stream::finish`]).
+    fn drop(&mut self) {
+        if let Kind::File {
+            temp: Some(temp), ..
+        } = &self.kind
+        {
+            let _ = std::fs::remove_file(temp);
+        }
+        set_current(None);
     }
 }
 
@@ -283,8 +400,14 @@ enum Target {
 const MAX_LINKS: usize = 40;
 
 /// Follows `path`'s symbolic links, one at a time, to what they lead to: a dangling link leads to the file
-/// it names, created there.
+/// it names, created there. A link the kernel would not follow for us ([`may_follow`], when
+/// [`protected_symlinks`] is on) is the error a plain `open` gets.
 fn resolve(path: &Path) -> io::Result<Target> {
+    resolve_with(path, protected_symlinks())
+}
+
+/// [`resolve`], applying Linux's `fs.protected_symlinks` rule or not (`protect`).
+fn resolve_with(path: &Path, protect: bool) -> io::Result<Target> {
     let mut next = path.to_owned();
     for _ in 0..=MAX_LINKS {
         let Some(name) = next.file_name().map(OsStr::to_owned) else {
@@ -307,7 +430,12 @@ fn resolve(path: &Path) -> io::Result<Target> {
             });
         }
         match std::fs::symlink_metadata(&full) {
-            Ok(m) if m.file_type().is_symlink() => next = dir.join(std::fs::read_link(&full)?),
+            Ok(m) if m.file_type().is_symlink() => {
+                if protect {
+                    may_follow(&dir, &full, &m)?;
+                }
+                next = dir.join(std::fs::read_link(&full)?);
+            }
             Ok(m) if m.is_file() => return Ok(Target::File { dir, name }),
             Ok(_) => {
                 return Ok(Target::Stream {
@@ -324,6 +452,44 @@ fn resolve(path: &Path) -> io::Result<Target> {
         path: path.to_owned(),
         follow: true,
     })
+}
+
+/// Whether Linux's `fs.protected_symlinks` is on: `/proc/sys/fs/protected_symlinks` reads anything but `0`
+/// (it is `1` by default on the major distributions). Unreadable (no `/proc`, another Unix) counts as on:
+/// the rule then refuses only links another user planted in a sticky world-writable directory.
+fn protected_symlinks() -> bool {
+    std::fs::read_to_string("/proc/sys/fs/protected_symlinks").map_or(true, |v| v.trim() != "0")
+}
+
+/// Linux's `fs.protected_symlinks` rule (`may_follow_link` in `fs/namei.c`), which a plain `open` meets
+/// for the last link of a path and perfgraph, following links itself, applies itself: the link `link`
+/// (`meta`, not followed) in the directory `dir` is followed only if it is the process's own (effective
+/// uid), or `dir` is not both sticky and world-writable (`/tmp`), or `dir` and the link have the same
+/// owner. Otherwise `EACCES`, where `echo > link` gets `Permission denied` too: another user's link
+/// planted in `/tmp` never redirects root's output to a file of root's choosing.
+fn may_follow(dir: &Path, link: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if meta.uid() == sys::effective_uid() {
+        return Ok(());
+    }
+    let parent = std::fs::metadata(dir)?;
+    // `S_ISVTX | S_IWOTH`.
+    const STICKY_AND_WORLD_WRITABLE: u32 = 0o1002;
+    if parent.mode() & STICKY_AND_WORLD_WRITABLE != STICKY_AND_WORLD_WRITABLE
+        || parent.uid() == meta.uid()
+    {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{}: not following the symbolic link {:?}, which uid {} owns in a sticky world-writable \
+             directory (fs.protected_symlinks)",
+            io::Error::from_raw_os_error(libc::EACCES),
+            link.display().to_string(),
+            meta.uid()
+        ),
+    ))
 }
 
 /// Whether `path` (its directory already canonical, so `/dev/fd` reads `/proc/<pid>/fd`) names an open
@@ -352,7 +518,11 @@ fn replace(
     let target = dir.join(name);
     let mode = writable_mode(&target)?;
     let (file, temp) = create_temp(dir, name, mode)?;
-    set_current(Some((variable, path.to_owned(), Some(temp.clone()))));
+    set_current(Some((
+        variable,
+        path.to_owned(),
+        Partial::Temporary(temp.clone()),
+    )));
     let written = fill_file(file, fill).and_then(|()| std::fs::rename(&temp, &target));
     if written.is_err() {
         let _ = std::fs::remove_file(&temp);

@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::Target;
+use super::{Abandoned, Stream, Target};
 
 /// Held by each test that writes: [`super::CURRENT`] is one per process, and the abandon test takes
 /// whatever entry it finds.
@@ -95,9 +95,132 @@ fn a_write_the_exit_handler_abandons_removes_its_temporary_file_and_keeps_the_ol
         w.write_all(b" more")
     })
     .unwrap_err();
-    assert_eq!(abandoned, Some(("PERFGRAPH_TRACE", path.clone(), true)));
+    assert_eq!(
+        abandoned,
+        Some(("PERFGRAPH_TRACE", path.clone(), Abandoned::Removed))
+    );
     assert!(err.contains("No such file or directory"), "{err}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(names(&dir), ["t.json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The temporary files (`.<name>.perfgraph-…`) in `dir`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    names(dir)
+        .into_iter()
+        .filter(|n| n.contains(".perfgraph-"))
+        .collect()
+}
+
+#[test]
+fn a_streamed_file_takes_its_name_once_its_first_bytes_are_in_and_keeps_it() {
+    use std::os::unix::fs::MetadataExt;
+    let _serial = serial();
+    let dir = fresh_dir("stream-name");
+    let path = dir.join("t.json");
+    std::fs::write(&path, "the previous run's trace").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    // Created under a temporary name; the old file keeps the name until the header is in the new one.
+    assert_eq!(temporaries(&dir).len(), 1, "{:?}", names(&dir));
+    stream.write_all(b"[\nheader\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "the previous run's trace"
+    );
+    stream.take_name().unwrap();
+    // One rename: the name now holds the new file, header first, with the old one's permission bits.
+    assert_eq!(names(&dir), ["t.json"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "[\nheader\n");
+    let inode = std::fs::metadata(&path).unwrap().ino();
+    assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o7777, 0o640);
+    // Written under its name from now on, and left there by a run that ends without finishing it (as a
+    // killed one does).
+    stream.write_all(b"event\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "[\nheader\nevent\n"
+    );
+    drop(stream);
+    assert_eq!(names(&dir), ["t.json"]);
+    assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "[\nheader\nevent\n"
+    );
+
+    // Finished: the same file, nothing renamed.
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    stream.write_all(b"[\nsecond\n").unwrap();
+    stream.take_name().unwrap();
+    stream.write_all(b"end\n").unwrap();
+    stream.finish().unwrap();
+    assert_eq!(names(&dir), ["t.json"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "[\nsecond\nend\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_streamed_file_that_never_takes_its_name_leaves_nothing() {
+    let _serial = serial();
+    let dir = fresh_dir("stream-dropped");
+    let path = dir.join("t.pftrace");
+    std::fs::write(&path, "old").unwrap();
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    stream.write_all(b"header").unwrap();
+    // Dropped before it took its name (the header could not be written, say).
+    drop(stream);
+    assert_eq!(names(&dir), ["t.pftrace"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_link_planted_at_the_name_while_the_trace_starts_is_replaced_not_followed() {
+    let _serial = serial();
+    let dir = fresh_dir("stream-plant");
+    let elsewhere = fresh_dir("stream-plant-victim");
+    let victim = elsewhere.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let path = dir.join("t.json");
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    // Planted after the path was resolved: the rename replaces the link itself.
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    stream.write_all(b"header").unwrap();
+    stream.take_name().unwrap();
+    assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "header");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    stream.finish().unwrap();
+    assert_eq!(names(&dir), ["t.json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&elsewhere);
+}
+
+#[test]
+fn the_exit_handler_giving_up_on_the_trace_keeps_it_under_its_name() {
+    let _serial = serial();
+    let dir = fresh_dir("stream-abandon");
+    let path = dir.join("t.json");
+    let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
+    stream.write_all(b"[\nheader\n").unwrap();
+    stream.take_name().unwrap();
+    // While it runs, it is not the file being written at exit.
+    assert_eq!(super::abandon_current(), None);
+    stream.write_all(b"event\n").unwrap();
+    // Given up on while it is finished: kept under its name, as far as it got.
+    stream.finishing();
+    assert_eq!(
+        super::abandon_current(),
+        Some(("PERFGRAPH_TRACE", path.clone(), Abandoned::Kept))
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "[\nheader\nevent\n"
+    );
+    drop(stream);
+    assert_eq!(super::abandon_current(), None);
     assert_eq!(names(&dir), ["t.json"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -271,4 +394,131 @@ fn descriptor_names_pipes_and_devices_are_streams() {
         Target::File { .. }
     ));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A uid other than ours (`nobody`).
+const NOBODY: u32 = 65534;
+
+/// Whether this test can act as another user (only root can); if not, says so on stderr, past the test
+/// harness's capture, which hides what a passing test prints.
+fn can_act_as_others(test: &str) -> bool {
+    if crate::base::sys::effective_uid() == 0 {
+        return true;
+    }
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "{test}: DID NOT RUN: it needs root, to make a link that another user (uid {NOBODY}) owns"
+    );
+    false
+}
+
+/// Makes the symbolic link `link` to `target` as the user `uid` (`ln -s` run as that user: needs root).
+fn link_as(uid: u32, target: &Path, link: &Path) {
+    use std::os::unix::process::CommandExt;
+    let status = std::process::Command::new("ln")
+        .arg("-s")
+        .arg(target)
+        .arg(link)
+        .uid(uid)
+        .gid(uid)
+        .status()
+        .unwrap();
+    assert!(status.success(), "ln -s as uid {uid}");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::symlink_metadata(link).unwrap().uid(), uid);
+}
+
+/// A fresh directory with the permission bits `mode` (e.g. 0o1777, as `/tmp`), owned by `owner` if given.
+fn fresh_dir_with(tag: &str, mode: u32, owner: Option<u32>) -> PathBuf {
+    let dir = fresh_dir(tag);
+    if let Some(uid) = owner {
+        std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    dir
+}
+
+/// The regular file `resolve` leads `path` to, with `fs.protected_symlinks`' rule applied.
+fn protected(path: &Path) -> std::io::Result<PathBuf> {
+    match super::resolve_with(path, true)? {
+        Target::File { dir, name } => Ok(dir.join(name)),
+        other => panic!("{}: {other:?}", path.display()),
+    }
+}
+
+#[test]
+fn another_users_link_in_a_sticky_world_writable_directory_is_not_followed() {
+    if !can_act_as_others("another_users_link_in_a_sticky_world_writable_directory_is_not_followed")
+    {
+        return;
+    }
+    // Ours, as `/tmp` is root's.
+    let sticky = fresh_dir_with("sticky", 0o1777, None);
+    let victims = fresh_dir_with("sticky-victims", 0o700, None);
+    let victim = victims.join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let evil = sticky.join("evil.json");
+    link_as(NOBODY, &victim, &evil);
+    // Our own link to nobody's: the second link followed is refused all the same.
+    let chain = sticky.join("chain.json");
+    std::os::unix::fs::symlink(&evil, &chain).unwrap();
+
+    let refusal = format!(
+        "Permission denied (os error 13): not following the symbolic link {:?}, which uid {NOBODY} owns \
+         in a sticky world-writable directory (fs.protected_symlinks)",
+        evil.display().to_string()
+    );
+    for path in [&evil, &chain] {
+        let err = protected(path).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+        assert_eq!(err.to_string(), refusal);
+    }
+    // With the rule off (`fs.protected_symlinks = 0`), the kernel follows it, and so do we.
+    assert_eq!(
+        super::resolve_with(&evil, false).unwrap(),
+        Target::File {
+            dir: victims.clone(),
+            name: "victim.txt".into()
+        }
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let _ = std::fs::remove_dir_all(&sticky);
+    let _ = std::fs::remove_dir_all(&victims);
+}
+
+#[test]
+fn links_the_kernel_follows_are_followed() {
+    if !can_act_as_others("links_the_kernel_follows_are_followed") {
+        return;
+    }
+    let victims = fresh_dir_with("follow-victims", 0o700, None);
+    let victim = victims.join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    // Our own link in a sticky world-writable directory.
+    let sticky = fresh_dir_with("follow-sticky", 0o1777, None);
+    std::os::unix::fs::symlink(&victim, sticky.join("ours.json")).unwrap();
+    // A link of the directory's owner, in a sticky world-writable directory of nobody's.
+    let nobodys = fresh_dir_with("follow-nobodys", 0o1777, Some(NOBODY));
+    link_as(NOBODY, &victim, &nobodys.join("owners.json"));
+    // Another user's link where the directory is world-writable but not sticky, or sticky but not
+    // world-writable.
+    let open = fresh_dir_with("follow-open", 0o777, None);
+    link_as(NOBODY, &victim, &open.join("nobodys.json"));
+    let closed = fresh_dir_with("follow-closed", 0o1775, None);
+    std::os::unix::fs::chown(&closed, None, Some(NOBODY)).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o1775)).unwrap();
+    link_as(NOBODY, &victim, &closed.join("nobodys.json"));
+
+    for link in [
+        sticky.join("ours.json"),
+        nobodys.join("owners.json"),
+        open.join("nobodys.json"),
+        closed.join("nobodys.json"),
+    ] {
+        assert_eq!(protected(&link).unwrap(), victim, "{}", link.display());
+    }
+    for dir in [&victims, &sticky, &nobodys, &open, &closed] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -8,14 +8,16 @@
 //!
 //! Every event is placed by the page rule ([`pages`]: none crosses a 4 KB page boundary of the file, so a
 //! kill or a power cut leaves whole events); Perfetto packets gather in `raw` first and are packed into the
-//! buffer by [`compress`], deflated in bundles or not. A regular file is synced to disk every second by
-//! [`sync`], and before it takes its name.
+//! buffer by [`compress`], deflated in bundles or not. A regular file is synced to disk by [`sync`] as soon
+//! as it takes its name, then every second, and once more at the end.
 //!
 //! `PERFGRAPH_TRACE_LIMIT` caps the file's size: once the next call would take the file past it, calls are
 //! counted and not written, and the closing event (which may take it a few hundred bytes past) says how
 //! many. A full disk stops the trace the same way, with one warning line; the file is cut back to its last
-//! whole write. The file is opened by [`files::Stream`]: a regular file is written under a temporary name
-//! and renamed when complete.
+//! whole write. The file is opened by [`files::Stream`]: a regular file is created under a temporary name,
+//! and takes the name asked for (replacing what had it in one `rename`) as soon as the header is in it, at
+//! the start; a run that is killed leaves it there. It is complete exactly when its last event is the
+//! closing one.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -197,14 +199,10 @@ impl Trace {
         // The header is the first event, at offset 0.
         let (min, pad) = format.padding();
         pages::seal(&mut buffer, 0, 0, min, pad);
-        let syncer = file
-            .as_ref()
-            .and_then(files::Stream::sync_handle)
-            .and_then(sync::Syncer::start);
-        Trace {
+        let mut trace = Trace {
             path: path.to_owned(),
             file,
-            syncer,
+            syncer: None,
             error,
             format,
             buffer,
@@ -224,7 +222,22 @@ impl Trace {
             memory: (None, None),
             heap: None,
             cpu: Vec::new(),
+        };
+        // The header goes into the file, which then takes its name: from now on a run that is killed
+        // leaves its trace, readable up to its last write, under the name asked for.
+        trace.flush();
+        if let Some(file) = &mut trace.file
+            && let Err(e) = file.take_name()
+        {
+            trace.error = Some(e);
+            trace.file = None;
         }
+        trace.syncer = trace
+            .file
+            .as_ref()
+            .and_then(files::Stream::sync_handles)
+            .and_then(|(file, dir)| sync::Syncer::start(file, dir));
+        trace
     }
 
     /// The file offset the buffer's first byte goes to: the one place the trace knows where it is in
@@ -501,8 +514,8 @@ impl Trace {
     }
 
     /// Process exit, after the final drain: the calls still running (ending now, marked unfinished), the
-    /// last memory figure held to the end, the closing event with what is missing; then the file takes its
-    /// name. Returns the line to print, if any: the error, or what the trace lacks.
+    /// last memory figure held to the end, the closing event with what is missing; then the file goes to
+    /// disk. Returns the line to print, if any: the error, or what the trace lacks.
     pub(crate) fn finish(
         mut self,
         threads: &[std::sync::Arc<ThreadState>],
@@ -546,6 +559,10 @@ impl Trace {
             clock: clock::source().name(),
             end_ns,
         };
+        // From here, an exit handler that gives up names the trace (and keeps it, as far as it got).
+        if let Some(file) = &self.file {
+            file.finishing();
+        }
         // The closing event goes in even past the limit (it is what says the file is complete), and is
         // tried even on a full disk: it is small, and space may have come back.
         self.stopped = false;
