@@ -30,7 +30,7 @@ use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
 use super::record::Record;
 use super::ring::Ring;
 use super::side_frames::SideFrames;
-use super::stack::{Closed, EndSample, Ending, Sample, Stack};
+use super::stack::{EndSample, Ending, Sample, Stack};
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
 use crate::base::{clock, config, heap, process, sys};
@@ -299,7 +299,7 @@ impl ThreadState {
                         || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
                         || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
                     {
-                        shown_end(&closed, watch);
+                        shown_end(closed.elapsed, closed.grown_kb, false, watch);
                     }
                 });
         }
@@ -334,7 +334,7 @@ impl ThreadState {
                         || closed.heap_alert
                         || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
                     {
-                        shown_end(&closed, watch);
+                        shown_end(closed.elapsed, closed.grown_kb, closed.heap_alert, watch);
                     }
                 });
         }
@@ -466,11 +466,11 @@ pub fn interleaved() -> Option<(SectionId, SectionId)> {
 /// trip to the background thread.
 #[cold]
 #[inline(never)]
-fn shown_end(closed: &Closed, watch: u32) {
+fn shown_end(elapsed: u64, grown_kb: i64, heap_alert: bool, watch: u32) {
     let printed_anyway = watch != u32::MAX
-        || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
-        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
-        || closed.heap_alert;
+        || elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
+        || grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+        || heap_alert;
     if printed_anyway {
         process::wake_for_line();
     } else {
