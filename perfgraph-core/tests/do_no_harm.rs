@@ -611,6 +611,13 @@ fn a_panic_inside_a_section() {
     differential_in("panic", &SHORT_SETTINGS, nothing_more);
 }
 
+/// Death by a signal: the same status, and the program's output before it (and, with perfgraph, the final
+/// lines of the sections it ended) out before a shell's next line.
+#[test]
+fn terminated_by_sigterm_inside_a_section() {
+    differential_in("sigterm", &SHORT_SETTINGS, nothing_more);
+}
+
 #[test]
 fn a_child_process_that_inherits_the_descriptors() {
     differential_in("child", &SHORT_SETTINGS, nothing_more);
@@ -646,6 +653,7 @@ fn long_form() {
         "order",
         "exit",
         "panic",
+        "sigterm",
         "child",
         "exec",
     ] {

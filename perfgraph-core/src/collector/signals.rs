@@ -146,9 +146,13 @@ fn release() {
     }
 }
 
-/// The final pass, as at a normal exit, then death by `sig`.
+/// The final pass, as at a normal exit, then death by `sig`: the program's output is at its destination
+/// first (the capture hands over and waits, as at a normal exit), so a shell's next line comes after it.
 fn end_run(sig: i32) -> ! {
     exit::ending_by_signal(sig);
-    let _ = std::panic::catch_unwind(|| exit::shutdown(exit::EXIT_WAIT));
+    let _ = std::panic::catch_unwind(|| {
+        exit::shutdown(exit::EXIT_WAIT);
+        super::capture::stop();
+    });
     sys::die_of(sig)
 }

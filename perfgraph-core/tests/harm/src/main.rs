@@ -103,6 +103,16 @@ fn panic_inside() {
     panic!("deliberate panic");
 }
 
+#[timed(live = "pgmark being terminated")]
+fn terminated_inside() {
+    println!("about to be terminated");
+    sleep_ms(40);
+    // SAFETY: kill and getpid have no memory-safety preconditions.
+    unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+    sleep_ms(5000);
+    println!("still running");
+}
+
 #[timed(live = "pgmark running a child")]
 fn child() {
     let status = std::process::Command::new("sh")
@@ -135,6 +145,7 @@ fn main() {
         }
         "exit" => exit_inside(),
         "panic" => panic_inside(),
+        "sigterm" => terminated_inside(),
         "child" => child(),
         "exec" => {
             println!("before exec");
