@@ -189,7 +189,9 @@ fn start_once() {
         screen::warn(warning);
     }
     // Noted only: the first live line decides whether to capture (`capture::before_first_line`).
-    capture::start(config.capture);
+    if let Some(warning) = capture::start(config.capture) {
+        screen::warn(&warning);
+    }
     clock::init(config.clock_monotonic);
     identity::set_start_unix_ns(identity::unix_now_ns());
     if memory::sample().is_some() {
@@ -224,8 +226,9 @@ fn start_once() {
     let signals = config.signals;
     process::mark_started();
     collector::spawn(config);
-    // Only with a background thread to make the final pass; only signals still at their default.
-    if signals && process::collecting() {
+    // Only with a background thread to make the final pass; only signals still at their default; only
+    // where the binary chose the `signals` feature.
+    if cfg!(feature = "signals") && signals && process::collecting() {
         signals::install();
     }
     // Read once here, where a fork waits for it, rather than first by a report a fork could interrupt.

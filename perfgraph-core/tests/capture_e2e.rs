@@ -616,9 +616,17 @@ fn partial_lines_get_their_allowance_each(place: Place) {
     let whole = (0..TWO_PART_LINES)
         .filter(|i| text.contains(&format!("part one {i}, part two {i}\n")))
         .count();
-    assert!(whole + 4 >= TWO_PART_LINES, "{whole} whole lines:\n{}", r.out);
+    assert!(
+        whole + 4 >= TWO_PART_LINES,
+        "{whole} whole lines:\n{}",
+        r.out
+    );
     let live = r.out.lines().filter(|l| l.contains("Two parts")).count();
-    assert!(live >= 2, "live print printed while the section ran:\n{}", r.out);
+    assert!(
+        live >= 2,
+        "live print printed while the section ran:\n{}",
+        r.out
+    );
 }
 
 /// Ctrl-Z and `fg`: the shell writes its lines while the program is stopped; perfgraph's next text must not

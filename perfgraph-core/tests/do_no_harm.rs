@@ -47,6 +47,9 @@ fn runs() -> usize {
 struct Builds {
     with: PathBuf,
     without: PathBuf,
+    /// As a binary that gets perfgraph only through a library's `default-features = false,
+    /// features = ["enabled"]`.
+    library: PathBuf,
 }
 
 /// Builds `tests/harm` with and without perfgraph (once per test binary), into `target/harm`.
@@ -77,7 +80,15 @@ fn builds() -> &'static Builds {
         };
         let with = build(&[], "shapes-with-perfgraph");
         let without = build(&["--no-default-features"], "shapes-compiled-out");
-        Builds { with, without }
+        let library = build(
+            &["--no-default-features", "--features", "library"],
+            "shapes-library-only",
+        );
+        Builds {
+            with,
+            without,
+            library,
+        }
     })
 }
 
@@ -635,6 +646,37 @@ fn exec_after_a_live_line() {
          or follow a shell's next line late (a documented limit)"
     );
     differential_in("exec", &[Setting::Terminal, Setting::Pipe], nothing_more);
+}
+
+/// A binary that gets perfgraph only through a library depending with `default-features = false,
+/// features = ["enabled"]` records and shows live lines, but its descriptors and signals are left alone;
+/// with perfgraph-core's default features (the binary's own choice) both are taken.
+#[test]
+fn a_library_leaves_descriptors_and_signals_to_the_binary() {
+    let b = builds();
+    let describe = |program: &Path| {
+        let out = run(program, "describe", Setting::Pipe);
+        let text = String::from_utf8_lossy(&out.out).into_owned();
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains("pgmark warming up"),
+            "live print ran:\n{text}"
+        );
+        let line = text
+            .lines()
+            .find_map(|l| l.find("fd2-taken ").map(|at| l[at..].to_owned()))
+            .unwrap_or_else(|| panic!("{text}"));
+        line.split(' ').map(str::to_owned).collect::<Vec<_>>()
+    };
+    // fd2-taken <bool> sigint-caught <bool>
+    assert_eq!(
+        describe(&b.library),
+        ["fd2-taken", "false", "sigint-caught", "false"]
+    );
+    assert_eq!(
+        describe(&b.with),
+        ["fd2-taken", "true", "sigint-caught", "true"]
+    );
 }
 
 /// The long form: 200 runs of every shape in every setting.

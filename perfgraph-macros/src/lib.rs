@@ -41,7 +41,9 @@ use expand::NameSource;
 ///   section's CPU and waiting time (the `CPU:` report, JSON `cpu_ns`/`self_cpu_ns`, trace args); default
 ///   off (`PERFGRAPH_CPU=all` turns it on for every section). Costs two system calls per call on kernels
 ///   without a vDSO thread-CPU clock (docs/performance.md).
-/// * `crate = "path"`: where `perfgraph_core` is reachable, for crates that re-export it.
+/// * `crate = "path"`: where `perfgraph_core` is reachable, for a crate that reaches it through another
+///   crate's re-export (the error ``cannot find `perfgraph_core` in the crate root`` means this):
+///   `#[timed(crate = "mylib::perfgraph_core")]`. The user guide's "Using perfgraph in a library" shows it.
 ///
 /// The signature, attributes and doc comments stay as written; the body runs unchanged after a guard that
 /// ends the section when the function returns, returns early, or unwinds.
@@ -102,7 +104,8 @@ pub fn timed(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Times the rest of the enclosing block: `time_section!("name", options...)`.
 ///
 /// The name is a string literal; the options are `#[timed]`'s except `name` (`level`, `live`, `dots`,
-/// `cpu`, `crate`). The section ends where the block ends, so several in one block nest in order.
+/// `cpu`, `crate`: `crate = "mylib::perfgraph_core"` where perfgraph-core is reached through a re-export).
+/// The section ends where the block ends, so several in one block nest in order.
 ///
 /// ```
 /// use perfgraph_core::time_section;

@@ -41,11 +41,20 @@ use crate::base::sys::{self, Io, Kind, Room, Target};
 use pump::Stream;
 
 /// The runtime's start: notes the capture mode for the first live line ([`before_first_line`]), which
-/// decides and starts the capture; nothing is touched before that.
-pub(crate) fn start(mode: CaptureMode) {
+/// decides and starts the capture; nothing is touched before that. Without the `capture` feature nothing
+/// is captured; a warning when `PERFGRAPH_CAPTURE=on` asked for it.
+pub(crate) fn start(mode: CaptureMode) -> Option<String> {
+    if !cfg!(feature = "capture") {
+        return (mode == CaptureMode::On).then(|| {
+            "perfgraph: warning: PERFGRAPH_CAPTURE=on: this program was built without perfgraph-core's \
+             `capture` feature; its output goes straight through"
+                .to_owned()
+        });
+    }
     if mode != CaptureMode::Off {
         *PLANNED.lock().unwrap_or_else(|e| e.into_inner()) = Some(mode);
     }
+    None
 }
 
 /// How long a partial line the program leaves waiting (`print!` without a newline) is held back before it

@@ -23,7 +23,7 @@ fn warm_up() {
 /// machine too busy to run perfgraph's background thread within `warm_up`, the capture starts later, and
 /// what the shape does before that (a child started, a partial line) goes straight through, as without
 /// perfgraph, where a live line can meet it. The shapes test what comes once the capture runs.
-fn wait_for_capture(fd2_before: String) {
+fn wait_for_capture(fd2_before: &str) {
     if cfg!(feature = "perfgraph") {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while fd_target(2) == fd2_before && std::time::Instant::now() < deadline {
@@ -131,7 +131,7 @@ fn main() {
     }
     let fd2 = fd_target(2);
     warm_up();
-    wait_for_capture(fd2);
+    wait_for_capture(&fd2);
     match shape.trim_end_matches("-sigpipe") {
         "lines" => lines(),
         "mixed" => mixed(),
@@ -147,6 +147,20 @@ fn main() {
         "panic" => panic_inside(),
         "sigterm" => terminated_inside(),
         "child" => child(),
+        "describe" => {
+            // What the process-wide machinery did: where fds 1 and 2 lead, and whether SIGINT is caught.
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let caught = status
+                .lines()
+                .find_map(|l| l.strip_prefix("SigCgt:"))
+                .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+                .unwrap_or(0);
+            println!(
+                "fd2-taken {} sigint-caught {}",
+                fd_target(2) != fd2,
+                caught & (1 << (libc::SIGINT - 1)) != 0
+            );
+        }
         "exec" => {
             println!("before exec");
             use std::os::unix::process::CommandExt;
