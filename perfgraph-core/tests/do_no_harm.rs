@@ -649,7 +649,7 @@ fn exec_after_a_live_line() {
 }
 
 /// A binary that gets perfgraph only through a library depending with `default-features = false,
-/// features = ["enabled"]` records and shows live lines, but its descriptors and signals are left alone;
+/// features = ["enabled"]` records and shows live lines, but its descriptors and signals (SIGTERM here) are left alone;
 /// with perfgraph-core's default features (the binary's own choice) both are taken.
 #[test]
 fn a_library_leaves_descriptors_and_signals_to_the_binary() {
@@ -668,14 +668,14 @@ fn a_library_leaves_descriptors_and_signals_to_the_binary() {
             .unwrap_or_else(|| panic!("{text}"));
         line.split(' ').map(str::to_owned).collect::<Vec<_>>()
     };
-    // fd2-taken <bool> sigint-caught <bool>
+    // fd2-taken <bool> sigterm-caught <bool>
     assert_eq!(
         describe(&b.library),
-        ["fd2-taken", "false", "sigint-caught", "false"]
+        ["fd2-taken", "false", "sigterm-caught", "false"]
     );
     assert_eq!(
         describe(&b.with),
-        ["fd2-taken", "true", "sigint-caught", "true"]
+        ["fd2-taken", "true", "sigterm-caught", "true"]
     );
 }
 

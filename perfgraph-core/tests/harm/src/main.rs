@@ -148,7 +148,8 @@ fn main() {
         "sigterm" => terminated_inside(),
         "child" => child(),
         "describe" => {
-            // What the process-wide machinery did: where fds 1 and 2 lead, and whether SIGINT is caught.
+            // What the process-wide machinery did: whether fd 2 was taken over, and whether SIGTERM is caught
+            // (not SIGINT: a shell starts background jobs with SIGINT ignored, which perfgraph leaves so).
             let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
             let caught = status
                 .lines()
@@ -156,9 +157,9 @@ fn main() {
                 .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
                 .unwrap_or(0);
             println!(
-                "fd2-taken {} sigint-caught {}",
+                "fd2-taken {} sigterm-caught {}",
                 fd_target(2) != fd2,
-                caught & (1 << (libc::SIGINT - 1)) != 0
+                caught & (1 << (libc::SIGTERM - 1)) != 0
             );
         }
         "exec" => {
