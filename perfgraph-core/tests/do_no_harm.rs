@@ -649,8 +649,8 @@ fn exec_after_a_live_line() {
 }
 
 /// A binary that gets perfgraph only through a library depending with `default-features = false,
-/// features = ["enabled"]` records and shows live lines, but its descriptors and signals (SIGTERM here) are left alone;
-/// with perfgraph-core's default features (the binary's own choice) both are taken.
+/// features = ["enabled"]` records and shows live lines, but its descriptors and signals (SIGTERM here) are
+/// left alone; with perfgraph-core's default features (the binary's own choice) both are taken.
 #[test]
 fn a_library_leaves_descriptors_and_signals_to_the_binary() {
     let b = builds();
