@@ -168,8 +168,11 @@ pub fn catch_up(max: Duration) {
 
 /// Longest a recording thread that ended a section live print shows waits for the background thread to
 /// print its closing line ([`wake_for_line`]). Reached only when the background thread cannot print (a
-/// destination that takes nothing) or is not scheduled for that long.
-pub const SHOWN_END_WAIT: Duration = Duration::from_millis(500);
+/// destination that takes nothing, where the program's own next write would wait too) or is not scheduled
+/// for that long: on a terminal the line also waits for the capture's child to feed what the program wrote
+/// before, and with both cores busy 0.5 s was not always enough (8 of 100 runs of the harness's `order`
+/// shape, four runs side by side under two `yes`).
+pub const SHOWN_END_WAIT: Duration = Duration::from_secs(2);
 
 thread_local! {
     /// This thread holds the terminal's lock while running user code (inside `suspend`).
