@@ -564,17 +564,18 @@ fn a_terminal_stays_a_terminal_with_its_size() {
     assert_eq!(d[8], "100x40", "{}", r.out);
 }
 
-fn a_resize_reaches_the_program() {
-    let (master, slave) = common::open_pty();
-    let mut cmd = command("resize");
-    cmd.stdout(slave.try_clone().unwrap()).stderr(slave);
-    let start = Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    drop(cmd);
-    let reader = master.try_clone().unwrap();
+/// Reads a pseudo-terminal's `master` to its end on a thread of its own: what it read so far is sent on the
+/// receiver after every read (for waiting until the child printed something), and the thread returns all
+/// of it (`\r\n` read as `\n`).
+fn read_watching(
+    master: &std::fs::File,
+) -> (
+    std::thread::JoinHandle<String>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let mut reader = master.try_clone().unwrap();
     let (seen_tx, seen_rx) = std::sync::mpsc::channel::<String>();
     let reading = std::thread::spawn(move || {
-        let mut reader = reader;
         let mut all = Vec::new();
         let mut buf = [0u8; 4096];
         loop {
@@ -588,6 +589,17 @@ fn a_resize_reaches_the_program() {
         }
         String::from_utf8_lossy(&all).replace("\r\n", "\n")
     });
+    (reading, seen_rx)
+}
+
+fn a_resize_reaches_the_program() {
+    let (master, slave) = common::open_pty();
+    let mut cmd = command("resize");
+    cmd.stdout(slave.try_clone().unwrap()).stderr(slave);
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let (reading, seen_rx) = read_watching(&master);
     // Once the child is ready: a new size, and the SIGWINCH a terminal sends its foreground group.
     while let Ok(seen) = seen_rx.recv_timeout(HANG) {
         if seen.contains("ready") {
@@ -639,23 +651,7 @@ fn stopped_and_continued_leaves_no_line_of_blanks() {
     let start = Instant::now();
     let mut child = cmd.spawn().unwrap();
     drop(cmd);
-    let reader = master.try_clone().unwrap();
-    let (seen_tx, seen_rx) = std::sync::mpsc::channel::<String>();
-    let reading = std::thread::spawn(move || {
-        let mut reader = reader;
-        let mut all = Vec::new();
-        let mut buf = [0u8; 4096];
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    all.extend_from_slice(&buf[..n]);
-                    let _ = seen_tx.send(String::from_utf8_lossy(&all).into_owned());
-                }
-            }
-        }
-        String::from_utf8_lossy(&all).replace("\r\n", "\n")
-    });
+    let (reading, seen_rx) = read_watching(&master);
     // Once a dot is on the live line: stop the program, write what a shell writes, continue it.
     while let Ok(seen) = seen_rx.recv_timeout(HANG) {
         if seen.contains("Stoppable.") {
