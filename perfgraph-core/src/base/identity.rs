@@ -59,7 +59,8 @@ pub fn unix_now_ns() -> u64 {
 }
 
 /// `path` with `{pid}`, `{rank}` and `{host}` replaced (any other text, braces included, kept as it is).
-/// A `/` in the host name becomes `_`, so the host cannot add a directory.
+/// The host name is made safe as one path component by [`component`], so it cannot add or climb a
+/// directory.
 pub fn expand(path: &Path, pid: u32, rank: u32, host: &str) -> PathBuf {
     let Some(s) = path.to_str() else {
         return path.to_path_buf();
@@ -70,8 +71,21 @@ pub fn expand(path: &Path, pid: u32, rank: u32, host: &str) -> PathBuf {
     PathBuf::from(
         s.replace("{pid}", &pid.to_string())
             .replace("{rank}", &rank.to_string())
-            .replace("{host}", &host.replace('/', "_")),
+            .replace("{host}", &component(host)),
     )
+}
+
+/// `value` made safe to stand as (part of) one path component: a `/` or a control character becomes `_`,
+/// and a value that is exactly `.` or `..` becomes `_` or `__`, so it can neither add a directory, climb
+/// one, nor put a line break or an escape sequence into a file name.
+pub fn component(value: &str) -> String {
+    if value == "." || value == ".." {
+        return "_".repeat(value.len());
+    }
+    value
+        .chars()
+        .map(|c| if c == '/' || c.is_control() { '_' } else { c })
+        .collect()
 }
 
 #[cfg(test)]
@@ -108,5 +122,15 @@ mod tests {
             "n/1",
         );
         assert_eq!(p, Path::new("out/n_1/run.3.42.{x}.json"));
+    }
+
+    #[test]
+    fn a_host_name_cannot_climb_a_directory_or_break_a_line() {
+        let at = |host| expand(Path::new("logs/{host}/run.json"), 1, 0, host);
+        assert_eq!(at(".."), Path::new("logs/__/run.json"));
+        assert_eq!(at("."), Path::new("logs/_/run.json"));
+        assert_eq!(at("a\nb\x1b[2J"), Path::new("logs/a_b_[2J/run.json"));
+        assert_eq!(at("..."), Path::new("logs/.../run.json"), "not a climb: kept");
+        assert_eq!(at("node.cluster"), Path::new("logs/node.cluster/run.json"));
     }
 }
