@@ -20,6 +20,33 @@ fn child_entry() {
         perfgraph_core::time_section!("paths::work");
         std::hint::black_box(0);
     }
+    if let Some(done) = std::env::var_os("OUTPUT_PATHS_LATE_CHILD") {
+        late_child(std::ffi::CString::new(done.into_encoded_bytes()).unwrap());
+    }
+}
+
+/// Forks a child that waits for this process to exit (its parent id changes), then writes a line to its
+/// inherited stdout and creates the file `done`. Only async-signal-safe calls after the fork.
+fn late_child(done: std::ffi::CString) {
+    // SAFETY: fork in a test child; the child below makes only async-signal-safe calls and `_exit`s.
+    let parent = unsafe { libc::getpid() };
+    if unsafe { libc::fork() } != 0 {
+        return;
+    }
+    let line = b"a line from a child that outlived its parent\n";
+    // SAFETY: plain system calls on our own buffers; `done` is a valid C string.
+    unsafe {
+        for _ in 0..6000 {
+            if libc::getppid() != parent {
+                break;
+            }
+            libc::usleep(10_000);
+        }
+        libc::write(1, line.as_ptr().cast(), line.len());
+        let fd = libc::open(done.as_ptr(), libc::O_CREAT | libc::O_WRONLY, 0o600);
+        libc::close(fd);
+        libc::_exit(0);
+    }
 }
 
 /// A uid other than ours that permission bits apply to.
@@ -486,6 +513,37 @@ fn dev_stdout_redirected_to_a_file_is_appended_to_not_replaced() {
     assert_eq!(std::fs::metadata(&captured).unwrap().ino(), before);
     assert!(!std::fs::symlink_metadata("/dev/stdout").unwrap().is_file());
     assert_eq!(names(&dir), ["stdout.txt"]);
+    remove_dir(&dir);
+}
+
+#[test]
+fn dev_stdout_shares_the_programs_offset_with_a_child_that_writes_after_the_exit() {
+    let dir = fresh_dir("stdout-shared");
+    let captured = dir.join("stdout.txt");
+    let done = dir.join("done");
+    // `prog > stdout.txt`: no O_APPEND, so only a shared offset keeps the child's line off the JSON.
+    let file = std::fs::File::create(&captured).unwrap();
+    let out = run_child_with(
+        Path::new("/dev/stdout"),
+        None,
+        Out::File(file),
+        &[("OUTPUT_PATHS_LATE_CHILD", &done)],
+        &[],
+    );
+    assert_eq!(perfgraph_lines(&out), Vec::<String>::new());
+    // Generous: the child writes as soon as it sees its parent gone.
+    let start = Instant::now();
+    while !done.exists() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no late child");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let text = std::fs::read_to_string(&captured).unwrap();
+    let (before, late) = text
+        .split_once("a line from a child that outlived its parent\n")
+        .unwrap_or_else(|| panic!("the child's line is missing: {text}"));
+    assert_eq!(late, "", "{text}");
+    assert!(before.contains("running 1 test"), "{text}");
+    assert_ends_with_the_tree(before);
     remove_dir(&dir);
 }
 

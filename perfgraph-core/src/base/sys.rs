@@ -344,6 +344,26 @@ pub fn write_from_handler(fd: std::os::fd::RawFd, bytes: &[u8]) -> bool {
     written > 0
 }
 
+/// A new descriptor (close-on-exec) for the open file description of `fd`, when that description is a
+/// regular file open for writing; `None` otherwise (a pipe, a terminal, a closed or read-only descriptor).
+/// Writes through it share the description's offset with every other holder of `fd`: the program, and
+/// children that inherited it.
+pub fn shared_regular_file(fd: std::os::fd::RawFd) -> Option<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: fcntl on any descriptor number is sound; a bad one returns -1.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return None;
+    }
+    // SAFETY: `new` is a descriptor we just made and nothing else owns; the File closes it.
+    let file = unsafe { std::fs::File::from_raw_fd(new) };
+    // SAFETY: as above, on our own descriptor.
+    let flags = unsafe { libc::fcntl(new, libc::F_GETFL) };
+    let writable = flags >= 0 && flags & libc::O_ACCMODE != libc::O_RDONLY;
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
+    (writable && regular).then_some(file)
+}
+
 /// The effective user id: whose files the process's `open` may follow a link to (see
 /// `collector::files`).
 pub fn effective_uid() -> u32 {

@@ -78,6 +78,9 @@ pub(crate) fn write_file(
             path: stream,
             follow,
         } => {
+            if let Some(shared) = own_regular_descriptor(&stream) {
+                return fill_file(shared, fill);
+            }
             let mut open = OpenOptions::new();
             // Append: `/dev/stdout` redirected to a file goes after what the program printed there.
             open.append(true);
@@ -136,6 +139,9 @@ enum Kind {
 
 /// Opens the stream `path` for writing without blocking; `None` for a named pipe without a reader.
 fn open_stream(path: &Path, follow: bool) -> io::Result<Option<File>> {
+    if let Some(shared) = own_regular_descriptor(path) {
+        return Ok(Some(shared));
+    }
     let mut open = OpenOptions::new();
     // Append: `/dev/stdout` redirected to a file goes after what the program printed there.
     open.append(true);
@@ -348,7 +354,11 @@ impl Stream {
                 if !*follow {
                     open.custom_flags(libc::O_NOFOLLOW);
                 }
-                open.open(stream).and_then(|f| {
+                let opened = match own_regular_descriptor(stream) {
+                    Some(shared) => Ok(shared),
+                    None => open.open(&*stream),
+                };
+                opened.and_then(|f| {
                     let mut out = Progress(f);
                     for chunk in self.backlog.chunks(1 << 20) {
                         out.write_all(chunk)?;
@@ -504,6 +514,26 @@ fn names_a_descriptor(path: &Path) -> bool {
             | ["/", "proc", _, "fd", _]
             | ["/", "proc", _, "task", _, "fd", _]
     )
+}
+
+/// For a name of one of this process's own descriptors (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`, its
+/// directory already canonical) whose open file description is a regular file: a descriptor of that same
+/// description ([`sys::shared_regular_file`]). Opening the name would make a new description with an
+/// offset of its own, so the program's (and its children's) later writes to `prog > out.txt` would land
+/// over ours; through the shared one, ours go where the program's next write would, and theirs after.
+/// `None` for anything else, which is opened by name.
+fn own_regular_descriptor(path: &Path) -> Option<File> {
+    let parts: Vec<&str> = path.iter().map(|c| c.to_str().unwrap_or("")).collect();
+    let ours = sys::process_id().to_string();
+    let fd = match parts.as_slice() {
+        ["/", "dev", "stdin"] => "0",
+        ["/", "dev", "stdout"] => "1",
+        ["/", "dev", "stderr"] => "2",
+        ["/", "dev", "fd", fd] => fd,
+        ["/", "proc", pid, "fd", fd] | ["/", "proc", pid, "task", _, "fd", fd] if *pid == ours => fd,
+        _ => return None,
+    };
+    sys::shared_regular_file(fd.parse().ok()?)
 }
 
 /// Writes the regular file `name` in `dir` (the path asked for is `path`) through a temporary file renamed
