@@ -341,6 +341,49 @@ fn a_handler_the_program_installs_later_wins() {
     assert!(handled < r.stderr.find(GRAPH).unwrap(), "{ctx}");
 }
 
+/// The program has returned from `main` and its exit is writing `PERFGRAPH_JSON` to a named pipe nobody
+/// reads, which would take the whole give-up wait: a SIGTERM, SIGINT or SIGHUP (a supervisor's) then cuts
+/// the final pass short at once, with one line, and the process dies of it.
+fn a_signal_during_a_stuck_exit_ends_it_at_once() {
+    for (sig, name) in [
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGHUP, "SIGHUP"),
+    ] {
+        let fifo = json_path(&format!("fifo-{name}"));
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string, a plain system call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut child = spawn(
+            "long",
+            &[
+                ("PERFGRAPH_REPORT", "graph"),
+                ("PERFGRAPH_JSON", fifo.to_str().unwrap()),
+            ],
+            &[],
+        );
+        child.wait_for(LIVE);
+        // The section ends, `main` returns, and the exit's final pass prints the report, then opens the pipe.
+        drop(child.stdin.take());
+        child.wait_for(GRAPH);
+        child.wait_for("|   long_work ");
+        child.signal(sig);
+        let r = child.finish_open();
+        let ctx = r.ctx();
+        let _ = std::fs::remove_file(&fifo);
+        assert_eq!(r.status.signal(), Some(sig), "died of {name}: {ctx}");
+        assert_eq!(r.stdout, "child done\n", "{ctx}");
+        let line = format!(
+            "perfgraph: error: exit: {name} while writing PERFGRAPH_JSON file {:?}; gave up, and the \
+             outputs after it are not written",
+            fifo.display().to_string()
+        );
+        assert!(r.stderr.lines().any(|l| l == line), "no {line:?}: {ctx}");
+        assert!(!r.stderr.contains("made no progress"), "{ctx}");
+        assert!(r.stderr.ends_with('\n'), "{ctx}");
+    }
+}
+
 /// `std::process::abort()` inside a printed live section: the open live line is ended.
 fn abort_ends_the_live_line() {
     let mut child = spawn("abort", &[("PERFGRAPH_REPORT", "graph")], &[]);
@@ -363,7 +406,7 @@ fn main() {
         child(&scenario);
         return;
     }
-    let tests: [(&str, fn()); 5] = [
+    let tests: [(&str, fn()); 6] = [
         (
             "sigterm_sigint_sighup_write_everything",
             sigterm_sigint_sighup_write_everything,
@@ -381,6 +424,10 @@ fn main() {
             a_handler_the_program_installs_later_wins,
         ),
         ("abort_ends_the_live_line", abort_ends_the_live_line),
+        (
+            "a_signal_during_a_stuck_exit_ends_it_at_once",
+            a_signal_during_a_stuck_exit_ends_it_at_once,
+        ),
     ];
     let tests = tests
         .iter()

@@ -5,8 +5,12 @@
 //! writes) is given up with one line on stderr, and its half-written file removed (the streamed trace, which
 //! has its name since the start, is kept as far as it got, as after a kill): a stuck output loses its own
 //! lines but never hangs the exit, while a large trace that is still being written is not cut short.
+//!
+//! A SIGINT, SIGTERM or SIGHUP that arrives while the program's own exit runs the final pass cuts that pass
+//! short at once ([`shutdown_for_signal`]): a supervisor's SIGTERM to a process stuck writing to a named
+//! pipe ends it now, not after [`EXIT_WAIT`], as a second Ctrl-C does.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -66,6 +70,9 @@ pub(crate) extern "C" fn at_exit() {
     });
 }
 
+/// The signal that cut the final pass short (0: none), set by [`shutdown_for_signal`].
+static CUT_BY: AtomicI32 = AtomicI32::new(0);
+
 /// Asks the background thread for its final pass and waits for it as long as it makes progress; gives up
 /// after `stall` without any (saying so on stderr and removing the temporary file it was writing). If the
 /// final pass was asked for already (a signal arrived during exit, or the program exits during a signal's
@@ -77,6 +84,29 @@ pub(crate) fn shutdown(stall: Duration) {
     if process::begin_shutdown() {
         process::send(Message::Exit);
     }
+    wait_for_final_pass(stall);
+}
+
+/// [`shutdown`] for the signal `sig` that ends the run: its own final pass if none is under way; if the
+/// program's exit is running one already, that pass is cut short now (the file being written is given up
+/// as after a stall, with one line naming the signal), for this thread and the exit handler both.
+pub(crate) fn shutdown_for_signal(sig: i32, stall: Duration) {
+    if !process::collecting() {
+        return;
+    }
+    if process::begin_shutdown() {
+        process::send(Message::Exit);
+    } else {
+        // Relaxed: read by the waiting loops below, which poll it every slice; the condition variable's
+        // notification only wakes them sooner.
+        CUT_BY.store(sig, Ordering::Relaxed);
+        FINISHED.1.notify_all();
+    }
+    wait_for_final_pass(stall);
+}
+
+/// Waits for the final pass as long as it makes progress (see [`shutdown`]), or until a signal cuts it short.
+fn wait_for_final_pass(stall: Duration) {
     let (lock, cvar) = &FINISHED;
     let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
     let mut seen = process::progress_count();
@@ -87,6 +117,12 @@ pub(crate) fn shutdown(stall: Duration) {
             Ok((guard, _)) => guard,
             Err(poisoned) => poisoned.into_inner().0,
         };
+        let cut = CUT_BY.load(Ordering::Relaxed);
+        if cut != 0 && !*done {
+            drop(done);
+            cut_short(cut);
+            return;
+        }
         let now = process::progress_count();
         if now != seen {
             seen = now;
@@ -99,10 +135,17 @@ pub(crate) fn shutdown(stall: Duration) {
     }
 }
 
+/// Set by the first of [`give_up`] and [`cut_short`]: the final pass is given up once, with one line.
+static GAVE_UP: AtomicBool = AtomicBool::new(false);
+
 /// The final pass is stuck: say so, and remove the half-written file so none is left behind (but the
 /// trace's, already under its name: it is kept, as a killed run's is).
 #[cold]
 fn give_up(stall: Duration) {
+    // Relaxed: only one thread may print; nothing else is published through it.
+    if GAVE_UP.swap(true, Ordering::Relaxed) {
+        return;
+    }
     let line = match files::abandon_current() {
         Some((variable, path, left)) => format!(
             "perfgraph: error: exit: writing {variable} file {:?} made no progress for {} s; gave up{}, \
@@ -120,6 +163,40 @@ fn give_up(stall: Duration) {
             "perfgraph: error: exit: the final outputs made no progress for {} s; gave up, and what \
              they had not written yet is lost",
             stall.as_secs_f64()
+        ),
+    };
+    screen::warn(&line);
+}
+
+/// A signal (`sig`) arrived during the program's own final pass: give it up now, removing the half-written
+/// file as [`give_up`] does, with one line.
+#[cold]
+fn cut_short(sig: i32) {
+    // Relaxed: as in `give_up`.
+    if GAVE_UP.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let name = match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    };
+    let line = match files::abandon_current() {
+        Some((variable, path, left)) => format!(
+            "perfgraph: error: exit: {name} while writing {variable} file {:?}; gave up{}, and the outputs \
+             after it are not written",
+            path.display().to_string(),
+            match left {
+                Abandoned::Removed => " (the partial file is removed)",
+                Abandoned::Kept =>
+                    " (the trace keeps what it had written, without its closing event)",
+                Abandoned::Nothing => "",
+            }
+        ),
+        None => format!(
+            "perfgraph: error: exit: {name} during the final outputs; gave up, and what they had not \
+             written yet is lost"
         ),
     };
     screen::warn(&line);

@@ -148,10 +148,12 @@ fn release() {
 
 /// The final pass, as at a normal exit, then death by `sig`: the program's output is at its destination
 /// first (the capture hands over and waits, as at a normal exit), so a shell's next line comes after it.
+/// If the program's own exit is running the final pass already, `sig` cuts it short instead
+/// ([`exit::shutdown_for_signal`]): a supervisor's SIGTERM does not wait for a stuck output.
 fn end_run(sig: i32) -> ! {
     exit::ending_by_signal(sig);
     let _ = std::panic::catch_unwind(|| {
-        exit::shutdown(exit::EXIT_WAIT);
+        exit::shutdown_for_signal(sig, exit::EXIT_WAIT);
         super::capture::stop();
     });
     sys::die_of(sig)
