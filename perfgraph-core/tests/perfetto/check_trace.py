@@ -17,9 +17,19 @@ It applies what trace processor applies: incremental timestamps per sequence (th
 64 of each sequence's ClockSnapshot), interned names and categories per sequence, default tracks from
 TracePacketDefaults; then sorts each track's begin and end events by time and nests them, failing on an
 end without a begin or a slice that overlaps its parent. `--partial` (a trace cut off by a kill): slices
-still open at the end of the file are not an error, and the closing event is not required.
+still open at the end of the file are not an error, the closing event is not required, and a last packet
+cut off mid-way is left out.
+
+It streams: the file is read one packet at a time (never the whole `Trace` message), and the slice events
+(a compact record each: track, time, kind, order, name) are sorted in runs of RUN events, spilled to a
+temporary file past the first run, and merged back in order, track by track. Its memory is bounded by the
+tracks and names the trace has, not by its length: a trace of any size is checked in well under 1 GB.
 """
 
+import heapq
+import io
+import struct
+import tempfile
 import json
 import sys
 import zlib
@@ -30,27 +40,103 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 TE = pb.TrackEvent
 
+# Slice events sorted in memory at a time; past it, sorted runs go to a temporary file.
+RUN = 500_000
+RECORD = struct.Struct("<IqBQI")  # track index, time, end-before-begin key, arrival order, name id
+# Largest packet, and largest inflated bundle, accepted: anything past it is not a trace perfgraph wrote.
+MAX_PACKET = 64 << 20
+# Tracing instants kept in the output; past it, only counted.
+MAX_INSTANTS = 100_000
+
+
+class Track:
+    """One track's description; a future's track also holds its two events until both came."""
+
+    def __init__(self, desc, index):
+        self.desc = desc
+        self.index = index
+        self.future = []  # (ts, end-first key, kind, annotations)
+
+
+class Runs:
+    """Slice events, sorted by (track, time, end before begin, arrival): the first RUN in memory, the rest
+    in sorted runs in a temporary file, merged back by `sorted()`."""
+
+    def __init__(self):
+        self.buffer = []
+        self.file = None
+        self.runs = []  # (offset, count) in `file`
+
+    def add(self, record):
+        self.buffer.append(record)
+        if len(self.buffer) >= RUN:
+            self.spill()
+
+    def spill(self):
+        self.buffer.sort()
+        if self.file is None:
+            self.file = tempfile.TemporaryFile()
+        self.file.seek(0, io.SEEK_END)
+        self.runs.append((self.file.tell(), len(self.buffer)))
+        self.file.write(b"".join(RECORD.pack(*r) for r in self.buffer))
+        self.buffer = []
+
+    def sorted(self):
+        if self.file is None:
+            self.buffer.sort()
+            yield from self.buffer
+            return
+        if self.buffer:
+            self.spill()
+        yield from heapq.merge(*(self.read(offset, count) for offset, count in self.runs))
+
+    def read(self, offset, count):
+        # Its own handle per run, so the runs are read side by side.
+        with open(f"/proc/self/fd/{self.file.fileno()}", "rb") as f:
+            f.seek(offset)
+            while count:
+                n = min(count, 4096)
+                block = f.read(n * RECORD.size)
+                yield from RECORD.iter_unpack(block)
+                count -= n
+
 
 def main():
     path = sys.argv[1]
     partial = "--partial" in sys.argv
-    data = open(path, "rb").read()
-    trace = pb.Trace()
-    trace.ParseFromString(data)
-    # Every field is one Perfetto knows: none left over as unknown (a wrong field number or wire type).
-    unknown(trace, "Trace")
+    state = State(partial)
+    with open(path, "rb") as f:
+        for p in packets(f, partial, "Trace"):
+            for q in expand(p, state.counts):
+                state.packet(q)
+    state.finish()
 
-    counts = {"padding": 0, "compressed": 0, "inflated_packets": 0}
-    seqs = {}  # id -> state
-    tracks = {}  # uuid -> description
-    events = defaultdict(list)  # track uuid -> [(ts, order, kind, name, category, annotations)]
-    memory = []
-    markers = []
-    instants = []  # tracing events on thread tracks: (name, span)
-    cpu = defaultdict(list)  # thread name -> [percent]
-    end = None
-    order = 0
-    for p in expand(trace.packet, counts):
+
+class State:
+    def __init__(self, partial):
+        self.partial = partial
+        self.counts = {"padding": 0, "compressed": 0, "inflated_packets": 0}
+        self.seqs = {}  # id -> state
+        self.tracks = {}  # uuid -> Track
+        self.by_index = []  # Track index -> uuid
+        self.name_ids = {}
+        self.name_list = []
+        self.runs = Runs()
+        self.memory = 0
+        self.markers = []
+        self.instants = []  # tracing events on thread tracks: (name, span)
+        self.instants_omitted = 0
+        self.cpu = defaultdict(int)  # thread name -> counter samples
+        self.end = None
+        self.order = 0
+        self.threads = {}
+        self.futures = []  # (name, id, cancelled), each on its own track
+        self.calls = 0
+        self.unfinished = 0
+        self.names = defaultdict(int)
+        self.details = {}
+
+    def packet(self, p):
         seq_id = p.trusted_packet_sequence_id
         if p.HasField("track_descriptor"):
             d = p.track_descriptor
@@ -64,12 +150,13 @@ def main():
                 desc["counter_unit"] = d.counter.unit
             if d.HasField("parent_uuid"):
                 desc["parent"] = d.parent_uuid
-            tracks[d.uuid] = desc
-            continue
+            self.tracks[d.uuid] = Track(desc, len(self.by_index))
+            self.by_index.append(d.uuid)
+            return
         if p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
             st = {"clock": None, "last": None, "names": {}, "cats": {}, "strings": {}, "track": None,
                   "clock_id": None}
-            seqs[seq_id] = st
+            self.seqs[seq_id] = st
             for c in p.clock_snapshot.clocks:
                 if c.clock_id == 64:
                     if not c.is_incremental:
@@ -79,8 +166,8 @@ def main():
             st["track"] = p.trace_packet_defaults.track_event_defaults.track_uuid
             if st["clock_id"] != 64 or st["last"] is None:
                 fail(f"sequence {seq_id} has no delta clock")
-            continue
-        st = seqs.get(seq_id)
+            return
+        st = self.seqs.get(seq_id)
         if st is None:
             fail(f"packet on sequence {seq_id} before its state was cleared")
         for n in p.interned_data.event_names:
@@ -98,16 +185,17 @@ def main():
             ts = st["last"] + p.timestamp
             st["last"] = ts
         e = p.track_event
-        track = e.track_uuid if e.HasField("track_uuid") else st["track"]
-        if track not in tracks:
-            fail(f"event on undescribed track {track}")
+        uuid = e.track_uuid if e.HasField("track_uuid") else st["track"]
+        track = self.tracks.get(uuid)
+        if track is None:
+            fail(f"event on undescribed track {uuid}")
         if e.type == TE.TYPE_COUNTER:
-            parent = tracks.get(tracks[track].get("parent"), {})
-            if "thread" in parent:
-                cpu[parent["thread"]].append(e.counter_value)
+            parent = self.tracks.get(track.desc.get("parent"))
+            if parent is not None and "thread" in parent.desc:
+                self.cpu[parent.desc["thread"]] += 1
             else:
-                memory.append((ts, e.counter_value))
-            continue
+                self.memory += 1
+            return
         name = st["names"][e.name_iid] if e.HasField("name_iid") else e.name
         annotations = {}
         for a in e.debug_annotations:
@@ -121,88 +209,156 @@ def main():
                 annotations[a.name] = a.uint_value
         if e.type == TE.TYPE_INSTANT:
             if name == "perfgraph trace end":
-                end = annotations
-            elif "thread" in tracks[track]:
-                instants.append([name, annotations.get("span")])
+                self.end = annotations
+            elif "thread" in track.desc:
+                if len(self.instants) < MAX_INSTANTS:
+                    self.instants.append([name, annotations.get("span")])
+                else:
+                    self.instants_omitted += 1
             else:
-                markers.append(name)
-            continue
-        category = st["cats"].get(e.category_iids[0]) if e.category_iids else None
-        events[track].append((ts, order, e.type, name, category, annotations))
-        order += 1
-
-    threads = {}
-    futures = []  # (name, id, cancelled), each on its own track
-    calls = 0
-    unfinished = 0
-    names = defaultdict(int)
-    details = {}
-    for track, evs in events.items():
-        # As trace processor: by time; at equal times an end before a begin.
-        evs.sort(key=lambda x: (x[0], 0 if x[2] == TE.TYPE_SLICE_END else 1, x[1]))
-        if "thread" not in tracks[track]:
+                self.markers.append(name)
+            return
+        if "thread" not in track.desc:
             # A future's track: one slice, begun before it ends.
-            if [x[2] for x in evs] != [TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END]:
-                fail(f"a future's track {tracks[track]} holds {evs}")
-            a = evs[0][5]
-            futures.append([evs[0][3], a.get("id"), a.get("cancelled")])
-            continue
-        stack = []
-        max_depth = 0
-        for ts, _, kind, name, category, annotations in evs:
-            if kind == TE.TYPE_SLICE_BEGIN:
-                stack.append((ts, name))
+            end_first = 0 if e.type == TE.TYPE_SLICE_END else 1
+            track.future.append((ts, end_first, e.type, name, annotations))
+            if len(track.future) == 2:
+                track.future.sort(key=lambda x: x[:2])
+                kinds = [x[2] for x in track.future]
+                if kinds != [TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END]:
+                    fail(f"a future's track {track.desc} holds {kinds}")
+                _, _, _, fname, a = track.future[0]
+                self.futures.append([fname, a.get("id"), a.get("cancelled")])
+                # Nothing more may come on it: an event there is then on an undescribed track.
+                del self.tracks[uuid]
+            return
+        if e.type == TE.TYPE_SLICE_BEGIN:
+            self.names[name] += 1
+            category = st["cats"].get(e.category_iids[0]) if e.category_iids else None
+            self.details[name] = {"category": category,
+                                  **{k: v for k, v in annotations.items() if k != "unfinished"}}
+            if annotations.get("unfinished"):
+                self.unfinished += 1
+        name_id = self.name_ids.get(name)
+        if name_id is None:
+            name_id = self.name_ids[name] = len(self.name_list)
+            self.name_list.append(name)
+        # As trace processor: by time; at equal times an end before a begin.
+        self.runs.add((track.index, ts, 0 if e.type == TE.TYPE_SLICE_END else 1, self.order, name_id))
+        self.order += 1
+
+    def desc_of(self, index):
+        return self.tracks[self.by_index[index]].desc
+
+    def nested(self, index, stack, max_depth):
+        """One thread track's events are all nested: what is left open, and how deep it went."""
+        if index is None:
+            return
+        desc = self.desc_of(index)
+        if "thread" not in desc:
+            fail(f"slice events on {desc}, which is neither a thread's nor a future's track")
+        if stack and not self.partial:
+            fail(f"slices left open on {desc}: {stack}")
+        self.threads[desc["thread"]] = max_depth
+
+    def finish(self):
+        for track in self.tracks.values():
+            if "thread" not in track.desc and track.future:
+                fail(f"a future's track {track.desc} holds {[x[2] for x in track.future]}")
+        current, stack, max_depth = None, [], 0
+        for index, ts, begin, _, name_id in self.runs.sorted():
+            if index != current:
+                self.nested(current, stack, max_depth)
+                current, stack, max_depth = index, [], 0
+            if begin:
+                stack.append((ts, self.name_list[name_id]))
                 max_depth = max(max_depth, len(stack))
-                names[name] += 1
-                details[name] = {"category": category, **{k: v for k, v in annotations.items()
-                                                          if k != "unfinished"}}
-                if annotations.get("unfinished"):
-                    unfinished += 1
-            elif kind == TE.TYPE_SLICE_END:
+            else:
                 if not stack:
-                    fail(f"an end without a begin on {tracks[track]} at {ts}")
+                    fail(f"an end without a begin on {self.desc_of(index)} at {ts}")
                 stack.pop()
-                calls += 1
-        if stack and not partial:
-            fail(f"slices left open on {tracks[track]}: {stack}")
-        threads[tracks[track]["thread"]] = max_depth
-    if end is None and not partial:
-        fail("no closing event")
-    json.dump({
-        "calls": calls,
-        "unfinished": unfinished,
-        "threads": threads,
-        "names": names,
-        "sections": details,
-        "process": [t for t in tracks.values() if "process" in t],
-        "memory_samples": len(memory),
-        "markers": markers,
-        "instants": instants,
-        "futures": sorted(futures),
-        "cpu": {k: len(v) for k, v in cpu.items()},
-        "end": end,
-        **counts,
-    }, sys.stdout, indent=1, sort_keys=True)
+                self.calls += 1
+        self.nested(current, stack, max_depth)
+        if self.end is None and not self.partial:
+            fail("no closing event")
+        json.dump({
+            "calls": self.calls,
+            "unfinished": self.unfinished,
+            "threads": self.threads,
+            "names": self.names,
+            "sections": self.details,
+            "process": [t.desc for t in self.tracks.values() if "process" in t.desc],
+            "memory_samples": self.memory,
+            "markers": self.markers,
+            "instants": self.instants,
+            "instants_omitted": self.instants_omitted,
+            "futures": sorted(self.futures),
+            "cpu": dict(self.cpu),
+            "end": self.end,
+            **self.counts,
+        }, sys.stdout, indent=1, sort_keys=True)
 
 
-def expand(packets, counts):
-    """The packets in file order, each compressed bundle inflated in its place, padding left out."""
-    for p in packets:
-        fields = [f.name for f, _ in p.ListFields()]
-        if fields == ["synchronization_marker"]:
-            counts["padding"] += 1
-            continue
-        if p.HasField("compressed_packets"):
-            if fields != ["compressed_packets"]:
-                fail(f"a compressed bundle with other fields: {fields}")
-            counts["compressed"] += 1
-            inner = pb.Trace()
-            inner.ParseFromString(zlib.decompress(p.compressed_packets))
-            unknown(inner, "Trace (inflated)")
-            counts["inflated_packets"] += len(inner.packet)
-            yield from expand(inner.packet, counts)
-            continue
+def varint(read):
+    """A base-128 varint from `read(1)`; None at the end of input before its first byte."""
+    value = 0
+    for shift in range(0, 64, 7):
+        b = read(1)
+        if not b:
+            if shift == 0:
+                return None
+            raise EOFError
+        value |= (b[0] & 0x7F) << shift
+        if b[0] < 0x80:
+            return value
+    fail("a varint longer than 10 bytes")
+
+
+def packets(f, partial, where):
+    """The `Trace.packet` fields of the stream `f`, one parsed TracePacket at a time."""
+    while True:
+        try:
+            tag = varint(f.read)
+            if tag is None:
+                return
+            if tag != 0x0A:
+                fail(f"unknown field in {where}: tag {tag:#x} (only packet, field 1, length-delimited)")
+            n = varint(f.read)
+            if n > MAX_PACKET:
+                fail(f"a packet of {n} bytes in {where}")
+            data = f.read(n)
+            if len(data) < n:
+                raise EOFError
+        except EOFError:
+            if partial:
+                return
+            fail(f"{where} ends in the middle of a packet")
+        p = pb.TracePacket()
+        p.ParseFromString(data)
+        # Every field is one Perfetto knows: none left over as unknown (a wrong field number or wire type).
+        unknown(p, f"{where}.packet")
         yield p
+
+
+def expand(p, counts):
+    """The packet `p`, or each packet of its compressed bundle inflated in its place; padding left out."""
+    fields = [f.name for f, _ in p.ListFields()]
+    if fields == ["synchronization_marker"]:
+        counts["padding"] += 1
+        return
+    if p.HasField("compressed_packets"):
+        if fields != ["compressed_packets"]:
+            fail(f"a compressed bundle with other fields: {fields}")
+        counts["compressed"] += 1
+        z = zlib.decompressobj()
+        inflated = z.decompress(p.compressed_packets, MAX_PACKET)
+        if z.unconsumed_tail:
+            fail(f"a compressed bundle inflates past {MAX_PACKET} bytes")
+        for q in packets(io.BytesIO(inflated), False, "Trace (inflated)"):
+            counts["inflated_packets"] += 1
+            yield from expand(q, counts)
+        return
+    yield p
 
 
 def unknown(message, where):
