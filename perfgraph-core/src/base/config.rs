@@ -219,13 +219,23 @@ impl Config {
         let mut c = Config::default();
         let mut warnings = Vec::new();
         for v in VARIABLES {
-            if let Some(value) = var(v.name)
-                && !(v.apply)(&mut c, value.trim())
-            {
+            let Some(value) = var(v.name) else {
+                continue;
+            };
+            if !(v.apply)(&mut c, value.trim()) {
                 warnings.push(format!(
                     "perfgraph: warning: {}={value:?} is not valid (accepted: {}); using the default, {}",
                     v.name, v.accepted, v.default
                 ));
+            } else if let Some(bad) = v.list_refuses {
+                // A list that was applied: its good entries are in force; each bad one gets its own line.
+                for item in bad(value.trim()) {
+                    warnings.push(format!(
+                        "perfgraph: warning: {}={value:?}: {item:?} is not valid (accepted: {}); it is left \
+                         out, the rest applies",
+                        v.name, v.accepted
+                    ));
+                }
             }
         }
         (c, warnings)
@@ -246,11 +256,16 @@ impl Config {
 
 /// One `PERFGRAPH_*` variable: its name, what the warning says is accepted and the default, and how a
 /// (trimmed) value is applied. `apply` returns `false`, having changed nothing, for a value it refuses.
+///
+/// A comma list (`list_refuses` is `Some`) applies its good entries and leaves out the bad ones, one warning
+/// each (`list_refuses` names them): one typo does not lose the rest. Only a list with no good entry at
+/// all is refused whole.
 struct Variable {
     name: &'static str,
     accepted: &'static str,
     default: &'static str,
     apply: fn(&mut Config, &str) -> bool,
+    list_refuses: Option<fn(&str) -> Vec<String>>,
 }
 
 /// Every setting, in the order they are read (and warned about).
@@ -270,12 +285,14 @@ const VARIABLES: [Variable; 17] = [
             }
             _ => false,
         },
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_TIME_LIMIT",
         accepted: "a number of seconds >= 0.001, e.g. 1 or 0.5",
         default: "1.0",
         apply: |c, v| set(&mut c.time_limit_ns, seconds_ns(v)),
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_MEM_LIMIT",
@@ -288,6 +305,7 @@ const VARIABLES: [Variable; 17] = [
                 .filter(|mb| (1..=1_000_000_000).contains(mb));
             set(&mut c.mem_limit_bytes, mb.map(|mb| mb * 1_000_000))
         },
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_LIVE",
@@ -302,42 +320,49 @@ const VARIABLES: [Variable; 17] = [
             };
             set(&mut c.live, Some(mode))
         },
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_REPORT",
         accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, cpu, all",
         default: "none",
-        apply: |c, v| set(&mut c.report, parse_report(v)),
+        apply: |c, v| set(&mut c.report, parse_report(v).0),
+        list_refuses: Some(|v| parse_report(v).1),
     },
     Variable {
         name: "PERFGRAPH_INTERVAL",
         accepted: "a number of seconds >= 0.001, or off",
         default: "off",
         apply: |c, v| v == "off" || set(&mut c.interval_ns, seconds_ns(v).map(Some)),
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_TRACE",
         accepted: "a file path",
         default: "off",
         apply: |c, v| set(&mut c.trace, path(v)),
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_FOLDED",
         accepted: "a file path",
         default: "off",
         apply: |c, v| set(&mut c.folded, path(v)),
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_JSON",
         accepted: "a file path",
         default: "off",
         apply: |c, v| set(&mut c.json, path(v)),
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_TRACE_LIMIT",
         accepted: "a file size in bytes >= 4096, with an optional K, M or G (1000, 1000000, 1000000000), or unlimited",
         default: "unlimited",
         apply: |c, v| v == "unlimited" || set(&mut c.trace_limit, file_size(v).map(Some)),
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_TRACE_COMPRESS",
@@ -352,6 +377,7 @@ const VARIABLES: [Variable; 17] = [
             };
             set(&mut c.trace_compress, Some(mode))
         },
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_CLOCK",
@@ -362,6 +388,7 @@ const VARIABLES: [Variable; 17] = [
             "monotonic" => set(&mut c.clock_monotonic, Some(true)),
             _ => false,
         },
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_MEM_INTERVAL",
@@ -371,6 +398,7 @@ const VARIABLES: [Variable; 17] = [
             let ms = v.parse::<u64>().ok().filter(|ms| (1..=1000).contains(ms));
             set(&mut c.mem_interval_ns, ms.map(|ms| ms * 1_000_000))
         },
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_MEM_EXACT",
@@ -385,6 +413,7 @@ const VARIABLES: [Variable; 17] = [
             };
             set(&mut c.mem_exact, Some(mode))
         },
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_CPU",
@@ -395,6 +424,7 @@ const VARIABLES: [Variable; 17] = [
             "all" => set(&mut c.cpu_all, Some(true)),
             _ => false,
         },
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_SIGNALS",
@@ -405,6 +435,7 @@ const VARIABLES: [Variable; 17] = [
             "off" => set(&mut c.signals, Some(false)),
             _ => false,
         },
+        list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_CAPTURE",
@@ -419,6 +450,7 @@ const VARIABLES: [Variable; 17] = [
             };
             set(&mut c.capture, Some(mode))
         },
+        list_refuses: None,
     },
 ];
 
@@ -483,8 +515,6 @@ fn set<T>(slot: &mut T, value: Option<T>) -> bool {
     value.map(|v| *slot = v).is_some()
 }
 
-/// A number of seconds from 1 ms to 1e9 s, as nanoseconds. Shorter limits are refused: a time limit of
-/// `1e-12` would otherwise be a 0 ns limit that prints every section.
 /// A file size: a whole number of bytes with an optional `K`, `M` or `G` (decimal multiples), at least
 /// 4096 (room for the trace's header and closing lines).
 fn file_size(v: &str) -> Option<u64> {
@@ -501,6 +531,8 @@ fn file_size(v: &str) -> Option<u64> {
         .filter(|&n| n >= 4096)
 }
 
+/// A number of seconds from 1 ms to 1e9 s, as nanoseconds. Shorter limits are refused: a time limit of
+/// `1e-12` would otherwise be a 0 ns limit that prints every section.
 fn seconds_ns(v: &str) -> Option<u64> {
     let s = v.parse::<f64>().ok()?;
     (s.is_finite() && (0.001..1e9).contains(&s)).then_some((s * 1e9).round() as u64)
@@ -511,8 +543,12 @@ fn path(v: &str) -> Option<Option<PathBuf>> {
     (!v.is_empty()).then(|| Some(PathBuf::from(v)))
 }
 
-fn parse_report(v: &str) -> Option<ReportSelection> {
+/// The reports a comma list selects, and the entries that name none (left out). `None` when the list has
+/// entries and none of them is good: the whole value is then refused.
+fn parse_report(v: &str) -> (Option<ReportSelection>, Vec<String>) {
     let mut r = ReportSelection::default();
+    let mut bad = Vec::new();
+    let mut good = 0;
     for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match item {
             "graph" => r.graph = true,
@@ -536,17 +572,24 @@ fn parse_report(v: &str) -> Option<ReportSelection> {
                 }
             }
             "off" | "none" => {}
-            _ => {
-                let n = item
-                    .strip_prefix("sections=")?
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|&n| n >= 1)?;
-                r.sections = Some(n);
-            }
+            _ => match item
+                .strip_prefix("sections=")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| n >= 1)
+            {
+                Some(n) => r.sections = Some(n),
+                None => {
+                    bad.push(item.to_owned());
+                    continue;
+                }
+            },
         }
+        good += 1;
     }
-    Some(r)
+    if good == 0 && !bad.is_empty() {
+        return (None, bad);
+    }
+    (Some(r), bad)
 }
 
 #[cfg(test)]

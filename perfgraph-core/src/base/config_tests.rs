@@ -127,7 +127,7 @@ fn bad_values_warn_once_each_and_keep_defaults() {
         ("PERFGRAPH_VERBOSITY", "high"),
         ("PERFGRAPH_TIME_LIMIT", "-1"),
         ("PERFGRAPH_LIVE", "maybe"),
-        ("PERFGRAPH_REPORT", "graph,pie"),
+        ("PERFGRAPH_REPORT", "pie,cake"),
         ("PERFGRAPH_SIGNALS", "no"),
     ]);
     assert_eq!(c, Config::default());
@@ -137,7 +137,7 @@ fn bad_values_warn_once_each_and_keep_defaults() {
         "perfgraph: warning: PERFGRAPH_VERBOSITY=\"high\" is not valid (accepted: off, 0, 1, 2, 3); using the default, 1"
     );
     assert!(w.iter().all(|l| !l.contains('\n')));
-    assert!(w[3].contains("PERFGRAPH_REPORT=\"graph,pie\""));
+    assert!(w[3].contains("PERFGRAPH_REPORT=\"pie,cake\" is not valid"));
     assert_eq!(
         w[4],
         "perfgraph: warning: PERFGRAPH_SIGNALS=\"no\" is not valid (accepted: on, off); using the default, on"
@@ -198,4 +198,26 @@ fn a_trace_sizes_the_rings() {
     assert_eq!(Config::default().ring_capacity(), RING_CAPACITY);
     let (c, _) = parse(&[("PERFGRAPH_TRACE", "t.pftrace")]);
     assert_eq!(c.ring_capacity(), TRACE_RING_CAPACITY);
+}
+
+#[test]
+fn a_list_with_a_bad_entry_keeps_the_good_ones_and_warns_about_the_bad_one() {
+    let (c, w) = parse(&[("PERFGRAPH_REPORT", "graph,bogus, sections=0 ,latency")]);
+    assert!(c.report.graph && c.report.latency, "{:?}", c.report);
+    assert_eq!(c.report.sections, None);
+    assert_eq!(
+        w,
+        [
+            "perfgraph: warning: PERFGRAPH_REPORT=\"graph,bogus, sections=0 ,latency\": \"bogus\" is not \
+             valid (accepted: a comma list of graph, branch, sections[=N], latency, threads, async, alloc, \
+             cpu, all); it is left out, the rest applies",
+            "perfgraph: warning: PERFGRAPH_REPORT=\"graph,bogus, sections=0 ,latency\": \"sections=0\" is \
+             not valid (accepted: a comma list of graph, branch, sections[=N], latency, threads, async, \
+             alloc, cpu, all); it is left out, the rest applies",
+        ]
+    );
+    // `none` is a good entry: nothing selected, nothing to warn about but the typo.
+    let (c, w) = parse(&[("PERFGRAPH_REPORT", "none,grpah")]);
+    assert!(c.report.is_empty());
+    assert_eq!(w.len(), 1);
 }
