@@ -349,9 +349,14 @@ pub fn note_output(last: u8) {
 /// until measured.
 static OVERHEAD_PS: AtomicU64 = AtomicU64::new(0);
 
-/// Records the cost per section the start-up measurement found, ns.
+/// Records the cost per section a measurement found, ns (at start-up, then in the final pass): the lowest
+/// so far stands, since a measurement can only be slowed down, never sped up.
 pub fn set_overhead_ns(ns: f64) {
-    OVERHEAD_PS.store((ns * 1000.0).round().max(1.0) as u64, Ordering::Relaxed);
+    let ps = (ns * 1000.0).round().max(1.0) as u64;
+    // A later measurement replaces an earlier one only when lower (0: none yet).
+    let _ = OVERHEAD_PS.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+        (old == 0 || ps < old).then_some(ps)
+    });
 }
 
 /// perfgraph's own cost per section, ns, once measured.

@@ -361,6 +361,8 @@ impl Collector {
         self.drain();
         process::progress();
         clock::calibrate();
+        // Again, now that caches and the clock are warm: the lower figure stands.
+        overhead::measure();
         if let Some(live) = &mut self.live {
             // The final `Finished` lines show the memory at exit, read now, not the last sample.
             let _ = memory::sample();

@@ -397,13 +397,10 @@ impl Report {
         if let Some(ns) = self.overhead_ns_per_section {
             let calls: u64 = self.tree.nodes.iter().skip(1).map(|n| n.calls).sum();
             let cost_s = ns * calls as f64 / 1e9;
-            let share = match self.wall_ns {
-                0 => 0.0,
-                wall => 100.0 * cost_s * 1e9 / wall as f64,
-            };
+            let (share, of) = instrumentation_share(self, cost_s * 1e9);
             out.push_str(&format!(
                 "Instrumentation: {ns:.1} ns per section; {cost_s:.3} s over {calls} calls ({share:.2}% of \
-                 the run)\n"
+                 {of})\n"
             ));
         }
         out
@@ -471,6 +468,28 @@ impl fmt::Display for Report {
             self.footer()
         )
     }
+}
+
+/// The instrumentation's cost (`cost_ns`, summed over threads) as a share of what it was taken from, in
+/// percent, and what that is: the CPU time of the threads that recorded (from each one's first section),
+/// or where that cannot be read their time alive, or for a run without threads the wall time. A cost summed
+/// over threads is never divided by one wall time, and the share never reads above 100%: the cost is a
+/// floor measured on perfgraph's own thread, spent inside the time it is compared with.
+fn instrumentation_share(r: &Report, cost_ns: f64) -> (f64, &'static str) {
+    let cpu: u64 = r.threads.iter().map(|t| t.cpu_ns).sum();
+    let alive: u64 = r.threads.iter().map(|t| t.alive_ns).sum();
+    let (base, of) = if r.threads.iter().all(|t| t.cpu_ns > 0) && cpu > 0 {
+        (cpu, "the recording threads' CPU time")
+    } else if alive > 0 {
+        (alive, "the recording threads' time alive")
+    } else {
+        (r.wall_ns, "the run")
+    };
+    let share = match base {
+        0 => 0.0,
+        base => (100.0 * cost_ns / base as f64).min(100.0),
+    };
+    (share, of)
 }
 
 fn seconds(ns: u64) -> f64 {
