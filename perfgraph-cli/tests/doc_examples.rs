@@ -1,0 +1,138 @@
+//! The `perfgraph` commands the README and docs/ show, run as written (through `sh`, so their globs
+//! expand) against real files: four ranks' call-tree JSON and Chrome traces, a base and a head run. A command
+//! in a code block of the docs that starts with `perfgraph ` (or a CI step `- run: perfgraph ...`) is run
+//! in a directory holding the files its examples name; it must succeed (`diff` may also report a regression,
+//! exit 1). So an example that stops working (a renamed flag, a glob that matches the wrong files) fails here.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
+
+/// The example program of the CLI's tests (built by `cargo test` next to the test binaries).
+fn ranks_example() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/ranks");
+    assert!(path.exists(), "{} not built", path.display());
+    path
+}
+
+/// Runs the example as `rank` in `dir`, with `vars`.
+fn rank_run(dir: &Path, rank: u32, vars: &[(&str, &str)]) {
+    let mut c = Command::new(ranks_example());
+    for v in [
+        "OMPI_COMM_WORLD_RANK",
+        "PMI_RANK",
+        "PMIX_RANK",
+        "SLURM_PROCID",
+    ] {
+        c.env_remove(v);
+    }
+    for v in perfgraph_core::Config::VARIABLE_NAMES {
+        c.env_remove(v);
+    }
+    let out = c
+        .current_dir(dir)
+        .env("RANK", rank.to_string())
+        .env("PERFGRAPH_LIVE", "off")
+        .envs(vars.iter().copied())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// The `perfgraph` command lines of the code blocks of `markdown`.
+fn commands(markdown: &str) -> Vec<String> {
+    let mut in_block = false;
+    let mut found = Vec::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        if !in_block {
+            continue;
+        }
+        let line = line.trim_start();
+        let line = line.strip_prefix("- run: ").unwrap_or(line);
+        if let Some(rest) = line.strip_prefix("perfgraph ") {
+            // The comment that follows a command, aligned with spaces.
+            let command = rest.split(" # ").next().unwrap().trim_end();
+            found.push(format!("perfgraph {command}"));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_docs_perfgraph_commands_run_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut all = Vec::new();
+    let mut docs: Vec<PathBuf> = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            docs.push(path);
+        }
+    }
+    docs.sort();
+    for doc in &docs {
+        let text = std::fs::read_to_string(doc).unwrap();
+        for c in commands(&text) {
+            all.push((doc.strip_prefix(root).unwrap().display().to_string(), c));
+        }
+    }
+    assert!(
+        all.len() >= 8,
+        "the docs' perfgraph commands were not found: {all:?}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("perfgraph-doc-examples-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // The files the examples name: four ranks (`run.{rank}.json`, `trace.{rank}.json`), one run
+    // (`run.json`), and a base and a head run for `diff`.
+    for rank in 0..4 {
+        rank_run(
+            &dir,
+            rank,
+            &[
+                ("PERFGRAPH_JSON", "run.{rank}.json"),
+                ("PERFGRAPH_TRACE", "trace.{rank}.json"),
+            ],
+        );
+    }
+    for name in ["run.json", "base.json", "head.json", "baseline.json"] {
+        rank_run(&dir, 0, &[("PERFGRAPH_JSON", name)]);
+    }
+    let path = format!(
+        "{}:{}",
+        Path::new(CLI).parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut failed = Vec::new();
+    for (doc, command) in &all {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        let ok = code == Some(0) || (command.starts_with("perfgraph diff ") && code == Some(1));
+        if !ok {
+            failed.push(format!(
+                "{doc}: `{command}` exited {code:?}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
