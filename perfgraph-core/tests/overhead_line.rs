@@ -63,5 +63,8 @@ fn the_footer_states_a_sane_cost_and_a_share_of_at_most_100_percent() {
         line.ends_with("% of the recording threads' CPU time)"),
         "{line}"
     );
-    assert!(line.contains(&format!("over {} calls", THREADS as u64 * CALLS)), "{line}");
+    assert!(
+        line.contains(&format!("over {} calls", THREADS as u64 * CALLS)),
+        "{line}"
+    );
 }

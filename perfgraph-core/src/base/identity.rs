@@ -130,7 +130,11 @@ mod tests {
         assert_eq!(at(".."), Path::new("logs/__/run.json"));
         assert_eq!(at("."), Path::new("logs/_/run.json"));
         assert_eq!(at("a\nb\x1b[2J"), Path::new("logs/a_b_[2J/run.json"));
-        assert_eq!(at("..."), Path::new("logs/.../run.json"), "not a climb: kept");
+        assert_eq!(
+            at("..."),
+            Path::new("logs/.../run.json"),
+            "not a climb: kept"
+        );
         assert_eq!(at("node.cluster"), Path::new("logs/node.cluster/run.json"));
     }
 }

@@ -530,7 +530,9 @@ fn own_regular_descriptor(path: &Path) -> Option<File> {
         ["/", "dev", "stdout"] => "1",
         ["/", "dev", "stderr"] => "2",
         ["/", "dev", "fd", fd] => fd,
-        ["/", "proc", pid, "fd", fd] | ["/", "proc", pid, "task", _, "fd", fd] if *pid == ours => fd,
+        ["/", "proc", pid, "fd", fd] | ["/", "proc", pid, "task", _, "fd", fd] if *pid == ours => {
+            fd
+        }
         _ => return None,
     };
     sys::shared_regular_file(fd.parse().ok()?)
