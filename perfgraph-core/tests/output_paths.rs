@@ -28,8 +28,9 @@ fn child_entry() {
 /// Forks a child that waits for this process to exit (its parent id changes), then writes a line to its
 /// inherited stdout and creates the file `done`. Only async-signal-safe calls after the fork.
 fn late_child(done: std::ffi::CString) {
-    // SAFETY: fork in a test child; the child below makes only async-signal-safe calls and `_exit`s.
+    // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
+    // SAFETY: fork in a test child; the child below makes only async-signal-safe calls and `_exit`s.
     if unsafe { libc::fork() } != 0 {
         return;
     }
