@@ -30,6 +30,8 @@ pub struct Options {
     pub metric: Metric,
     /// A row per call path rather than per section.
     pub paths: bool,
+    /// A section (or path) of the base missing from the head fails the diff (exit 1), as a regression.
+    pub fail_on_removed: bool,
 }
 
 /// Runs the diff; the exit code is 1 when a row regressed, 0 otherwise.
@@ -44,8 +46,50 @@ pub fn run(base: &Path, head: &Path, o: &Options) -> Result<u8, Failure> {
             h.program
         );
     }
-    let (rows, regressed) = compare(&figures(&b, o), &figures(&h, o), o);
-    let mut out = render(&rows, o);
+    let mut paths = Paths::new();
+    let (base_figures, head_figures) = (figures(&b, o, &mut paths), figures(&h, o, &mut paths));
+    let (rows, regressed) = compare(&base_figures, &head_figures, o);
+    if !base_figures.is_empty()
+        && !head_figures.is_empty()
+        && rows.iter().all(|r| r.base.is_none() || r.head.is_none())
+    {
+        return Err(Failure(format!(
+            "{} and {} have no {} in common: not two runs of one program (renamed sections, or the wrong \
+             file?)",
+            base.display(),
+            head.display(),
+            if o.paths { "call path" } else { "section" }
+        )));
+    }
+    let mut out = render(&rows, o, &paths);
+    let removed: Vec<String> = rows
+        .iter()
+        .filter(|r| r.head.is_none())
+        .map(|r| paths.display(r.key))
+        .collect();
+    if !removed.is_empty() {
+        const SHOWN: usize = 10;
+        let mut names = removed[..removed.len().min(SHOWN)].join(", ");
+        if removed.len() > SHOWN {
+            names.push_str(&format!(", and {} more", removed.len() - SHOWN));
+        }
+        out.push_str(&format!(
+            "Removed: {} {} of the base {} not in the head: {names}{}.\n",
+            removed.len(),
+            match (o.paths, removed.len()) {
+                (true, 1) => "call path",
+                (true, _) => "call paths",
+                (false, 1) => "section",
+                (false, _) => "sections",
+            },
+            if removed.len() == 1 { "is" } else { "are" },
+            if o.fail_on_removed {
+                " (--fail-on-removed: this fails the diff)"
+            } else {
+                ""
+            }
+        ));
+    }
     out.push_str(&match regressed {
         0 => format!("No regression past {}%.\n", o.threshold),
         n => format!(
@@ -55,42 +99,122 @@ pub fn run(base: &Path, head: &Path, o: &Options) -> Result<u8, Failure> {
         ),
     });
     load::print(&out)?;
-    Ok(u8::from(regressed > 0))
+    Ok(u8::from(
+        regressed > 0 || (o.fail_on_removed && !removed.is_empty()),
+    ))
 }
 
-/// A row's key and its figure (ns), in the order first seen.
-type Figures = Vec<(String, u64)>;
+/// The rows' keys: a section name, or a call path, each an id in a table both runs share, so that a path is
+/// never spelled out whole (a recursion 100,000 deep has paths of 100,000 names) and compares in O(1).
+#[derive(Default)]
+struct Paths {
+    /// Id to its parent path's id (0: none), its last name, and its first name's id; id 0 is the empty
+    /// path.
+    entries: Vec<(u32, &'static str, u32)>,
+    ids: HashMap<(u32, &'static str), u32>,
+}
+
+impl Paths {
+    fn new() -> Paths {
+        Paths {
+            entries: vec![(0, "", 0)],
+            ids: HashMap::new(),
+        }
+    }
+
+    /// The id of `parent`'s path followed by `name`.
+    fn id(&mut self, parent: u32, name: &'static str) -> u32 {
+        if let Some(&id) = self.ids.get(&(parent, name)) {
+            return id;
+        }
+        let id = self.entries.len() as u32;
+        let first = if parent == 0 {
+            id
+        } else {
+            self.entries[parent as usize].2
+        };
+        self.entries.push((parent, name, first));
+        self.ids.insert((parent, name), id);
+        id
+    }
+
+    /// The path `id` as `a;b;c`, at most [`MAX_KEY_CHARS`] characters: a longer one keeps its first name
+    /// and as many of its last as fit, with `…` between.
+    fn display(&self, id: u32) -> String {
+        let mut names: Vec<&str> = Vec::new();
+        let mut chars = 0;
+        let mut at = id;
+        let mut cut = false;
+        while at != 0 {
+            let (parent, name, first) = self.entries[at as usize];
+            if parent == 0 {
+                break;
+            }
+            let width = name.chars().count() + 1;
+            if chars + width > MAX_KEY_CHARS / 2 && !names.is_empty() {
+                cut = true;
+                at = first;
+                break;
+            }
+            chars += width;
+            names.push(name);
+            at = parent;
+        }
+        let first = self.entries[at as usize].1;
+        let mut out = first.to_owned();
+        if cut {
+            out.push_str(";…");
+        }
+        for name in names.iter().rev() {
+            out.push(';');
+            out.push_str(name);
+        }
+        if out.chars().count() > MAX_KEY_CHARS {
+            let keep: String = out.chars().take(MAX_KEY_CHARS - 1).collect();
+            out = keep + "…";
+        }
+        out
+    }
+}
+
+/// Widest key shown in a row, characters.
+const MAX_KEY_CHARS: usize = 120;
+
+/// A row's key (an id in [`Paths`]) and its figure (ns), in the order first seen.
+type Figures = Vec<(u32, u64)>;
 
 /// The metric per section (or per call path) of a run.
-fn figures(r: &Report, o: &Options) -> Figures {
+fn figures(r: &Report, o: &Options, paths: &mut Paths) -> Figures {
     let nodes = &r.tree.nodes;
-    let mut keys: Vec<String> = Vec::with_capacity(nodes.len());
-    let mut order: Vec<String> = Vec::new();
-    let mut sums: HashMap<String, (u64, Latency)> = HashMap::new();
+    let mut keys: Vec<u32> = Vec::with_capacity(nodes.len());
+    let mut order: Vec<u32> = Vec::new();
+    let mut sums: HashMap<u32, (u64, Latency)> = HashMap::new();
+    let nested_at = if !o.paths && o.metric == Metric::Total {
+        nested_flags(r)
+    } else {
+        Vec::new()
+    };
     for (i, n) in nodes.iter().enumerate() {
         let Some(p) = n.parent else {
-            keys.push(String::new());
+            keys.push(0);
             continue;
         };
         let key = if o.paths {
-            match keys[p].as_str() {
-                "" => n.name.to_owned(),
-                parent => format!("{parent};{}", n.name),
-            }
+            paths.id(keys[p], n.name)
         } else {
-            n.name.to_owned()
+            paths.id(0, n.name)
         };
-        keys.push(if o.paths { key.clone() } else { String::new() });
+        keys.push(key);
         // A recursion's inner calls are inside its outer ones: their total counts once.
-        let nested = !o.paths && o.metric == Metric::Total && has_ancestor_named(r, i, n.name);
-        let entry = sums.entry(key.clone()).or_insert_with(|| {
+        let nested = nested_at.get(i).copied().unwrap_or(false);
+        let entry = sums.entry(key).or_insert_with(|| {
             order.push(key);
             (0, Latency::default())
         });
         match o.metric {
-            Metric::Total if !nested => entry.0 += n.total_ns,
+            Metric::Total if !nested => entry.0 = entry.0.saturating_add(n.total_ns),
             Metric::Total => {}
-            Metric::SelfTime => entry.0 += n.self_ns,
+            Metric::SelfTime => entry.0 = entry.0.saturating_add(n.self_ns),
             Metric::P99 => entry.1.add(&n.latency),
         }
     }
@@ -108,19 +232,43 @@ fn figures(r: &Report, o: &Options) -> Figures {
         .collect()
 }
 
-fn has_ancestor_named(r: &Report, mut i: usize, name: &str) -> bool {
-    while let Some(p) = r.tree.nodes[i].parent {
-        if p != 0 && r.tree.nodes[p].name == name {
-            return true;
-        }
-        i = p;
+/// For each node of `r`'s tree, whether an ancestor of it has its name (a recursion's inner call): one
+/// walk down the tree from the root with a count per name on the path, O(1) a node however deep the tree
+/// and whatever the order of its nodes in the file.
+fn nested_flags(r: &Report) -> Vec<bool> {
+    let nodes = &r.tree.nodes;
+    let mut nested = vec![false; nodes.len()];
+    let mut on_path: HashMap<&'static str, u32> = HashMap::new();
+    // (node, entered): a node is pushed once to enter it and once more to leave it.
+    let mut stack: Vec<(usize, bool)> = Vec::new();
+    if nodes.is_empty() {
+        return nested;
     }
-    false
+    for &c in nodes[0].children.iter().rev() {
+        stack.push((c, false));
+    }
+    while let Some((i, entered)) = stack.pop() {
+        let name = nodes[i].name;
+        if entered {
+            if let Some(n) = on_path.get_mut(name) {
+                *n -= 1;
+            }
+            continue;
+        }
+        let count = on_path.entry(name).or_default();
+        nested[i] = *count > 0;
+        *count += 1;
+        stack.push((i, true));
+        for &c in nodes[i].children.iter().rev() {
+            stack.push((c, false));
+        }
+    }
+    nested
 }
 
 /// One row of the diff.
 struct Row {
-    key: String,
+    key: u32,
     base: Option<u64>,
     head: Option<u64>,
     mark: &'static str,
@@ -128,13 +276,13 @@ struct Row {
 
 /// The rows (the base's order, then what only the head has) and how many regressed.
 fn compare(base: &Figures, head: &Figures, o: &Options) -> (Vec<Row>, usize) {
-    let in_head: HashMap<&str, u64> = head.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-    let in_base: HashMap<&str, u64> = base.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let in_head: HashMap<u32, u64> = head.iter().copied().collect();
+    let in_base: HashMap<u32, u64> = base.iter().copied().collect();
     let floor = (o.min_ms * 1e6) as u64;
     let mut regressed = 0;
     let mut rows: Vec<Row> = Vec::new();
     for (k, b) in base {
-        let h = in_head.get(k.as_str()).copied();
+        let h = in_head.get(k).copied();
         let mark = match h {
             None => "removed",
             Some(h) if *b < floor && h < floor => "",
@@ -152,16 +300,16 @@ fn compare(base: &Figures, head: &Figures, o: &Options) -> (Vec<Row>, usize) {
             },
         };
         rows.push(Row {
-            key: k.clone(),
+            key: *k,
             base: Some(*b),
             head: h,
             mark,
         });
     }
     for (k, h) in head {
-        if !in_base.contains_key(k.as_str()) {
+        if !in_base.contains_key(k) {
             rows.push(Row {
-                key: k.clone(),
+                key: *k,
                 base: None,
                 head: Some(*h),
                 mark: "added",
@@ -176,7 +324,7 @@ fn change(base: u64, head: u64) -> Option<f64> {
     (base > 0).then(|| 100.0 * (head as f64 - base as f64) / base as f64)
 }
 
-fn render(rows: &[Row], o: &Options) -> String {
+fn render(rows: &[Row], o: &Options, paths: &Paths) -> String {
     let what = match o.metric {
         Metric::Total => "total",
         Metric::SelfTime => "self",
@@ -197,7 +345,13 @@ fn render(rows: &[Row], o: &Options) -> String {
                 (Some(b), Some(h)) => change(b, h).map_or("-".to_owned(), |c| format!("{c:+.1}%")),
                 _ => "-".to_owned(),
             };
-            [r.key.clone(), ms(r.base), ms(r.head), c, r.mark.to_owned()]
+            [
+                paths.display(r.key),
+                ms(r.base),
+                ms(r.head),
+                c,
+                r.mark.to_owned(),
+            ]
         })
         .collect();
     let mut widths = header.clone().map(|h| h.chars().count());

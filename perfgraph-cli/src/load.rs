@@ -19,9 +19,20 @@ pub fn text(path: &Path) -> Result<String, Failure> {
     })
 }
 
-/// The run in call-tree JSON file `path`.
+/// The run in call-tree JSON file `path`, read as a stream (memory holds the report, not the text) and
+/// held to the reader's limits (`Report::MAX_JSON_BYTES` and the others: `--help` states them).
 pub fn run(path: &Path) -> Result<Report, Failure> {
-    Report::from_json(&text(path)?).map_err(|e| Failure(format!("{}: {e}", path.display())))
+    let file = std::fs::File::open(path).map_err(|e| open_failure(path, &e))?;
+    Report::read_json(std::io::BufReader::with_capacity(1 << 16, file))
+        .map_err(|e| Failure(format!("{}: {e}", path.display())))
+}
+
+fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
+    let what = match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_owned(),
+        _ => e.to_string(),
+    };
+    Failure(format!("{}: {what}", path.display()))
 }
 
 /// Writes `bytes` to `output` (standard output for none or `-`).

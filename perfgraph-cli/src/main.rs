@@ -16,7 +16,7 @@ use perfgraph_core::{Report, ReportSelection};
 
 /// Reports, diffs and merges of perfgraph's call-tree JSON files (`PERFGRAPH_JSON`).
 #[derive(Parser, Debug)]
-#[command(name = "perfgraph", version, about)]
+#[command(name = "perfgraph", version, about, after_help = LIMITS)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,12 +26,16 @@ struct Cli {
 enum Command {
     /// Prints the tables a run printed at exit (PERFGRAPH_REPORT), from its JSON. Without a table flag,
     /// all of them.
+    #[command(after_help = LIMITS)]
     Report(ReportArgs),
-    /// Compares two runs section by section; exits 1 when a section got slower past the threshold, 0
-    /// when none did, 2 on bad input.
+    /// Compares two runs section by section; exits 1 when a section got slower past the threshold (or,
+    /// with --fail-on-removed, is missing from the head), 0 when none did, 2 on bad input (two runs with
+    /// no section in common included).
+    #[command(after_help = LIMITS)]
     Diff(DiffArgs),
     /// Merges many processes' runs into one JSON (calls and times summed per call path, the spread over
     /// processes kept), or with --trace their traces into one timeline.
+    #[command(after_help = LIMITS)]
     Merge(MergeArgs),
 }
 
@@ -84,6 +88,10 @@ struct DiffArgs {
     /// One row per call path instead of per section.
     #[arg(long)]
     paths: bool,
+    /// A section of the base that the head lacks fails the diff (exit 1). Off by default: removed
+    /// sections are listed in a `Removed:` line, and the diff passes.
+    #[arg(long)]
+    fail_on_removed: bool,
 }
 
 #[derive(Args, Debug)]
@@ -100,6 +108,12 @@ struct MergeArgs {
     trace: bool,
 }
 
+/// What every subcommand's `--help` says about its input.
+const LIMITS: &str = "Input limits: a call-tree file is read as a stream, and refused (one line naming the file, \
+exit 2) past 8 GiB, 10,000,000 nodes (all its trees and processes together), a string (a name) of 4096 \
+bytes, a tree whose depths do not follow its parents, or a count that overflows. Memory holds the runs \
+read, not their text.";
+
 /// A failure: what to print (one line, naming the file) and the exit code.
 pub struct Failure(pub String);
 
@@ -115,6 +129,7 @@ fn main() -> ExitCode {
                 min_ms: a.min_ms,
                 metric: a.metric,
                 paths: a.paths,
+                fail_on_removed: a.fail_on_removed,
             },
         ),
         Command::Merge(a) if a.trace => trace::merge(&a.files, a.output.as_deref()).map(|_| 0),

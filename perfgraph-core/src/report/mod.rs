@@ -74,15 +74,15 @@ impl Report {
                         "  ".repeat(n.depth as usize),
                         shown(n.name)
                     )),
-                    Cell::Int(n.calls as i64),
+                    Cell::Int(i128::from(n.calls)),
                     Cell::Fixed(seconds(n.self_ns), 3),
                     Cell::Fixed(average(n.self_ns, n.calls), 3),
                     Cell::Percent(self.percent(n.self_ns)),
-                    Cell::Int(megabytes(n.self_mem_bytes)),
+                    Cell::Int(i128::from(megabytes(n.self_mem_bytes))),
                     Cell::Fixed(seconds(n.total_ns), 3),
                     Cell::Fixed(average(n.total_ns, n.calls), 3),
                     Cell::Percent(self.percent(n.total_ns)),
-                    Cell::Int(megabytes(n.total_mem_bytes)),
+                    Cell::Int(i128::from(megabytes(n.total_mem_bytes))),
                 ]
             })
             .collect();
@@ -97,11 +97,11 @@ impl Report {
             .map(|s| {
                 vec![
                     Cell::Text(shown(s.name)),
-                    Cell::Int(s.calls as i64),
+                    Cell::Int(i128::from(s.calls)),
                     Cell::Fixed(seconds(s.self_ns), 3),
                     Cell::Fixed(average(s.self_ns, s.calls), 3),
                     Cell::Percent(self.percent(s.self_ns)),
-                    Cell::Int(megabytes(s.self_mem_bytes)),
+                    Cell::Int(i128::from(megabytes(s.self_mem_bytes))),
                 ]
             })
             .collect();
@@ -123,7 +123,7 @@ impl Report {
                 let l = &s.latency;
                 vec![
                     Cell::Text(shown(s.name)),
-                    Cell::Int(l.count as i64),
+                    Cell::Int(i128::from(l.count)),
                     Cell::Fixed(millis(l.min_ns), 3),
                     Cell::Fixed(millis(l.percentile(50.0)), 3),
                     Cell::Fixed(millis(l.percentile(90.0)), 3),
@@ -158,11 +158,11 @@ impl Report {
                         "  ".repeat(n.depth as usize),
                         shown(n.name)
                     )),
-                    Cell::Int(i64::from(s.processes)),
+                    Cell::Int(i128::from(s.processes)),
                     Cell::Fixed(seconds(s.min_ns), 3),
                     Cell::Fixed(seconds(s.avg_ns()), 3),
                     Cell::Fixed(seconds(s.max_ns), 3),
-                    Cell::Int(i64::from(s.max_rank)),
+                    Cell::Int(i128::from(s.max_rank)),
                 ]
             })
             .collect();
@@ -199,7 +199,7 @@ impl Report {
                     Cell::Percent(of_alive(t.busy_ns)),
                     Cell::Fixed(seconds(t.cpu_ns), 3),
                     Cell::Percent(of_alive(t.cpu_ns)),
-                    Cell::Int(t.calls as i64),
+                    Cell::Int(i128::from(t.calls)),
                 ]
             })
             .collect();
@@ -227,12 +227,12 @@ impl Report {
             .map(|s| {
                 vec![
                     Cell::Text(shown(s.name)),
-                    Cell::Int(s.calls as i64),
-                    Cell::Int(s.polls as i64),
+                    Cell::Int(i128::from(s.calls)),
+                    Cell::Int(i128::from(s.polls)),
                     Cell::Fixed(seconds(s.busy_ns), 3),
                     Cell::Fixed(seconds(s.wall_ns), 3),
                     Cell::Fixed(seconds(s.max_wall_ns), 3),
-                    Cell::Int(s.cancelled as i64),
+                    Cell::Int(i128::from(s.cancelled)),
                 ]
             })
             .collect();
@@ -261,10 +261,10 @@ impl Report {
             .map(|s| {
                 vec![
                     Cell::Text(shown(s.name)),
-                    Cell::Int(s.calls as i64),
-                    Cell::Int(s.allocs as i64),
+                    Cell::Int(i128::from(s.calls)),
+                    Cell::Int(i128::from(s.allocs)),
                     Cell::Fixed(mb(s.alloc_bytes), 3),
-                    Cell::Int(s.self_allocs as i64),
+                    Cell::Int(i128::from(s.self_allocs)),
                     Cell::Fixed(mb(s.self_alloc_bytes), 3),
                     Cell::Fixed(mb(s.heap_peak_bytes), 3),
                 ]
@@ -298,7 +298,7 @@ impl Report {
                 };
                 vec![
                     Cell::Text(shown(s.name)),
-                    Cell::Int(s.calls as i64),
+                    Cell::Int(i128::from(s.calls)),
                     Cell::Fixed(seconds(s.total_ns), 3),
                     Cell::Fixed(seconds(s.cpu_ns), 3),
                     Cell::Fixed(seconds(s.waiting_ns()), 3),

@@ -18,7 +18,7 @@ pub(crate) enum Cell {
     /// Left-justified text, already made safe for a terminal ([`text::escape`]).
     Text(String),
     /// A whole number, right-justified.
-    Int(i64),
+    Int(i128),
     /// A number with a fixed count of decimals, right-justified (at least 10 wide).
     Fixed(f64, usize),
     /// A percentage with 2 decimals, right-justified (at least 6 wide).
