@@ -8,6 +8,7 @@ mod diff;
 mod load;
 mod trace;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -106,6 +107,10 @@ struct MergeArgs {
     /// host, aligned on their wall-clock anchors.
     #[arg(long)]
     trace: bool,
+    /// Merge a process that is already in (the same host, pid, rank and start time: the same file twice,
+    /// or a merge together with its own inputs) anyway, counting it twice. Without it, that is an error.
+    #[arg(long)]
+    allow_duplicates: bool,
 }
 
 /// What every subcommand's `--help` says about its input.
@@ -133,7 +138,7 @@ fn main() -> ExitCode {
             },
         ),
         Command::Merge(a) if a.trace => trace::merge(&a.files, a.output.as_deref()).map(|_| 0),
-        Command::Merge(a) => merge(&a.files, a.output.as_deref()).map(|_| 0),
+        Command::Merge(a) => merge(&a.files, a.output.as_deref(), a.allow_duplicates).map(|_| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -182,9 +187,15 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
     Ok(0)
 }
 
-fn merge(files: &[PathBuf], output: Option<&std::path::Path>) -> Result<(), Failure> {
+fn merge(
+    files: &[PathBuf],
+    output: Option<&std::path::Path>,
+    allow_duplicates: bool,
+) -> Result<(), Failure> {
     let mut runs: Vec<Report> = Vec::with_capacity(files.len());
-    for f in files {
+    // Each process merged so far, by identity, and the file it came from.
+    let mut seen: HashMap<(String, u32, u32, u64), usize> = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
         let r = load::run(f)?;
         if let Some(first) = runs.first()
             && first.program != r.program
@@ -197,8 +208,31 @@ fn merge(files: &[PathBuf], output: Option<&std::path::Path>) -> Result<(), Fail
                 first.program
             );
         }
+        let processes = match &r.merged {
+            Some(m) => m.processes.clone(),
+            None => vec![r.process.clone()],
+        };
+        for p in processes {
+            let key = (p.host.clone(), p.pid, p.rank, p.start_unix_ns);
+            if let Some(&before) = seen.get(&key)
+                && !allow_duplicates
+            {
+                return Err(Failure(format!(
+                    "{}: process {} (rank {}, host {:?}, started at {} ns) is in {} already: merged twice \
+                     it would count twice (--allow-duplicates merges it anyway)",
+                    f.display(),
+                    p.pid,
+                    p.rank,
+                    p.host,
+                    p.start_unix_ns,
+                    files[before].display()
+                )));
+            }
+            seen.insert(key, i);
+        }
         runs.push(r);
     }
-    let merged = Report::merge_runs(&runs);
+    let merged = Report::merge_runs(&runs)
+        .map_err(|e| Failure(format!("{}: {e}", files[e.run].display())))?;
     load::write(output, merged.json().as_bytes())
 }

@@ -266,3 +266,51 @@ fn help_states_the_input_limits() {
     }
     assert_eq!(perfgraph_core::Report::MAX_JSON_BYTES, 8 << 30);
 }
+
+/// `one_section("a")` as process `pid`, started at `start`.
+fn process_file(pid: u32, start: u64, calls: u64) -> String {
+    one_section("a", "")
+        .replace("\"pid\": 1,", &format!("\"pid\": {pid},"))
+        .replace(
+            "\"start_unix_ns\": 0,",
+            &format!("\"start_unix_ns\": {start},"),
+        )
+        .replace(
+            "\"calls\": 1, \"depth\": 1",
+            &format!("\"calls\": {calls}, \"depth\": 1"),
+        )
+}
+
+#[test]
+fn a_merge_that_would_overflow_names_the_file_and_the_field() {
+    let dir = scratch("overflow");
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    std::fs::write(&a, process_file(10, 1, u64::MAX)).unwrap();
+    std::fs::write(&b, process_file(11, 2, 199_998)).unwrap();
+    refused(
+        &cli(&["merge", s(&a), s(&b)]),
+        &b,
+        "\"calls\" overflows at a",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_same_process_is_merged_once_unless_asked() {
+    let dir = scratch("duplicates");
+    let (a, b, all) = (dir.join("a.json"), dir.join("b.json"), dir.join("all.json"));
+    std::fs::write(&a, process_file(10, 1, 5)).unwrap();
+    std::fs::write(&b, process_file(11, 2, 7)).unwrap();
+    refused(&cli(&["merge", s(&a), s(&a)]), &a, "is in");
+    let out = cli(&["merge", s(&a), s(&b), "-o", s(&all)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // A merge with its own inputs again: refused, naming the merge's input it repeats.
+    let out = cli(&["merge", s(&all), s(&a)]);
+    refused(&out, &a, &format!("is in {} already", s(&all)));
+    // Asked for, it counts twice.
+    let out = cli(&["merge", "--allow-duplicates", s(&a), s(&a)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let merged = perfgraph_core::Report::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    assert_eq!(merged.tree.find(&["a"]).unwrap().calls, 10);
+    let _ = std::fs::remove_dir_all(&dir);
+}

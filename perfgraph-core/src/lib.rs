@@ -47,6 +47,7 @@ pub use data::report::{
     AllocTotal, AsyncTotal, CpuTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
     ThreadSummary,
 };
+pub use data::runs::MergeError;
 pub use data::tree::{CallNode, CallTree, CpuTime, Group, RunningSection, ThreadSnapshot, merge};
 pub use future::Timed;
 pub use local::guard::{HeldAcrossAwait, NotHeldAcrossAwait, SectionGuard};

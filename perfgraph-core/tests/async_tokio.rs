@@ -442,7 +442,7 @@ fn merged_runs_sum_the_async_figures() {
         .await;
     });
     let one = perfgraph_core::report();
-    let two = perfgraph_core::Report::merge_runs(&[one.clone(), one.clone()]);
+    let two = perfgraph_core::Report::merge_runs(&[one.clone(), one.clone()]).unwrap();
     for name in ["merged::fetch", "merged::cancelled"] {
         let single = one.tree.find(&[name]).unwrap();
         let double = two.tree.find(&[name]).unwrap();

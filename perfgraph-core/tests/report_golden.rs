@@ -89,7 +89,7 @@ fn cpu_figures_read_back_and_merge() {
     };
     assert_eq!(solve(&back), solve(&r));
     assert_eq!(back.tree.find(&["time_steps"]).unwrap().cpu, None);
-    let twice = perfgraph_core::Report::merge_runs(&[back.clone(), back]);
+    let twice = perfgraph_core::Report::merge_runs(&[back.clone(), back]).unwrap();
     assert_eq!(solve(&twice).cpu_ns, 2 * solve(&r).cpu_ns);
     assert_eq!(solve(&twice).self_cpu_ns, 2 * solve(&r).self_cpu_ns);
 }

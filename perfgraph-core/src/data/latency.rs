@@ -69,6 +69,24 @@ impl Latency {
         buckets::add_sparse(&mut self.buckets, &other.buckets);
     }
 
+    /// [`add`](Self::add) that refuses (returning `false`, `self` unchanged) a count that would overflow:
+    /// for histograms read from files.
+    pub(crate) fn checked_add(&mut self, other: &Latency) -> bool {
+        let total = self.count.checked_add(other.count);
+        // Both in bucket order: one walk finds the buckets they share.
+        let mut mine = self.buckets.iter().peekable();
+        let buckets_fit = other.buckets.iter().all(|&(b, n)| {
+            while mine.next_if(|x| x.0 < b).is_some() {}
+            let have = mine.peek().filter(|x| x.0 == b).map_or(0, |x| x.1);
+            have.checked_add(n).is_some()
+        });
+        if total.is_none() || !buckets_fit {
+            return false;
+        }
+        self.add(other);
+        true
+    }
+
     /// The duration that `pct` percent of the calls do not exceed (0 < `pct` <= 100), ns: the midpoint of
     /// the bucket holding that call, within `min_ns..=max_ns`; 0 when empty.
     pub fn percentile(&self, pct: f64) -> u64 {

@@ -15,6 +15,9 @@ impl Report {
     /// them. A run that is itself a merge counts as its processes. Program name, clock, verbosity and
     /// identity are the first run's; the overhead per section is the average weighted by calls.
     ///
+    /// A sum that would overflow (runs read from files can hold anything up to `u64::MAX`) is an error
+    /// naming the run, the field and the call path, never a wrapped figure.
+    ///
     /// ```
     /// use perfgraph_core::{report, timed, Report};
     ///
@@ -23,18 +26,26 @@ impl Report {
     ///
     /// assemble();
     /// let one = report();
-    /// let all = Report::merge_runs(&[one.clone(), one]);
+    /// let all = Report::merge_runs(&[one.clone(), one]).unwrap();
     /// assert_eq!(all.tree.find(&["assemble"]).unwrap().calls, 2);
     /// assert_eq!(all.merged.unwrap().processes.len(), 2);
     /// ```
-    pub fn merge_runs(runs: &[Report]) -> Report {
+    pub fn merge_runs(runs: &[Report]) -> Result<Report, MergeError> {
         let mut out = MergedTree::default();
         let mut processes: Vec<ProcessInfo> = Vec::new();
         let mut threads: Vec<ThreadSummary> = Vec::new();
         let mut skipped: Vec<&'static str> = Vec::new();
         let (mut weighted, mut calls_with_cost, mut all_costed) = (0.0, 0u64, true);
-        for run in runs {
-            out.add(run);
+        let mut dropped: u64 = 0;
+        for (index, run) in runs.iter().enumerate() {
+            out.add(run).map_err(|message| MergeError {
+                run: index,
+                message,
+            })?;
+            dropped = dropped.checked_add(run.dropped).ok_or(MergeError {
+                run: index,
+                message: "\"dropped\" overflows".into(),
+            })?;
             match &run.merged {
                 Some(m) => processes.extend(m.processes.iter().cloned()),
                 None => processes.push(run.process.clone()),
@@ -67,13 +78,13 @@ impl Report {
         }
         let (tree, spread) = out.finish();
         let first = runs.first();
-        Report {
+        Ok(Report {
             program: first.map_or("(none)", |r| r.program),
             clock: first.map_or("", |r| r.clock),
             wall_ns: tree.nodes.first().map_or(0, |n| n.total_ns),
             tree,
             threads,
-            dropped: runs.iter().map(|r| r.dropped).sum(),
+            dropped,
             needs_every_record: runs.iter().any(|r| r.needs_every_record),
             verbosity: first.map_or(crate::base::config::Verbosity::Off, |r| r.verbosity),
             skipped,
@@ -82,9 +93,42 @@ impl Report {
                 .then(|| weighted / calls_with_cost as f64),
             heap_counted: runs.iter().any(|r| r.heap_counted),
             merged: Some(Merged { processes, spread }),
-        }
+        })
     }
 }
+
+/// Why [`Report::merge_runs`] refused: which run (its index in the slice given) and what overflowed.
+///
+/// ```
+/// use perfgraph_core::{report, timed, Report};
+///
+/// #[timed]
+/// fn assemble() {}
+///
+/// assemble();
+/// let mut huge = report();
+/// let node = huge.tree.nodes.iter().position(|n| n.name == "assemble").unwrap();
+/// huge.tree.nodes[node].calls = u64::MAX;
+/// let err = Report::merge_runs(&[huge.clone(), huge]).unwrap_err();
+/// assert_eq!(err.run, 1);
+/// assert!(err.to_string().contains("\"calls\" overflows at assemble"), "{err}");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MergeError {
+    /// The run whose figures overflowed, counted from 0 in the order given.
+    pub run: usize,
+    /// What overflowed, and where: `"calls" overflows at solve;residual`.
+    pub message: String,
+}
+
+impl std::fmt::Display for MergeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for MergeError {}
 
 /// The tree being merged, with each node's spread.
 #[derive(Default)]
@@ -96,7 +140,8 @@ struct MergedTree {
 }
 
 impl MergedTree {
-    fn add(&mut self, run: &Report) {
+    /// Adds `run`'s tree; on an overflow, what overflowed and where.
+    fn add(&mut self, run: &Report) -> Result<(), String> {
         let mut map: Vec<usize> = Vec::with_capacity(run.tree.nodes.len());
         // This run's total per merged node (a path whose name two call sites share is one node here).
         let mut totals: HashMap<usize, u64> = HashMap::new();
@@ -123,11 +168,20 @@ impl MergedTree {
                 }
             };
             map.push(target);
-            self.nodes[target].add_figures(n);
+            let overflow =
+                |field: &str| format!("\"{field}\" overflows at {}", run.tree.path_of(i));
+            self.nodes[target]
+                .checked_add_figures(n)
+                .map_err(overflow)?;
             match run.merged.as_ref().and_then(|m| m.spread.get(i)) {
                 // A merge's node brings its own processes.
-                Some(s) => combine(&mut self.spread[target], *s),
-                None => *totals.entry(target).or_insert(0) += n.total_ns,
+                Some(s) => combine(&mut self.spread[target], *s).map_err(overflow)?,
+                None => {
+                    let t = totals.entry(target).or_insert(0);
+                    *t = t
+                        .checked_add(n.total_ns)
+                        .ok_or_else(|| overflow("total_ns"))?;
+                }
             }
         }
         let mut totals: Vec<(usize, u64)> = totals.into_iter().collect();
@@ -142,8 +196,10 @@ impl MergedTree {
                     max_ns: ns,
                     max_rank: run.process.rank,
                 },
-            );
+            )
+            .map_err(|field| format!("\"{field}\" overflows"))?;
         }
+        Ok(())
     }
 
     /// The tree depth-first (parents first, children in order of first appearance), and the spread in the
@@ -157,20 +213,21 @@ impl MergedTree {
     }
 }
 
-/// Adds `s` (one or more processes) to `into`.
-fn combine(into: &mut Spread, s: Spread) {
+/// Adds `s` (one or more processes) to `into`; on an overflow, the field's name.
+fn combine(into: &mut Spread, s: Spread) -> Result<(), &'static str> {
     if s.processes == 0 {
-        return;
+        return Ok(());
     }
     if into.processes == 0 {
         *into = s;
-        return;
+        return Ok(());
     }
-    into.processes += s.processes;
+    into.processes = into.processes.checked_add(s.processes).ok_or("processes")?;
     into.min_ns = into.min_ns.min(s.min_ns);
-    into.sum_ns += s.sum_ns;
+    into.sum_ns = into.sum_ns.checked_add(s.sum_ns).ok_or("sum_ns")?;
     if s.max_ns > into.max_ns {
         into.max_ns = s.max_ns;
         into.max_rank = s.max_rank;
     }
+    Ok(())
 }

@@ -143,6 +143,48 @@ impl CallNode {
         self.cpu = CpuTime::sum(self.cpu, n.cpu);
     }
 
+    /// [`add_figures`](Self::add_figures) for figures from files (`perfgraph merge`): a sum that would
+    /// overflow is the name of its field, not a wrap (a count of `u64::MAX` plus one is not 0).
+    pub(crate) fn checked_add_figures(&mut self, n: &CallNode) -> Result<(), &'static str> {
+        macro_rules! add {
+            ($($field:ident),*) => {$(
+                self.$field = self.$field.checked_add(n.$field).ok_or(stringify!($field))?;
+            )*};
+        }
+        add!(
+            calls,
+            running,
+            self_ns,
+            total_ns,
+            self_mem_bytes,
+            total_mem_bytes,
+            polls,
+            wall_ns,
+            cancelled,
+            allocs,
+            alloc_bytes,
+            self_allocs,
+            self_alloc_bytes,
+            heap_growth_bytes
+        );
+        self.max_wall_ns = self.max_wall_ns.max(n.max_wall_ns);
+        self.heap_peak_bytes = self.heap_peak_bytes.max(n.heap_peak_bytes);
+        if !self.latency.checked_add(&n.latency) {
+            return Err("histogram");
+        }
+        self.cpu = match (self.cpu, n.cpu) {
+            (Some(a), Some(b)) => Some(CpuTime {
+                cpu_ns: a.cpu_ns.checked_add(b.cpu_ns).ok_or("cpu_ns")?,
+                self_cpu_ns: a
+                    .self_cpu_ns
+                    .checked_add(b.self_cpu_ns)
+                    .ok_or("self_cpu_ns")?,
+            }),
+            (a, b) => a.or(b),
+        };
+        Ok(())
+    }
+
     /// Whether timed futures ran at this path (polled, or ended here): the JSON then carries `polls`,
     /// `wall_ns`, `max_wall_ns` and `cancelled`, and the `Async Sections:` table lists its section.
     pub fn is_async(&self) -> bool {
@@ -444,6 +486,28 @@ impl CallTree {
             up = self.nodes[p].parent;
         }
         false
+    }
+
+    /// Node `i`'s call path as `a;b;c` (the root left out), for messages: a path more than 8 sections deep
+    /// is shown by its first and last 3 (`a;…;x;y;z`).
+    pub(crate) fn path_of(&self, i: usize) -> String {
+        let mut names = Vec::new();
+        let mut at = Some(i);
+        while let Some(n) = at.and_then(|n| self.nodes.get(n)) {
+            if n.parent.is_none() {
+                break;
+            }
+            names.push(n.name);
+            at = n.parent;
+        }
+        names.reverse();
+        if names.len() > 8 {
+            let tail = names.split_off(names.len() - 3);
+            names.truncate(1);
+            names.push("…");
+            names.extend(tail);
+        }
+        names.join(";")
     }
 
     /// Finds the first node on the path of section names from the root (`["solve", "residual"]`).
