@@ -7,18 +7,6 @@ use perfgraph_core::Report;
 
 use crate::Failure;
 
-/// The text of `path`.
-pub fn text(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| {
-        let what = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_owned(),
-            std::io::ErrorKind::InvalidData => "not text (not UTF-8)".to_owned(),
-            _ => e.to_string(),
-        };
-        Failure(format!("{}: {what}", path.display()))
-    })
-}
-
 /// The run in call-tree JSON file `path`, read as a stream (memory holds the report, not the text) and
 /// held to the reader's limits (`Report::MAX_JSON_BYTES` and the others: `--help` states them).
 pub fn run(path: &Path) -> Result<Report, Failure> {
