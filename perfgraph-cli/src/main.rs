@@ -117,7 +117,8 @@ struct MergeArgs {
 const LIMITS: &str = "Input limits: a call-tree file is read as a stream, and refused (one line naming the file, \
 exit 2) past 8 GiB, 10,000,000 nodes (all its trees and processes together), a string (a name) of 4096 \
 bytes, a tree whose depths do not follow its parents, or a count that overflows. Memory holds the runs \
-read, not their text.";
+read, not their text. A trace (merge --trace) is streamed one event at a time, up to 64 GiB and 1 MiB a \
+string.";
 
 /// A failure: what to print (one line, naming the file) and the exit code.
 pub struct Failure(pub String);

@@ -158,7 +158,10 @@ fn python() -> Option<String> {
 /// What `check_trace.py` found in `path`, or `None` when no Python can run it.
 fn decode_with_perfetto(path: &Path, partial: bool) -> Option<Value> {
     let Some(python) = python() else {
-        eprintln!(
+        // To the process's stderr itself (`eprintln!` is captured by the test harness): visible.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
             "note: the Perfetto check is skipped: no Python with the `perfetto` and `protobuf` packages \
              (set PERFETTO_CHECK_PYTHON; .ci/run does)"
         );
