@@ -670,3 +670,147 @@ fn a_full_disk_is_one_warning_line_and_the_run_goes_on() {
         "{stderr}"
     );
 }
+
+/// A small tmpfs mounted for one test (a disk that fills), unmounted and removed when dropped.
+struct Tmpfs {
+    dir: PathBuf,
+}
+
+impl Tmpfs {
+    /// A tmpfs of `kib` KiB at a fresh directory; `None`, said visibly, where it cannot be mounted (not
+    /// root, no `mount`, a container without the capability).
+    fn mount(tag: &str, kib: u64) -> Option<Tmpfs> {
+        let dir = fresh_dir(tag);
+        let out = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={kib}k,mode=0755"),
+                "tmpfs",
+            ])
+            .arg(&dir)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Tmpfs { dir }),
+            other => {
+                use std::io::Write;
+                let why = match other {
+                    Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
+                    Err(e) => e.to_string(),
+                };
+                // To the process's stderr itself: the test harness does not capture it.
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "{tag}: DID NOT RUN: cannot mount a small tmpfs to fill ({why}); it needs root"
+                );
+                let _ = std::fs::remove_dir_all(&dir);
+                None
+            }
+        }
+    }
+
+    /// Fills what is left of it with a file named `filler`.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.dir.join("filler")).unwrap();
+        let block = [0u8; 4096];
+        while f.write_all(&block).is_ok() {}
+        // Whatever partial block went in, the disk is full now.
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A disk with no room even for the trace's header: no trace file, one line that says so, and the previous
+/// trace at that name left as it was; nothing else left in the directory. Both formats.
+#[test]
+fn a_disk_too_full_for_the_header_leaves_the_previous_trace_and_no_file() {
+    for name in ["run.json", "run.pftrace"] {
+        let Some(disk) = Tmpfs::mount(&format!("full-header-{name}"), 64) else {
+            return;
+        };
+        let path = disk.dir.join(name);
+        std::fs::write(&path, b"the previous run's trace").unwrap();
+        disk.fill();
+        let out = child("workload", &[("PERFGRAPH_TRACE", path.to_str().unwrap())])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let lines: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("perfgraph"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert!(
+            lines[0].starts_with(&format!(
+                "perfgraph: error: cannot write PERFGRAPH_TRACE file {:?}: No space left on device",
+                path.display().to_string()
+            )) && lines[0].contains("not even the trace's header fits"),
+            "{stderr}"
+        );
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"the previous run's trace",
+            "{name}"
+        );
+        assert_eq!(names(&disk.dir), ["filler", name], "{name}");
+    }
+}
+
+/// A disk that fills during the run: one warning line, and the file under its name is a valid trace up to
+/// what it holds (Chrome: the array from its `[`, whole events; Perfetto: whole packets, the tracks
+/// described before their events), with no temporary file beside it. Both formats.
+#[test]
+fn a_disk_that_fills_mid_run_leaves_a_valid_trace() {
+    // The workload's trace takes about 110 KB in Chrome JSON, 30 KB in raw packets.
+    for (name, kib) in [("run.json", 48), ("run.pftrace", 16)] {
+        let Some(disk) = Tmpfs::mount(&format!("full-mid-{name}"), kib) else {
+            return;
+        };
+        let path = disk.dir.join(name);
+        let out = child(
+            "workload",
+            &[
+                ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+                ("PERFGRAPH_TRACE_COMPRESS", "off"),
+                ("PERFGRAPH_VERBOSITY", "3"),
+            ],
+        )
+        .output()
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("perfgraph: warning: the disk is full"),
+            "the workload's trace must not fit in the tmpfs: {stderr}"
+        );
+        assert_eq!(names(&disk.dir), [name], "{name}: {stderr}");
+        let bytes = std::fs::read(&path).unwrap();
+        if name.ends_with(".json") {
+            let text = String::from_utf8(bytes).unwrap();
+            let events = match text.trim_end().strip_suffix(']') {
+                // The closing event went in after all.
+                Some(_) => serde_json::from_str::<Vec<Value>>(&text).unwrap(),
+                None => whole_lines(&text),
+            };
+            assert_eq!(
+                events[0]["name"], "process_name",
+                "{name}: the header first"
+            );
+            assert!(events.len() > 10, "{name}: {} events", events.len());
+        } else {
+            let (packets, _) = whole_packets(&bytes, true);
+            assert!(packets > 10, "{name}: {packets} packets");
+            if let Some(t) = decode_with_perfetto(&path, true) {
+                assert!(t["calls"].as_u64().unwrap() > 0, "{t}");
+            }
+        }
+    }
+}

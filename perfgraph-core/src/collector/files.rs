@@ -287,6 +287,11 @@ impl Stream {
         Ok(())
     }
 
+    /// Whether this is a regular file (created under a temporary name), not a stream.
+    pub(crate) fn is_regular_file(&self) -> bool {
+        matches!(self.kind, Kind::File { .. })
+    }
+
     /// For the sync thread (`collector::sync`), a regular file's descriptors of its own: the file, and the
     /// directory that holds its name (`None` if it cannot be opened: the name is then synced at the end
     /// only). `None` for a stream.

@@ -14,7 +14,9 @@
 //! `PERFGRAPH_TRACE_LIMIT` caps the file's size: once the next call would take the file past it, calls are
 //! counted and not written, and the closing event (which may take it a few hundred bytes past) says how
 //! many. A full disk stops the trace the same way, with one warning line; the file is cut back to its last
-//! whole write. The file is opened by [`files::Stream`]: a regular file is created under a temporary name,
+//! whole write, never behind its header (written first, alone). A disk too full for the header itself
+//! leaves no file, and a previous one at that name as it was, with one line. The file is opened by
+//! [`files::Stream`]: a regular file is created under a temporary name,
 //! and takes the name asked for (replacing what had it in one `rename`) as soon as the header is in it, at
 //! the start; a run that is killed leaves it there. It is complete exactly when its last event is the
 //! closing one.
@@ -496,6 +498,20 @@ impl Trace {
         if let Err(e) = file.write_all(&self.buffer) {
             self.calls -= buffered;
             self.unwritten += buffered;
+            if file.written == 0 && file.is_regular_file() {
+                // Not even the header fits: no file at all (its temporary one is removed as it is
+                // dropped, and it never takes the name, so a previous trace there is kept). A file
+                // without its header would not be a trace: a Chrome one without its `[`, a Perfetto one
+                // with events on tracks it does not describe.
+                self.error = Some(format!(
+                    "{}; not even the trace's header fits, so no trace is written (a previous file of \
+                     that name is left as it was)",
+                    file.error(&e)
+                ));
+                self.file = None;
+                self.buffer.clear();
+                return;
+            }
             if e.raw_os_error() == Some(libc::ENOSPC) && !self.warned_full {
                 self.disk_full = true;
                 self.warned_full = true;
