@@ -8,7 +8,10 @@
 //!   events with the future's id and instant events in Chrome JSON, a track per future and instant events
 //!   on the thread's track in protobuf (checked by Perfetto's classes); the process's identity (rank, host,
 //!   wall-clock anchor) in both, and the per-thread CPU counters;
-//! - a full disk (`/dev/full`): one warning line, and the run goes on;
+//! - a full disk (`/dev/full`): one warning line, and the run goes on; a real one (a small tmpfs) at the
+//!   header and mid-run: no file and the previous one kept, or a valid trace up to what it holds;
+//! - a thread that records through the exit: every call that ended before the trace's end is in it or
+//!   counted lost;
 //! - runs killed with SIGKILL in the middle, six of each format (protobuf with raw packets, deflated
 //!   bundles and both): each trace is under the name asked for, with no temporary file left beside it, and
 //!   holds whole events to its last byte (Chrome JSON lines each a whole event or padding, an array
@@ -28,6 +31,99 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use workload::{CHUNKS, ITERATIONS, RESIDUALS, TOTAL_CALLS};
 
+/// The spinner's calls so far (`through_exit`).
+static SPINS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Set by the exit handler registered after perfgraph's (so run before it): the exit has begun.
+static EXITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Calls the spinner makes once the exit has begun, during perfgraph's final pass: `THROUGH_EXIT_TAIL`.
+fn tail() -> u64 {
+    std::env::var("THROUGH_EXIT_TAIL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000)
+}
+
+/// A tree 3^`depth` leaves wide, for a final pass whose reports take a while (on the manual clock, each
+/// section 1 ns longer than what it holds).
+fn wide(depth: u32) {
+    if depth == 0 {
+        return;
+    }
+    {
+        perfgraph_core::time_section!("a");
+        perfgraph_core::__private::advance_clock(1);
+        wide(depth - 1);
+        perfgraph_core::__private::advance_clock(1);
+    }
+    {
+        perfgraph_core::time_section!("b");
+        perfgraph_core::__private::advance_clock(1);
+        wide(depth - 1);
+        perfgraph_core::__private::advance_clock(1);
+    }
+    {
+        perfgraph_core::time_section!("c");
+        perfgraph_core::__private::advance_clock(1);
+        wide(depth - 1);
+        perfgraph_core::__private::advance_clock(1);
+    }
+}
+/// The manual clock's reading when the runtime starts (`through_exit`): its ticks are nanoseconds.
+const CLOCK_START: u64 = 1_000_000;
+
+extern "C" fn exiting() {
+    // Release: pairs with the spinner's Acquire load.
+    EXITING.store(true, std::sync::atomic::Ordering::Release);
+}
+
+/// A thread that records through the exit: `main` returns while it spins on a section. On a manual clock
+/// that only the spinner moves (1 ns in each call), so the time of every call is known. When the
+/// exit begins it makes [`tail`] more calls, moves the clock once more, and writes `<total> <ns>` to
+/// `THROUGH_EXIT_TOTAL`: its calls, and the trace time by which all of them had ended.
+fn through_exit() {
+    use std::sync::atomic::Ordering::{Acquire, Relaxed};
+    perfgraph_core::__private::fake_clock(CLOCK_START);
+    // perfgraph starts here and registers its exit handler; ours, registered after it, runs before it.
+    {
+        perfgraph_core::time_section!("main_start");
+        perfgraph_core::__private::advance_clock(1);
+    }
+    wide(8);
+    // SAFETY: a plain `extern "C" fn()` valid for the whole process.
+    assert_eq!(unsafe { libc::atexit(exiting) }, 0);
+    let tail = tail();
+    let total_file = std::env::var("THROUGH_EXIT_TOTAL").unwrap();
+    // Each call 1 ns long (slices of no length would tie their own begin and end).
+    let spin = || {
+        perfgraph_core::time_section!("spin");
+        perfgraph_core::__private::advance_clock(1);
+        SPINS.fetch_add(1, Relaxed);
+    };
+    std::thread::Builder::new()
+        .name("spinner".into())
+        .spawn(move || {
+            loop {
+                if EXITING.load(Acquire) {
+                    for _ in 0..tail {
+                        spin();
+                    }
+                    perfgraph_core::__private::advance_clock(1);
+                    let done_ns = perfgraph_core::__private::clock_now() - CLOCK_START;
+                    let total = SPINS.load(Relaxed);
+                    std::fs::write(&total_file, format!("{total} {done_ns}")).unwrap();
+                    loop {
+                        std::thread::park();
+                    }
+                }
+                spin();
+            }
+        })
+        .unwrap();
+    while SPINS.load(Relaxed) < 20_000 {
+        std::thread::yield_now();
+    }
+}
+
 #[test]
 fn child_entry() {
     match std::env::var("TRACE_CHILD").as_deref() {
@@ -36,6 +132,7 @@ fn child_entry() {
         }
         Ok("endless") => endless(),
         Ok("async") => futures(),
+        Ok("through_exit") => through_exit(),
         _ => {}
     }
 }
@@ -812,5 +909,89 @@ fn a_disk_that_fills_mid_run_leaves_a_valid_trace() {
                 assert!(t["calls"].as_u64().unwrap() > 0, "{t}");
             }
         }
+    }
+}
+
+/// A thread still recording while the program exits (a worker `main` did not join): every call of it that
+/// ended before the trace's end is in the trace or in the loss its closing event states for that thread,
+/// in both formats. On the manual clock the spinner knows when its last call ended; a run where that is
+/// before the trace's end must account for every call it made. (A run where the exit was quicker than the
+/// spinner's last calls proves nothing, and is tried again.)
+#[test]
+fn calls_made_during_the_exit_are_in_the_trace_or_counted() {
+    for name in ["run.json", "run.pftrace"] {
+        let mut conclusive = 0;
+        for attempt in 0..20 {
+            // Tails of many lengths: some end before the trace does, some after.
+            let tail = (1_000u64 << (2 * (attempt % 5))).to_string();
+            let dir = fresh_dir(&format!("through-exit-{name}-{attempt}"));
+            let path = dir.join(name);
+            let total_file = dir.join("total");
+            let out = child(
+                "through_exit",
+                &[
+                    ("PERFGRAPH_TRACE", path.to_str().unwrap()),
+                    ("THROUGH_EXIT_TOTAL", total_file.to_str().unwrap()),
+                    ("PERFGRAPH_TRACE_COMPRESS", "off"),
+                    ("PERFGRAPH_REPORT", "all"),
+                    ("THROUGH_EXIT_TAIL", &tail),
+                ],
+            )
+            .output()
+            .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{stderr}");
+            // (spin calls in the trace, the spinner's stated loss, the trace's end in ns)
+            let (spins, lost, end_ns) = if name.ends_with(".json") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let events: Vec<Value> = serde_json::from_str(&text).unwrap();
+                let spins = events
+                    .iter()
+                    .filter(|e| e["name"] == "spin" && e["ph"] == "X")
+                    .count();
+                let end = events.last().unwrap();
+                assert_eq!(end["name"], "perfgraph trace end", "{name}");
+                let lost = end["args"]["dropped_ring_overflow_per_thread"]["spinner"]
+                    .as_u64()
+                    .unwrap_or(0);
+                let end_ns = (end["ts"].as_f64().unwrap() * 1000.0).round() as u64;
+                (spins as u64, lost, end_ns)
+            } else {
+                let Some(t) = decode_with_perfetto(&path, false) else {
+                    return;
+                };
+                let lost = t["end"]["dropped_ring_overflow.spinner"]
+                    .as_u64()
+                    .unwrap_or(0);
+                let end_ns = t["end"]["ts_ns"].as_u64();
+                let Some(end_ns) = end_ns else {
+                    panic!("{name}: the closing event has no end_ns: {t}");
+                };
+                (t["names"]["spin"].as_u64().unwrap_or(0), lost, end_ns)
+            };
+            let Ok(written) = std::fs::read_to_string(&total_file) else {
+                // The process was gone before the spinner finished: nothing to compare.
+                continue;
+            };
+            let (total, done_ns) = written.split_once(' ').unwrap();
+            let (total, done_ns): (u64, u64) = (total.parse().unwrap(), done_ns.parse().unwrap());
+            if done_ns <= end_ns {
+                assert_eq!(
+                    spins + lost,
+                    total,
+                    "{name}: {spins} spin calls in the trace and {lost} stated lost, of {total} made \
+                     before the trace's end ({done_ns} <= {end_ns} ns)"
+                );
+                conclusive += 1;
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+            if conclusive >= 2 {
+                break;
+            }
+        }
+        assert!(
+            conclusive > 0,
+            "{name}: in 20 runs the spinner never finished before the trace's end"
+        );
     }
 }

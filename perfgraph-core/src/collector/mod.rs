@@ -372,6 +372,13 @@ impl Collector {
             }
         }
         process::progress();
+        // The trace ends now: a thread that goes on recording through the exit (a worker `main` did not
+        // join) has every call that ended by now drained into it, or counted as lost to ring overflow;
+        // what ends later is after the trace's end. Live print is over: this drain is for the outputs.
+        self.live = None;
+        self.outputs.end_trace_at(clock::now().0);
+        self.drain();
+        process::progress();
         self.outputs.finish();
     }
 }

@@ -79,6 +79,14 @@ impl Outputs {
     }
 
     /// Records `thread` completed since the last pass, in completion order.
+    /// The trace ends at `ticks` (the exit's last drain comes next): records that end later are not
+    /// written, and its closing event is at that time.
+    pub(crate) fn end_trace_at(&mut self, ticks: u64) {
+        if let Some(trace) = &mut self.trace {
+            trace.end_at(ticks);
+        }
+    }
+
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
         if self.interval.is_some() && !self.names.contains_key(&thread.index) {
             self.names.insert(thread.index, thread.name.clone());

@@ -161,6 +161,9 @@ pub(crate) struct Trace {
     heap: Option<u64>,
     /// By thread index: the last CPU sample `(trace ns, CPU ns since its first section)`.
     cpu: Vec<Option<(u64, u64)>>,
+    /// Ticks at which the trace ends (set at exit, before the last drain): records ending later are after
+    /// it, and not written.
+    end_ticks: Option<u64>,
 }
 
 /// What the trace says about section `id`.
@@ -224,6 +227,7 @@ impl Trace {
             memory: (None, None),
             heap: None,
             cpu: Vec::new(),
+            end_ticks: None,
         };
         // The header goes into the file, which then takes its name: from now on a run that is killed
         // leaves its trace, readable up to its last write, under the name asked for.
@@ -329,6 +333,17 @@ impl Trace {
         });
     }
 
+    /// The trace ends at `ticks`: set at exit, right before the last drain, so that every call that ended
+    /// by then is in the trace or counted lost (ring overflow), and calls that end later are after its end.
+    pub(crate) fn end_at(&mut self, ticks: u64) {
+        self.end_ticks = Some(ticks);
+    }
+
+    /// Whether a record ending at `end` ticks is after the trace's end.
+    fn after_end(&self, end: u64) -> bool {
+        self.end_ticks.is_some_and(|e| end > e)
+    }
+
     /// Records `thread` completed since the last drain, in the order they ended.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
         self.name_thread(thread.index, &thread.name);
@@ -337,6 +352,9 @@ impl Trace {
             self.packer.behind();
         }
         for r in records {
+            if self.after_end(r.end) {
+                continue;
+            }
             let start_ns = self.map.to_ns(r.start);
             let call = Call {
                 thread: thread.index,
@@ -392,6 +410,13 @@ impl Trace {
     pub(crate) fn on_marks(&mut self, thread: &ThreadState, records: &[Record]) {
         self.name_thread(thread.index, &thread.name);
         for r in records {
+            if self.after_end(r.end) {
+                if r.depth != record::LIFE && r.depth != record::LIFE_CANCELLED {
+                    // The message is taken all the same, so none is left behind.
+                    let _ = marks::take(r.mark_id());
+                }
+                continue;
+            }
             let kind = match r.depth {
                 record::LIFE => MarkKind::Life {
                     id: r.mark_id(),
@@ -537,11 +562,12 @@ impl Trace {
         threads: &[std::sync::Arc<ThreadState>],
         mut losses: Losses,
     ) -> Option<String> {
-        let end_ticks = clock::now().0;
+        let end_ticks = self.end_ticks.unwrap_or_else(|| clock::now().0);
         let end_ns = self.map.to_ns(end_ticks);
         let mut unfinished = 0;
         for t in threads {
-            for f in t.open_frames() {
+            // A section opened after the trace's end is not in it.
+            for f in t.open_frames().into_iter().filter(|f| f.start <= end_ticks) {
                 self.name_thread(t.index, &t.name);
                 let start_ns = self.map.to_ns(f.start).min(end_ns);
                 let before = self.calls;

@@ -209,7 +209,8 @@ class State:
                 annotations[a.name] = a.uint_value
         if e.type == TE.TYPE_INSTANT:
             if name == "perfgraph trace end":
-                self.end = annotations
+                # Its time too: the trace's end.
+                self.end = dict(annotations, ts_ns=ts)
             elif "thread" in track.desc:
                 if len(self.instants) < MAX_INSTANTS:
                     self.instants.append([name, annotations.get("span")])
