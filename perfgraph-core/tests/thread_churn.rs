@@ -87,6 +87,17 @@ fn child_entry() {
             h.join().unwrap();
         }
     }
+    // The peak address space, for the parent (`VmPeak`, what `ulimit -v` caps).
+    if let Some(peak) = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmPeak:"))
+                .map(str::to_owned)
+        })
+    {
+        eprintln!("churn {peak}");
+    }
 }
 
 /// `AT_ONCE` threads are started and wait (their stacks and std's alternate signal stacks mapped), then the
@@ -242,6 +253,50 @@ fn churn_under_ulimit_v_4000000_finishes() {
         size(),
         run.max_rss_kb,
         run.secs
+    );
+}
+
+/// The child's peak address space, KiB (its `VmPeak` line).
+fn vm_peak_kb(run: &Run) -> u64 {
+    run.stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("churn VmPeak:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmPeak line: {}", run.stderr))
+}
+
+/// `ulimit -v 1000000` with a trace: each thread's ring is then 10 MiB, and the pool of rings, and the
+/// rings of exited threads waiting to be folded, must stay within what the live threads need. The churn
+/// finishes with exact counts, and its peak address space stays under twice the run without recording plus
+/// 200 MB.
+#[test]
+fn churn_with_a_trace_under_ulimit_v_1000000_finishes() {
+    const TRACED_LIMIT_KB: u64 = 1_000_000;
+    let dir = std::env::temp_dir().join(format!("perfgraph-churn-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("churn.pftrace");
+    let off = run_child(&[("PERFGRAPH_VERBOSITY", "off")], false);
+    let limit = TRACED_LIMIT_KB.to_string();
+    let run = run_child(
+        &[
+            ("THREAD_CHURN_LIMIT_KB", limit.as_str()),
+            ("PERFGRAPH_TRACE", trace.to_str().unwrap()),
+        ],
+        true,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    check_counts(&run, size());
+    assert!(!run.stderr.contains("memory allocation"), "{}", run.stderr);
+    let (on, off) = (vm_peak_kb(&run), vm_peak_kb(&off));
+    // One line `benches/run.sh` can read for docs/performance.md.
+    eprintln!(
+        "churn traced: threads {} limit_kib {TRACED_LIMIT_KB} vm_peak_kib {on} off_vm_peak_kib {off} on_s {:.3}",
+        size(),
+        run.secs
+    );
+    assert!(
+        on <= 2 * off + 200_000,
+        "peak address space {on} KiB with a trace, {off} KiB without recording"
     );
 }
 

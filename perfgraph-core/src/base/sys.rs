@@ -76,6 +76,30 @@ pub fn rss_bytes() -> Option<u64> {
     Some(pages * page)
 }
 
+/// Under an address-space limit (`RLIMIT_AS`, what `ulimit -v` sets): the limit and the address space in
+/// use now, bytes (`/proc/self/statm`'s first field on Linux). `None` without a limit, or where the use
+/// cannot be read. A system call or two: for a thread's first section, not the hot path.
+pub fn address_space_room() -> Option<(u64, u64)> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0
+        || lim.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_ascii_whitespace().next()?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as u64,
+        _ => 4096,
+    };
+    Some((lim.rlim_cur, pages * page))
+}
+
 /// The process's resident set in bytes (see the Linux version): the peak, here.
 #[cfg(all(unix, not(target_os = "linux")))]
 pub fn rss_bytes() -> Option<u64> {

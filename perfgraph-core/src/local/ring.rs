@@ -34,9 +34,14 @@
 
 use crate::base::sync::atomic::{AtomicU64, Ordering, fence};
 
-/// Rings given back by dropped [`Ring::reused`] rings: their slots and their head. At most as many as
-/// were ever alive at once.
+/// Rings given back by dropped [`Ring::reused`] rings: their slots and their head. At most
+/// [`POOL_KEEP_BYTES`] of them: a ring given back past that is freed (its address space unmapped), so the
+/// pool holds what a few new threads need, not one ring for every thread that was ever waiting to be
+/// folded (with a trace, 10 MiB each).
 static POOL: std::sync::Mutex<Pool> = std::sync::Mutex::new(Vec::new());
+
+/// Most bytes of slots the pool keeps: 32 MiB (three 10 MiB trace rings, or a hundred 320 KiB ones).
+pub const POOL_KEEP_BYTES: usize = 32 << 20;
 
 /// What [`POOL`] holds: rings given back, with their heads.
 pub type Pool = Vec<(Box<[Slot]>, u64)>;
@@ -215,6 +220,22 @@ impl Ring {
         }
     }
 
+    /// A 2-slot ring for a thread whose full ring would take room the program may need (an address-space
+    /// limit close by): counted in [`unmapped`] as one whose memory could not be had.
+    pub fn without_room() -> Ring {
+        UNMAPPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ring::new(2)
+    }
+
+    /// Whether the pool holds a ring of `capacity` records (a new thread then needs no new memory).
+    pub fn pooled(capacity: usize) -> bool {
+        let capacity = capacity.max(2).next_power_of_two();
+        POOL.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|(s, _)| s.len() == capacity)
+    }
+
     /// The head when this owner got the ring (records before it are a previous owner's).
     pub fn start(&self) -> u64 {
         self.start
@@ -281,9 +302,15 @@ impl Drop for Ring {
         // `&mut self`: no producer or consumer is left. The head goes with the slots (see the module docs).
         let slots = std::mem::take(&mut self.slots);
         let head = self.head.load(Ordering::Relaxed);
-        POOL.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((slots, head));
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let kept: usize = pool.iter().map(|(s, _)| std::mem::size_of_val(&**s)).sum();
+        if kept + std::mem::size_of_val(&*slots) <= POOL_KEEP_BYTES {
+            pool.push((slots, head));
+        } else {
+            // Past what the pool keeps: freed, outside the lock.
+            drop(pool);
+            drop(slots);
+        }
     }
 }
 

@@ -93,3 +93,18 @@ fn concurrent_consumer_sees_only_whole_records() {
     ring.drain(&mut cursor, |_| seen += 1);
     assert_eq!(seen + cursor.dropped, 200_000);
 }
+
+#[test]
+fn the_pool_keeps_no_more_than_its_cap() {
+    // Five trace-sized rings alive at once (as when threads exit faster than they are folded), then
+    // dropped: the pool keeps what fits under its cap and frees the rest.
+    let rings: Vec<Ring> = (0..5).map(|_| Ring::reused(1 << 18)).collect();
+    drop(rings);
+    let kept: usize = hold_pool_for_fork()
+        .iter()
+        .map(|(s, _)| std::mem::size_of_val(&**s))
+        .sum();
+    assert!(kept <= POOL_KEEP_BYTES, "{kept} bytes kept");
+    assert!(kept > 0, "the pool keeps some for the next threads");
+    assert!(Ring::pooled(1 << 18));
+}

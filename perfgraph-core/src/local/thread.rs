@@ -37,7 +37,7 @@ use crate::base::{clock, config, heap, process, sys};
 
 /// Records in each new thread's ring (`Config::ring_capacity`), set once at the runtime's start before
 /// any thread records.
-static RING_CAPACITY: AtomicUsize = AtomicUsize::new(config::RING_CAPACITY);
+pub(super) static RING_CAPACITY: AtomicUsize = AtomicUsize::new(config::RING_CAPACITY);
 
 /// Sets the number of records in the rings of threads that record from now on (the runtime's start).
 pub fn set_ring_capacity(capacity: usize) {
@@ -103,6 +103,26 @@ pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 /// so), while the counting allocator counts; `i64::MAX` otherwise.
 pub static HEAP_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
+/// A new thread's ring of `capacity` records: one from the pool, or a new one while the address space
+/// has room for it and for the program ([`sys::address_space_room`]: under an address-space limit, a new
+/// ring must leave a quarter of the limit free, and at least 64 MiB); else a 2-slot ring (the thread's
+/// counts and times stay exact; the trace lacks its calls, and says how many threads had no ring).
+fn new_ring(capacity: usize) -> Ring {
+    if !Ring::pooled(capacity) {
+        let bytes = (capacity as u64).saturating_mul(RECORD_BYTES);
+        if let Some((limit, used)) = sys::address_space_room() {
+            let keep = (limit / 4).max(64 << 20);
+            if used.saturating_add(bytes).saturating_add(keep) > limit {
+                return Ring::without_room();
+            }
+        }
+    }
+    Ring::reused(capacity)
+}
+
+/// Bytes per ring slot (a record's words and its stamp).
+const RECORD_BYTES: u64 = 8 * (super::ring::WORDS as u64 + 1);
+
 impl ThreadState {
     /// A new thread's state (its registration, [`super::threads`], or [`detached`](Self::detached)).
     pub(super) fn new(
@@ -120,7 +140,7 @@ impl ThreadState {
             born_ticks: clock::now().0,
             exited_ticks: AtomicU64::new(0),
             stack: Stack::with_ring(
-                Ring::reused(RING_CAPACITY.load(Ordering::Relaxed)),
+                new_ring(RING_CAPACITY.load(Ordering::Relaxed)),
                 PUBLIC_DEPTH,
             ),
             watch: CachePadded::new(AtomicU32::new(0)),

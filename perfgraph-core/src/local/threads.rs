@@ -150,9 +150,13 @@ impl Drop for ExitHook {
                 .exited_ticks
                 .store(clock::now().0.max(1), Ordering::Release);
             // Not a pass per exit: only every `EXITED_WAKE`th exit waiting to be folded wakes the background
-            // thread (otherwise the next pass folds it). Relaxed: a heuristic counter.
+            // thread (otherwise the next pass folds it); but every one when the rings are a trace's (10
+            // MiB each), so that exited threads' rings go back to the pool before new threads need new
+            // ones. Relaxed: a heuristic counter.
             let pending = EXITED_PENDING.fetch_add(1, Ordering::Relaxed) + 1;
-            if pending.is_multiple_of(EXITED_WAKE) {
+            let big_rings = super::thread::RING_CAPACITY.load(Ordering::Relaxed)
+                >= crate::base::config::TRACE_RING_CAPACITY;
+            if big_rings || pending.is_multiple_of(EXITED_WAKE) {
                 process::wake();
             }
         }

@@ -6,6 +6,7 @@
 //!
 //! - `churn: threads N on_kib K on_s S off_kib K off_s S`
 //! - `churn limited: threads N limit_kib L on_kib K on_s S`
+//! - `churn traced: threads N limit_kib L vm_peak_kib P off_vm_peak_kib O on_s S`
 //! - `forks N hangs H errors E mean_us M max_us X`
 
 use std::path::Path;
@@ -41,6 +42,21 @@ pub struct Limited {
     pub on_s: f64,
 }
 
+/// The churn with a trace (10 MiB rings) under an address-space limit: its peak address space.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Traced {
+    /// Threads started.
+    pub threads: u64,
+    /// The limit (`RLIMIT_AS`), KiB.
+    pub limit_kib: u64,
+    /// Peak address space (`VmPeak`) of the traced run, KiB.
+    pub vm_peak_kib: u64,
+    /// The same of the run at `PERFGRAPH_VERBOSITY=off`, KiB.
+    pub off_vm_peak_kib: u64,
+    /// Wall time of the traced run, s.
+    pub on_s: f64,
+}
+
 /// The fork test's summary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Forks {
@@ -65,6 +81,8 @@ pub struct Lifecycle {
     pub runs: usize,
     /// The limited run (the last one read).
     pub limited: Option<Limited>,
+    /// The traced run under a limit (the last one read).
+    pub traced: Option<Traced>,
     /// The fork summary (the last one read).
     pub forks: Option<Forks>,
 }
@@ -82,10 +100,11 @@ impl Lifecycle {
     pub fn parse(text: &str) -> Lifecycle {
         let mut churns = Vec::new();
         let mut limited = None;
+        let mut traced = None;
         let mut forks = None;
         for line in text.lines() {
             // The tests' lines may follow the harness's own `test <name> ... ` on the same line.
-            let line = ["churn limited: ", "churn: ", "forks "]
+            let line = ["churn limited: ", "churn traced: ", "churn: ", "forks "]
                 .iter()
                 .find_map(|marker| line.find(marker).map(|at| &line[at..]))
                 .unwrap_or(line);
@@ -96,6 +115,17 @@ impl Lifecycle {
                         threads: f.int("threads")?,
                         limit_kib: f.int("limit_kib")?,
                         on_kib: f.num("on_kib")?,
+                        on_s: f.num("on_s")?,
+                    })
+                })();
+            } else if let Some(rest) = line.strip_prefix("churn traced: ") {
+                let f = Fields(rest);
+                traced = (|| {
+                    Some(Traced {
+                        threads: f.int("threads")?,
+                        limit_kib: f.int("limit_kib")?,
+                        vm_peak_kib: f.int("vm_peak_kib")?,
+                        off_vm_peak_kib: f.int("off_vm_peak_kib")?,
                         on_s: f.num("on_s")?,
                     })
                 })();
@@ -128,6 +158,7 @@ impl Lifecycle {
             churn: median(churns, |c| c.on_s),
             runs,
             limited,
+            traced,
             forks,
         }
     }

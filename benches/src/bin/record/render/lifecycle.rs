@@ -69,6 +69,26 @@ pub fn write(doc: &mut String, l: &Lifecycle) {
             m.limit_kib, m.limit_kib, m.threads, m.on_s, m.on_kib
         );
     }
+    if let Some(t) = &l.traced {
+        let allowed = 2 * t.off_vm_peak_kib + 200_000;
+        let _ = writeln!(
+            doc,
+            "With a trace (`PERFGRAPH_TRACE`, 10 MiB rings) under `ulimit -v {}`: {} churned threads finished \
+             in {:.2} s, counts exact; peak address space (`VmPeak`) {} KiB, {} KiB at \
+             `PERFGRAPH_VERBOSITY=off` (target ≤ 2× that + 200 MB = {} KiB: {}).\n",
+            t.limit_kib,
+            t.threads,
+            t.on_s,
+            t.vm_peak_kib,
+            t.off_vm_peak_kib,
+            allowed,
+            if t.vm_peak_kib <= allowed {
+                "met"
+            } else {
+                "missed"
+            }
+        );
+    }
     if let Some(f) = &l.forks {
         let _ = writeln!(
             doc,

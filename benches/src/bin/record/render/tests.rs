@@ -175,6 +175,7 @@ fn canned() -> Record {
                 on_kib: 26112.0,
                 on_s: 4.51,
             }),
+            traced: None,
             forks: Some(Forks {
                 forks: 200,
                 hangs: 0,
