@@ -460,3 +460,59 @@ fn merged_runs_sum_the_async_figures() {
         assert_eq!(double.max_wall_ns, single.max_wall_ns, "{name}");
     }
 }
+
+/// One request: three 20 ms timers, one after the other (about 60 ms of latency, almost none of it busy).
+#[timed]
+async fn request() {
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// 200 concurrent requests: each records one duration, its whole life (first poll to completion), not one
+/// per poll. `Latency:`'s calls equal the graph's, and the percentiles are the requests' latencies (about
+/// 60 ms), in the report, its table and the JSON read back. (Before, the histogram held every poll's busy
+/// time: 800 entries at p50 0.000 ms.)
+#[test]
+fn async_latency_is_one_duration_per_future() {
+    let rt = multi_thread("lat-worker");
+    rt.block_on(async {
+        let handles: Vec<_> = (0..200)
+            .map(|_| tokio::spawn(time_future!("lat requests", request(), level = 0)))
+            .collect();
+        for h in handles {
+            h.await.unwrap();
+        }
+    });
+    drop(rt);
+    let check = |r: &perfgraph_core::Report, what: &str| {
+        for path in [&["lat requests"][..], &["lat requests", "request"][..]] {
+            let n = node(&r.tree, path);
+            assert_eq!(n.calls, 200, "{what} {path:?}");
+            assert_eq!(
+                n.latency.count, 200,
+                "{what} {path:?}: one duration per future"
+            );
+            let p50 = n.latency.percentile(50.0);
+            // 60 ms less the histogram's 1.6% precision; generous above (a busy machine).
+            assert!(
+                (59_000_000..10_000_000_000).contains(&p50),
+                "{what} {path:?}: p50 {p50} ns"
+            );
+            assert!(n.latency.min_ns >= 59_000_000, "{what} {path:?}");
+        }
+        let table = r.latency_table(1000);
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("| request "))
+            .unwrap_or_else(|| panic!("{what}: no request row:\n{table}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[2], "200", "{what}: {row}");
+        let p50_ms: f64 = cells[4].parse().unwrap();
+        assert!(p50_ms >= 59.0, "{what}: {row}");
+    };
+    let r = perfgraph_core::report();
+    check(&r, "report");
+    let back = perfgraph_core::Report::from_json(&r.json()).unwrap();
+    check(&back, "JSON read back");
+}

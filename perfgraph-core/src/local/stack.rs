@@ -294,7 +294,7 @@ impl Stack {
         let own = unsafe { self.own() };
         // SAFETY: `own.current` is always a node of `self.tree`, which lives as long as `self`.
         let index = unsafe { &*own.current }.index.load(Ordering::Relaxed);
-        self.tree.async_of(index)
+        self.tree.async_poll_of(index)
     }
 
     /// Owner only: the [`SideNode`] of node `index` (an [`Ending::node`]), allocated at first use.
@@ -499,7 +499,12 @@ impl Stack {
                         max_wall_ticks: a.max_wall_ticks.load(Ordering::Relaxed),
                         cancelled: a.cancelled.load(Ordering::Relaxed),
                     }),
-                latency: n.latency().map(|h| h.read()).unwrap_or_default(),
+                // An async path's block is its futures' (moved there at its first poll).
+                latency: n
+                    .latency()
+                    .or_else(|| self.tree.async_get(id).and_then(AsyncNode::latency))
+                    .map(|h| h.read())
+                    .unwrap_or_default(),
                 side: self
                     .tree
                     .side_get(id)

@@ -117,6 +117,11 @@ pub struct AsyncNode {
     pub max_wall_ticks: AtomicU64,
     /// Futures dropped here before they completed.
     pub cancelled: AtomicU64,
+    /// The path's latency histogram once a future was polled here (null before, or for a path without
+    /// one): the [`Node`]'s own block, moved here at the path's first poll ([`Tree::async_poll_of`]), so
+    /// that it holds one duration per future (first poll to completion or drop, recorded by
+    /// [`end`](Self::end)), not one per poll. Freed with the tree.
+    latency: AtomicPtr<Block>,
 }
 
 impl AsyncNode {
@@ -127,7 +132,15 @@ impl AsyncNode {
             wall_ticks: AtomicU64::new(0),
             max_wall_ticks: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
+            latency: AtomicPtr::new(std::ptr::null_mut()),
         }
+    }
+
+    /// The futures' latency histogram of this path, if it has one.
+    pub fn latency(&self) -> Option<&Block> {
+        // SAFETY: a non-null `latency` is a node's block moved here by `Tree::async_poll_of`, freed only
+        // when the tree is dropped, after its last use. Acquire: pairs with the Release store there.
+        unsafe { self.latency.load(Ordering::Acquire).as_ref() }
     }
 
     /// Owner only: counts a poll.
@@ -151,6 +164,10 @@ impl AsyncNode {
                 self.cancelled.load(Ordering::Relaxed) + 1,
                 Ordering::Relaxed,
             );
+        }
+        // Its latency: the future's whole life, once.
+        if let Some(h) = self.latency() {
+            h.record(wall);
         }
     }
 }
@@ -332,6 +349,22 @@ impl Tree {
     }
 
     /// Reader side: the [`AsyncNode`] of node `index`, if a poll ever allocated its segment.
+    /// Owner only, at a poll: [`async_of`](Self::async_of), and at the path's first poll its latency
+    /// block moved from the node to it. The node then has none: a poll's end records no duration (a poll
+    /// is not a call), and the future's end records its whole life ([`AsyncNode::end`]).
+    pub fn async_poll_of(&self, index: u32) -> &AsyncNode {
+        let a = self.async_of(index);
+        let node = self.node(index);
+        let block = node.latency.load(Ordering::Relaxed);
+        if !block.is_null() {
+            // Release: pairs with the Acquire load in `AsyncNode::latency`; stored before the node lets go,
+            // so a reader finds the block in one place or the other.
+            a.latency.store(block, Ordering::Release);
+            node.latency.store(std::ptr::null_mut(), Ordering::Relaxed);
+        }
+        a
+    }
+
     pub fn async_get(&self, index: u32) -> Option<&AsyncNode> {
         let (segment, offset) = locate(index);
         // Acquire: pairs with the Release store in `async_of`.
@@ -487,6 +520,12 @@ impl Drop for Tree {
             let ptr = ptr.load(Ordering::Relaxed);
             if !ptr.is_null() {
                 let len = FIRST << segment;
+                for i in 0..len {
+                    // SAFETY: `ptr` holds `len` live entries (as below); a non-null block there was moved
+                    // from a node by `async_poll_of` (the node's is then null, so it is freed once), and
+                    // `&mut self` means nobody uses it any more.
+                    unsafe { latency::free((*ptr.add(i)).latency.load(Ordering::Relaxed)) };
+                }
                 // SAFETY: `ptr` came from `Box::<[AsyncNode]>::into_raw` of exactly `len` entries in
                 // `async_of`, and `&mut self` means nobody else uses it any more.
                 drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
