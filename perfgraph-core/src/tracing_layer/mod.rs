@@ -72,13 +72,54 @@ use shared::{NO_PREVIOUS, Shared};
 /// ```
 #[derive(Debug, Default)]
 pub struct TracingLayer {
-    _private: (),
+    /// Live messages given by span name (`live`), with their dots: for spans without a `live` field.
+    live: Vec<sites::LiveByName>,
 }
 
 impl TracingLayer {
     /// A layer; add it to a registry: `tracing_subscriber::registry().with(TracingLayer::new())`.
     pub fn new() -> TracingLayer {
-        TracingLayer { _private: () }
+        TracingLayer { live: Vec::new() }
+    }
+
+    /// Gives the spans named `span` the live message `message`, as a `live` field would, without a field
+    /// that the `fmt` layer then repeats on every log line of the span. A span's own `live` field, if it
+    /// has one, wins.
+    ///
+    /// ```
+    /// use tracing_subscriber::layer::SubscriberExt;
+    ///
+    /// let layer = perfgraph_core::TracingLayer::new().live("load_config", "Loading config");
+    /// let subscriber = tracing_subscriber::registry().with(layer);
+    /// tracing::subscriber::with_default(subscriber, || {
+    ///     let _entered = tracing::info_span!("load_config", path = "app.toml").entered();
+    /// });
+    /// let node = perfgraph_core::merged().find(&["load_config"]).cloned().unwrap();
+    /// let info = perfgraph_core::section_info(node.section).unwrap();
+    /// assert_eq!((info.live, info.dots), ("Loading config", false));
+    /// ```
+    pub fn live(mut self, span: &'static str, message: &'static str) -> TracingLayer {
+        self.live.push(sites::LiveByName {
+            span,
+            message,
+            dots: false,
+        });
+        self
+    }
+
+    /// [`live`](Self::live), with a dot every time limit while the span runs (the `dots` field's effect).
+    ///
+    /// ```
+    /// let layer = perfgraph_core::TracingLayer::new().live_dots("solve", "Solving");
+    /// # let _ = layer;
+    /// ```
+    pub fn live_dots(mut self, span: &'static str, message: &'static str) -> TracingLayer {
+        self.live.push(sites::LiveByName {
+            span,
+            message,
+            dots: true,
+        });
+        self
     }
 }
 
@@ -209,7 +250,7 @@ where
         let known =
             LOCAL.try_with(|l| l.try_borrow_mut().is_ok_and(|mut l| l.made(id, meta, None)));
         if known != Ok(true) {
-            let site = sites::register(meta, attrs);
+            let site = sites::register(meta, attrs, &self.live);
             let _ =
                 LOCAL.try_with(|l| l.try_borrow_mut().map(|mut l| l.made(id, meta, Some(site))));
         }

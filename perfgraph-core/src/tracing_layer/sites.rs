@@ -117,10 +117,20 @@ impl Visit for LiveFields {
     fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
 }
 
-/// The section of `meta`'s callsite, registered at its first span (with that span's `live` and `dots`).
+/// A live message given to the spans of one name by the layer (`TracingLayer::live`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LiveByName {
+    pub(super) span: &'static str,
+    pub(super) message: &'static str,
+    pub(super) dots: bool,
+}
+
+/// The section of `meta`'s callsite, registered at its first span (with that span's `live` and `dots`,
+/// or without a `live` field the layer's message for its name, `by_name`).
 pub(super) fn register(
     meta: &'static Metadata<'static>,
     attrs: &Attributes<'_>,
+    by_name: &[LiveByName],
 ) -> &'static Section {
     hold_across_fork();
     let key = key(meta);
@@ -131,7 +141,16 @@ pub(super) fn register(
     }
     let mut fields = LiveFields::default();
     attrs.record(&mut fields);
-    let live: Option<&'static str> = fields.live.map(|l| &*Box::leak(l.into_boxed_str()));
+    let named = by_name.iter().find(|l| l.span == meta.name());
+    if fields.live.is_none()
+        && let Some(l) = named
+    {
+        fields.dots = fields.dots || l.dots;
+    }
+    let live: Option<&'static str> = match fields.live {
+        Some(l) => Some(&*Box::leak(l.into_boxed_str())),
+        None => named.map(|l| l.message),
+    };
     // On cache lines of its own: every thread that enters the callsite's spans reads it, and a line
     // shared with memory a thread writes (the next allocation, such as a thread's stack of entered spans)
     // would move between the cores at each span.
