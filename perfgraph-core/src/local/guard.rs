@@ -137,7 +137,29 @@ impl Guard {
         flags: u8,
     ) -> (Guard, &'static AsyncNode) {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
-        let (depth, node) = unsafe { state.enter_poll(section, call, flags) };
+        let (depth, node) = unsafe { state.enter_poll(section, call, flags, true) };
+        let guard = Guard {
+            state: Some(state),
+            depth,
+            _not_send: NOT_SEND,
+        };
+        (guard, node)
+    }
+
+    /// [`open_poll`](Self::open_poll) for a `tracing` span entered again: its path keeps recording each
+    /// enter's duration (a span entered once is a call, and one path may see both kinds).
+    ///
+    /// # Safety
+    /// As [`open_poll`](Self::open_poll).
+    #[inline]
+    pub unsafe fn open_span_poll(
+        state: &'static ThreadState,
+        section: SectionId,
+        call: bool,
+        flags: u8,
+    ) -> (Guard, &'static AsyncNode) {
+        // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
+        let (depth, node) = unsafe { state.enter_poll(section, call, flags, false) };
         let guard = Guard {
             state: Some(state),
             depth,

@@ -289,12 +289,18 @@ impl Stack {
     ///
     /// # Safety
     /// Only the stack's owner may call this, as [`enter`](Stack::enter).
-    pub unsafe fn current_async(&self) -> &AsyncNode {
+    pub unsafe fn current_async(&self, per_future: bool) -> &AsyncNode {
         // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
         let own = unsafe { self.own() };
         // SAFETY: `own.current` is always a node of `self.tree`, which lives as long as `self`.
         let index = unsafe { &*own.current }.index.load(Ordering::Relaxed);
-        self.tree.async_poll_of(index)
+        // A timed future's path records one duration per future (`per_future`); a span's keeps its
+        // enters'.
+        if per_future {
+            self.tree.async_poll_of(index)
+        } else {
+            self.tree.async_of(index)
+        }
     }
 
     /// Owner only: the [`SideNode`] of node `index` (an [`Ending::node`]), allocated at first use.

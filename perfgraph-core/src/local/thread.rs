@@ -263,11 +263,12 @@ impl ThreadState {
         section: SectionId,
         call: bool,
         flags: u8,
+        per_future: bool,
     ) -> (u32, &AsyncNode) {
         // SAFETY: this is the owning thread (caller's contract).
         let depth = unsafe { self.enter_flagged(section, flags, call) };
         // SAFETY: as above.
-        (depth, unsafe { self.stack.current_async() })
+        (depth, unsafe { self.stack.current_async(per_future) })
     }
 
     /// Clock ticks at the start of the section open at `depth`, if one is open there. Owner only.

@@ -64,7 +64,7 @@ pub(super) fn enter(s: &mut SpanState) -> (Guard, u64) {
     s.enters = s.enters.saturating_add(1);
     // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
     let (guard, node) =
-        unsafe { Guard::open_poll(state, s.site.id(), false, entry::poll_flags(s.site)) };
+        unsafe { Guard::open_span_poll(state, s.site.id(), false, entry::poll_flags(s.site)) };
     // A span entered once is a call; from its second enter on, its enters are polls (the first too).
     if s.enters == 2 {
         node.poll();
@@ -98,7 +98,7 @@ fn end(s: &mut SpanState) {
     };
     // SAFETY: `state` is this thread's own state.
     let (guard, node) =
-        unsafe { Guard::open_poll(state, s.site.id(), false, entry::poll_flags(s.site)) };
+        unsafe { Guard::open_span_poll(state, s.site.id(), false, entry::poll_flags(s.site)) };
     drop(guard);
     node.end(clock::now().0.saturating_sub(s.first_ticks), false);
 }
