@@ -166,6 +166,8 @@ pub fn report() -> Report {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::base::process::passes;
+    /// For tests, not a public API: rings the background thread's doorbell (a pass soon).
+    pub use crate::base::process::wake as wake_background;
     pub use crate::base::registry::{Name, Section, SectionMeta};
     pub use crate::collector::pause_draining;
     pub use crate::entry::enter;

@@ -6,8 +6,10 @@
 //! recording thread does (both clock readings, the call tree, the histogram, the ring): a warm-up round,
 //! then the best of a few rounds of a few thousand calls. Each round is timed on the thread's own CPU-time
 //! clock, not the wall clock: a round the scheduler cut into (both cores busy, a thread pool spinning)
-//! counts only the time it ran. It is measured at start-up and again in the final pass, and the lower figure
-//! stands: the start-up one may meet cold caches and a slow clock. Each takes under a millisecond. It leaves
+//! counts only the time it ran. It is measured at start-up, a round after each of the background thread's
+//! first passes (so it never holds them up: they start live print and the capture), and again in the
+//! final pass, and the lower figure stands: the start-up one may meet cold caches and a slow clock. Each
+//! takes under a millisecond of CPU in a release build. It leaves
 //! out the entry's level check and thread-local lookup (a few instructions), so it is the floor of the
 //! cost; `benches/` measures the whole.
 
@@ -20,34 +22,92 @@ const CALLS: u32 = 4096;
 /// Rounds after the warm-up; the fastest counts.
 const ROUNDS: u32 = 8;
 
-/// Measures the cost per section and records it ([`process::set_overhead_ns`], which keeps the lower of
-/// this and an earlier measurement). Not with the manual clock of perfgraph's deterministic tests, whose
-/// reports must not vary, nor where the thread's CPU time cannot be read.
+/// Whether the cost can be measured here: not with the manual clock of perfgraph's deterministic tests,
+/// whose reports must not vary, nor where the thread's CPU time cannot be read.
+fn measurable() -> bool {
+    clock::source() != Source::Manual && sys::own_cpu_ns().is_some()
+}
+
+/// One round of [`CALLS`] sections on `state`, timed on this thread's CPU clock: ns per section (`None`
+/// if the clock did not move).
+fn round(state: &ThreadState) -> Option<f64> {
+    // A plain section's path, or the counting one while the counting allocator counts.
+    let counting = crate::base::heap::counting();
+    let start = sys::own_cpu_ns().unwrap_or(0);
+    for _ in 0..CALLS {
+        // SAFETY: `state` was made on this thread, which alone enters and exits on it.
+        unsafe {
+            let depth = if counting {
+                state.enter_with(1, 0)
+            } else {
+                state.enter(1)
+            };
+            state.exit(depth);
+        }
+    }
+    let spent = sys::own_cpu_ns().unwrap_or(0).saturating_sub(start);
+    (spent > 0).then(|| spent as f64 / f64::from(CALLS))
+}
+
+/// The start-up measurement, a round at a time: one [`Calibration::step`] after each of the background
+/// thread's first passes, so that the measurement (a few milliseconds of CPU in all, many more of wall time
+/// when the machine is busy) never holds up the first passes, which start live print and the capture.
+pub(crate) struct Calibration {
+    state: Option<ThreadState>,
+    round: u32,
+    best: f64,
+}
+
+impl Calibration {
+    pub(crate) fn new() -> Calibration {
+        Calibration {
+            state: None,
+            round: 0,
+            best: f64::MAX,
+        }
+    }
+
+    /// The next round, while any is left; the last one records the best ([`process::set_overhead_ns`]).
+    /// Round 0 warms the state's tree, histogram and ring up (first touches, page faults): not counted.
+    pub(crate) fn step(&mut self) {
+        if self.round > ROUNDS {
+            return;
+        }
+        if self.round == 0 && !measurable() {
+            self.round = ROUNDS + 1;
+            return;
+        }
+        let state = self.state.get_or_insert_with(ThreadState::detached);
+        let ns = round(state);
+        if self.round > 0
+            && let Some(ns) = ns
+        {
+            self.best = self.best.min(ns);
+        }
+        self.round += 1;
+        if self.round > ROUNDS {
+            self.state = None;
+            if self.best < f64::MAX {
+                process::set_overhead_ns(self.best);
+            }
+        }
+    }
+}
+
+/// Measures the cost per section at once (a warm-up round, then the best of [`ROUNDS`]) and records it
+/// ([`process::set_overhead_ns`], which keeps the lower of this and an earlier measurement): the final
+/// pass's measurement.
 pub(crate) fn measure() {
-    if clock::source() == Source::Manual || sys::own_cpu_ns().is_none() {
+    if !measurable() {
         return;
     }
     let state = ThreadState::detached();
-    // A plain section's path, or the counting one while the counting allocator counts.
-    let counting = crate::base::heap::counting();
     let mut best = f64::MAX;
-    // Round 0 warms the state's tree, histogram and ring up (first touches, page faults): not counted.
-    for round in 0..=ROUNDS {
-        let start = sys::own_cpu_ns().unwrap_or(0);
-        for _ in 0..CALLS {
-            // SAFETY: `state` was made on this thread, which alone enters and exits on it.
-            unsafe {
-                let depth = if counting {
-                    state.enter_with(1, 0)
-                } else {
-                    state.enter(1)
-                };
-                state.exit(depth);
-            }
-        }
-        let spent = sys::own_cpu_ns().unwrap_or(0).saturating_sub(start);
-        if round > 0 && spent > 0 {
-            best = best.min(spent as f64 / f64::from(CALLS));
+    for r in 0..=ROUNDS {
+        if let Some(ns) = round(&state)
+            && r > 0
+        {
+            best = best.min(ns);
         }
     }
     if best < f64::MAX {
