@@ -390,7 +390,7 @@ fn background(config: Config) {
     // What this thread allocates and frees is perfgraph's own (buffers, the trace, reports, the blocks it
     // frees for exited threads, allocated untracked on theirs): never counted against the program's heap.
     heap::pause();
-    let mut calibration = overhead::Calibration::new();
+    overhead::measure();
     let mut collector = Collector::new(config);
     let inbox = process::receiver();
     loop {
@@ -402,8 +402,6 @@ fn background(config: Config) {
         }
         let deadline = collector.pass(false);
         process::count_pass();
-        // The start-up measurement of the cost per section, a round per pass, after it.
-        calibration.step();
         let now = clock::monotonic_ns();
         if deadline > now {
             // Until the deadline or the doorbell (a wake-up or a message): the next pass acts on both.
