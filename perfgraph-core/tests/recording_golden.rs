@@ -242,12 +242,28 @@ fn recording_under_a_fake_clock() {
     // takes less than the memory interval of real time has none anyway); so is the page rule's padding
     // (a blank line where an event would have crossed a 4 KB boundary), which moves with the pid's and
     // the host's lengths.
-    let trace_text: String = out
+    let mut lines: Vec<&str> = out
         .trace
         .lines()
         .filter(|l| !l.starts_with("{\"name\":\"CPU ") && !l.trim().is_empty())
-        .map(|l| format!("{l}\n"))
         .collect();
+    // The threads' events go to the file in the order the background thread drained them, which depends
+    // on when it ran (a thread's exit wakes it): each thread's own events keep their order, and the
+    // threads' are put in thread order, in the places thread events hold.
+    let tid = |l: &str| -> Option<u64> {
+        let at = l.find("\"tid\":")? + 6;
+        let n: String = l[at..].chars().take_while(char::is_ascii_digit).collect();
+        n.parse().ok().filter(|&t| t > 0)
+    };
+    let slots: Vec<usize> = (0..lines.len())
+        .filter(|&i| tid(lines[i]).is_some())
+        .collect();
+    let mut events: Vec<&str> = slots.iter().map(|&i| lines[i]).collect();
+    events.sort_by_key(|l| tid(l));
+    for (&slot, event) in slots.iter().zip(events) {
+        lines[slot] = event;
+    }
+    let trace_text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     insta::assert_snapshot!(
         "trace",
         identity(&trace_text, "").replace(&pid, "\"pid\":\"[pid]\"")
