@@ -385,3 +385,119 @@ fn a_fork_child_registers_a_callsite_while_another_thread_looks_them_up() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// One request through a span: three 20 ms timers (about 60 ms of latency, almost none of it busy).
+#[instrument]
+async fn span_request() {
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A span's latency is one duration per span, recorded at its close: for `#[instrument] async fn` (entered
+/// at every poll, on any worker) its first enter to its close, so 200 concurrent requests of three 20 ms
+/// timers give 200 durations of about 60 ms (before: one per enter, each a poll's busy time, p50 0.000 ms);
+/// for a span entered once, that enter's duration, whether its state stayed with its thread (exited inside
+/// another span, parked, or handed over) or went to its extensions (the parked list overflowed) or it
+/// closed on another thread. Child process, with the layer as its global default.
+#[test]
+fn span_latency_is_one_duration_per_span() {
+    const TEST: &str = "span_latency_is_one_duration_per_span";
+    if !common::is_test_child(TEST) {
+        let text = common::test_child_stderr(TEST, &[]);
+        assert!(text.contains("span latency checked"), "{text}");
+        return;
+    }
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::registry().with(TracingLayer::new()),
+    )
+    .unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let handles: Vec<_> = (0..200).map(|_| tokio::spawn(span_request())).collect();
+        for h in handles {
+            h.await.unwrap();
+        }
+    });
+    drop(rt);
+    // Entered once: each 2 ms long, so a stray poll-length or zero duration shows as a low minimum.
+    let two_ms = || std::thread::sleep(Duration::from_millis(2));
+    let handed_over = || tracing::info_span!("once, handed over").in_scope(two_ms);
+    for _ in 0..20 {
+        handed_over();
+    }
+    {
+        let _parent = tracing::info_span!("once parent").entered();
+        for _ in 0..20 {
+            tracing::info_span!("once, exited inside").in_scope(two_ms);
+        }
+        // Twelve kept past their exit: the parked list (8) overflows, so some go to their extensions
+        // and close there.
+        let kept: Vec<_> = (0..12)
+            .map(|_| {
+                let span = tracing::info_span!("once, parked");
+                span.in_scope(two_ms);
+                span
+            })
+            .collect();
+        drop(kept);
+    }
+    // Entered once here, closed on another thread; recorded here at this thread's next hand-over.
+    for _ in 0..5 {
+        let span = tracing::info_span!("once, closed elsewhere");
+        span.in_scope(two_ms);
+        std::thread::spawn(move || drop(span)).join().unwrap();
+        handed_over();
+    }
+    let check = |r: &perfgraph_core::Report, what: &str| {
+        let find = |path: &[&str]| {
+            r.tree
+                .find(path)
+                .unwrap_or_else(|| panic!("{what}: no node {path:?}"))
+                .clone()
+        };
+        let n = find(&["span_request"]);
+        assert_eq!(n.calls, 200, "{what}");
+        assert_eq!(n.latency.count, 200, "{what}: one duration per span");
+        let p50 = n.latency.percentile(50.0);
+        // 60 ms less the histogram's 1.6% precision; generous above (a busy machine).
+        assert!(
+            (59_000_000..10_000_000_000).contains(&p50),
+            "{what}: p50 {p50} ns"
+        );
+        assert!(n.latency.min_ns >= 59_000_000, "{what}: {:?}", n.latency);
+        for (path, calls) in [
+            (&["once, handed over"][..], 25),
+            (&["once parent", "once, exited inside"][..], 20),
+            (&["once parent", "once, parked"][..], 12),
+            (&["once, closed elsewhere"][..], 5),
+        ] {
+            let n = find(path);
+            assert_eq!(n.calls, calls, "{what} {path:?}");
+            assert_eq!(n.latency.count, calls, "{what} {path:?}");
+            assert!(
+                n.latency.min_ns >= 1_900_000,
+                "{what} {path:?}: {:?}",
+                n.latency
+            );
+        }
+        let table = r.latency_table(1000);
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("| span_request "))
+            .unwrap_or_else(|| panic!("{what}: no span_request row:\n{table}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[2], "200", "{what}: {row}");
+        let p50_ms: f64 = cells[4].parse().unwrap();
+        assert!(p50_ms >= 59.0, "{what}: {row}");
+    };
+    let r = perfgraph_core::report();
+    check(&r, "report");
+    let back = perfgraph_core::Report::from_json(&r.json()).unwrap();
+    check(&back, "JSON read back");
+    eprintln!("span latency checked");
+}

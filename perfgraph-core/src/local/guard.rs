@@ -6,6 +6,8 @@
 
 use std::marker::PhantomData;
 
+#[cfg(feature = "tracing")]
+use super::thread::SpanEnded;
 use super::thread::ThreadState;
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
@@ -86,6 +88,17 @@ impl Guard {
     pub(crate) fn start(&self) -> Option<u64> {
         // SAFETY: guards are `!Send`, so this is the thread that made the guard, which owns `state`.
         unsafe { self.state?.start_at(self.depth) }
+    }
+
+    /// Ends the section as dropping the guard does, except that its duration does not go into its
+    /// histogram: it comes back, for a `tracing` span's close to record (see
+    /// `ThreadState::exit_unrecorded`). `None` if the section is not recorded or was already closed.
+    #[cfg(feature = "tracing")]
+    #[inline(always)]
+    pub(crate) fn close_unrecorded(mut self) -> Option<SpanEnded> {
+        let state = self.state.take()?;
+        // SAFETY: guards are `!Send`, so this is the thread that made the guard, which owns `state`.
+        unsafe { state.exit_unrecorded(self.depth) }
     }
 
     /// Opens `section` on `state` and returns its guard: a section that takes nothing out of line (see

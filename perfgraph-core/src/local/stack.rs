@@ -33,6 +33,7 @@ use std::collections::HashMap;
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::Ordering;
 use crate::local::frames::{FrameData, FrameTable, Inside, OpenFrame, PUBLIC_DEPTH};
+use crate::local::latency::Block;
 use crate::local::reading::{AsyncReading, NodeReading, Reading, SideReading};
 use crate::local::record::Record;
 use crate::local::ring::Ring;
@@ -82,6 +83,9 @@ pub struct Closed {
     pub heap_alert: bool,
     /// Its duration, clock ticks.
     pub elapsed: u64,
+    /// Its call path's histogram if it has one and the call's duration did not go into it (closed with
+    /// `LATENCY` false: see [`Stack::exit_as`]); null otherwise.
+    pub unrecorded: *const Block,
 }
 
 /// The owner's view of one open frame: what it needs to close it. Decoded from the public table for the
@@ -244,6 +248,25 @@ impl Stack {
         &self,
         depth: u32,
         end: u64,
+        at_end: impl FnMut(Ending) -> EndSample,
+        interleaved: impl FnOnce(SectionId, SectionId),
+        closed: impl FnMut(Closed),
+    ) {
+        // SAFETY: the caller's contract is this fn's.
+        unsafe { self.exit_as::<true>(depth, end, at_end, interleaved, closed) }
+    }
+
+    /// [`exit`](Stack::exit), with the duration of the call at `depth` into its histogram only if
+    /// `LATENCY` (the sections left open inside it always record theirs). A `tracing` span's enter ends
+    /// with `LATENCY` false: its latency is known only at its close (its first enter to its close, once).
+    ///
+    /// # Safety
+    /// As [`exit`](Stack::exit).
+    #[inline(always)]
+    pub unsafe fn exit_as<const LATENCY: bool>(
+        &self,
+        depth: u32,
+        end: u64,
         mut at_end: impl FnMut(Ending) -> EndSample,
         interleaved: impl FnOnce(SectionId, SectionId),
         mut closed: impl FnMut(Closed),
@@ -257,10 +280,50 @@ impl Stack {
             let (ended, open) = self.pair(own, depth);
             interleaved(ended, open);
             while own.depth > depth + 1 {
-                closed(self.close(own, end, &mut at_end));
+                closed(self.close::<true>(own, end, &mut at_end));
             }
         }
-        closed(self.close(own, end, &mut at_end));
+        closed(self.close::<LATENCY>(own, end, &mut at_end));
+    }
+
+    /// Owner only: a `tracing` span of `section` ended on this thread after `latency` ticks (its first
+    /// enter to its close; for a span entered once, that enter's duration). Its call path here is that
+    /// of `section` under the innermost open section, made if new without entering it (no call counted).
+    /// The latency goes into the path's histogram, wherever it is (the node's own, or its [`AsyncNode`]'s
+    /// once a timed future moved it there); a span entered more than once (`polled`) also adds it to the
+    /// path's wall time, as a timed future's end does.
+    ///
+    /// # Safety
+    /// Only the stack's owner may call this, as [`enter`](Stack::enter).
+    #[cfg(feature = "tracing")]
+    pub unsafe fn span_ended(&self, section: SectionId, latency: u64, polled: bool) {
+        // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
+        let own = unsafe { self.own() };
+        // SAFETY: `own.current` is always a node of `self.tree`, which lives as long as `self`.
+        let n = self.tree.child_of(unsafe { &*own.current }, section);
+        let index = n.index.load(Ordering::Relaxed);
+        if polled {
+            self.tree.async_of(index).end_wall(latency, false);
+        }
+        // SAFETY: as above.
+        unsafe { self.record_latency(index, latency) };
+    }
+
+    /// Owner only: one duration, `ticks`, into the histogram of node `index` (nothing if the path has
+    /// none), wherever it is: the node's own, or its [`AsyncNode`]'s once a timed future moved it there.
+    ///
+    /// # Safety
+    /// Only the stack's owner may call this, as [`enter`](Stack::enter).
+    #[cfg(feature = "tracing")]
+    unsafe fn record_latency(&self, index: u32, ticks: u64) {
+        let block = self
+            .tree
+            .node(index)
+            .latency()
+            .or_else(|| self.tree.async_get(index).and_then(AsyncNode::latency));
+        if let Some(h) = block {
+            h.record(ticks);
+        }
     }
 
     /// Clock ticks at the start of the section open at `depth`, if one is open there.
@@ -353,7 +416,7 @@ impl Stack {
 
     /// Closes the innermost open section. `own` is the owner's state (so this is the owner).
     #[inline(always)]
-    fn close(
+    fn close<const LATENCY: bool>(
         &self,
         own: &mut Own,
         end: u64,
@@ -405,8 +468,13 @@ impl Stack {
         self.frames.publish_depth(d);
         // The call's duration into its histogram: a bucket found from its leading zeros, one owner-only
         // increment.
+        let mut unrecorded: *const Block = std::ptr::null();
         if let Some(h) = n.latency() {
-            h.record(elapsed);
+            if LATENCY {
+                h.record(elapsed);
+            } else {
+                unrecorded = h;
+            }
         }
         // The call's own time goes into its node last, so a reading never counts it twice: in its node and
         // again as running. (For an instant it may be missing, or subtracted twice from a running parent.)
@@ -425,6 +493,7 @@ impl Stack {
             grown_kb: grown,
             heap_alert: ending.heap_alert,
             elapsed,
+            unrecorded,
         }
     }
 

@@ -27,9 +27,13 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 
 use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
+#[cfg(feature = "tracing")]
+use super::latency::Block;
 use super::record::Record;
 use super::ring::Ring;
 use super::side_frames::SideFrames;
+#[cfg(feature = "tracing")]
+use super::stack::Closed;
 use super::stack::{EndSample, Ending, Sample, Stack};
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
@@ -361,6 +365,106 @@ impl ThreadState {
         }
     }
 
+    /// [`exit`](Self::exit) for a `tracing` span's enter: the duration of the call at `depth` does not go
+    /// into its histogram. It comes back with that histogram and the call's start (`None` if the
+    /// section was already closed), for the span's close to record once it knows what the span was
+    /// (entered once, or polled): see [`SpanLatency::record`]. Out of line: spans only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[cfg(feature = "tracing")]
+    #[inline(always)]
+    pub unsafe fn exit_unrecorded(&self, depth: u32) -> Option<SpanEnded> {
+        let end = clock::now().0;
+        // SAFETY: this is the owning thread (caller's contract).
+        if unsafe { self.side() }.flagged != 0 {
+            // SAFETY: as above.
+            return unsafe { self.exit_unrecorded_with(depth, end) };
+        }
+        let at_end = |_: Ending| EndSample {
+            mem_kb: process::rss_kb(),
+            heap_alert: false,
+        };
+        // SAFETY: as above.
+        unsafe { self.exit_unrecorded_as(depth, end, at_end) }
+    }
+
+    /// [`exit_unrecorded`](Self::exit_unrecorded) while a section with flags is open, as
+    /// [`exit_with`](Self::exit_with).
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[cfg(feature = "tracing")]
+    #[inline(never)]
+    unsafe fn exit_unrecorded_with(&self, depth: u32, end: u64) -> Option<SpanEnded> {
+        let at_end = |e: Ending| {
+            if e.flags == 0 {
+                EndSample {
+                    mem_kb: process::rss_kb(),
+                    heap_alert: false,
+                }
+            } else {
+                // SAFETY: this is the owning thread (caller's contract).
+                unsafe { self.end_with(e) }
+            }
+        };
+        // SAFETY: as above.
+        unsafe { self.exit_unrecorded_as(depth, end, at_end) }
+    }
+
+    /// The body of [`exit_unrecorded`](Self::exit_unrecorded), with `at_end` taking the end figures.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[cfg(feature = "tracing")]
+    #[inline(always)]
+    unsafe fn exit_unrecorded_as(
+        &self,
+        depth: u32,
+        end: u64,
+        at_end: impl FnMut(Ending) -> EndSample,
+    ) -> Option<SpanEnded> {
+        let mut last = None;
+        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
+        // `stack`.
+        unsafe {
+            self.stack
+                .exit_as::<false>(depth, end, at_end, note_interleaved, |closed| {
+                    let watch = self.watch.load(Ordering::Relaxed);
+                    if closed.depth < watch
+                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+                        || closed.heap_alert
+                        || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
+                    {
+                        shown_end(closed.elapsed, closed.grown_kb, closed.heap_alert, watch);
+                    }
+                    last = Some(closed);
+                });
+        }
+        let closed: Closed = last.filter(|c: &Closed| c.depth == depth)?;
+        Some(SpanEnded {
+            start: end.saturating_sub(closed.elapsed),
+            latency: std::ptr::NonNull::new(closed.unrecorded.cast_mut()).map(|block| {
+                SpanLatency {
+                    block,
+                    index: self.index,
+                    ticks: closed.elapsed,
+                }
+            }),
+        })
+    }
+
+    /// A `tracing` span of `section` ended on this thread after `latency` ticks; `polled` if it was
+    /// entered more than once (see [`Stack::span_ended`]). Owner only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[cfg(feature = "tracing")]
+    pub unsafe fn span_ended(&self, section: SectionId, latency: u64, polled: bool) {
+        // SAFETY: this is the owning thread (caller's contract).
+        unsafe { self.stack.span_ended(section, latency, polled) }
+    }
+
     /// The end figures of a section with flags: resident memory read now ([`EXACT_MEM`]); its CPU time
     /// into its node and the ring ([`CPU`]); its heap figures into its node ([`HEAP`]), and whether its
     /// exact heap growth passed live print's memory limit ([`HEAP_ALERT_KB`]).
@@ -414,6 +518,54 @@ impl ThreadState {
         // Acquire: pairs with the Release store in `threads::ExitHook::drop`; all the thread's writes are
         // visible.
         self.exited_ticks.load(Ordering::Acquire) != 0
+    }
+}
+
+/// A `tracing` span's enter, ended ([`ThreadState::exit_unrecorded`]).
+#[cfg(feature = "tracing")]
+#[derive(Debug, Clone, Copy)]
+pub struct SpanEnded {
+    /// Its start, ticks.
+    pub start: u64,
+    /// Its duration, for its path's histogram (`None` if the path has none).
+    pub latency: Option<SpanLatency>,
+}
+
+/// A `tracing` span's enter whose duration is not in its histogram yet ([`ThreadState::exit_unrecorded`]):
+/// the span's close records it if the span was entered only once.
+#[cfg(feature = "tracing")]
+#[derive(Debug, Clone, Copy)]
+pub struct SpanLatency {
+    /// Its path's histogram, in the tree of the state it was taken on (which frees it only when the
+    /// state is freed).
+    block: std::ptr::NonNull<Block>,
+    /// That state's index: unique per state, so a state registered later at the same address, the
+    /// first one freed, has another.
+    index: u32,
+    /// The enter's duration, ticks.
+    ticks: u64,
+}
+
+#[cfg(feature = "tracing")]
+impl SpanLatency {
+    /// The enter's duration, ticks.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// Records the duration into its histogram if this thread's state is the one it was taken on. After
+    /// the thread's exit hook, a late span close finds another state or none, and records nothing.
+    #[inline]
+    pub fn record(self) {
+        let current = super::threads::current_ptr();
+        // SAFETY: a non-null `current_ptr` is this thread's live state. If its index is `index`, it is
+        // the very state `block` was taken from (indices are unique), whose tree is alive with it; and
+        // this thread is its owner, the one writer of its histograms.
+        unsafe {
+            if !current.is_null() && (*current).index == self.index {
+                self.block.as_ref().record(self.ticks);
+            }
+        }
     }
 }
 

@@ -152,6 +152,16 @@ impl AsyncNode {
 
     /// Owner only: a future of this path ended after `wall` ticks, `cancelled` if it was dropped first.
     pub fn end(&self, wall: u64, cancelled: bool) {
+        self.end_wall(wall, cancelled);
+        // Its latency: the future's whole life, once.
+        if let Some(h) = self.latency() {
+            h.record(wall);
+        }
+    }
+
+    /// Owner only: [`end`](Self::end) without the latency (a `tracing` span's goes where its path
+    /// keeps it).
+    pub fn end_wall(&self, wall: u64, cancelled: bool) {
         self.wall_ticks.store(
             self.wall_ticks.load(Ordering::Relaxed) + wall,
             Ordering::Relaxed,
@@ -164,10 +174,6 @@ impl AsyncNode {
                 self.cancelled.load(Ordering::Relaxed) + 1,
                 Ordering::Relaxed,
             );
-        }
-        // Its latency: the future's whole life, once.
-        if let Some(h) = self.latency() {
-            h.record(wall);
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::base::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, O
 ///
 /// Invariants: `id` is 0 (empty) or the id of the span the owner put last (span ids are never 0), and
 /// `site` and `start` are that span's; the owner writes them only while `id` is 0 (after its own put was
-/// taken or cleared). A span is put once at most (a span whose state was taken lives in the registry
+/// taken). A span is put once at most (a span whose state was taken lives in the registry
 /// from then on), and its id can name another span only after it closed: the owner then empties the slot
 /// (if the span closed on the owner's thread, or at the owner's next put), and until then a taker also
 /// matches the callsite, so a taker never mistakes one span for another but in the rare case of a span
@@ -50,7 +50,7 @@ impl Slot {
     }
 
     /// Owner: puts span `id` (not 0) of callsite `site`, first entered at `start`, into the slot, which
-    /// must be empty (the owner's last put was taken or cleared).
+    /// must be empty (the owner's last put was taken).
     pub(crate) fn put(&self, id: u64, site: usize, start: u64) {
         debug_assert_ne!(id, 0);
         self.site.store(site, Ordering::Relaxed);
@@ -80,12 +80,18 @@ impl Slot {
             .map(|_| start)
     }
 
-    /// Owner: empties the slot, which holds span `id` or nothing, when that span closes. No other thread
-    /// can be taking it then: a thread takes a span only inside that span's enter, while it holds a
-    /// handle to it, and the span closes only once every handle is dropped, after which no handle (and no
-    /// enter) is left. So one plain store does.
-    pub(crate) fn clear(&self) {
-        self.id.store(0, Ordering::Relaxed);
+    /// Owner: whether the slot still holds span `id`, emptying it if so, when that span closes (if not,
+    /// another thread took it and entered the span again). No other thread can be taking it then: a
+    /// thread takes a span only inside that span's enter, while it holds a handle to it, and the span
+    /// closes only once every handle is dropped, after which no handle (and no enter) is left; that
+    /// enter's take happened before the close. So a load and a store do.
+    #[inline]
+    pub(crate) fn take_back(&self, id: u64) -> bool {
+        let held = self.id.load(Ordering::Relaxed) == id;
+        if held {
+            self.id.store(0, Ordering::Relaxed);
+        }
+        held
     }
 }
 

@@ -14,6 +14,7 @@ use crate::base::registry::Section;
 use crate::base::sync::atomic::AtomicPtr;
 use crate::local::guard::Guard;
 use crate::local::pending;
+use crate::local::thread::SpanLatency;
 
 /// Every thread's hand-over slot.
 pub(super) static SLOTS: List = List {
@@ -29,6 +30,11 @@ pub(super) struct Once {
     pub(super) start: u64,
     /// Not recorded (its level was above the verbosity).
     pub(super) off: bool,
+    /// Its enter's duration, not yet in its path's histogram: a span's latency is recorded once its fate
+    /// is known, at its close: this duration if it was entered only once, its first enter to its close
+    /// if entered again. `None` while it is entered, or if not known here (taken from another thread's
+    /// hand-over slot).
+    pub(super) latency: Option<SpanLatency>,
 }
 
 impl Once {
@@ -37,9 +43,19 @@ impl Once {
         SpanState {
             site: self.site,
             first_ticks: self.start,
+            first_latency: self.latency.map(|l| l.ticks()),
             pending: None,
             enters: u32::from(!self.off),
             off: self.off,
+        }
+    }
+
+    /// The span was entered once and is closed: its enter's duration into its path's histogram, on this
+    /// thread, where it ran.
+    #[inline]
+    pub(super) fn record(self) {
+        if let Some(latency) = self.latency {
+            latency.record();
         }
     }
 }
@@ -157,12 +173,23 @@ impl Local {
     #[cold]
     #[inline(never)]
     fn forget_reused(&mut self, id: u64) {
-        if matches!(self.exited, Some((e, _)) if e == id) {
+        // It was entered once here, as far as this thread knows, and is closed.
+        if let Some((e, once)) = self.exited
+            && e == id
+        {
             self.exited = None;
+            once.record();
         }
-        self.parked.retain(|Parked(p, _)| *p != id);
-        if matches!(self.handed, Some((h, _)) if h == id) {
-            self.forget_handed();
+        self.parked.retain(|Parked(p, once)| {
+            if *p == id {
+                once.record();
+            }
+            *p != id
+        });
+        if matches!(self.handed, Some((h, _)) if h == id)
+            && let Some(once) = self.forget_handed()
+        {
+            once.record();
         }
     }
 
@@ -186,15 +213,19 @@ impl Local {
             pending::polled(o.previous);
         }
         let Some(site) = o.site else {
-            drop(o.guard);
+            // A poll (the span is entered again): its duration is not a call's; the close records the
+            // span's latency.
+            let _ = o.guard.close_unrecorded();
             return self.open.is_empty() && self.holds_exited();
         };
+        let off = !o.guard.is_recorded();
+        let ended = o.guard.close_unrecorded();
         let once = Once {
             site,
-            start: first_ticks(&o.guard),
-            off: !o.guard.is_recorded(),
+            start: ended.map_or_else(|| clock::now().0, |e| e.start),
+            off,
+            latency: ended.and_then(|e| e.latency),
         };
-        drop(o.guard);
         if self.open.is_empty() {
             // Alone on the thread: a task's poll may end here, and the task move.
             return self.hand_over(id, once) || self.holds_exited();
@@ -248,12 +279,12 @@ impl Local {
         before.is_some()
     }
 
-    /// Forgets the span handed over (it closed, or its id now names another span).
-    fn forget_handed(&mut self) {
-        self.handed = None;
-        if let Some(slot) = self.slot {
-            slot.clear();
-        }
+    /// Forgets the span handed over (it closed, or its id now names another span): its state, if no
+    /// other thread took it from the slot (one that did entered it again).
+    #[inline]
+    fn forget_handed(&mut self) -> Option<Once> {
+        let (h, once) = self.handed.take()?;
+        self.slot?.take_back(h).then_some(once)
     }
 
     /// The state this thread holds of span `id`, taken to go to its extensions (the span is entered
@@ -281,16 +312,19 @@ impl Local {
             site,
             start: first_ticks(&o.guard),
             off: !o.guard.is_recorded(),
+            latency: None,
         })
     }
 
-    /// Span `id` closed: what this thread holds of it ends, with nothing to record (it was entered once).
+    /// Span `id` closed: what this thread holds of it ends, its enter's duration into its path's
+    /// histogram (it was entered once).
     #[inline]
     pub(super) fn closed(&mut self, id: u64) {
-        if let Some((e, _)) = self.exited
+        if let Some((e, once)) = self.exited
             && e == id
         {
             self.exited = None;
+            once.record();
             return;
         }
         if matches!(self.fresh, Some((fresh, _)) if fresh == id) {
@@ -299,10 +333,18 @@ impl Local {
         if !self.parked.is_empty()
             && let Some(i) = self.parked.iter().rposition(|Parked(p, _)| *p == id)
         {
-            self.parked.swap_remove(i);
+            self.parked.swap_remove(i).1.record();
         }
-        if matches!(self.handed, Some((h, _)) if h == id) {
-            self.forget_handed();
+        if let Some((h, once)) = &self.handed
+            && *h == id
+        {
+            let latency = once.latency;
+            if self.slot.is_some_and(|slot| slot.take_back(id))
+                && let Some(latency) = latency
+            {
+                latency.record();
+            }
+            self.handed = None;
         }
     }
 

@@ -13,8 +13,8 @@
 //!   parked on the thread (its section, its start read from its frame) until its close. Exited with no
 //!   other span entered on its thread (a task's poll may end there, and the task move), it is handed over
 //!   (`handover`): its id and start go to the thread's hand-over slot, two stores, where the thread that
-//!   enters it next, whichever it is, takes them with one compare-and-swap; its close empties the slot
-//!   with one store. So a span made, entered once and closed on one thread costs no registry lookup,
+//!   enters it next, whichever it is, takes them with one compare-and-swap; its close takes them back
+//!   the same way. So a span made, entered once and closed on one thread costs no registry lookup,
 //!   allocation or lock besides the section's own enter and exit. The state moves to the span's
 //!   extensions in the registry (one lookup, one boxed insert, as a `SpanState`, `shared`) only when it
 //!   is entered again (an async span's polls, whose close, on any thread, ends it: those enters look it
@@ -28,6 +28,11 @@
 //!   poll of a [`Timed`](crate::Timed) future does: `#[instrument]` on an `async fn` (whose future enters
 //!   the span on every poll) is timed per poll. A span entered once is an ordinary call; one entered
 //!   several times also counts its polls (its enters) and its wall time, from its first enter to its close.
+//! * A span's latency (one duration in its path's histogram) is recorded at its close, once it is known
+//!   what the span was: entered once, its enter's duration, in the path where it ran; entered more than
+//!   once, its first enter to its close, in its section's path under what is open on the closing thread
+//!   (as its wall time). Enters record no duration themselves (`Guard::close_unrecorded`). A span never
+//!   closed, or closed after its thread exited, has no latency.
 //! * An event inside a recorded span becomes an instant event in the trace, with its message.
 //! * A span with a `live` field entered more than once joins live print's pending futures at its second
 //!   enter, until its close: live print shows it by wall time on the async track, as a timed future.
@@ -176,6 +181,7 @@ where
             site,
             start,
             off: false,
+            latency: None,
         })
     });
     if let Some(once) = held {
@@ -232,8 +238,10 @@ where
         if once.off {
             continue;
         }
-        if let Some(span) = ctx.span(&Id::from_u64(id)) {
-            shared::put(&mut span.extensions_mut(), once.state());
+        match ctx.span(&Id::from_u64(id)) {
+            Some(span) => shared::put(&mut span.extensions_mut(), once.state()),
+            // Closed meanwhile on another thread, entered once.
+            None => once.record(),
         }
     }
 }
@@ -292,8 +300,8 @@ where
     }
 
     fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
-        // A state this thread holds ends with nothing to record (the span was entered once); one in the
-        // extensions ends when the registry drops them (`Shared`).
+        // A state this thread holds ends with its enter's duration recorded (the span was entered once);
+        // one in the extensions ends when the registry drops them (`Shared`).
         let id = id.into_u64();
         let _ = LOCAL.try_with(|l| {
             if let Ok(mut l) = l.try_borrow_mut() {

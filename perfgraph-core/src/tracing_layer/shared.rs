@@ -20,6 +20,9 @@ pub(super) struct SpanState {
     pub(super) site: &'static Section,
     /// Ticks at its first enter.
     pub(super) first_ticks: u64,
+    /// That enter's duration, if it ended on a thread that knew it: the span's latency if it closes
+    /// without another enter.
+    pub(super) first_latency: Option<u64>,
     /// From its second enter, if its callsite has a `live` field and live print is on: its id and slot in
     /// the list of pending live futures (live print shows it by wall time, as a timed future).
     pub(super) pending: Option<(u64, usize)>,
@@ -84,23 +87,27 @@ pub(super) fn enter(s: &mut SpanState) -> (Guard, u64) {
     (guard, previous)
 }
 
-/// The span whose state is `s` closed. A span entered more than once ends here: its wall time goes to its
-/// call path on this thread, entered for the purpose (as a cancelled future's drop is).
+/// The span whose state is `s` closed: its latency goes to its call path on this thread (its section
+/// under the innermost section open here). A span entered more than once (polled) records its first
+/// enter to now, and adds that to the path's wall time; one entered once records that enter's duration.
 fn end(s: &mut SpanState) {
+    let now = clock::now().0;
     if let Some((id, slot)) = s.pending.take() {
-        pending::remove(slot, id, clock::now().0, false);
+        pending::remove(slot, id, now, false);
     }
-    if s.off || s.enters < 2 {
+    if s.off {
         return;
     }
+    let (latency, polled) = match (s.enters, s.first_latency) {
+        (2.., _) => (now.saturating_sub(s.first_ticks), true),
+        (_, Some(ticks)) => (ticks, false),
+        _ => return,
+    };
     let Some(state) = entry::poll_state(s.site, s.site.level(), false) else {
         return;
     };
-    // SAFETY: `state` is this thread's own state.
-    let (guard, node) =
-        unsafe { Guard::open_span_poll(state, s.site.id(), false, entry::poll_flags(s.site)) };
-    drop(guard);
-    node.end(clock::now().0.saturating_sub(s.first_ticks), false);
+    // SAFETY: `state` is this thread's own state (`poll_state` returns the calling thread's).
+    unsafe { state.span_ended(s.site.id(), latency, polled) };
 }
 
 /// Moves `s` into the extensions `ext` of its span. If another thread put one there meanwhile (the span
