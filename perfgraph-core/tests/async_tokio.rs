@@ -259,6 +259,12 @@ fn check_timeouts(root: &str) {
     assert_eq!((s.calls, s.cancelled), (5, 5));
     assert!(s.wall_ns >= 5 * 5_000_000, "{}", s.wall_ns);
     assert!(s.total_ns <= s.wall_ns);
+    // A cancelled future's latency is its life up to its drop: one duration each, of the timeout's 5 ms
+    // at least (less the histogram's 1.6%), and below its 10 s sleep.
+    assert_eq!(s.latency.count, 5, "{:?}", s.latency);
+    assert!(s.latency.min_ns >= 4_900_000, "{:?}", s.latency);
+    assert!(s.latency.max_ns < 10_000_000_000, "{:?}", s.latency);
+    assert!(s.latency.max_ns <= s.max_wall_ns, "{:?} {}", s.latency, s.max_wall_ns);
     let h = node(&tree, &[root, "Service::handle"]);
     assert_eq!((h.calls, h.polls, h.cancelled), (1, 2, 0));
     let run = node(&tree, &[root, "Handler::run"]);
