@@ -264,7 +264,12 @@ fn check_timeouts(root: &str) {
     assert_eq!(s.latency.count, 5, "{:?}", s.latency);
     assert!(s.latency.min_ns >= 4_900_000, "{:?}", s.latency);
     assert!(s.latency.max_ns < 10_000_000_000, "{:?}", s.latency);
-    assert!(s.latency.max_ns <= s.max_wall_ns, "{:?} {}", s.latency, s.max_wall_ns);
+    assert!(
+        s.latency.max_ns <= s.max_wall_ns,
+        "{:?} {}",
+        s.latency,
+        s.max_wall_ns
+    );
     let h = node(&tree, &[root, "Service::handle"]);
     assert_eq!((h.calls, h.polls, h.cancelled), (1, 2, 0));
     let run = node(&tree, &[root, "Handler::run"]);
@@ -516,6 +521,19 @@ fn async_latency_is_one_duration_per_future() {
         assert_eq!(cells[2], "200", "{what}: {row}");
         let p50_ms: f64 = cells[4].parse().unwrap();
         assert!(p50_ms >= 59.0, "{what}: {row}");
+        // `Async Sections:` keeps the polls' busy time: four polls a request at least (three timers),
+        // each far shorter than the request.
+        let table = r.async_table();
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("| request "))
+            .unwrap_or_else(|| panic!("{what}: no request row:\n{table}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[2], "200", "{what}: {row}");
+        let polls: u64 = cells[3].parse().unwrap();
+        assert!(polls >= 800, "{what}: {row}");
+        let mean_poll_ms: f64 = cells[5].parse().unwrap();
+        assert!(mean_poll_ms < 20.0, "{what}: {row}");
     };
     let r = perfgraph_core::report();
     check(&r, "report");

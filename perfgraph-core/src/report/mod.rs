@@ -219,7 +219,8 @@ impl Report {
 
     /// The `Async Sections:` table (without its heading): per section of timed futures (`#[timed] async
     /// fn`, `time_future!`, `tracing` spans entered per poll), its futures (`Calls`), their polls, busy time
-    /// (inside polls), wall time summed and the longest, and how many were dropped before completing.
+    /// (inside polls) in all and per poll (the mean), wall time summed and the longest, and how many were
+    /// dropped before completing.
     pub fn async_table(&self) -> String {
         let rows: Vec<Vec<Cell>> = self
             .async_sections()
@@ -230,6 +231,7 @@ impl Report {
                     Cell::Int(i128::from(s.calls)),
                     Cell::Int(i128::from(s.polls)),
                     Cell::Fixed(seconds(s.busy_ns), 3),
+                    Cell::Fixed(s.busy_ns as f64 / 1e6 / s.polls.max(1) as f64, 3),
                     Cell::Fixed(seconds(s.wall_ns), 3),
                     Cell::Fixed(seconds(s.max_wall_ns), 3),
                     Cell::Int(i128::from(s.cancelled)),
@@ -242,6 +244,7 @@ impl Report {
                 "Calls",
                 "Polls",
                 "Busy(s)",
+                "Mean poll(ms)",
                 "Wall(s)",
                 "Max wall(s)",
                 "Cancelled",
