@@ -23,6 +23,20 @@
 //! let residual = tree.find(&["solve", "residual"]).unwrap();
 //! assert_eq!(residual.calls, 10);
 //! ```
+//!
+//! # Cargo features
+//!
+//! * `enabled` (default): record sections. Without it [`timed`], [`time_section!`] and [`time_future!`]
+//!   still check their arguments, then expand to the plain code, and nothing is recorded.
+//! * `capture` (default): from the first live line on, forward the program's own stdout and stderr so live
+//!   lines never split its lines (`PERFGRAPH_CAPTURE`).
+//! * `signals` (default): SIGINT, SIGTERM and SIGHUP write the reports and files before the process dies
+//!   of them (`PERFGRAPH_SIGNALS`), and SIGABRT ends an open live line.
+//! * `tracing`: `TracingLayer`, a `tracing_subscriber` layer that makes every span the subscriber enables a
+//!   section.
+//!
+//! `capture` and `signals` are process-wide, so they are the binary's choice: a library depends with
+//! `default-features = false, features = ["enabled"]`.
 
 // The layers, from the bottom up; each imports only those before it (docs/design.md draws them).
 mod base;
