@@ -5,7 +5,11 @@
 //! PERFGRAPH_JSON=run.{rank}.json mpirun -n 4 --oversubscribe target/debug/examples/ranks
 //! ```
 
-use perfgraph_core::{time_section, timed};
+use perfgraph_core::{CountingAllocator, time_section, timed};
+
+// The heap figures too, for `perfgraph report --alloc`.
+#[global_allocator]
+static ALLOC: CountingAllocator = CountingAllocator::new(std::alloc::System);
 
 /// The rank as perfgraph reads it (the first launcher variable that is set).
 fn rank() -> u64 {
@@ -23,7 +27,9 @@ fn rank() -> u64 {
 
 #[timed]
 fn step(i: u64) -> u64 {
-    std::hint::black_box((0..200 + i % 7).sum::<u64>())
+    // One allocation a step, so the `Allocations:` table has a row.
+    let terms: Vec<u64> = (0..200 + i % 7).collect();
+    std::hint::black_box(terms.iter().sum::<u64>())
 }
 
 fn main() {

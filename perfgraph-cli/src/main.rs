@@ -62,6 +62,10 @@ struct ReportArgs {
     /// The `Async Sections:` table (printed when the run had timed futures).
     #[arg(long = "async")]
     asyncs: bool,
+    /// The `Allocations:` table (printed when the run counted allocations: the program installed
+    /// perfgraph's CountingAllocator).
+    #[arg(long)]
+    alloc: bool,
     /// The `CPU:` table (printed when some section measured its CPU time: the `cpu` option,
     /// PERFGRAPH_CPU=all).
     #[arg(long)]
@@ -158,6 +162,7 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
         || a.threads
         || a.latency
         || a.asyncs
+        || a.alloc
         || a.cpu);
     let selection = if a.all || none {
         ReportSelection {
@@ -180,7 +185,7 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
             threads: a.threads,
             latency: a.latency,
             asyncs: a.asyncs,
-            alloc: false,
+            alloc: a.alloc,
             cpu: a.cpu,
         }
     };

@@ -71,7 +71,7 @@ fn s(p: &Path) -> &str {
 fn report_prints_what_the_process_printed_byte_for_byte() {
     let dir = scratch("report");
     let file = dir.join("run.json");
-    for selection in ["all", "graph,sections=3,latency", "threads", "cpu"] {
+    for selection in ["all", "graph,sections=3,latency", "threads", "cpu", "alloc"] {
         let out = run(example(&[
             ("PERFGRAPH_REPORT", selection),
             ("PERFGRAPH_JSON", s(&file)),
@@ -91,6 +91,9 @@ fn report_prints_what_the_process_printed_byte_for_byte() {
     assert!(all.contains("\nLatency:\n---"), "{all}");
     assert!(all.contains("Instrumentation: "), "{all}");
     assert!(all.contains("\nCPU:\n---"), "{all}");
+    assert!(all.contains("\nAllocations:\n---"), "{all}");
+    let alloc = text(&cli(&["report", s(&file), "--alloc"]).stdout);
+    assert!(alloc.contains("| step "), "{alloc}");
 }
 
 /// Runs four ranks, each with the launcher variable `var(rank)`, writing `run.{rank}.json` and
