@@ -64,7 +64,11 @@ pub use data::report::{
 pub use data::runs::MergeError;
 pub use data::tree::{CallNode, CallTree, CpuTime, Group, RunningSection, ThreadSnapshot, merge};
 pub use future::Timed;
-pub use local::guard::{HeldAcrossAwait, NotHeldAcrossAwait, SectionGuard};
+pub use local::guard::SectionGuard;
+// Only for the compiler's note on a guard held across an `.await` (see `SectionGuard`): public because the
+// `Send` impl that carries the note must name them, hidden because nobody uses them.
+#[doc(hidden)]
+pub use local::guard::{HeldAcrossAwait, NotHeldAcrossAwait};
 pub use local::verbosity::set_verbosity;
 pub use perfgraph_macros::{time_future, time_section, timed};
 pub use report::TABLE_DEPTH;

@@ -68,6 +68,7 @@ const NOT_SEND: HeldAcrossAwait = HeldAcrossAwait(PhantomData);
 
 impl Guard {
     /// The guard of a section that is not recorded: dropping it does nothing.
+    #[doc(hidden)] // for the macros and the crate's own entry points, not for users
     pub const OFF: Guard = Guard {
         state: None,
         depth: 0,
@@ -107,6 +108,7 @@ impl Guard {
     /// # Safety
     /// `state` must be the calling thread's own state (`threads::current`), which lives for the whole
     /// process.
+    #[doc(hidden)] // for the macros and the crate's own entry points, not for users
     #[inline(always)]
     pub unsafe fn open(state: &'static ThreadState, section: SectionId) -> Guard {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
@@ -123,6 +125,7 @@ impl Guard {
     ///
     /// # Safety
     /// As [`open`](Guard::open).
+    #[doc(hidden)] // for the macros and the crate's own entry points, not for users
     #[inline(always)]
     pub unsafe fn open_with(state: &'static ThreadState, section: SectionId, flags: u8) -> Guard {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
@@ -142,6 +145,7 @@ impl Guard {
     ///
     /// # Safety
     /// As [`open`](Guard::open).
+    #[doc(hidden)] // for the macros and the crate's own entry points, not for users
     #[inline]
     pub unsafe fn open_poll(
         state: &'static ThreadState,
@@ -164,6 +168,7 @@ impl Guard {
     ///
     /// # Safety
     /// As [`open_poll`](Self::open_poll).
+    #[doc(hidden)] // for the macros and the crate's own entry points, not for users
     #[inline]
     pub unsafe fn open_span_poll(
         state: &'static ThreadState,
