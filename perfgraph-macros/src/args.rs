@@ -1,4 +1,4 @@
-//! Parsing the options of `#[timed(...)]` and `time_section!(...)` into a typed struct, with a spanned error
+//! Parsing the options of `#[timed(...)]`, `time_section!(...)` and `time_future!(...)` into a typed struct, with a spanned error
 //! for every mistake.
 //!
 //! One table, [`OPTIONS`], says everything about each option: its key, how the error messages list it,
@@ -11,7 +11,30 @@ use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::{Error, Ident, LitBool, LitInt, LitStr, Path, Token};
 
-/// Options common to both macros, each `None` until the user gives it.
+/// Every error found so far, combined into one (each keeps its own span), so a macro reports all its
+/// problems at once rather than the first.
+#[derive(Default)]
+pub struct Errors(Option<Error>);
+
+impl Errors {
+    /// Adds `e`.
+    pub fn push(&mut self, e: Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+
+    /// `value` if nothing was pushed, else every error pushed.
+    pub fn finish<T>(self, value: T) -> syn::Result<T> {
+        match self.0 {
+            Some(e) => Err(e),
+            None => Ok(value),
+        }
+    }
+}
+
+/// Options common to the macros, each `None` until the user gives it.
 #[derive(Default)]
 pub struct Options {
     /// `name = "..."` (`#[timed]` only).
@@ -52,6 +75,10 @@ const OPTIONS: &[OptionSpec] = &[
             "time_section! takes its name as the first argument, not as `name = ...`: \
              `time_section!(\"residual\", level = 2)`",
         ),
+        future: Takes::No(
+            "time_future! takes its name as the first argument, not as `name = ...`: \
+             `time_future!(\"fetch\", future, level = 2)`",
+        ),
         value: ValueKind::Text {
             example: "`name = \"mesh::refine\"`",
             if_empty: "the section name must not be empty; leave `name` out to use the function's name",
@@ -63,6 +90,7 @@ const OPTIONS: &[OptionSpec] = &[
         summary: "`level = 0..=3`",
         timed: Takes::Yes,
         section: Takes::Yes,
+        future: Takes::Yes,
         value: ValueKind::Int {
             max: 3,
             example: "`level = 0..=3`",
@@ -76,6 +104,7 @@ const OPTIONS: &[OptionSpec] = &[
         summary: "`live = \"...\"`",
         timed: Takes::Yes,
         section: Takes::Yes,
+        future: Takes::Yes,
         value: ValueKind::Text {
             example: "`live = \"Solving nonlinear system\"`",
             if_empty: "the live message must not be empty; leave `live` out to show the section's name",
@@ -87,6 +116,7 @@ const OPTIONS: &[OptionSpec] = &[
         summary: "`dots` (or `dots = true|false`)",
         timed: Takes::Yes,
         section: Takes::Yes,
+        future: Takes::Yes,
         value: ValueKind::Flag {
             slot: |options| &mut options.dots,
         },
@@ -96,6 +126,7 @@ const OPTIONS: &[OptionSpec] = &[
         summary: "`cpu` (or `cpu = true|false`)",
         timed: Takes::Yes,
         section: Takes::Yes,
+        future: Takes::Yes,
         value: ValueKind::Flag {
             slot: |options| &mut options.cpu,
         },
@@ -105,6 +136,7 @@ const OPTIONS: &[OptionSpec] = &[
         summary: "`crate = \"path\"`",
         timed: Takes::Yes,
         section: Takes::Yes,
+        future: Takes::Yes,
         value: ValueKind::QuotedPath {
             example: "`crate = \"my_crate::perfgraph\"`",
             invalid: "`crate` takes the path where perfgraph_core is reachable, e.g. \
@@ -124,6 +156,8 @@ struct OptionSpec {
     timed: Takes,
     /// Whether `time_section!` accepts it.
     section: Takes,
+    /// Whether `time_future!` accepts it (after the name and the future).
+    future: Takes,
     /// What value it takes, and the field of [`Options`] that holds it.
     value: ValueKind,
 }
@@ -184,6 +218,8 @@ enum Macro {
     Timed,
     /// `time_section!(...)`.
     Section,
+    /// `time_future!(...)`.
+    Future,
 }
 
 /// The options `mac` accepts, as its error messages list them.
@@ -240,7 +276,7 @@ impl Parse for FutureArgs {
             Options::default()
         } else {
             input.parse::<Token![,]>()?;
-            parse_options(input, Macro::Section)?
+            parse_options(input, Macro::Future)?
         };
         Ok(FutureArgs {
             name,
@@ -294,14 +330,10 @@ fn non_empty(lit: &LitStr, message: &str) -> syn::Result<()> {
 /// Parses `option (, option)* ,?`, collecting every error before returning.
 fn parse_options(input: ParseStream, mac: Macro) -> syn::Result<Options> {
     let mut options = Options::default();
-    let mut errors: Option<Error> = None;
-    let mut push = |e: Error| match &mut errors {
-        Some(all) => all.combine(e),
-        None => errors = Some(e),
-    };
+    let mut errors = Errors::default();
     while !input.is_empty() {
         if let Err(e) = parse_option(input, mac, &mut options) {
-            push(e);
+            errors.push(e);
             // Skip to the next comma so later options are still checked.
             while !input.is_empty() && !input.peek(Token![,]) {
                 let _: proc_macro2::TokenTree = input.parse()?;
@@ -312,10 +344,7 @@ fn parse_options(input: ParseStream, mac: Macro) -> syn::Result<Options> {
         }
         input.parse::<Token![,]>()?;
     }
-    match errors {
-        Some(e) => Err(e),
-        None => Ok(options),
-    }
+    errors.finish(options)
 }
 
 /// Parses one option into `options`, as its row of [`OPTIONS`] says.
@@ -366,6 +395,7 @@ impl OptionSpec {
         match mac {
             Macro::Timed => self.timed,
             Macro::Section => self.section,
+            Macro::Future => self.future,
         }
     }
 

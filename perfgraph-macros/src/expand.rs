@@ -5,7 +5,7 @@ use quote::{ToTokens, quote};
 use syn::parse::{ParseStream, Parser};
 use syn::{Attribute, Error, Ident, Item, LitStr, Path, Signature, Token, Visibility};
 
-use crate::args::Options;
+use crate::args::{Errors, Options};
 
 /// The section's name as the macros declare it.
 pub enum NameSource {
@@ -118,13 +118,9 @@ pub fn parse_function(item: TokenStream) -> syn::Result<TimedFn> {
             return Err(not_a_function(input).unwrap_or(e));
         }
         let sig: Signature = input.parse()?;
-        let mut errors: Option<Error> = None;
-        let mut push = |e: Error| match &mut errors {
-            Some(all) => all.combine(e),
-            None => errors = Some(e),
-        };
+        let mut errors = Errors::default();
         if let Some(token) = &sig.constness {
-            push(Error::new_spanned(
+            errors.push(Error::new_spanned(
                 token,
                 "#[timed] cannot time a `const fn`: it reads the clock at run time; remove `const` or the \
                  attribute",
@@ -132,15 +128,13 @@ pub fn parse_function(item: TokenStream) -> syn::Result<TimedFn> {
         }
         if input.peek(Token![;]) {
             let semi: Token![;] = input.parse()?;
-            push(Error::new_spanned(
+            errors.push(Error::new_spanned(
                 quote!(#sig #semi),
                 "#[timed] needs a function body: put it on the trait method's implementations, or give the \
                  method a default body",
             ));
         }
-        if let Some(errors) = errors {
-            return Err(errors);
-        }
+        errors.finish(())?;
         let brace: Group = input.parse()?;
         if brace.delimiter() != Delimiter::Brace {
             return Err(Error::new_spanned(

@@ -79,14 +79,11 @@ pub fn timed(attr: TokenStream, item: TokenStream) -> TokenStream {
         (Ok(args), Ok(function)) => (args, function),
         (args, function) => {
             // Report every problem, and keep the item as written so no follow-on errors pile up.
-            let mut errors = args.err();
-            if let Err(e) = function {
-                match &mut errors {
-                    Some(all) => all.combine(e),
-                    None => errors = Some(e),
-                }
+            let mut errors = args::Errors::default();
+            for e in [args.err(), function.err()].into_iter().flatten() {
+                errors.push(e);
             }
-            let errors = errors.map(|e| e.to_compile_error());
+            let errors = errors.finish(()).err().map(|e| e.to_compile_error());
             return quote::quote!(#errors #item).into();
         }
     };
@@ -158,7 +155,15 @@ pub fn time_section(input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro]
 pub fn time_future(input: TokenStream) -> TokenStream {
-    let args = syn::parse_macro_input!(input as FutureArgs);
+    let args = match syn::parse::<FutureArgs>(input) {
+        Ok(args) => args,
+        Err(e) => {
+            // In a block: the macro stands where an expression goes, and several errors are several
+            // `compile_error!` invocations, which only a block (or a statement position) takes in a row.
+            let errors = e.to_compile_error();
+            return quote::quote!({ #errors }).into();
+        }
+    };
     let future = args.future;
     if !cfg!(feature = "enabled") {
         return quote::quote!(#future).into();

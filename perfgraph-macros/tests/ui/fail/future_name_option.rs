@@ -1,0 +1,7 @@
+use perfgraph_core::time_future;
+
+async fn fetch() {}
+
+fn main() {
+    let _ = time_future!("fetch", fetch(), name = "other", level = 9);
+}
