@@ -553,18 +553,20 @@ impl SpanLatency {
         self.ticks
     }
 
-    /// Records the duration into its histogram if this thread's state is the one it was taken on. After
-    /// the thread's exit hook, a late span close finds another state or none, and records nothing.
+    /// Records the duration into its histogram if `current`, this thread's state now, is the one it was
+    /// taken on. After the thread's exit hook, a late span close finds another state or none (the caller
+    /// then records nothing).
+    ///
+    /// # Safety
+    /// `current` must be the calling thread's current state (`threads::current_ptr`, not null).
     #[inline]
-    pub fn record(self) {
-        let current = super::threads::current_ptr();
-        // SAFETY: a non-null `current_ptr` is this thread's live state. If its index is `index`, it is
-        // the very state `block` was taken from (indices are unique), whose tree is alive with it; and
-        // this thread is its owner, the one writer of its histograms.
-        unsafe {
-            if !current.is_null() && (*current).index == self.index {
-                self.block.as_ref().record(self.ticks);
-            }
+    pub unsafe fn record(self, current: &ThreadState) {
+        if current.index == self.index {
+            // SAFETY: `current` is this thread's live state (the caller's contract), and its index is
+            // `index`, so it is the very state `block` was taken from (indices are unique per state),
+            // whose tree, and so `block`, is alive with it; this thread is its owner, the one writer of
+            // its histograms.
+            unsafe { self.block.as_ref() }.record(self.ticks);
         }
     }
 }

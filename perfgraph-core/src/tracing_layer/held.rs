@@ -13,8 +13,8 @@ use crate::base::clock;
 use crate::base::registry::Section;
 use crate::base::sync::atomic::AtomicPtr;
 use crate::local::guard::Guard;
-use crate::local::pending;
 use crate::local::thread::SpanLatency;
+use crate::local::{pending, threads};
 
 /// Every thread's hand-over slot.
 pub(super) static SLOTS: List = List {
@@ -54,8 +54,13 @@ impl Once {
     /// thread, where it ran.
     #[inline]
     pub(super) fn record(self) {
-        if let Some(latency) = self.latency {
-            latency.record();
+        let current = threads::current_ptr();
+        if let Some(latency) = self.latency
+            && !current.is_null()
+        {
+            // SAFETY: a non-null `current_ptr` is this thread's current state, alive while the thread
+            // runs.
+            unsafe { latency.record(&*current) };
         }
     }
 }
@@ -338,13 +343,11 @@ impl Local {
         if let Some((h, once)) = &self.handed
             && *h == id
         {
-            let latency = once.latency;
-            if self.slot.is_some_and(|slot| slot.take_back(id))
-                && let Some(latency) = latency
-            {
-                latency.record();
-            }
+            let once = *once;
             self.handed = None;
+            if self.slot.is_some_and(|slot| slot.take_back(id)) {
+                once.record();
+            }
         }
     }
 
