@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::live::terminal::{self, Screen};
+use super::terminal::{self, Screen};
 use crate::base::config::CaptureMode;
 use crate::base::sys::{self, Io, Kind, Room, Target};
 use pump::Stream;

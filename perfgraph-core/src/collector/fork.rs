@@ -31,7 +31,8 @@ use std::sync::{MutexGuard, OnceLock};
 
 use super::capture;
 use super::exit;
-use super::live::{panic, terminal};
+use super::live::panic;
+use super::terminal;
 use crate::base::registry::{self, SectionId};
 use crate::base::{process, sys};
 use crate::local::{latency, marks, ring, threads};

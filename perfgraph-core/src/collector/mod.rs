@@ -27,6 +27,7 @@ pub(crate) mod outputs;
 pub(crate) mod overhead;
 pub(crate) mod signals;
 pub(crate) mod sync;
+pub(crate) mod terminal;
 pub(crate) mod trace;
 
 use std::sync::Arc;

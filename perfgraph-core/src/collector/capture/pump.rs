@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::{ACTIVE, BUDGET, HOLD_MAX, LOOK, PARTIAL_DELAY, Pumped, Wait};
 use crate::base::sys::{self, Io, Room};
-use crate::collector::live::terminal::Screen;
+use crate::collector::terminal::Screen;
 
 /// The capture's state.
 pub(super) struct Stream {

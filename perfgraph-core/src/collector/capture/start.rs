@@ -12,7 +12,7 @@ use super::{
 use crate::base::config::CaptureMode;
 use crate::base::process;
 use crate::base::sys::{self, Io, Kind, Want};
-use crate::collector::live::terminal::{self, Screen};
+use crate::collector::terminal::{self, Screen};
 
 /// Starts capturing, if `mode` and where fds 1 and 2 lead now ask for it (live print's first line, the
 /// terminal held). Returns a warning when `PERFGRAPH_CAPTURE=on` could not capture.

@@ -11,10 +11,8 @@
 
 pub(crate) mod line;
 pub(crate) mod panic;
-mod partial;
 pub(crate) mod printer;
 pub(crate) mod screen;
-pub(crate) mod terminal;
 #[cfg(test)]
 mod tests;
 
@@ -25,7 +23,7 @@ use std::sync::atomic::Ordering;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, LiveMode};
 use crate::base::{heap, process, registry, sys};
-use crate::collector::capture;
+use crate::collector::{capture, terminal};
 use crate::local::pending::{self, Pending};
 use crate::local::record::Record;
 use crate::local::thread::ThreadState;

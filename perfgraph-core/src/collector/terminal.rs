@@ -6,16 +6,18 @@
 //! starts over on a fresh line as after other output. A closed stderr or one that returns errors (EPIPE)
 //! stops live output for good; nothing else notices.
 //!
-//! Below the capture (which forwards the program's bytes under this lock) and [`screen`](super::screen)
+//! Below the capture (which forwards the program's bytes under this lock) and [`screen`](super::live::screen)
 //! (the public ways to write: `suspend`, `stderr()`, blocks of lines), which uses both.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::partial::Partial;
+mod partial;
+
 use crate::base::sys::{self, Room};
 use crate::base::{clock, process};
+use partial::Partial;
 
 /// Largest single write: `PIPE_BUF` on Linux, which a pipe with room takes without blocking.
 const CHUNK: usize = 4096;
@@ -308,7 +310,7 @@ impl Screen {
     }
 }
 
-/// Whether this thread is inside [`suspend`](super::screen::suspend) (holds the screen): a nested
+/// Whether this thread is inside [`suspend`](super::live::screen::suspend) (holds the screen): a nested
 /// `suspend` or [`stderr`](crate::stderr) write just runs. (The flag lives in `base::process`, where a
 /// recording thread that ends a shown section reads it too.)
 pub fn inside() -> bool {
