@@ -292,7 +292,7 @@ impl Stream {
         matches!(self.kind, Kind::File { .. })
     }
 
-    /// For the sync thread (`collector::sync`), a regular file's descriptors of its own: the file, and the
+    /// For the sync thread (`collector::trace::fsync`), a regular file's descriptors of its own: the file, and the
     /// directory that holds its name (`None` if it cannot be opened: the name is then synced at the end
     /// only). `None` for a stream.
     pub(crate) fn sync_handles(&self) -> Option<(File, Option<File>)> {

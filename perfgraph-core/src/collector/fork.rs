@@ -11,7 +11,7 @@
 //!   fd 2 as they are, without the terminal's lock;
 //! * forgets a signal's final pass that was under way in the parent (its signal handlers already let the
 //!   default action happen in any process but the one that installed them).
-//! * has no trace sync thread (`collector::sync`) and never finishes the parent's trace, so it syncs and
+//! * has no trace sync thread (`collector::trace::fsync`) and never finishes the parent's trace, so it syncs and
 //!   renames nothing: that thread holds no lock of ours, so there is nothing of it to release here.
 //!
 //! Locks: a lock held by another thread at the fork stays held for good in the child, and so does a

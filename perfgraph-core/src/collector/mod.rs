@@ -16,7 +16,6 @@
 //! passes only sample memory and let live print look at what runs.
 
 pub(crate) mod capture;
-pub(crate) mod compress;
 pub(crate) mod exit;
 pub(crate) mod files;
 pub(crate) mod fork;
@@ -26,7 +25,6 @@ pub(crate) mod memory;
 pub(crate) mod outputs;
 pub(crate) mod overhead;
 pub(crate) mod signals;
-pub(crate) mod sync;
 pub(crate) mod terminal;
 pub(crate) mod trace;
 

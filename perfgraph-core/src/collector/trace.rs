@@ -8,7 +8,7 @@
 //!
 //! Every event is placed by the page rule ([`pages`]: none crosses a 4 KB page boundary of the file, so a
 //! kill or a power cut leaves whole events); Perfetto packets gather in `raw` first and are packed into the
-//! buffer by [`compress`], deflated in bundles or not. A regular file is synced to disk by [`sync`] as soon
+//! buffer by [`compress`], deflated in bundles or not. A regular file is synced to disk by [`fsync`] as soon
 //! as it takes its name, then every second, and once more at the end.
 //!
 //! `PERFGRAPH_TRACE_LIMIT` caps the file's size: once the next call would take the file past it, calls are
@@ -21,11 +21,14 @@
 //! the start; a run that is killed leaves it there. It is complete exactly when its last event is the
 //! closing one.
 
+mod compress;
+mod fsync;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::files;
 use super::live::screen;
-use super::{compress, files, sync};
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{self, TraceCompress};
 use crate::base::registry::{self, SectionId};
@@ -125,8 +128,8 @@ pub(crate) struct Trace {
     path: PathBuf,
     /// `None` once the file could not be opened or written (`error` says why).
     file: Option<files::Stream>,
-    /// Syncs a regular file to disk every [`sync::SYNC_INTERVAL`], stopped before the file is finished.
-    syncer: Option<sync::Syncer>,
+    /// Syncs a regular file to disk every [`fsync::SYNC_INTERVAL`], stopped before the file is finished.
+    syncer: Option<fsync::Syncer>,
     /// The one line to print at exit when the file could not be opened or written.
     error: Option<String>,
     format: Format,
@@ -242,7 +245,7 @@ impl Trace {
             .file
             .as_ref()
             .and_then(files::Stream::sync_handles)
-            .and_then(|(file, dir)| sync::Syncer::start(file, dir));
+            .and_then(|(file, dir)| fsync::Syncer::start(file, dir));
         trace
     }
 

@@ -3,7 +3,7 @@
 //! drains the rings and writes the file, never waits for the disk. Its first sync is at once, with its
 //! directory's: the file took its name as the run started, and the header and that name go to disk then.
 //! A power cut then loses at most the last [`SYNC_INTERVAL`] and the
-//! [`FLUSH_INTERVAL`](super::trace::FLUSH_INTERVAL) before it; with the page rule (`export::pages`) and
+//! [`FLUSH_INTERVAL`](super::FLUSH_INTERVAL) before it; with the page rule (`export::pages`) and
 //! page-granular writeback, what is left holds whole events.
 //!
 //! The thread holds its own descriptor of the file and no lock of ours, so a `fork()` has nothing to
