@@ -23,13 +23,26 @@ fn open_failure(path: &Path, e: &std::io::Error) -> Failure {
     Failure(format!("{}: {what}", path.display()))
 }
 
-/// Writes `bytes` to `output` (standard output for none or `-`).
-pub fn write(output: Option<&Path>, bytes: &[u8]) -> Result<(), Failure> {
-    match output {
-        None => print_bytes(bytes),
-        Some(p) if p.as_os_str() == "-" => print_bytes(bytes),
-        Some(p) => std::fs::write(p, bytes).map_err(|e| Failure(format!("{}: {e}", p.display()))),
+/// Writes what `render` writes to `output` (standard output for none or `-`), buffered.
+pub fn write(
+    output: Option<&Path>,
+    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    let to_stdout = output.is_none_or(|p| p.as_os_str() == "-");
+    if to_stdout {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        return match render(&mut out).and_then(|()| out.flush()) {
+            // A closed pipe (`| head`) is the reader's choice, not an error.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(Failure(format!("standard output: {e}")))
+            }
+            _ => Ok(()),
+        };
     }
+    let p = output.unwrap_or(Path::new("-"));
+    let fail = |e: std::io::Error| Failure(format!("{}: {e}", p.display()));
+    let mut out = std::io::BufWriter::new(std::fs::File::create(p).map_err(fail)?);
+    render(&mut out).and_then(|()| out.flush()).map_err(fail)
 }
 
 /// Prints `text` on standard output.

@@ -240,5 +240,5 @@ fn merge(
     }
     let merged = Report::merge_runs(&runs)
         .map_err(|e| Failure(format!("{}: {e}", files[e.run].display())))?;
-    load::write(output, merged.json().as_bytes())
+    load::write(output, |out| merged.write_json(out))
 }

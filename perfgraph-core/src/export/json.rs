@@ -40,6 +40,27 @@ impl Report {
         let _ = write(&mut bytes, self);
         String::from_utf8(bytes).unwrap_or_default()
     }
+
+    /// Writes [`json`](Report::json)'s document to `out` as it is rendered, node by node, without
+    /// building it in memory first (give a buffered writer: it writes in small pieces). Stops at the
+    /// first write that fails and returns its error.
+    ///
+    /// ```
+    /// use perfgraph_core::{report, timed};
+    ///
+    /// #[timed]
+    /// fn assemble() {}
+    ///
+    /// assemble();
+    /// let r = report();
+    /// let mut bytes = Vec::new();
+    /// r.write_json(&mut bytes).unwrap();
+    /// assert_eq!(String::from_utf8(bytes).unwrap(), r.json());
+    /// ```
+    pub fn write_json(&self, mut out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        // `&mut W` is a sized `Write` for any `W`, a trait object too.
+        write(&mut out, self)
+    }
 }
 
 /// Schema version written in the `version` field.
