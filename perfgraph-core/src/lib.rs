@@ -58,11 +58,25 @@ pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
 pub use data::latency::Latency;
 pub use data::report::{
-    AllocTotal, AsyncTotal, CpuTotal, Merged, ProcessInfo, Report, RunInfo, SectionTotal, Spread,
-    ThreadSummary,
+    AllocTotal, AsyncTotal, CpuTotal, Merged, ProcessInfo, ProcessSpread, Report, RunInfo,
+    SectionTotal, ThreadSummary,
 };
 pub use data::runs::MergeError;
-pub use data::tree::{CallNode, CallTree, CpuTime, Group, RunningSection, ThreadSnapshot, merge};
+pub use data::tree::{
+    CallNode, CallTree, CpuTime, RunningSection, ThreadGroup, ThreadSnapshot, merge,
+};
+/// The old name of [`ThreadGroup`].
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `ThreadGroup`: it holds exited threads of one name"
+)]
+pub type Group = ThreadGroup;
+/// The old name of [`ProcessSpread`].
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `ProcessSpread`: it holds a call path's spread over processes"
+)]
+pub type Spread = ProcessSpread;
 pub use future::Timed;
 pub use local::guard::SectionGuard;
 // Only for the compiler's note on a guard held across an `.await` (see `SectionGuard`): public because the

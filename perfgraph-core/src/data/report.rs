@@ -93,12 +93,12 @@ pub struct Merged {
     /// The processes merged, in the order given.
     pub processes: Vec<ProcessInfo>,
     /// Per node of the merged tree (same index): how its total time spread over the processes.
-    pub spread: Vec<Spread>,
+    pub spread: Vec<ProcessSpread>,
 }
 
 /// How one call path's total time spread over the processes of a merge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Spread {
+pub struct ProcessSpread {
     /// Processes that have the path.
     pub processes: u32,
     /// The smallest total time of one process, ns.
@@ -111,7 +111,7 @@ pub struct Spread {
     pub max_rank: u32,
 }
 
-impl Spread {
+impl ProcessSpread {
     /// The average total time over the processes that have the path, ns.
     pub fn avg_ns(&self) -> u64 {
         self.sum_ns

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::report::{Merged, ProcessInfo, Report, Spread, ThreadSummary};
+use super::report::{Merged, ProcessInfo, ProcessSpread, Report, ThreadSummary};
 use super::tree::{CallNode, CallTree};
 
 impl Report {
@@ -134,7 +134,7 @@ impl std::error::Error for MergeError {}
 #[derive(Default)]
 struct MergedTree {
     nodes: Vec<CallNode>,
-    spread: Vec<Spread>,
+    spread: Vec<ProcessSpread>,
     /// `(parent, name)` to the node.
     index: HashMap<(usize, &'static str), usize>,
 }
@@ -150,7 +150,7 @@ impl MergedTree {
                 None => {
                     if self.nodes.is_empty() {
                         self.nodes.push(n.empty_like(None, n.depth));
-                        self.spread.push(Spread::default());
+                        self.spread.push(ProcessSpread::default());
                     }
                     0
                 }
@@ -160,7 +160,7 @@ impl MergedTree {
                     *self.index.entry((parent, n.name)).or_insert_with(|| {
                         let depth = nodes[parent].depth + 1;
                         nodes.push(n.empty_like(Some(parent), depth));
-                        spread.push(Spread::default());
+                        spread.push(ProcessSpread::default());
                         let new = nodes.len() - 1;
                         nodes[parent].children.push(new);
                         new
@@ -189,7 +189,7 @@ impl MergedTree {
         for (target, ns) in totals {
             combine(
                 &mut self.spread[target],
-                Spread {
+                ProcessSpread {
                     processes: 1,
                     min_ns: ns,
                     sum_ns: ns,
@@ -204,7 +204,7 @@ impl MergedTree {
 
     /// The tree depth-first (parents first, children in order of first appearance), and the spread in the
     /// same order.
-    fn finish(self) -> (CallTree, Vec<Spread>) {
+    fn finish(self) -> (CallTree, Vec<ProcessSpread>) {
         let mut tree = CallTree { nodes: self.nodes };
         let mut spread = self.spread;
         tree.reorder_with(|i, j| spread.swap(i, j));
@@ -214,7 +214,7 @@ impl MergedTree {
 }
 
 /// Adds `s` (one or more processes) to `into`; on an overflow, the field's name.
-fn combine(into: &mut Spread, s: Spread) -> Result<(), &'static str> {
+fn combine(into: &mut ProcessSpread, s: ProcessSpread) -> Result<(), &'static str> {
     if s.processes == 0 {
         return Ok(());
     }

@@ -242,16 +242,16 @@ pub struct ThreadSnapshot {
     /// What it runs now, outermost first (up to 64 deep).
     pub running: Vec<RunningSection>,
     /// `None` for a thread still recording (or exited and not folded yet). For exited threads the
-    /// background thread has folded (see [`Group`]): how many threads this entry stands for, and their
+    /// background thread has folded (see [`ThreadGroup`]): how many threads this entry stands for, and their
     /// time alive summed; `name` is then the thread's own for one thread, `<name> ×<count>` for more,
     /// `index` the first one's, `started_ns` the earliest start, `exited_ns` the latest exit, and the tree,
     /// `recorded`, `dropped` and `cpu_ns` are summed.
-    pub group: Option<Group>,
+    pub group: Option<ThreadGroup>,
 }
 
 /// Exited threads of one name, folded into one entry of the thread list (see [`ThreadSnapshot::group`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Group {
+pub struct ThreadGroup {
     /// How many threads.
     pub threads: u64,
     /// Their time alive (first section to exit), summed, ns.

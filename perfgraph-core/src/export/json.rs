@@ -17,7 +17,7 @@ use std::io::{self, Write};
 use crate::base::config::Verbosity;
 use crate::base::{buckets, process, registry};
 use crate::data::latency::Latency;
-use crate::data::report::{self, ProcessInfo, Report, RunInfo, Spread, ThreadSummary};
+use crate::data::report::{self, ProcessInfo, ProcessSpread, Report, RunInfo, ThreadSummary};
 use crate::data::tree::{CallTree, Merger, ThreadSnapshot};
 
 impl Report {
@@ -221,7 +221,7 @@ fn thread(p: &mut Pretty, t: &ThreadSummary, heap: bool) -> io::Result<()> {
 fn tail(
     p: &mut Pretty,
     tree: &CallTree,
-    spread: Option<&[Spread]>,
+    spread: Option<&[ProcessSpread]>,
     verbosity: Verbosity,
     wall_ns: u64,
     heap: bool,
@@ -242,7 +242,12 @@ fn tail(
 /// A tree as an array of its nodes, in their order; with a merge's spread over processes, per node; with
 /// the allocation fields if `heap` (the counting allocator was installed); with `cpu_ns` and `self_cpu_ns`
 /// on the nodes that measured their CPU time.
-fn nodes(p: &mut Pretty, tree: &CallTree, spread: Option<&[Spread]>, heap: bool) -> io::Result<()> {
+fn nodes(
+    p: &mut Pretty,
+    tree: &CallTree,
+    spread: Option<&[ProcessSpread]>,
+    heap: bool,
+) -> io::Result<()> {
     p.open(b'[')?;
     for (i, n) in tree.nodes.iter().enumerate() {
         process::progress_at(i);

@@ -24,7 +24,7 @@ use super::json::VERSION;
 use crate::base::buckets;
 use crate::base::config::Verbosity;
 use crate::data::latency::Latency;
-use crate::data::report::{Merged, ProcessInfo, Report, Spread, ThreadSummary};
+use crate::data::report::{Merged, ProcessInfo, ProcessSpread, Report, ThreadSummary};
 use crate::data::tree::{CallNode, CallTree, CpuTime};
 
 impl Report {
@@ -444,7 +444,7 @@ struct TreeSeed<'a> {
 
 /// A tree as read: its nodes, their spread when every node had one, and whether its root carried the
 /// allocation fields (the run counted allocations).
-type ReadTree = (CallTree, Option<Vec<Spread>>, bool);
+type ReadTree = (CallTree, Option<Vec<ProcessSpread>>, bool);
 
 impl<'de> DeserializeSeed<'de> for TreeSeed<'_> {
     type Value = ReadTree;
@@ -467,7 +467,7 @@ impl<'de> Visitor<'de> for TreeSeed<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ReadTree, A::Error> {
         let mut nodes: Vec<CallNode> = Vec::new();
-        let mut spread: Vec<Spread> = Vec::new();
+        let mut spread: Vec<ProcessSpread> = Vec::new();
         let mut root_has_allocs = false;
         loop {
             let i = nodes.len();
@@ -763,7 +763,7 @@ fn node_of(
     raw: RawNode,
     earlier: &[CallNode],
     at: &str,
-) -> Result<(CallNode, Option<Spread>), String> {
+) -> Result<(CallNode, Option<ProcessSpread>), String> {
     let i = earlier.len();
     let o = &raw.fields;
     let parent = match &raw.parent {
@@ -783,7 +783,7 @@ fn node_of(
         None => None,
         Some(s) => {
             let at = format!("{at}processes: ");
-            Some(Spread {
+            Some(ProcessSpread {
                 processes: s.narrow("count", &at)?,
                 min_ns: s.u64("min_ns", &at)?,
                 sum_ns: s.u64("sum_ns", &at)?,

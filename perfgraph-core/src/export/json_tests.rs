@@ -182,7 +182,7 @@ fn the_layout_is_serde_json_pretty_printers() {
         Report {
             merged: Some(Merged {
                 processes: vec![ProcessInfo::default(), ProcessInfo::default()],
-                spread: vec![Spread::default(); 2],
+                spread: vec![ProcessSpread::default(); 2],
             }),
             ..report(
                 vec![node("(root)", 0, None), node("a", 1, Some(0))],

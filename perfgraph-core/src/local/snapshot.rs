@@ -15,7 +15,7 @@ use crate::base::config::{Config, Verbosity};
 use crate::base::{heap, identity, process, registry, sys};
 use crate::data::latency::Latency;
 use crate::data::report::{ProcessInfo, Report, RunInfo};
-use crate::data::tree::{CallNode, CallTree, CpuTime, Group, RunningSection, ThreadSnapshot};
+use crate::data::tree::{CallNode, CallTree, CpuTime, RunningSection, ThreadGroup, ThreadSnapshot};
 
 /// Every thread's snapshot, in order of first section, with the one conversion all of their figures use
 /// (reports compute the wall time alongside them with it). Exited threads the background thread has
@@ -52,7 +52,7 @@ fn folded(g: &RetiredGroup, scale: Scale) -> ThreadSnapshot {
         cpu_ns: g.cpu_ns,
         tree: build_tree(&g.nodes, scale),
         running: Vec::new(),
-        group: Some(Group {
+        group: Some(ThreadGroup {
             threads: g.threads,
             alive_ns: scale.delta_ns(Ticks(g.alive_ticks)),
         }),
