@@ -18,7 +18,8 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 
 use crate::base::clock;
 use crate::base::config::TraceCompress;
-use crate::export::{packets, pages};
+use crate::export::pages;
+use crate::export::perfetto::packets;
 
 /// Most of the background thread's time deflation may take in each second, with `auto`.
 pub const BUDGET_NS: u64 = 150_000_000;
@@ -181,7 +182,8 @@ fn place_raw(raw: &[u8], out: &mut Vec<u8>, base: u64) {
 mod tests {
     use super::Packer;
     use crate::base::config::TraceCompress;
-    use crate::export::{packets, pages};
+    use crate::export::pages;
+    use crate::export::perfetto::packets;
 
     /// A run of small packets like a trace's: tag, length, a few varied bytes.
     fn sample(n: usize) -> Vec<u8> {

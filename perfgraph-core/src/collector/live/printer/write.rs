@@ -1,6 +1,6 @@
-//! The live printer's lines: how each decision of `printer.rs` is written (a call's message line, its
+//! The live printer's lines: how each decision of `printer/mod.rs` is written (a call's message line, its
 //! `Still`/`Currently` word, the stats after it, `Finished` lines), for the threads' calls; the async track
-//! writes its own in `futures.rs` with the same pieces. What to print and when stays in `printer.rs`.
+//! writes its own in `futures.rs` with the same pieces. What to print and when stays in `printer/mod.rs`.
 
 use crate::base::clock::Ticks;
 use crate::base::text;

@@ -38,6 +38,7 @@
 //! whole packets only.
 
 mod counters;
+pub(crate) mod packets;
 pub(super) mod wire;
 
 use super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary};

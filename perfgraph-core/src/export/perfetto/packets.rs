@@ -1,12 +1,12 @@
-//! The Perfetto file's framing around the packets [`perfetto`](super::perfetto) encodes: walking a run of
-//! `Trace.packet` fields, the padding packet of the page rule ([`pages`](super::pages)), and the packet that
+//! The Perfetto file's framing around the packets [`perfetto`](super) encodes: walking a run of
+//! `Trace.packet` fields, the padding packet of the page rule ([`pages`](super::super::pages)), and the packet that
 //! carries a run of packets deflated (`TracePacket.compressed_packets`).
 //!
 //! Padding is a packet holding only an empty-content `synchronization_marker` (`TracePacket` field 36,
 //! bytes): a field Perfetto's own service writes into every trace file and its readers skip. Its length is
 //! never zero (trace processor refuses a zero-length packet that straddles two of its read chunks).
 
-use super::perfetto::wire::{varint, varint_len};
+use super::wire::{varint, varint_len};
 
 /// `Trace.packet`'s tag: field 1, length-delimited.
 const PACKET_TAG: u8 = 0x0a;
