@@ -22,7 +22,7 @@
 
 use serde_json::json;
 
-use super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary, push_u64};
+use super::trace::{Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary, push_u64};
 use crate::base::registry::SectionId;
 
 /// The per-section text of the call events, built once per section.
@@ -306,6 +306,39 @@ fn section_text(text: &SectionText) -> Framing {
     }
     let suffix = format!(",\"args\":{}}},\n", serde_json::Value::Object(args));
     (prefix.into_bytes().into(), suffix.into_bytes().into())
+}
+
+impl Encoder for Chrome {
+    fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str) {
+        Chrome::thread(self, out, index, name);
+    }
+    fn call(&mut self, out: &mut Vec<u8>, call: &Call, text: &dyn Fn(SectionId) -> SectionText) {
+        Chrome::call(self, out, call, text);
+    }
+    fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+        Chrome::memory(self, out, ts_ns, bytes);
+    }
+    fn heap(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+        Chrome::heap(self, out, ts_ns, bytes);
+    }
+    fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
+        Chrome::mark(self, out, mark, name);
+    }
+    fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, name: &str, percent: u64) {
+        Chrome::cpu(self, out, ts_ns, thread, name, percent);
+    }
+    fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
+        Chrome::marker(self, out, ts_ns, text);
+    }
+    fn footer(&mut self, out: &mut Vec<u8>, summary: &Summary) {
+        Chrome::footer(self, out, summary);
+    }
+    fn padding(&self) -> (usize, fn(&mut Vec<u8>, usize)) {
+        (MIN_PAD, pad)
+    }
+    fn packs(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

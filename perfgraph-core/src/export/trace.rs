@@ -1,10 +1,62 @@
 //! What both trace formats ([`chrome`](super::chrome), [`perfetto`](super::perfetto)) are given: plain
-//! data in nanoseconds since the runtime's start, one struct per kind of event. The collector
-//! (`collector::trace`) turns drained records into these and hands them to the format the path chose; a
-//! new kind of event is one more struct here and one more function in each format.
+//! data in nanoseconds since the runtime's start, one struct per kind of event, and the one interface both
+//! implement, [`Encoder`]. The collector (`collector::trace`) turns drained records into these and hands
+//! them to the encoder the path chose ([`Kind::of_path`]); a new kind of event is one more struct here, one
+//! more method of [`Encoder`], and its body in each format.
+
+use std::path::Path;
 
 use crate::base::registry::SectionId;
 use crate::data::tree::CpuTime;
+
+/// The two formats of a trace file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Chrome's Trace Event JSON.
+    Chrome,
+    /// Perfetto's protobuf.
+    Perfetto,
+}
+
+impl Kind {
+    /// The format a trace path asks for: Perfetto for a name ending in `.pftrace` or `.perfetto-trace`,
+    /// Chrome JSON for any other (`PERFGRAPH_TRACE`'s rule).
+    pub(crate) fn of_path(path: &Path) -> Kind {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.is_some_and(|n| n.ends_with(".pftrace") || n.ends_with(".perfetto-trace")) {
+            Kind::Perfetto
+        } else {
+            Kind::Chrome
+        }
+    }
+}
+
+/// A trace format: every kind of event written into the bytes `out` that go to the file, in the order
+/// given. Implemented by [`Chrome`](super::chrome::Chrome) and [`Perfetto`](super::perfetto::Perfetto);
+/// each is made by its own `header`, which writes the file's start.
+pub(crate) trait Encoder: Send {
+    /// Names thread `index` (before its first call or mark).
+    fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str);
+    /// One section call; `text` describes its section (asked once per section).
+    fn call(&mut self, out: &mut Vec<u8>, call: &Call, text: &dyn Fn(SectionId) -> SectionText);
+    /// The process's resident memory at `ts_ns`.
+    fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64);
+    /// The process's heap (counting allocator) at `ts_ns`.
+    fn heap(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64);
+    /// A mark: a future's whole life, or an instant event; `name` is its section's.
+    fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str);
+    /// Thread `thread`'s (named `name`) CPU use over the last period, percent of one core.
+    fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, name: &str, percent: u64);
+    /// A live-print line, as a marker.
+    fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str);
+    /// The file's end.
+    fn footer(&mut self, out: &mut Vec<u8>, summary: &Summary);
+    /// The page rule's padding in this format: its smallest length, and the function that writes `n`
+    /// bytes of it.
+    fn padding(&self) -> (usize, fn(&mut Vec<u8>, usize));
+    /// Whether its events go through the packer (deflated bundles of packets) before the file.
+    fn packs(&self) -> bool;
+}
 
 /// What a trace says about a section besides its timing, looked up once per section.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -34,11 +34,12 @@ use crate::base::config::{self, TraceCompress};
 use crate::base::registry::{self, SectionId};
 use crate::base::text;
 use crate::data::tree::CpuTime;
-use crate::export::chrome::{self, Chrome};
+use crate::export::chrome::Chrome;
 use crate::export::pages;
 use crate::export::perfetto::Perfetto;
-use crate::export::perfetto::packets;
-use crate::export::trace::{Call, Identity, Losses, Mark, MarkKind, SectionText, Summary};
+use crate::export::trace::{
+    Call, Encoder, Identity, Kind, Losses, Mark, MarkKind, SectionText, Summary,
+};
 use crate::local::marks;
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
@@ -51,28 +52,6 @@ pub const FLUSH_BYTES: usize = 1 << 20;
 
 /// How often the tick-to-nanosecond conversion takes the newest calibration (see [`TickMap`]).
 const REMAP_NS: u64 = 1_000_000_000;
-
-/// The format a path chose.
-enum Format {
-    Chrome(Chrome),
-    Perfetto(Perfetto),
-}
-
-impl Format {
-    /// The format's smallest padding and the function that writes it.
-    fn padding(&self) -> (usize, fn(&mut Vec<u8>, usize)) {
-        match self {
-            Format::Chrome(_) => (chrome::MIN_PAD, chrome::pad),
-            Format::Perfetto(_) => (packets::MIN_PAD, packets::pad),
-        }
-    }
-}
-
-/// Whether `path` names a Perfetto protobuf trace (`.pftrace`, `.perfetto-trace`).
-pub(crate) fn is_perfetto(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    name.is_some_and(|n| n.ends_with(".pftrace") || n.ends_with(".perfetto-trace"))
-}
 
 /// Ticks to nanoseconds for the whole trace, one function of the ticks for every event so calls keep
 /// their order and nesting, yet following the calibration as the run goes on: a piecewise-linear map,
@@ -133,7 +112,7 @@ pub(crate) struct Trace {
     syncer: Option<fsync::Syncer>,
     /// The one line to print at exit when the file could not be opened or written.
     error: Option<String>,
-    format: Format,
+    format: Box<dyn Encoder>,
     /// Events not yet written, placed by the page rule.
     buffer: Vec<u8>,
     /// Perfetto: packets not yet packed into `buffer` (by `packer`, deflated or not).
@@ -196,10 +175,9 @@ impl Trace {
         who: &Identity,
     ) -> Trace {
         let mut buffer = Vec::with_capacity(FLUSH_BYTES + 64 * 1024);
-        let format = if is_perfetto(path) {
-            Format::Perfetto(Perfetto::header(&mut buffer, who))
-        } else {
-            Format::Chrome(Chrome::header(&mut buffer, who))
+        let format: Box<dyn Encoder> = match Kind::of_path(path) {
+            Kind::Perfetto => Box::new(Perfetto::header(&mut buffer, who)),
+            Kind::Chrome => Box::new(Chrome::header(&mut buffer, who)),
         };
         let (file, error) = match files::Stream::open("PERFGRAPH_TRACE", path) {
             Ok(f) => (Some(f), None),
@@ -260,16 +238,16 @@ impl Trace {
     /// page boundary of the file ([`pages`]). Perfetto packets go to `raw` first, and are packed into the
     /// buffer, by the page rule too, as they gather.
     #[inline]
-    fn emit(&mut self, write: impl FnOnce(&mut Format, &mut Vec<u8>)) {
-        if let Format::Perfetto(_) = self.format {
-            write(&mut self.format, &mut self.raw);
+    fn emit(&mut self, write: impl FnOnce(&mut dyn Encoder, &mut Vec<u8>)) {
+        if self.format.packs() {
+            write(self.format.as_mut(), &mut self.raw);
             if self.raw.len() >= compress::PACK_BYTES {
                 self.pack(false);
             }
             return;
         }
         let start = self.buffer.len();
-        write(&mut self.format, &mut self.buffer);
+        write(self.format.as_mut(), &mut self.buffer);
         let (min, pad) = self.format.padding();
         let base = self.offset();
         pages::seal(&mut self.buffer, base, start, min, pad);
@@ -290,10 +268,7 @@ impl Trace {
             return;
         }
         self.named[i] = true;
-        self.emit(|format, out| match format {
-            Format::Chrome(c) => c.thread(out, index, name),
-            Format::Perfetto(p) => p.thread(out, index, name),
-        });
+        self.emit(|format, out| format.thread(out, index, name));
     }
 
     /// Whether the next event still fits under the limit.
@@ -331,10 +306,7 @@ impl Trace {
         }
         self.calls += 1;
         self.buffered += 1;
-        self.emit(|format, out| match format {
-            Format::Chrome(c) => c.call(out, call, &section_text),
-            Format::Perfetto(p) => p.call(out, call, &section_text),
-        });
+        self.emit(|format, out| format.call(out, call, &section_text));
     }
 
     /// The trace ends at `ticks`: set at exit, right before the last drain, so that every call that ended
@@ -388,10 +360,7 @@ impl Trace {
             return;
         }
         self.memory.0 = Some(bytes);
-        self.emit(|format, out| match format {
-            Format::Chrome(c) => c.memory(out, ns, bytes),
-            Format::Perfetto(p) => p.memory(out, ns, bytes),
-        });
+        self.emit(|format, out| format.memory(out, ns, bytes));
     }
 
     /// The process's net heap (the counting allocator's, `heap::process_heap`) at `ticks`, on the `Heap`
@@ -403,10 +372,7 @@ impl Trace {
         }
         self.heap = Some(bytes);
         let ns = self.map.to_ns(ticks);
-        self.emit(|format, out| match format {
-            Format::Chrome(c) => c.heap(out, ns, bytes),
-            Format::Perfetto(p) => p.heap(out, ns, bytes),
-        });
+        self.emit(|format, out| format.heap(out, ns, bytes));
     }
 
     /// Marks `thread` pushed since the last drain (futures' lives, `tracing` events), in the order they
@@ -445,10 +411,7 @@ impl Trace {
                 end_ns: self.map.to_ns(r.end).max(start_ns),
             };
             let name = section_text(r.section).name;
-            self.emit(|format, out| match format {
-                Format::Chrome(c) => c.mark(out, &mark, &name),
-                Format::Perfetto(p) => p.mark(out, &mark, &name),
-            });
+            self.emit(|format, out| format.mark(out, &mark, &name));
         }
     }
 
@@ -471,10 +434,7 @@ impl Trace {
             }
             let percent = cpu_ns.saturating_sub(last_cpu).saturating_mul(100) / wall;
             self.name_thread(t.index, &t.name);
-            self.emit(|format, out| match format {
-                Format::Chrome(c) => c.cpu(out, ns, t.index, &t.name, percent),
-                Format::Perfetto(p) => p.cpu(out, ns, t.index, percent),
-            });
+            self.emit(|format, out| format.cpu(out, ns, t.index, &t.name, percent));
         }
     }
 
@@ -485,10 +445,7 @@ impl Trace {
             if !self.fits() {
                 return;
             }
-            self.emit(|format, out| match format {
-                Format::Chrome(c) => c.marker(out, ns, &line),
-                Format::Perfetto(p) => p.marker(out, ns, &line),
-            });
+            self.emit(|format, out| format.marker(out, ns, &line));
         }
     }
 
@@ -590,10 +547,7 @@ impl Trace {
         if let (Some((ns, bytes)), true) = (self.memory.1, self.fits())
             && ns < end_ns
         {
-            self.emit(|format, out| match format {
-                Format::Chrome(c) => c.memory(out, end_ns, bytes),
-                Format::Perfetto(p) => p.memory(out, end_ns, bytes),
-            });
+            self.emit(|format, out| format.memory(out, end_ns, bytes));
         }
         losses.past_limit = self.past_limit;
         losses.unwritten = self.unwritten;
@@ -613,10 +567,7 @@ impl Trace {
         // tried even on a full disk: it is small, and space may have come back.
         self.stopped = false;
         self.disk_full = false;
-        self.emit(|format, out| match format {
-            Format::Chrome(c) => c.footer(out, &summary),
-            Format::Perfetto(p) => p.footer(out, &summary),
-        });
+        self.emit(|format, out| format.footer(out, &summary));
         self.flush();
         if let Some(syncer) = self.syncer.take() {
             syncer.stop();
@@ -644,10 +595,14 @@ impl Trace {
 mod tests {
     #[test]
     fn the_name_chooses_the_format() {
+        use crate::export::trace::Kind;
         use std::path::Path;
-        assert!(super::is_perfetto(Path::new("/x/run.pftrace")));
-        assert!(super::is_perfetto(Path::new("run.perfetto-trace")));
-        assert!(!super::is_perfetto(Path::new("run.json")));
-        assert!(!super::is_perfetto(Path::new("pftrace")));
+        assert_eq!(Kind::of_path(Path::new("/x/run.pftrace")), Kind::Perfetto);
+        assert_eq!(
+            Kind::of_path(Path::new("run.perfetto-trace")),
+            Kind::Perfetto
+        );
+        assert_eq!(Kind::of_path(Path::new("run.json")), Kind::Chrome);
+        assert_eq!(Kind::of_path(Path::new("pftrace")), Kind::Chrome);
     }
 }

@@ -41,7 +41,7 @@ mod counters;
 pub(crate) mod packets;
 pub(super) mod wire;
 
-use super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary};
+use super::trace::{Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary};
 use crate::base::registry::SectionId;
 use wire::{begin_packet, end_packet, message, packet, string, uint};
 
@@ -526,6 +526,40 @@ fn open_sequence(out: &mut Vec<u8>, id: u32, track: u64, base_ns: u64) -> Sequen
         last_ns: base_ns,
         interned: Vec::new(),
         categories: 0,
+    }
+}
+
+impl Encoder for Perfetto {
+    fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str) {
+        Perfetto::thread(self, out, index, name);
+    }
+    fn call(&mut self, out: &mut Vec<u8>, call: &Call, text: &dyn Fn(SectionId) -> SectionText) {
+        Perfetto::call(self, out, call, text);
+    }
+    fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+        Perfetto::memory(self, out, ts_ns, bytes);
+    }
+    fn heap(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+        Perfetto::heap(self, out, ts_ns, bytes);
+    }
+    fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
+        Perfetto::mark(self, out, mark, name);
+    }
+    fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, _name: &str, percent: u64) {
+        // Its counter track names the thread by its track, not by name.
+        Perfetto::cpu(self, out, ts_ns, thread, percent);
+    }
+    fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
+        Perfetto::marker(self, out, ts_ns, text);
+    }
+    fn footer(&mut self, out: &mut Vec<u8>, summary: &Summary) {
+        Perfetto::footer(self, out, summary);
+    }
+    fn padding(&self) -> (usize, fn(&mut Vec<u8>, usize)) {
+        (packets::MIN_PAD, packets::pad)
+    }
+    fn packs(&self) -> bool {
+        true
     }
 }
 
