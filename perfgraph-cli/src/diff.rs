@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use perfgraph_core::{Latency, Report};
+use perfgraph_core::data::{Latency, Report};
 
 use crate::{Failure, load};
 

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use perfgraph_core::Report;
+use perfgraph_core::data::Report;
 
 use crate::Failure;
 

@@ -13,7 +13,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use perfgraph_core::{Report, ReportSelection};
+use perfgraph_core::config::ReportSelection;
+use perfgraph_core::data::Report;
 
 /// Reports, diffs and merges of perfgraph's call-tree JSON files (`PERFGRAPH_JSON`).
 #[derive(Parser, Debug)]

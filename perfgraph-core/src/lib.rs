@@ -38,10 +38,11 @@
 //! `capture` and `signals` are process-wide, so they are the binary's choice: a library depends with
 //! `default-features = false, features = ["enabled"]`.
 
-// The layers, from the bottom up; each imports only those before it (docs/design.md draws them).
+// The layers, from the bottom up; each imports only those before it (docs/design.md draws them). `data`
+// is also the public module of the recorded data's types.
 mod base;
 mod collector;
-mod data;
+pub mod data;
 mod entry;
 mod export;
 mod future;
@@ -50,33 +51,54 @@ mod report;
 #[cfg(feature = "tracing")]
 mod tracing_layer;
 
-pub use base::config::{
-    CaptureMode, Config, LiveMode, MemExact, ReportSelection, TraceCompress, Verbosity,
-};
+/// The settings: what [`config()`] returns, read from the `PERFGRAPH_*` variables (the user guide lists
+/// them), and the values some of them take.
+///
+/// ```
+/// use perfgraph_core::config::{Config, LiveMode};
+///
+/// let (config, warnings) = Config::from_lookup(|name| match name {
+///     "PERFGRAPH_LIVE" => Some("all".to_owned()),
+///     _ => None,
+/// });
+/// assert_eq!(config.live, LiveMode::All);
+/// assert!(warnings.is_empty());
+/// ```
+pub mod config {
+    pub use crate::base::config::{
+        CaptureMode, Config, LiveMode, MemExact, ReportSelection, TraceCompress,
+    };
+}
+
+pub use base::config::Verbosity;
 pub use base::heap::CountingAllocator;
 pub use base::registry::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
-pub use data::latency::Latency;
-pub use data::report::{
-    AllocTotal, AsyncTotal, CpuTotal, Merged, ProcessInfo, ProcessSpread, Report, RunInfo,
-    SectionTotal, ThreadSummary,
+
+// The paths of 0.1.0, before the data and the settings had modules of their own: kept for one release,
+// out of the docs.
+#[doc(hidden)]
+pub use config::{CaptureMode, Config, LiveMode, MemExact, ReportSelection, TraceCompress};
+#[doc(hidden)]
+pub use data::{
+    AllocTotal, AsyncTotal, CallNode, CallTree, CpuTime, CpuTotal, Latency, MergeError, Merged,
+    ProcessInfo, ProcessSpread, Report, RunInfo, RunningSection, SectionTotal, ThreadGroup,
+    ThreadSnapshot, ThreadSummary, merge,
 };
-pub use data::runs::MergeError;
-pub use data::tree::{
-    CallNode, CallTree, CpuTime, RunningSection, ThreadGroup, ThreadSnapshot, merge,
-};
-/// The old name of [`ThreadGroup`].
+/// The old name of [`ThreadGroup`](data::ThreadGroup).
+#[doc(hidden)]
 #[deprecated(
     since = "0.2.0",
-    note = "renamed `ThreadGroup`: it holds exited threads of one name"
+    note = "renamed `data::ThreadGroup`: it holds exited threads of one name"
 )]
-pub type Group = ThreadGroup;
-/// The old name of [`ProcessSpread`].
+pub type Group = data::ThreadGroup;
+/// The old name of [`ProcessSpread`](data::ProcessSpread).
+#[doc(hidden)]
 #[deprecated(
     since = "0.2.0",
-    note = "renamed `ProcessSpread`: it holds a call path's spread over processes"
+    note = "renamed `data::ProcessSpread`: it holds a call path's spread over processes"
 )]
-pub type Spread = ProcessSpread;
+pub type Spread = data::ProcessSpread;
 pub use future::Timed;
 pub use local::guard::SectionGuard;
 // Only for the compiler's note on a guard held across an `.await` (see `SectionGuard`): public because the
@@ -167,7 +189,7 @@ pub fn threads() -> Vec<ThreadSnapshot> {
 
 /// The call tree of all threads merged by call path (a section under two parents stays two nodes).
 pub fn merged() -> CallTree {
-    merge(threads().iter().map(|t| &t.tree))
+    data::merge(threads().iter().map(|t| &t.tree))
 }
 
 /// Takes a report of everything recorded so far, while threads keep running: counts are exact, and running

@@ -1,12 +1,34 @@
-//! Plain data: what a snapshot of the recording produces and what the reports and exports render. Nothing
-//! here touches the runtime.
+//! What was recorded, as plain values: a whole run's [`Report`] (what [`report()`](crate::report) returns
+//! and `PERFGRAPH_JSON` holds), the call trees in it ([`CallTree`], [`CallNode`], per thread in
+//! [`ThreadSnapshot`]), a call path's [`Latency`], and the per-section sums the report tables show
+//! ([`SectionTotal`], [`AsyncTotal`], [`AllocTotal`], [`CpuTotal`]). Nothing here touches the runtime: a
+//! `Report` read back from a file ([`Report::read_json`]) is the same value.
 //!
-//! * [`tree`]: call trees, per thread and merged, and what runs now;
-//! * [`latency`]: a call path's latency distribution;
-//! * [`report`]: a whole run's [`Report`](report::Report), built by a pure function;
-//! * [`runs`]: many processes' runs merged into one report.
+//! ```
+//! use perfgraph_core::data::{CallNode, Report};
+//!
+//! #[perfgraph_core::timed]
+//! fn assemble() {}
+//!
+//! assemble();
+//! let r: Report = perfgraph_core::report();
+//! let node: &CallNode = r.tree.find(&["assemble"]).unwrap();
+//! assert_eq!(node.calls, 1);
+//! ```
+//
+// Inside the crate, the layer above `base`: `tree` (call trees, per thread and merged, and what runs
+// now), `latency` (a call path's distribution), `report` (a whole run's `Report`, built by a pure
+// function), `runs` (many processes' runs merged into one report).
 
 pub(crate) mod latency;
 pub(crate) mod report;
 pub(crate) mod runs;
 pub(crate) mod tree;
+
+pub use latency::Latency;
+pub use report::{
+    AllocTotal, AsyncTotal, CpuTotal, Merged, ProcessInfo, ProcessSpread, Report, RunInfo,
+    SectionTotal, ThreadSummary,
+};
+pub use runs::MergeError;
+pub use tree::{CallNode, CallTree, CpuTime, RunningSection, ThreadGroup, ThreadSnapshot, merge};
