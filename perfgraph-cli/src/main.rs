@@ -166,29 +166,18 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
         || a.alloc
         || a.cpu);
     let selection = if a.all || none {
-        ReportSelection {
-            graph: true,
-            branch: true,
-            sections: Some(a.sections.unwrap_or(10)),
-            threads: true,
-            latency: true,
-            asyncs: true,
-            // Shown only for a run that counted allocations.
-            alloc: true,
-            // Shown only for a run where some section measured its CPU time.
-            cpu: true,
-        }
+        // `Allocations:` and `CPU:` show only for a run that has their figures.
+        ReportSelection::all().sections(Some(a.sections.unwrap_or(10)))
     } else {
-        ReportSelection {
-            graph: a.graph,
-            branch: a.branch,
-            sections: a.sections,
-            threads: a.threads,
-            latency: a.latency,
-            asyncs: a.asyncs,
-            alloc: a.alloc,
-            cpu: a.cpu,
-        }
+        ReportSelection::default()
+            .graph(a.graph)
+            .branch(a.branch)
+            .sections(a.sections)
+            .threads(a.threads)
+            .latency(a.latency)
+            .asyncs(a.asyncs)
+            .alloc(a.alloc)
+            .cpu(a.cpu)
     };
     load::print(&r.render(&selection))?;
     Ok(0)

@@ -3,24 +3,14 @@
 
 mod report_fake;
 
-use perfgraph_core::{ReportSelection, Verbosity};
+use perfgraph_core::Verbosity;
+use perfgraph_core::config::ReportSelection;
 use report_fake::{solver_report, thread, tree};
-
-const ALL: ReportSelection = ReportSelection {
-    graph: true,
-    branch: true,
-    sections: Some(10),
-    threads: true,
-    asyncs: true,
-    alloc: true,
-    cpu: true,
-    latency: true,
-};
 
 #[test]
 fn all_reports() {
     let r = solver_report(Verbosity::Level(3), 0);
-    insta::assert_snapshot!("all_reports", r.render(&ALL));
+    insta::assert_snapshot!("all_reports", r.render(&ReportSelection::all()));
 }
 
 #[test]
@@ -37,10 +27,7 @@ fn display_is_the_graph_with_its_footer() {
 #[test]
 fn footer_states_dropped_records_and_skipped_levels() {
     let r = solver_report(Verbosity::Level(1), 4096);
-    let only_graph = ReportSelection {
-        graph: true,
-        ..Default::default()
-    };
+    let only_graph = ReportSelection::default().graph(true);
     insta::assert_snapshot!("graph_with_footer", r.render(&only_graph));
 }
 
@@ -111,7 +98,7 @@ fn a_deep_recursion_stays_small_and_parseable() {
         heap_counted: false,
     };
     let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 0, t)]);
-    let graph = r.render(&ALL);
+    let graph = r.render(&ReportSelection::all());
     assert!(graph.len() < 200_000, "{} bytes", graph.len());
     assert!(graph.contains("Not shown: 4900 call paths deeper than 100 levels"));
     let folded = r.folded();
@@ -152,7 +139,7 @@ fn names_are_escaped_aligned_by_display_width_and_cut() {
         thread(1, "worker\tone", 0, Some(1), 0, tree(&[])),
     ];
     let r = perfgraph_core::Report::build(run, &threads);
-    let text = r.render(&ALL);
+    let text = r.render(&ReportSelection::all());
     // Nothing raw reaches the terminal: no control character but the line ends.
     assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
     // Every row of a table is as wide as its rules, in terminal columns.

@@ -31,6 +31,7 @@ pub enum Verbosity {
 
 /// How much live print shows (`PERFGRAPH_LIVE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LiveMode {
     /// No live print and no print thread work for it (`off`).
     Off,
@@ -44,6 +45,7 @@ pub enum LiveMode {
 /// (`PERFGRAPH_CAPTURE`), so its own lines go only between the program's lines. A run that never shows a
 /// live line has its descriptors left alone whatever the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CaptureMode {
     /// Capture fd 2 when it leads to a terminal, pipe, socket or file (where the program's writes and live
     /// lines can collide), and fd 1 too when it leads to the same place (`auto`, the default).
@@ -56,6 +58,7 @@ pub enum CaptureMode {
 
 /// Whether a Perfetto trace deflates its packets (`PERFGRAPH_TRACE_COMPRESS`; Chrome JSON never does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TraceCompress {
     /// While the background thread has time for it: up to a budget of CPU time a second, raw packets
     /// past it (`auto`, the default).
@@ -68,6 +71,7 @@ pub enum TraceCompress {
 
 /// Which end-of-run reports to print (`PERFGRAPH_REPORT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ReportSelection {
     /// `graph`: the call-graph table.
     pub graph: bool,
@@ -95,6 +99,79 @@ impl ReportSelection {
     pub fn is_empty(&self) -> bool {
         *self == ReportSelection::default()
     }
+
+    /// Every table, as `PERFGRAPH_REPORT=all` selects them (the 10 heaviest sections; `Allocations:` and
+    /// `CPU:` only for a run that has their figures). Start from it, or from `default()` (nothing), and
+    /// set the tables with the methods named as the fields:
+    ///
+    /// ```
+    /// use perfgraph_core::config::ReportSelection;
+    ///
+    /// let some = ReportSelection::default().graph(true).sections(Some(3)).latency(true);
+    /// assert!(some.graph && some.latency && !some.threads);
+    /// assert_eq!(some.sections, Some(3));
+    /// assert!(ReportSelection::all().cpu);
+    /// ```
+    pub fn all() -> ReportSelection {
+        ReportSelection {
+            graph: true,
+            branch: true,
+            sections: Some(10),
+            threads: true,
+            asyncs: true,
+            alloc: true,
+            cpu: true,
+            latency: true,
+        }
+    }
+
+    /// With or without the `graph` table.
+    pub fn graph(mut self, on: bool) -> ReportSelection {
+        self.graph = on;
+        self
+    }
+
+    /// With or without the `branch` table.
+    pub fn branch(mut self, on: bool) -> ReportSelection {
+        self.branch = on;
+        self
+    }
+
+    /// With the `sections` table of the N heaviest sections, or without it (`None`).
+    pub fn sections(mut self, n: Option<usize>) -> ReportSelection {
+        self.sections = n;
+        self
+    }
+
+    /// With or without the `threads` table.
+    pub fn threads(mut self, on: bool) -> ReportSelection {
+        self.threads = on;
+        self
+    }
+
+    /// With or without the `async` table.
+    pub fn asyncs(mut self, on: bool) -> ReportSelection {
+        self.asyncs = on;
+        self
+    }
+
+    /// With or without the `alloc` table.
+    pub fn alloc(mut self, on: bool) -> ReportSelection {
+        self.alloc = on;
+        self
+    }
+
+    /// With or without the `cpu` table.
+    pub fn cpu(mut self, on: bool) -> ReportSelection {
+        self.cpu = on;
+        self
+    }
+
+    /// With or without the `latency` table.
+    pub fn latency(mut self, on: bool) -> ReportSelection {
+        self.latency = on;
+        self
+    }
 }
 
 /// Records in each thread's ring (40 bytes each: 320 KiB) without a trace.
@@ -107,6 +184,7 @@ pub(crate) const TRACE_RING_CAPACITY: usize = 1 << 18;
 
 /// Every setting, with its default.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Config {
     /// `PERFGRAPH_VERBOSITY`: highest recorded level (0..=3), `None` for `off`. Default 1.
     pub verbosity: Option<u8>,
@@ -152,6 +230,7 @@ pub struct Config {
 /// Which sections read resident memory themselves at entry and exit (`PERFGRAPH_MEM_EXACT`), instead of
 /// the figure the background thread samples every `PERFGRAPH_MEM_INTERVAL`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemExact {
     /// Sections with a `live` message (`live`, the default).
     Live,
