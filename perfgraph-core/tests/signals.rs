@@ -177,6 +177,31 @@ impl Running {
         assert_eq!(sent, 0, "kill failed");
     }
 
+    /// Waits until one of the child's threads is blocked opening a named pipe for writing (the kernel's
+    /// `wait_for_partner`, in its `/proc` wchan): where an exit writing a file to a pipe nobody reads is
+    /// stuck. The report printed before it says only that the exit got as far as the tables.
+    fn wait_blocked_on_a_pipe(&mut self) {
+        let tasks = format!("/proc/{}/task", self.child.id());
+        loop {
+            let blocked = std::fs::read_dir(&tasks)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|t| {
+                    std::fs::read_to_string(t.path().join("wchan"))
+                        .is_ok_and(|w| w == "wait_for_partner")
+                });
+            if blocked {
+                return;
+            }
+            if self.started.elapsed() > HANG {
+                let _ = self.child.kill();
+                panic!("the child never blocked opening the pipe");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Writes one line to the child's stdin.
     fn line(&mut self) {
         let stdin = self.stdin.as_mut().unwrap();
@@ -367,6 +392,9 @@ fn a_signal_during_a_stuck_exit_ends_it_at_once() {
         drop(child.stdin.take());
         child.wait_for(GRAPH);
         child.wait_for("|   long_work ");
+        // The tables are out; the signal must come once the exit is stuck on the pipe, not before it
+        // opens it (then the line names no file: it once did, in CI).
+        child.wait_blocked_on_a_pipe();
         child.signal(sig);
         let r = child.finish_open();
         let ctx = r.ctx();
