@@ -18,6 +18,8 @@ use serde::de::{
 };
 use serde_json::{Value, json};
 
+use perfgraph_core::config::TraceFormat;
+
 use crate::Failure;
 
 /// Largest trace `merge --trace` reads, bytes: 64 GiB.
@@ -33,10 +35,10 @@ struct Input {
     start_unix_ns: u64,
 }
 
-/// Whether `path` names a Perfetto protobuf trace (as `PERFGRAPH_TRACE` chooses the format).
+/// Whether `path` names a Perfetto protobuf trace (as `PERFGRAPH_TRACE` chooses the format: the core's
+/// rule).
 fn is_perfetto(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    name.is_some_and(|n| n.ends_with(".pftrace") || n.ends_with(".perfetto-trace"))
+    TraceFormat::of_path(path) == TraceFormat::Perfetto
 }
 
 /// The input, held to [`MAX_TRACE_BYTES`] in all and [`MAX_STRING_BYTES`] per string (serde_json holds a

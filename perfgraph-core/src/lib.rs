@@ -66,7 +66,7 @@ mod tracing_layer;
 /// ```
 pub mod config {
     pub use crate::base::config::{
-        CaptureMode, Config, LiveMode, MemExact, ReportSelection, TraceCompress,
+        CaptureMode, Config, LiveMode, MemExact, ReportSelection, TraceCompress, TraceFormat,
     };
 }
 

@@ -69,6 +69,38 @@ pub enum TraceCompress {
     Off,
 }
 
+/// The format of a trace file, as `PERFGRAPH_TRACE`'s file name chooses it (and `perfgraph merge --trace`
+/// reads it).
+///
+/// ```
+/// use std::path::Path;
+/// use perfgraph_core::config::TraceFormat;
+///
+/// assert_eq!(TraceFormat::of_path(Path::new("run.pftrace")), TraceFormat::Perfetto);
+/// assert_eq!(TraceFormat::of_path(Path::new("run.trace.json")), TraceFormat::Chrome);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TraceFormat {
+    /// Chrome's Trace Event JSON: any name but the Perfetto ones.
+    Chrome,
+    /// Perfetto's protobuf: a name ending in `.pftrace` or `.perfetto-trace`.
+    Perfetto,
+}
+
+impl TraceFormat {
+    /// The format a trace path asks for: Perfetto for a name ending in `.pftrace` or `.perfetto-trace`,
+    /// Chrome JSON for any other.
+    pub fn of_path(path: &std::path::Path) -> TraceFormat {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.is_some_and(|n| n.ends_with(".pftrace") || n.ends_with(".perfetto-trace")) {
+            TraceFormat::Perfetto
+        } else {
+            TraceFormat::Chrome
+        }
+    }
+}
+
 /// Which end-of-run reports to print (`PERFGRAPH_REPORT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]

@@ -1,35 +1,11 @@
 //! What both trace formats ([`chrome`](super::chrome), [`perfetto`](super::perfetto)) are given: plain
 //! data in nanoseconds since the runtime's start, one struct per kind of event, and the one interface both
 //! implement, [`Encoder`]. The collector (`collector::trace`) turns drained records into these and hands
-//! them to the encoder the path chose ([`Kind::of_path`]); a new kind of event is one more struct here, one
+//! them to the encoder the path chose (`config::TraceFormat::of_path`); a new kind of event is one more struct here, one
 //! more method of [`Encoder`], and its body in each format.
-
-use std::path::Path;
 
 use crate::base::registry::SectionId;
 use crate::data::tree::CpuTime;
-
-/// The two formats of a trace file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// Chrome's Trace Event JSON.
-    Chrome,
-    /// Perfetto's protobuf.
-    Perfetto,
-}
-
-impl Kind {
-    /// The format a trace path asks for: Perfetto for a name ending in `.pftrace` or `.perfetto-trace`,
-    /// Chrome JSON for any other (`PERFGRAPH_TRACE`'s rule).
-    pub(crate) fn of_path(path: &Path) -> Kind {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        if name.is_some_and(|n| n.ends_with(".pftrace") || n.ends_with(".perfetto-trace")) {
-            Kind::Perfetto
-        } else {
-            Kind::Chrome
-        }
-    }
-}
 
 /// A trace format: every kind of event written into the bytes `out` that go to the file, in the order
 /// given. Implemented by [`Chrome`](super::chrome::Chrome) and [`Perfetto`](super::perfetto::Perfetto);

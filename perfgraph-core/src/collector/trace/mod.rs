@@ -30,16 +30,14 @@ use std::time::Duration;
 use super::files;
 use super::live::screen;
 use crate::base::clock::{self, Scale, Ticks};
-use crate::base::config::{self, TraceCompress};
+use crate::base::config::{self, TraceCompress, TraceFormat};
 use crate::base::registry::{self, SectionId};
 use crate::base::text;
 use crate::data::tree::CpuTime;
 use crate::export::chrome::Chrome;
 use crate::export::pages;
 use crate::export::perfetto::Perfetto;
-use crate::export::trace::{
-    Call, Encoder, Identity, Kind, Losses, Mark, MarkKind, SectionText, Summary,
-};
+use crate::export::trace::{Call, Encoder, Identity, Losses, Mark, MarkKind, SectionText, Summary};
 use crate::local::marks;
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
@@ -175,9 +173,9 @@ impl Trace {
         who: &Identity,
     ) -> Trace {
         let mut buffer = Vec::with_capacity(FLUSH_BYTES + 64 * 1024);
-        let format: Box<dyn Encoder> = match Kind::of_path(path) {
-            Kind::Perfetto => Box::new(Perfetto::header(&mut buffer, who)),
-            Kind::Chrome => Box::new(Chrome::header(&mut buffer, who)),
+        let format: Box<dyn Encoder> = match TraceFormat::of_path(path) {
+            TraceFormat::Perfetto => Box::new(Perfetto::header(&mut buffer, who)),
+            TraceFormat::Chrome => Box::new(Chrome::header(&mut buffer, who)),
         };
         let (file, error) = match files::Stream::open("PERFGRAPH_TRACE", path) {
             Ok(f) => (Some(f), None),
@@ -595,14 +593,12 @@ impl Trace {
 mod tests {
     #[test]
     fn the_name_chooses_the_format() {
-        use crate::export::trace::Kind;
+        use crate::base::config::TraceFormat;
         use std::path::Path;
-        assert_eq!(Kind::of_path(Path::new("/x/run.pftrace")), Kind::Perfetto);
-        assert_eq!(
-            Kind::of_path(Path::new("run.perfetto-trace")),
-            Kind::Perfetto
-        );
-        assert_eq!(Kind::of_path(Path::new("run.json")), Kind::Chrome);
-        assert_eq!(Kind::of_path(Path::new("pftrace")), Kind::Chrome);
+        let of = |p: &str| TraceFormat::of_path(Path::new(p));
+        assert_eq!(of("/x/run.pftrace"), TraceFormat::Perfetto);
+        assert_eq!(of("run.perfetto-trace"), TraceFormat::Perfetto);
+        assert_eq!(of("run.json"), TraceFormat::Chrome);
+        assert_eq!(of("pftrace"), TraceFormat::Chrome);
     }
 }
