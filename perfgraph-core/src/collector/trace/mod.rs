@@ -278,8 +278,13 @@ impl Trace {
             && let Some(limit) = self.limit
         {
             let size = self.offset() + (self.buffer.len() + self.raw.len()) as u64;
+            // An event that does not fit in the rest of its page starts the next one (the page rule), the
+            // gap padded: count that gap too, or an event placed after it ends past the limit (a trace
+            // limited to 4,096 bytes once held 4,258).
+            let room = pages::room(size) as u64;
+            let at = if room < 256 { size + room } else { size };
             // Room for one more call event.
-            self.stopped = size + 256 > limit;
+            self.stopped = at + 256 > limit;
         }
         !self.stopped
     }
