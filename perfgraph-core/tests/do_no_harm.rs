@@ -143,6 +143,8 @@ struct Outcome {
     err: Vec<u8>,
     /// A terminal's final screen, row by row (trailing spaces trimmed).
     screen: Vec<String>,
+    /// A terminal's bytes as read, for a failure's message.
+    raw: Vec<u8>,
 }
 
 fn command(program: &Path, shape: &str) -> Command {
@@ -186,6 +188,7 @@ fn run(program: &Path, shape: &str, setting: Setting) -> Outcome {
         out: Vec::new(),
         err: Vec::new(),
         screen: Vec::new(),
+        raw: Vec::new(),
     };
     match setting {
         Setting::Terminal | Setting::Shell => {
@@ -201,6 +204,7 @@ fn run(program: &Path, shape: &str, setting: Setting) -> Outcome {
             outcome.status = wait(&mut child, start);
             let bytes = reading.join().unwrap();
             outcome.screen = render(&bytes);
+            outcome.raw = bytes;
         }
         Setting::Pipe => {
             let (reader, writer) = std::io::pipe().unwrap();
@@ -438,7 +442,8 @@ fn compare(setting: Setting, ours: &Outcome, theirs: &Outcome) -> Result<(), Str
         ));
     }
     match setting {
-        Setting::Terminal | Setting::Shell => same_screen(&ours.screen, &theirs.screen),
+        Setting::Terminal | Setting::Shell => same_screen(&ours.screen, &theirs.screen)
+            .map_err(|e| format!("{e}\n--- with perfgraph, as read\n{}", ours.raw.escape_ascii())),
         Setting::Head => same_head(&ours.out, &theirs.out),
         Setting::ErrFile => {
             if normalise_bytes(&ours.out) != normalise_bytes(&theirs.out) {
