@@ -80,10 +80,13 @@ pub use collector::live::screen::{LiveStderr, suspend};
 #[doc(hidden)]
 pub use config::{CaptureMode, Config, LiveMode, MemExact, ReportSelection, TraceCompress};
 #[doc(hidden)]
+#[allow(deprecated)]
+pub use data::CpuTime;
+#[doc(hidden)]
 pub use data::{
-    AllocTotal, AsyncTotal, CallNode, CallTree, CpuTime, CpuTotal, Latency, MergeError, Merged,
-    ProcessInfo, ProcessSpread, Report, RunInfo, RunningSection, SectionTotal, ThreadGroup,
-    ThreadSnapshot, ThreadSummary, merge,
+    AllocTotal, AsyncTotal, CallNode, CallTree, CpuTotal, Latency, MergeError, Merged, ProcessInfo,
+    ProcessSpread, Report, RunInfo, RunningSection, SectionTotal, ThreadGroup, ThreadSnapshot,
+    ThreadSummary, merge,
 };
 /// The old name of [`ThreadGroup`](data::ThreadGroup).
 #[doc(hidden)]

@@ -442,8 +442,14 @@ fn compare(setting: Setting, ours: &Outcome, theirs: &Outcome) -> Result<(), Str
         ));
     }
     match setting {
-        Setting::Terminal | Setting::Shell => same_screen(&ours.screen, &theirs.screen)
-            .map_err(|e| format!("{e}\n--- with perfgraph, as read\n{}", ours.raw.escape_ascii())),
+        Setting::Terminal | Setting::Shell => {
+            same_screen(&ours.screen, &theirs.screen).map_err(|e| {
+                format!(
+                    "{e}\n--- with perfgraph, as read\n{}",
+                    ours.raw.escape_ascii()
+                )
+            })
+        }
         Setting::Head => same_head(&ours.out, &theirs.out),
         Setting::ErrFile => {
             if normalise_bytes(&ours.out) != normalise_bytes(&theirs.out) {

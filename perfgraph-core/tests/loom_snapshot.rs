@@ -8,7 +8,7 @@
 //! * counts never exceed the enters, and include every running call.
 //!
 //! This compiles the production `src/local/stack.rs` and what it is built on (`frames.rs`, `tree.rs`,
-//! `ring.rs`, `record.rs`, `reading.rs`) itself, with `crate::base::sync` pointing at loom's atomics.
+//! `ring.rs`, `record.rs`, `reading.rs`, `data/figures.rs`) itself, with `crate::base::sync` pointing at loom's atomics.
 //! It runs as a normal test (no `--cfg loom` needed); `LOOM_MAX_PREEMPTIONS` defaults to 2 here (1 for the
 //! longest scenario, which says why).
 
@@ -37,6 +37,14 @@ mod base {
 
 #[path = "../src/base/buckets.rs"]
 mod buckets;
+
+#[path = "../src/data/figures.rs"]
+mod figures;
+
+/// The production files' own path to the figures (`crate::data::figures`).
+mod data {
+    pub(crate) use super::figures;
+}
 
 #[path = "../src/local/frames.rs"]
 mod frames;

@@ -20,15 +20,19 @@
 // now), `latency` (a call path's distribution), `report` (a whole run's `Report`, built by a pure
 // function), `runs` (many processes' runs merged into one report).
 
+pub(crate) mod figures;
 pub(crate) mod latency;
 pub(crate) mod report;
 pub(crate) mod runs;
 pub(crate) mod tree;
 
+pub use figures::CpuFigures;
 pub use latency::Latency;
 pub use report::{
     AllocTotal, AsyncTotal, CpuTotal, Merged, ProcessInfo, ProcessSpread, Report, RunInfo,
     SectionTotal, ThreadSummary,
 };
 pub use runs::MergeError;
-pub use tree::{CallNode, CallTree, CpuTime, RunningSection, ThreadGroup, ThreadSnapshot, merge};
+#[allow(deprecated)]
+pub use tree::CpuTime;
+pub use tree::{CallNode, CallTree, RunningSection, ThreadGroup, ThreadSnapshot, merge};

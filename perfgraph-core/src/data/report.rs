@@ -2,6 +2,7 @@
 //! per thread, and what the tables cannot show. Built by a pure function of its inputs, so the same data
 //! always gives the same report, text and files (the golden tests rely on it).
 
+use super::figures::{CpuFigures, Sum};
 use super::latency::Latency;
 use super::tree::{CallTree, Merger, ThreadSnapshot};
 use crate::base::config::Verbosity;
@@ -212,14 +213,15 @@ pub struct CpuTotal {
     /// Their time, children included (busy time, inside polls, for timed futures), counted once where a
     /// path of the section is inside another of it, ns.
     pub total_ns: u64,
-    /// Their CPU time, children included, counted the same way, ns.
-    pub cpu_ns: u64,
+    /// What they measured: the figures that include children counted the same way, the others summed
+    /// over every path.
+    pub cpu: CpuFigures,
 }
 
 impl CpuTotal {
     /// The time not spent on the CPU (blocked, sleeping, waiting for a core): total minus CPU, ns.
     pub fn waiting_ns(&self) -> u64 {
-        self.total_ns.saturating_sub(self.cpu_ns)
+        self.total_ns.saturating_sub(self.cpu.cpu_ns)
     }
 }
 
@@ -442,7 +444,7 @@ impl Report {
     /// let r = perfgraph_core::report();
     /// let row = r.cpu_sections().into_iter().find(|s| s.name == "wait_for_disk").unwrap();
     /// assert_eq!(row.calls, 1);
-    /// assert!(row.waiting_ns() >= 15_000_000 && row.cpu_ns < row.total_ns);
+    /// assert!(row.waiting_ns() >= 15_000_000 && row.cpu.cpu_ns < row.total_ns);
     /// ```
     pub fn cpu_sections(&self) -> Vec<CpuTotal> {
         let mut by_name = ByName::default();
@@ -456,13 +458,20 @@ impl Report {
             });
             row.calls += n.calls;
             // A path inside another path of the same section adds no inclusive figures of its own.
-            if !self.tree.inside_own_section(i) {
+            let inside = self.tree.inside_own_section(i);
+            if !inside {
                 row.total_ns += n.total_ns;
-                row.cpu_ns += cpu.cpu_ns;
             }
+            let (mut sum, add) = (row.cpu.values(), cpu.values());
+            for (k, v) in sum.iter_mut().enumerate() {
+                if !(inside && CpuFigures::SUMS[k] == Sum::Inclusive) {
+                    *v += add[k];
+                }
+            }
+            row.cpu = CpuFigures::from_values(sum);
         }
         let mut rows = by_name.rows;
-        rows.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.name.cmp(b.name)));
+        rows.sort_by(|a, b| b.cpu.cpu_ns.cmp(&a.cpu.cpu_ns).then(a.name.cmp(b.name)));
         rows
     }
 }

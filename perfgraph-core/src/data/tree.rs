@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use crate::base::process;
 use crate::base::registry::{self, SectionId};
+use crate::data::figures::CpuFigures;
 use crate::data::latency::Latency;
 
 /// One node of a call tree: a call path.
@@ -63,48 +64,18 @@ pub struct CallNode {
     pub heap_growth_bytes: i64,
     /// The largest heap growth within one call, above the heap at its start, bytes.
     pub heap_peak_bytes: u64,
-    /// CPU time of its completed calls (polls, for timed futures), for a section that measures it (the
-    /// `cpu` option, `PERFGRAPH_CPU=all`); `None` for one that does not.
-    pub cpu: Option<CpuTime>,
+    /// What its completed calls (polls, for timed futures) measured, for a section that measures (the
+    /// `cpu` option, `PERFGRAPH_CPU=all`): CPU time and the rest of [`CpuFigures`]; `None` for one that
+    /// does not.
+    pub cpu: Option<CpuFigures>,
 }
 
-/// A call path's CPU time (the thread's CPU clock over each call), summed over its completed calls.
-///
-/// ```
-/// use perfgraph_core::time_section;
-///
-/// {
-///     time_section!("work", cpu);
-///     let mut x = 0u64;
-///     for i in 0..1_000_000u64 {
-///         x = x.wrapping_add(std::hint::black_box(i));
-///     }
-/// }
-/// let tree = perfgraph_core::merged();
-/// let cpu = tree.find(&["work"]).unwrap().cpu.expect("a section with `cpu`");
-/// assert!(cpu.cpu_ns > 0 && cpu.self_cpu_ns == cpu.cpu_ns);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct CpuTime {
-    /// CPU time, children included, ns.
-    pub cpu_ns: u64,
-    /// CPU time minus that of the sections measured inside it (all of them with `PERFGRAPH_CPU=all`),
-    /// ns.
-    pub self_cpu_ns: u64,
-}
-
-impl CpuTime {
-    /// Sums two paths' CPU time (either may have none).
-    pub fn sum(a: Option<CpuTime>, b: Option<CpuTime>) -> Option<CpuTime> {
-        match (a, b) {
-            (Some(a), Some(b)) => Some(CpuTime {
-                cpu_ns: a.cpu_ns + b.cpu_ns,
-                self_cpu_ns: a.self_cpu_ns + b.self_cpu_ns,
-            }),
-            (a, b) => a.or(b),
-        }
-    }
-}
+/// The name of 0.1.0 for [`CpuFigures`].
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `CpuFigures`: it holds more than CPU time"
+)]
+pub type CpuTime = CpuFigures;
 
 impl CallNode {
     /// A node of the same section (id, name, level) at `parent` and `depth`, with no figures yet: where
@@ -140,7 +111,7 @@ impl CallNode {
         self.self_alloc_bytes += n.self_alloc_bytes;
         self.heap_growth_bytes += n.heap_growth_bytes;
         self.heap_peak_bytes = self.heap_peak_bytes.max(n.heap_peak_bytes);
-        self.cpu = CpuTime::sum(self.cpu, n.cpu);
+        self.cpu = CpuFigures::sum(self.cpu, n.cpu);
     }
 
     /// [`add_figures`](Self::add_figures) for figures from files (`perfgraph merge`): a sum that would
@@ -172,16 +143,7 @@ impl CallNode {
         if !self.latency.checked_add(&n.latency) {
             return Err("histogram");
         }
-        self.cpu = match (self.cpu, n.cpu) {
-            (Some(a), Some(b)) => Some(CpuTime {
-                cpu_ns: a.cpu_ns.checked_add(b.cpu_ns).ok_or("cpu_ns")?,
-                self_cpu_ns: a
-                    .self_cpu_ns
-                    .checked_add(b.self_cpu_ns)
-                    .ok_or("self_cpu_ns")?,
-            }),
-            (a, b) => a.or(b),
-        };
+        self.cpu = CpuFigures::checked_sum(self.cpu, n.cpu)?;
         Ok(())
     }
 

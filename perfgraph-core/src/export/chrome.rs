@@ -5,7 +5,8 @@
 //! comma, then at the end a closing `]`. Viewers accept the array without its `]` (the format allows it for
 //! exactly this, a trace cut short), so a file cut off by a kill is readable up to its last whole line.
 //! Events: one complete event (`"ph":"X"`) per section call on its thread's track, with the section's level
-//! (and its live message, when it has one; its CPU time `cpu_ns` and `self_cpu_ns`, when it measured it)
+//! (and its live message, when it has one; its CPU figures, `cpu_ns`, `self_cpu_ns` and the rest, when it
+//! measured them)
 //! in `args`; process and thread names as metadata events, the
 //! process's identity (rank, host, wall-clock anchor `start_unix_ns`, which `perfgraph merge --trace` reads)
 //! in the `process_name` event's args; timed futures' lives as async slices (`b`/`e` with the future's id,
@@ -24,6 +25,7 @@ use serde_json::json;
 
 use super::trace::{Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary, push_u64};
 use crate::base::registry::SectionId;
+use crate::data::figures::CpuFigures;
 
 /// The per-section text of the call events, built once per section.
 #[derive(Debug, Default)]
@@ -146,11 +148,11 @@ impl Chrome {
         }
         // The suffix without its closing `}},\n`, then the call's own args.
         out.extend_from_slice(&suffix[..suffix.len() - 4]);
-        if let Some(cpu) = call.cpu {
-            out.extend_from_slice(b",\"cpu_ns\":");
-            push_u64(out, cpu.cpu_ns);
-            out.extend_from_slice(b",\"self_cpu_ns\":");
-            push_u64(out, cpu.self_cpu_ns);
+        for (name, value) in call.cpu.iter().flat_map(CpuFigures::written) {
+            out.extend_from_slice(b",\"");
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+            push_u64(out, value);
         }
         if call.unfinished {
             out.extend_from_slice(b",\"unfinished\":true");
@@ -347,7 +349,7 @@ mod tests {
     //! in the header, futures' lives and instant events.
 
     use super::super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary};
-    use super::Chrome;
+    use super::{Chrome, CpuFigures};
 
     fn text(_: u32) -> SectionText {
         SectionText {
@@ -386,9 +388,10 @@ mod tests {
             start_ns: 1_200_000,
             end_ns: 1_300_000,
             depth: 1,
-            cpu: Some(crate::data::tree::CpuTime {
+            cpu: Some(CpuFigures {
                 cpu_ns: 90_000,
                 self_cpu_ns: 60_000,
+                ..CpuFigures::default()
             }),
             ..call
         };

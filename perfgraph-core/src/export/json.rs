@@ -16,6 +16,7 @@ use std::io::{self, Write};
 
 use crate::base::config::Verbosity;
 use crate::base::{buckets, process, registry};
+use crate::data::figures::CpuFigures;
 use crate::data::latency::Latency;
 use crate::data::report::{self, ProcessInfo, ProcessSpread, Report, RunInfo, ThreadSummary};
 use crate::data::tree::{CallTree, Merger, ThreadSnapshot};
@@ -240,8 +241,8 @@ fn tail(
 }
 
 /// A tree as an array of its nodes, in their order; with a merge's spread over processes, per node; with
-/// the allocation fields if `heap` (the counting allocator was installed); with `cpu_ns` and `self_cpu_ns`
-/// on the nodes that measured their CPU time.
+/// the allocation fields if `heap` (the counting allocator was installed); with the CPU figures
+/// ([`CpuFigures::written`]) on the nodes that measured their CPU time.
 fn nodes(
     p: &mut Pretty,
     tree: &CallTree,
@@ -255,6 +256,8 @@ fn nodes(
         // Alphabetical order, as serde_json writes a map; the four async fields only on async nodes.
         let asyncs = n.is_async();
         p.open(b'{')?;
+        // The CPU figures in their alphabetical places.
+        p.among(n.cpu.iter().flat_map(CpuFigures::written));
         if heap {
             p.raw("alloc_bytes", n.alloc_bytes)?;
             p.raw("allocs", n.allocs)?;
@@ -262,9 +265,6 @@ fn nodes(
         p.raw("calls", n.calls)?;
         if asyncs {
             p.raw("cancelled", n.cancelled)?;
-        }
-        if let Some(cpu) = n.cpu {
-            p.raw("cpu_ns", cpu.cpu_ns)?;
         }
         p.raw("depth", n.depth)?;
         if heap {
@@ -318,9 +318,6 @@ fn nodes(
             p.raw("self_alloc_bytes", n.self_alloc_bytes)?;
             p.raw("self_allocs", n.self_allocs)?;
         }
-        if let Some(cpu) = n.cpu {
-            p.raw("self_cpu_ns", cpu.self_cpu_ns)?;
-        }
         p.raw("self_mem_bytes", n.self_mem_bytes)?;
         p.raw("self_ns", n.self_ns)?;
         if let Some(target) = target(n.section, n.name) {
@@ -372,6 +369,11 @@ struct Pretty<'a> {
     depth: usize,
     /// Whether the innermost open container has a member yet (the next one needs a comma first).
     has_value: bool,
+    /// Members still to write among the object at depth `among_depth`, each before the first later key
+    /// that sorts after it (or at its close): `(key, value)`, the last to write first.
+    among: Vec<(&'static str, u64)>,
+    /// The depth of the object `among` belongs to.
+    among_depth: usize,
 }
 
 impl Pretty<'_> {
@@ -380,7 +382,34 @@ impl Pretty<'_> {
             out,
             depth: 0,
             has_value: false,
+            among: Vec::new(),
+            among_depth: 0,
         }
+    }
+
+    /// Members of the object just opened that its writer does not name: each is written in its
+    /// alphabetical place among the members the writer writes (`members` in any order).
+    fn among(&mut self, members: impl Iterator<Item = (&'static str, u64)>) {
+        self.among.clear();
+        self.among.extend(members);
+        self.among.sort_unstable_by(|a, b| b.0.cmp(a.0));
+        self.among_depth = self.depth;
+    }
+
+    /// Writes the members of `among` that sort before `key` (all of them for `None`), if the current
+    /// object is theirs.
+    fn among_before(&mut self, key: Option<&str>) -> io::Result<()> {
+        if self.depth != self.among_depth {
+            return Ok(());
+        }
+        while let Some(&(k, v)) = self.among.last()
+            && key.is_none_or(|key| k < key)
+        {
+            self.among.pop();
+            self.item()?;
+            write!(self.out, "\"{k}\": {v}")?;
+        }
+        Ok(())
     }
 
     fn open(&mut self, bracket: u8) -> io::Result<()> {
@@ -390,6 +419,7 @@ impl Pretty<'_> {
     }
 
     fn close(&mut self, bracket: u8) -> io::Result<()> {
+        self.among_before(None)?;
         self.depth -= 1;
         if self.has_value {
             self.newline()?;
@@ -410,6 +440,7 @@ impl Pretty<'_> {
 
     /// Starts an object member named `key` (a plain name, needing no escapes).
     fn key(&mut self, key: &str) -> io::Result<()> {
+        self.among_before(Some(key))?;
         self.item()?;
         write!(self.out, "\"{key}\": ")
     }

@@ -23,9 +23,10 @@ use serde::de::{
 use super::json::VERSION;
 use crate::base::buckets;
 use crate::base::config::Verbosity;
+use crate::data::figures::{CpuFigures, Written};
 use crate::data::latency::Latency;
 use crate::data::report::{Merged, ProcessInfo, ProcessSpread, Report, ThreadSummary};
-use crate::data::tree::{CallNode, CallTree, CpuTime};
+use crate::data::tree::{CallNode, CallTree};
 
 impl Report {
     /// Largest call-tree JSON [`Report::read_json`] reads, bytes (8 GiB).
@@ -317,9 +318,9 @@ impl Fields {
     }
 }
 
-/// Reads an object's key as one of `known` (`None`: a key this reader does not use, whose value is
-/// skipped), without holding the key's text.
-struct KeySeed(&'static [&'static str]);
+/// Reads an object's key as one of the known keys, in either list (`None`: a key this reader does not use,
+/// whose value is skipped), without holding the key's text.
+struct KeySeed(&'static [&'static str], &'static [&'static str]);
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = Option<&'static str>;
@@ -334,7 +335,7 @@ impl<'de> Visitor<'de> for KeySeed {
         f.write_str("a key")
     }
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(self.0.iter().find(|k| **k == v).copied())
+        Ok(self.0.iter().chain(self.1).find(|k| **k == v).copied())
     }
 }
 
@@ -358,7 +359,7 @@ impl<'de> Visitor<'de> for ObjectSeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
         let mut fields = Fields::default();
-        while let Some(key) = map.next_key_seed(KeySeed(self.known))? {
+        while let Some(key) = map.next_key_seed(KeySeed(self.known, &[]))? {
             match key {
                 Some(k) => fields.set(k, map.next_value_seed(ScalarSeed)?),
                 None => {
@@ -524,7 +525,7 @@ impl<'de> Visitor<'de> for NodeSeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNode, A::Error> {
         let mut raw = RawNode::default();
-        while let Some(key) = map.next_key_seed(KeySeed(ALL_NODE_KEYS))? {
+        while let Some(key) = map.next_key_seed(KeySeed(ALL_NODE_KEYS, &CpuFigures::NAMES))? {
             match key {
                 Some("parent") => raw.parent = Some(map.next_value_seed(ScalarSeed)?),
                 Some("histogram") => {
@@ -573,8 +574,6 @@ const ALL_NODE_KEYS: &[&str] = &[
     "self_alloc_bytes",
     "heap_growth_bytes",
     "heap_peak_bytes",
-    "cpu_ns",
-    "self_cpu_ns",
     "histogram",
     "processes",
 ];
@@ -653,7 +652,7 @@ impl<'de> Visitor<'de> for HistogramSeed {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadHistogram, A::Error> {
         let mut sub = None;
         let mut buckets = None;
-        while let Some(key) = map.next_key_seed(KeySeed(&["sub_buckets", "buckets"]))? {
+        while let Some(key) = map.next_key_seed(KeySeed(&["sub_buckets", "buckets"], &[]))? {
             match key {
                 Some("sub_buckets") => {
                     sub = Some(match map.next_value_seed(ScalarSeed)? {
@@ -756,6 +755,23 @@ impl<'de> Visitor<'de> for PairSeed<'_> {
     }
 }
 
+/// A node's CPU figures: `None` without its first figure (the path did not measure); a figure written
+/// only when not zero reads as 0 when absent.
+fn cpu_figures(o: &Fields, at: &str) -> Result<Option<CpuFigures>, String> {
+    if !o.has(CpuFigures::NAMES[0]) {
+        return Ok(None);
+    }
+    let mut values = [0; CpuFigures::COUNT];
+    for (i, v) in values.iter_mut().enumerate() {
+        let name = CpuFigures::NAMES[i];
+        *v = match CpuFigures::WRITTEN[i] {
+            Written::Always => o.u64(name, at)?,
+            Written::NotZero => o.u64_or_0(name, at)?,
+        };
+    }
+    Ok(Some(CpuFigures::from_values(values)))
+}
+
 /// A node from what was read of it, checked against the nodes before it (`earlier`): its parent one of
 /// them, its depth one more than its parent's (0 for a root, the first node only), its latency figures
 /// consistent. With its spread, if it had one.
@@ -850,14 +866,7 @@ fn node_of(
             0
         },
         heap_peak_bytes: o.u64_or_0("heap_peak_bytes", at)?,
-        cpu: if o.has("cpu_ns") {
-            Some(CpuTime {
-                cpu_ns: o.u64("cpu_ns", at)?,
-                self_cpu_ns: o.u64("self_cpu_ns", at)?,
-            })
-        } else {
-            None
-        },
+        cpu: cpu_figures(o, at)?,
     };
     if node.level > 3 {
         return Err(format!("{at}\"level\" is {}, not 0 to 3", node.level));
@@ -939,7 +948,7 @@ impl<'de> Visitor<'de> for ThreadSeed<'_> {
         take_node(self.nodes_left)?;
         let mut o = Fields::default();
         let mut tree = None;
-        while let Some(key) = map.next_key_seed(KeySeed(THREAD_KEYS))? {
+        while let Some(key) = map.next_key_seed(KeySeed(THREAD_KEYS, &[]))? {
             match key {
                 Some("tree") => {
                     tree = Some(map.next_value_seed(TreeSeed {
@@ -1134,7 +1143,7 @@ impl<'de> Visitor<'de> for Top<'_> {
         let mut threads = None;
         let mut processes = None;
         let mut skipped = None;
-        while let Some(key) = map.next_key_seed(KeySeed(TOP_KEYS))? {
+        while let Some(key) = map.next_key_seed(KeySeed(TOP_KEYS, &[]))? {
             match key {
                 Some("traceEvents") => {
                     return Err(de::Error::custom(

@@ -40,9 +40,10 @@ fn node(name: &'static str, depth: u32, parent: Option<usize>) -> CallNode {
         heap_growth_bytes: -5,
         heap_peak_bytes: 1 << 40,
         // Nodes at depth 1 measured their CPU time.
-        cpu: (depth == 1).then_some(crate::data::tree::CpuTime {
+        cpu: (depth == 1).then_some(crate::data::CpuFigures {
             cpu_ns: u64::MAX,
             self_cpu_ns: 3,
+            ..Default::default()
         }),
     }
 }

@@ -5,7 +5,7 @@
 //! more method of [`Encoder`], and its body in each format.
 
 use crate::base::registry::SectionId;
-use crate::data::tree::CpuTime;
+use crate::data::figures::CpuFigures;
 
 /// A trace format: every kind of event written into the bytes `out` that go to the file, in the order
 /// given. Implemented by [`Chrome`](super::chrome::Chrome) and [`Perfetto`](super::perfetto::Perfetto);
@@ -60,9 +60,9 @@ pub(crate) struct Call {
     pub end_ns: u64,
     /// Still running when the trace ended.
     pub unfinished: bool,
-    /// Its CPU time, for a section that measured it (the `cpu` option, `PERFGRAPH_CPU=all`): in the
-    /// slice's args as `cpu_ns` and `self_cpu_ns`.
-    pub cpu: Option<CpuTime>,
+    /// What it measured, for a section that measures (the `cpu` option, `PERFGRAPH_CPU=all`): in the
+    /// slice's args ([`CpuFigures::written`]).
+    pub cpu: Option<CpuFigures>,
 }
 
 /// What a mark shows in the trace.

@@ -7,7 +7,7 @@
 //! and its self CPU is its CPU time minus that of the sections measured inside it.
 
 use crate::base::sys;
-use crate::local::record::CpuFigures;
+use crate::data::figures::CpuFigures;
 
 /// One open section's CPU clock at its start, and its measured children's CPU time so far.
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +61,7 @@ impl CpuFrames {
         Some(CpuFigures {
             cpu_ns,
             self_cpu_ns: cpu_ns.saturating_sub(f.child_ns),
+            ..CpuFigures::default()
         })
     }
 

@@ -3,6 +3,7 @@
 //! `retired.rs` fold them. The protocol that takes a consistent reading stays in `stack.rs`.
 
 use crate::base::registry::SectionId;
+use crate::data::figures::CpuFigures;
 use crate::local::frames::OpenFrame;
 use crate::local::latency::Counts;
 
@@ -45,10 +46,8 @@ pub struct SideReading {
     pub heap_peak: u64,
     /// Calls that measured their CPU time (0: the path never did, and has no CPU figures).
     pub cpu_calls: u64,
-    /// Their CPU time, children included, ns.
-    pub cpu_ns: u64,
-    /// Their CPU time minus that of the sections measured inside them, ns.
-    pub self_cpu_ns: u64,
+    /// What they measured, summed.
+    pub cpu: CpuFigures,
 }
 
 impl SideReading {
@@ -59,8 +58,7 @@ impl SideReading {
         self.heap_growth += other.heap_growth;
         self.heap_peak = self.heap_peak.max(other.heap_peak);
         self.cpu_calls += other.cpu_calls;
-        self.cpu_ns += other.cpu_ns;
-        self.self_cpu_ns += other.self_cpu_ns;
+        self.cpu = self.cpu.plus(&other.cpu);
     }
 }
 

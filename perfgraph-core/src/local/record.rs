@@ -1,12 +1,14 @@
 //! The ring record: one completed section, as a recording thread pushes it and the background thread
 //! drains it. The one owner of the record's word layout.
 //!
-//! A section measuring its CPU time (the `cpu` option, `PERFGRAPH_CPU=all`) pushes one more record just
-//! before its own: [`Record::cpu_figures`], whose `depth` is [`CPU_FIGURES`]. The background thread's
-//! [`Decoder`] joins it to the section's record ([`Record::cpu`]), so the ring's slots keep their size and
-//! every other section pushes what it always did.
+//! A section measuring its CPU time (the `cpu` option, `PERFGRAPH_CPU=all`) pushes its [`CpuFigures`] just
+//! before its own record, two figures a record ([`Record::cpu_figures`]): the first pair always (its
+//! `depth` is [`CPU_FIGURES`]), each further pair when not all zero (`CPU_FIGURES - k` for pair `k`). The
+//! background thread's [`Decoder`] joins them to the section's record ([`Record::cpu`]), so the ring's
+//! slots keep their size and every other section pushes what it always did.
 
 use crate::base::registry::SectionId;
+use crate::data::figures::CpuFigures;
 use crate::local::ring::WORDS;
 
 /// One completed section, decoded.
@@ -32,15 +34,6 @@ pub struct Record {
     pub cpu: Option<CpuFigures>,
 }
 
-/// A call's CPU time (the thread's CPU clock at its end minus at its start), in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CpuFigures {
-    /// CPU time of the call, children included.
-    pub cpu_ns: u64,
-    /// Minus that of the sections inside it that measured theirs.
-    pub self_cpu_ns: u64,
-}
-
 /// The bit of the third word (above the section id, which is below 2^18) that holds
 /// [`Record::heap_alert`].
 const HEAP_ALERT: u64 = 1 << 31;
@@ -53,9 +46,11 @@ pub const LIFE_CANCELLED: u32 = u32::MAX - 1;
 /// The `depth` of a record that is an instant event (a `tracing` event inside a recorded span) at
 /// `start` (= `end`), its message's number ([`crate::local::marks`]) in the memory words.
 pub const INSTANT: u32 = u32::MAX - 2;
-/// The `depth` of a record that carries the CPU figures of the section record that follows it
-/// ([`Record::cpu_figures`]).
+/// The `depth` of a record that carries the first two CPU figures of the section record that follows it
+/// ([`Record::cpu_figures`]); `CPU_FIGURES - k` carries pair `k`.
 pub const CPU_FIGURES: u32 = u32::MAX - 3;
+/// Records of CPU figures a call pushes at most: two figures each.
+pub const CPU_PAIRS: usize = CpuFigures::COUNT.div_ceil(2);
 
 impl Record {
     /// Whether this is a mark (a future's life, an instant event) rather than a section call.
@@ -82,16 +77,24 @@ impl Record {
         }
     }
 
-    /// The words of the record a section measuring its CPU pushes just before its own: `[cpu_ns,
-    /// self_cpu_ns, section | CPU_FIGURES << 32, start]`, the section and start naming the call.
+    /// Hands `push` the words of the records a section measuring its CPU pushes just before its own: pair
+    /// `k` of its figures as `[figure 2k, figure 2k + 1, section | (CPU_FIGURES - k) << 32, start]`, the
+    /// section and start naming the call; pair 0 always, the others when not both zero.
     #[inline(always)]
-    pub fn cpu_figures(section: SectionId, start: u64, cpu: CpuFigures) -> [u64; WORDS] {
-        [
-            cpu.cpu_ns,
-            cpu.self_cpu_ns,
-            section as u64 | (CPU_FIGURES as u64) << 32,
-            start,
-        ]
+    pub fn cpu_figures(
+        section: SectionId,
+        start: u64,
+        cpu: &CpuFigures,
+        mut push: impl FnMut([u64; WORDS]),
+    ) {
+        let v = cpu.values();
+        for k in 0..CPU_PAIRS {
+            let (a, b) = (v[2 * k], v.get(2 * k + 1).copied().unwrap_or(0));
+            if k == 0 || a != 0 || b != 0 {
+                let depth = CPU_FIGURES - k as u32;
+                push([a, b, section as u64 | (depth as u64) << 32, start]);
+            }
+        }
     }
 
     /// The ring's words: `[start, end, section | heap_alert << 31 | depth << 32, mem_start_kb | mem_end_kb <<
@@ -138,12 +141,12 @@ impl Record {
     }
 }
 
-/// Turns a thread's ring words back into records, joining each [`CPU_FIGURES`] record to the section
-/// record after it. One per thread, kept across drains: the two records may fall into different ones.
+/// Turns a thread's ring words back into records, joining the [`CPU_FIGURES`] records to the section
+/// record after them. One per thread, kept across drains: the records may fall into different ones.
 #[derive(Debug, Default)]
 pub struct Decoder {
-    /// The last CPU figures read, with the section and start of the call they belong to.
-    pending: Option<(SectionId, u64, CpuFigures)>,
+    /// The CPU figures read so far, with the section and start of the call they belong to.
+    pending: Option<(SectionId, u64, [u64; CpuFigures::COUNT])>,
 }
 
 impl Decoder {
@@ -151,20 +154,28 @@ impl Decoder {
     /// the next record is another call's (the ring lost records in between), they are dropped.
     pub fn push(&mut self, w: [u64; WORDS], out: &mut Vec<Record>) {
         let mut r = Record::from_words(w);
-        if r.depth == CPU_FIGURES {
-            let cpu = CpuFigures {
-                cpu_ns: w[0],
-                self_cpu_ns: w[1],
-            };
-            self.pending = Some((r.section, w[3], cpu));
+        let pair = CPU_FIGURES.wrapping_sub(r.depth) as usize;
+        if r.depth <= CPU_FIGURES && pair < CPU_PAIRS {
+            let (section, start) = (r.section, w[3]);
+            if pair == 0 {
+                self.pending = Some((section, start, [0; CpuFigures::COUNT]));
+            }
+            if let Some((s, t, figures)) = self.pending.as_mut()
+                && (*s, *t) == (section, start)
+            {
+                figures[2 * pair] = w[0];
+                if let Some(f) = figures.get_mut(2 * pair + 1) {
+                    *f = w[1];
+                }
+            }
             return;
         }
-        if let Some((section, start, cpu)) = self.pending.take()
+        if let Some((section, start, figures)) = self.pending.take()
             && section == r.section
             && start == r.start
             && !r.is_mark()
         {
-            r.cpu = Some(cpu);
+            r.cpu = Some(CpuFigures::from_values(figures));
         }
         out.push(r);
     }
@@ -192,13 +203,10 @@ mod tests {
     #[test]
     fn cpu_figures_join_their_own_call_only() {
         let call = Record::timed(100, 200, 7, 1);
-        let cpu = CpuFigures {
-            cpu_ns: 90,
-            self_cpu_ns: 40,
-        };
+        let cpu = CpuFigures::from_values(std::array::from_fn(|i| 90 - i as u64));
         let mut d = Decoder::default();
         let mut out = Vec::new();
-        d.push(Record::cpu_figures(7, 100, cpu), &mut out);
+        Record::cpu_figures(7, 100, &cpu, |w| d.push(w, &mut out));
         assert!(out.is_empty(), "figures wait for their call's record");
         d.push(call.to_words(), &mut out);
         assert_eq!(
@@ -209,9 +217,20 @@ mod tests {
             }]
         );
         // Another call's record (the figures' own was lost): no figures.
-        d.push(Record::cpu_figures(7, 50, cpu), &mut out);
+        Record::cpu_figures(7, 50, &cpu, |w| d.push(w, &mut out));
         d.push(call.to_words(), &mut out);
         d.push(call.to_words(), &mut out);
         assert_eq!(&out[1..], [call, call]);
+    }
+
+    #[test]
+    fn pairs_of_zeros_after_the_first_are_not_pushed() {
+        let mut words = Vec::new();
+        Record::cpu_figures(7, 100, &CpuFigures::default(), |w| words.push(w));
+        assert_eq!(words.len(), 1, "the first pair only");
+        let all = CpuFigures::from_values([3; CpuFigures::COUNT]);
+        words.clear();
+        Record::cpu_figures(7, 100, &all, |w| words.push(w));
+        assert_eq!(words.len(), super::CPU_PAIRS);
     }
 }

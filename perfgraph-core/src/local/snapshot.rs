@@ -15,7 +15,7 @@ use crate::base::config::{Config, Verbosity};
 use crate::base::{heap, identity, process, registry, sys};
 use crate::data::latency::Latency;
 use crate::data::report::{ProcessInfo, Report, RunInfo};
-use crate::data::tree::{CallNode, CallTree, CpuTime, RunningSection, ThreadGroup, ThreadSnapshot};
+use crate::data::tree::{CallNode, CallTree, RunningSection, ThreadGroup, ThreadSnapshot};
 
 /// Every thread's snapshot, in order of first section, with the one conversion all of their figures use
 /// (reports compute the wall time alongside them with it). Exited threads the background thread has
@@ -161,10 +161,7 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
                 self_alloc_bytes: n.side.self_alloc_bytes,
                 heap_growth_bytes: n.side.heap_growth,
                 heap_peak_bytes: n.side.heap_peak,
-                cpu: (n.side.cpu_calls > 0).then_some(CpuTime {
-                    cpu_ns: n.side.cpu_ns,
-                    self_cpu_ns: n.side.self_cpu_ns,
-                }),
+                cpu: (n.side.cpu_calls > 0).then_some(n.side.cpu),
             }
         })
         .collect();

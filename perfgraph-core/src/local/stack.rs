@@ -589,8 +589,7 @@ impl Stack {
                         heap_growth: h.heap_growth.load(Ordering::Relaxed),
                         heap_peak: h.heap_peak.load(Ordering::Relaxed),
                         cpu_calls: h.cpu_calls.load(Ordering::Relaxed),
-                        cpu_ns: h.cpu_ns.load(Ordering::Relaxed),
-                        self_cpu_ns: h.self_cpu_ns.load(Ordering::Relaxed),
+                        cpu: h.read_cpu(),
                     }),
             });
             let i = nodes.len() - 1;

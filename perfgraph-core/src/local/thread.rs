@@ -481,11 +481,9 @@ impl ThreadState {
             && let Some(cpu) = frames.cpu.close()
         {
             // SAFETY: this is the owning thread (caller's contract).
-            unsafe { self.stack.side_of(e.node) }.add_cpu(cpu);
-            // Just before the section's own record, which the collector's decoder joins it to.
-            self.stack
-                .ring
-                .push(Record::cpu_figures(e.section, e.start, cpu));
+            unsafe { self.stack.side_of(e.node) }.add_cpu(&cpu);
+            // Just before the section's own record, which the collector's decoder joins them to.
+            Record::cpu_figures(e.section, e.start, &cpu, |w| self.stack.ring.push(w));
         }
         let call = if e.flags & HEAP != 0 {
             frames.close()

@@ -19,8 +19,8 @@
 
 use crate::base::registry::SectionId;
 use crate::base::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use crate::data::figures::CpuFigures;
 use crate::local::latency::{self, Block};
-use crate::local::record::CpuFigures;
 
 /// "No node".
 pub const NIL: u32 = u32::MAX;
@@ -198,10 +198,8 @@ pub struct SideNode {
     pub heap_peak: AtomicU64,
     /// Calls (polls, for a timed future) that measured their CPU time: 0 for a path that never did.
     pub cpu_calls: AtomicU64,
-    /// Their CPU time, children included, ns.
-    pub cpu_ns: AtomicU64,
-    /// Their CPU time minus that of the sections measured inside them, ns.
-    pub self_cpu_ns: AtomicU64,
+    /// What they measured, summed: [`CpuFigures`], in its list's order.
+    pub cpu: [AtomicU64; CpuFigures::COUNT],
 }
 
 impl SideNode {
@@ -213,18 +211,23 @@ impl SideNode {
             heap_growth: AtomicI64::new(0),
             heap_peak: AtomicU64::new(0),
             cpu_calls: AtomicU64::new(0),
-            cpu_ns: AtomicU64::new(0),
-            self_cpu_ns: AtomicU64::new(0),
+            cpu: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
     /// Owner only: a call that measured its CPU time ended with `cpu`.
     #[inline(always)]
-    pub fn add_cpu(&self, cpu: CpuFigures) {
+    pub fn add_cpu(&self, cpu: &CpuFigures) {
         let add = |a: &AtomicU64, v: u64| a.store(a.load(Ordering::Relaxed) + v, Ordering::Relaxed);
         add(&self.cpu_calls, 1);
-        add(&self.cpu_ns, cpu.cpu_ns);
-        add(&self.self_cpu_ns, cpu.self_cpu_ns);
+        for (a, v) in self.cpu.iter().zip(cpu.values()) {
+            add(a, v);
+        }
+    }
+
+    /// What the calls that measured their CPU time measured, summed, as read now.
+    pub fn read_cpu(&self) -> CpuFigures {
+        CpuFigures::from_values(std::array::from_fn(|i| self.cpu[i].load(Ordering::Relaxed)))
     }
 
     /// Owner only: a call ended having made `allocs` allocations of `bytes` itself, its heap `growth`

@@ -24,6 +24,7 @@ use std::fmt;
 use crate::base::config::{ReportSelection, Verbosity};
 use crate::base::process;
 use crate::base::text;
+use crate::data::figures::CpuFigures;
 use crate::data::report::Report;
 use table::Cell;
 
@@ -289,37 +290,44 @@ impl Report {
 
     /// The `CPU:` table (without its heading): per section that measured its CPU time, its calls, its time
     /// children included, the CPU time in it, the rest (waiting: blocked, sleeping, or ready for a core),
-    /// and CPU time as a percentage of its time.
+    /// and CPU time as a percentage of its time; then a column for each CPU figure that has one
+    /// ([`CpuFigures`]), where some row's is not 0.
     pub fn cpu_table(&self) -> String {
-        let rows: Vec<Vec<Cell>> = self
-            .cpu_sections()
+        let sections = self.cpu_sections();
+        let extra: Vec<(usize, &str)> = (0..CpuFigures::COUNT)
+            .filter_map(|k| CpuFigures::COLUMNS[k].map(|heading| (k, heading)))
+            .filter(|&(k, _)| sections.iter().any(|s| s.cpu.values()[k] != 0))
+            .collect();
+        let rows: Vec<Vec<Cell>> = sections
             .iter()
             .map(|s| {
                 let percent = match s.total_ns {
                     0 => 0.0,
-                    total => 100.0 * s.cpu_ns as f64 / total as f64,
+                    total => 100.0 * s.cpu.cpu_ns as f64 / total as f64,
                 };
-                vec![
+                let values = s.cpu.values();
+                let mut row = vec![
                     Cell::Text(shown(s.name)),
                     Cell::Int(i128::from(s.calls)),
                     Cell::Fixed(seconds(s.total_ns), 3),
-                    Cell::Fixed(seconds(s.cpu_ns), 3),
+                    Cell::Fixed(seconds(s.cpu.cpu_ns), 3),
                     Cell::Fixed(seconds(s.waiting_ns()), 3),
                     Cell::Percent(percent),
-                ]
+                ];
+                row.extend(extra.iter().map(|&(k, _)| Cell::Int(i128::from(values[k]))));
+                row
             })
             .collect();
-        table::render(
-            &[
-                "Section",
-                "Calls",
-                "Total(s)",
-                "CPU(s)",
-                "Waiting(s)",
-                "CPU %",
-            ],
-            &rows,
-        )
+        let mut headings = vec![
+            "Section",
+            "Calls",
+            "Total(s)",
+            "CPU(s)",
+            "Waiting(s)",
+            "CPU %",
+        ];
+        headings.extend(extra.iter().map(|&(_, heading)| heading));
+        table::render(&headings, &rows)
     }
 
     /// Lines stating what the tables do not show: sections skipped for their level, records lost to ring

@@ -2,8 +2,9 @@
 //! round times, as the runtime would have produced them for a small solver run on two threads.
 #![allow(dead_code)] // reason: each test binary uses a different subset.
 
-use perfgraph_core::{
-    CallNode, CallTree, CpuTime, Latency, ProcessInfo, Report, RunInfo, ThreadSnapshot, Verbosity,
+use perfgraph_core::Verbosity;
+use perfgraph_core::data::{
+    CallNode, CallTree, CpuFigures, Latency, ProcessInfo, Report, RunInfo, ThreadSnapshot,
 };
 
 /// One call path: depth (1 = top level), name, calls, self time (ms), self memory (MB, decimal).
@@ -50,10 +51,10 @@ pub fn tree(paths: &[Path]) -> CallTree {
                 .filter_map(|&c| nodes[c].cpu.map(|cpu| cpu.cpu_ns))
                 .sum();
             let self_cpu_ns = nodes[i].self_ns / 1000 * per_mille;
-            nodes[i].cpu = Some(CpuTime {
-                cpu_ns: self_cpu_ns + children,
-                self_cpu_ns,
-            });
+            let mut cpu = CpuFigures::default();
+            cpu.cpu_ns = self_cpu_ns + children;
+            cpu.self_cpu_ns = self_cpu_ns;
+            nodes[i].cpu = Some(cpu);
         }
     }
     CallTree { nodes }

@@ -33,7 +33,6 @@ use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{self, TraceCompress, TraceFormat};
 use crate::base::registry::{self, SectionId};
 use crate::base::text;
-use crate::data::tree::CpuTime;
 use crate::export::chrome::Chrome;
 use crate::export::pages;
 use crate::export::perfetto::Perfetto;
@@ -342,10 +341,7 @@ impl Trace {
                 start_ns,
                 end_ns: self.map.to_ns(r.end).max(start_ns),
                 unfinished: false,
-                cpu: r.cpu.map(|c| CpuTime {
-                    cpu_ns: c.cpu_ns,
-                    self_cpu_ns: c.self_cpu_ns,
-                }),
+                cpu: r.cpu,
             };
             self.call(&call);
             // Writes stay near 1 MiB (so does the buffer) however many records one drain brings.

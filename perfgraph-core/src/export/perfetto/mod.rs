@@ -16,7 +16,8 @@
 //! - per section call a `TYPE_SLICE_BEGIN` and a `TYPE_SLICE_END` `TrackEvent`, the name interned
 //!   (`InternedData.event_names`, the iid is the section's id), the section's level as its interned category
 //!   (`level 0` … `level 3`), its live message (when it has one) as the debug annotation `message`, its
-//!   CPU time (when it measured it: the `cpu` option) as the debug annotations `cpu_ns` and `self_cpu_ns`;
+//!   CPU figures (when it measured them: the `cpu` option) as the debug annotations `cpu_ns`, `self_cpu_ns`
+//!   and the rest;
 //! - timestamps delta-encoded: each sequence defines the sequence-scoped incremental clock 64
 //!   (`ClockSnapshot.Clock.is_incremental`, tied to BOOTTIME) and makes it the default
 //!   (`TracePacketDefaults.timestamp_clock_id`), so a packet's `timestamp` is the nanoseconds since the
@@ -43,6 +44,7 @@ pub(super) mod wire;
 
 use super::trace::{Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary};
 use crate::base::registry::SectionId;
+use crate::data::figures::CpuFigures;
 use wire::{begin_packet, end_packet, message, packet, string, uint};
 
 /// `Trace.packet`.
@@ -346,14 +348,12 @@ impl Perfetto {
                         uint(a, 17, section as u64);
                     });
                 }
-                if let Some(cpu) = call.cpu {
-                    for (name, ns) in [("cpu_ns", cpu.cpu_ns), ("self_cpu_ns", cpu.self_cpu_ns)] {
-                        message(e, EV_DEBUG, |a| {
-                            string(a, 10, name);
-                            // DebugAnnotation.uint_value.
-                            uint(a, 3, ns);
-                        });
-                    }
+                for (name, value) in call.cpu.iter().flat_map(CpuFigures::written) {
+                    message(e, EV_DEBUG, |a| {
+                        string(a, 10, name);
+                        // DebugAnnotation.uint_value.
+                        uint(a, 3, value);
+                    });
                 }
                 if call.unfinished {
                     message(e, EV_DEBUG, |a| {
