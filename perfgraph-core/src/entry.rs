@@ -208,6 +208,7 @@ fn start_once() {
     };
     MEM_EXACT.store(mem_exact, Ordering::Relaxed);
     CPU_ALL.store(config.cpu_all, Ordering::Relaxed);
+    crate::local::cpu_frames::count_switches(config.switches);
     if config.trace.is_some() {
         crate::local::marks::enable();
     }

@@ -223,5 +223,64 @@ fn cpu_all_measures_every_section() {
         .expect("the slice");
     assert_eq!(slice["args"]["cpu_ns"], inner["cpu_ns"], "{slice}");
     assert_eq!(slice["args"]["self_cpu_ns"], inner["cpu_ns"], "{slice}");
+    // Context switches are not counted without `PERFGRAPH_SWITCHES=on`: no field, no column.
+    assert!(inner.get("voluntary_switches").is_none(), "{inner}");
+    assert!(!text.contains("switches"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `PERFGRAPH_SWITCHES=on`: a CPU-measuring section that sleeps 20 times has at least 20 voluntary context
+/// switches, in the `CPU:` table's column, the JSON (read back the same) and its trace slice's args.
+#[test]
+fn switches_are_counted_with_the_setting() {
+    const TEST: &str = "switches_are_counted_with_the_setting";
+    if common::is_test_child(TEST) {
+        {
+            time_section!("cpu::naps", cpu);
+            for _ in 0..20 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        let cpu = node(&["cpu::naps"]).cpu.expect("measured");
+        assert!(cpu.voluntary_switches >= 20, "{cpu:?}");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("perfgraph-switches-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, trace) = (dir.join("run.json"), dir.join("run.trace.json"));
+    let text = common::test_child_stderr(
+        TEST,
+        &[
+            ("PERFGRAPH_SWITCHES", "on"),
+            ("PERFGRAPH_REPORT", "cpu"),
+            ("PERFGRAPH_LIVE", "off"),
+            ("PERFGRAPH_CAPTURE", "off"),
+            ("PERFGRAPH_JSON", json.to_str().unwrap()),
+            ("PERFGRAPH_TRACE", trace.to_str().unwrap()),
+        ],
+    );
+    assert!(text.contains("| Voluntary switches |"), "{text}");
+    let bytes = std::fs::read(&json).unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let naps = run["tree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "cpu::naps")
+        .unwrap_or_else(|| panic!("no cpu::naps in {run}"));
+    let voluntary = naps["voluntary_switches"].as_u64().expect("counted");
+    assert!(voluntary >= 20, "{naps}");
+    let read = perfgraph_core::data::Report::read_json(&bytes[..]).unwrap();
+    let cpu = read.tree.find(&["cpu::naps"]).unwrap().cpu.unwrap();
+    assert_eq!(cpu.voluntary_switches, voluntary);
+    let events: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let slice = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["ph"] == "X" && e["name"] == "cpu::naps")
+        .expect("the slice");
+    assert_eq!(slice["args"]["voluntary_switches"], voluntary, "{slice}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -257,6 +257,9 @@ pub struct Config {
     /// `PERFGRAPH_CPU`: `off` (default: only sections with the `cpu` option) or `all` (every recorded
     /// section reads the thread's CPU clock at its start and end).
     pub cpu_all: bool,
+    /// `PERFGRAPH_SWITCHES`: `off` (default) or `on` (every section that reads its CPU clock also counts the
+    /// thread's context switches: `voluntary_switches` and `involuntary_switches`).
+    pub switches: bool,
 }
 
 /// Which sections read resident memory themselves at entry and exit (`PERFGRAPH_MEM_EXACT`), instead of
@@ -292,6 +295,7 @@ impl Default for Config {
             capture: CaptureMode::Auto,
             mem_exact: MemExact::Live,
             cpu_all: false,
+            switches: false,
         }
     }
 }
@@ -380,7 +384,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 17] = [
+const VARIABLES: [Variable; 18] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -533,6 +537,17 @@ const VARIABLES: [Variable; 17] = [
         apply: |c, v| match v {
             "off" => set(&mut c.cpu_all, Some(false)),
             "all" => set(&mut c.cpu_all, Some(true)),
+            _ => false,
+        },
+        list_refuses: None,
+    },
+    Variable {
+        name: "PERFGRAPH_SWITCHES",
+        accepted: "off, on",
+        default: "off",
+        apply: |c, v| match v {
+            "off" => set(&mut c.switches, Some(false)),
+            "on" => set(&mut c.switches, Some(true)),
             _ => false,
         },
         list_refuses: None,

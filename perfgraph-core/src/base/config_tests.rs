@@ -194,6 +194,21 @@ fn cpu_is_off_all_or_a_warning() {
 }
 
 #[test]
+fn switches_are_off_on_or_a_warning() {
+    assert!(!Config::default().switches);
+    assert!(parse(&[("PERFGRAPH_SWITCHES", "on")]).0.switches);
+    let (c, w) = parse(&[("PERFGRAPH_SWITCHES", "all")]);
+    assert_eq!(c, Config::default());
+    assert_eq!(
+        w,
+        [
+            "perfgraph: warning: PERFGRAPH_SWITCHES=\"all\" is not valid (accepted: off, on); using \
+             the default, off"
+        ]
+    );
+}
+
+#[test]
 fn a_trace_sizes_the_rings() {
     assert_eq!(Config::default().ring_capacity(), RING_CAPACITY);
     let (c, _) = parse(&[("PERFGRAPH_TRACE", "t.pftrace")]);

@@ -43,7 +43,8 @@ macro_rules! figures {
         $name:ident: $sum:ident, $written:ident, $column:expr;
     )*) => {
         /// What the calls of a call path measured when their section asked (the `cpu` option,
-        /// `PERFGRAPH_CPU=all`), summed over those calls. Every field is a count or nanoseconds; the JSON and the trace's args use the field names.
+        /// `PERFGRAPH_CPU=all`; the context switches also need `PERFGRAPH_SWITCHES=on`), summed over those
+        /// calls. Every field is a count or nanoseconds; the JSON and the trace's args use the field names.
         ///
         /// ```
         /// use perfgraph_core::time_section;
@@ -109,6 +110,12 @@ figures! {
     cpu_ns: Inclusive, Always, None;
     /// CPU time minus that of the sections measured inside it (all of them with `PERFGRAPH_CPU=all`), ns.
     self_cpu_ns: Own, Always, None;
+    /// Voluntary context switches (the thread blocked: I/O, a lock, a sleep), children included; counted
+    /// with `PERFGRAPH_SWITCHES=on`.
+    voluntary_switches: Inclusive, NotZero, Some("Voluntary switches");
+    /// Involuntary context switches (the scheduler gave the core to another thread), children included;
+    /// counted with `PERFGRAPH_SWITCHES=on`.
+    involuntary_switches: Inclusive, NotZero, Some("Involuntary switches");
 }
 
 impl CpuFigures {

@@ -241,6 +241,25 @@ pub fn own_cpu_ns() -> Option<u64> {
     cpu_clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// The calling thread's context switches so far, `(voluntary, involuntary)`: `getrusage(RUSAGE_THREAD)`, a
+/// system call. `None` where the kernel has no per-thread usage.
+pub fn own_switches() -> Option<(u64, u64)> {
+    #[cfg(target_os = "linux")]
+    {
+        // RUSAGE_THREAD (Linux 2.6.26), which the libc crate names only for some C libraries.
+        const RUSAGE_THREAD: libc::c_int = 1;
+        // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `usage` is a valid, writable rusage.
+        let ok = unsafe { libc::getrusage(RUSAGE_THREAD, &mut usage) } == 0;
+        ok.then_some((usage.ru_nvcsw as u64, usage.ru_nivcsw as u64))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
 /// Registers handlers run around every `fork()` of the process (`pthread_atfork`): `prepare` in the forking
 /// thread before the fork, `parent` after it in the parent, `child` in the child (whose only thread is the
 /// one that forked). They must not unwind; `child` should make only async-signal-safe calls. Returns
