@@ -251,6 +251,13 @@ pub mod __private {
         crate::base::sys::own_cpu_ns()
     }
 
+    /// For benchmarks, not a public API: one read of the calling thread's context switches
+    /// (`getrusage(RUSAGE_THREAD)`), as a CPU-measuring section makes at each boundary with
+    /// `PERFGRAPH_SWITCHES=on`; `None` where it cannot be read.
+    pub fn read_thread_switches() -> Option<(u64, u64)> {
+        crate::base::sys::own_switches()
+    }
+
     /// The clock's raw ticks now (for benchmarks of the clock itself).
     #[inline(always)]
     pub fn clock_now() -> u64 {

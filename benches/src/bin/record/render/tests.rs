@@ -204,6 +204,7 @@ fn canned() -> Record {
         cpu: CpuClock {
             monotonic_ns: 24.61,
             thread_cpu_ns: Some(312.44),
+            switches_ns: Some(190.5),
             reads: 200_000,
             rounds: 20,
         },
