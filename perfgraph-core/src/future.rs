@@ -56,7 +56,7 @@ use crate::local::{marks, pending};
 /// #     }
 /// # }
 /// assert_eq!(block_on(fetch(41)), 42);
-/// let node = perfgraph_core::merged().find(&["fetch"]).cloned().unwrap();
+/// let node = perfgraph_core::combined().find(&["fetch"]).cloned().unwrap();
 /// assert_eq!((node.calls, node.polls, node.cancelled), (1, 1, 0));
 /// assert!(node.total_ns <= node.wall_ns);
 /// ```

@@ -1,11 +1,11 @@
 //! perfgraph: timed sections with live progress on stderr, call-graph reports and trace exports.
 //!
 //! Annotate functions with [`timed`] (or open a scope with [`time_section!`]), run the program, and read
-//! what was recorded with [`threads`] and [`merged`]. Settings come from `PERFGRAPH_*` environment variables
+//! what was recorded with [`threads`] and [`combined`]. Settings come from `PERFGRAPH_*` environment variables
 //! (see the user guide in `docs/`), read once at the first recorded section; nothing needs initialising.
 //!
 //! ```
-//! use perfgraph_core::{merged, time_section, timed};
+//! use perfgraph_core::{combined, time_section, timed};
 //!
 //! #[timed(live = "Solving nonlinear system", dots)]
 //! fn solve(n: u64) -> u64 {
@@ -19,7 +19,7 @@
 //!
 //! perfgraph_core::set_verbosity(perfgraph_core::Verbosity::Level(2));
 //! assert_eq!(solve(10), 285);
-//! let tree = merged();
+//! let tree = combined();
 //! let residual = tree.find(&["solve", "residual"]).unwrap();
 //! assert_eq!(residual.calls, 10);
 //! ```
@@ -82,11 +82,15 @@ pub use config::{CaptureMode, Config, LiveMode, MemExact, ReportSelection, Trace
 #[doc(hidden)]
 #[allow(deprecated)]
 pub use data::CpuTime;
+/// The old name of [`data::combine`].
+#[doc(hidden)]
+#[allow(deprecated)]
+pub use data::merge;
 #[doc(hidden)]
 pub use data::{
     AllocTotal, AsyncTotal, CallNode, CallTree, CpuTotal, Latency, MergeError, Merged, ProcessInfo,
     ProcessSpread, Report, RunInfo, RunningSection, SectionTotal, ThreadGroup, ThreadSnapshot,
-    ThreadSummary, merge,
+    ThreadSummary,
 };
 /// The old name of [`ThreadGroup`](data::ThreadGroup).
 #[doc(hidden)]
@@ -190,9 +194,30 @@ pub fn threads() -> Vec<ThreadSnapshot> {
     local::snapshot::all().0
 }
 
-/// The call tree of all threads merged by call path (a section under two parents stays two nodes).
+/// The call tree of all threads combined by call path (a section under two parents stays two nodes).
+///
+/// ```
+/// #[perfgraph_core::timed]
+/// fn step() {}
+///
+/// std::thread::scope(|s| {
+///     s.spawn(step);
+///     s.spawn(step);
+/// });
+/// assert_eq!(perfgraph_core::combined().find(&["step"]).unwrap().calls, 2);
+/// ```
+pub fn combined() -> CallTree {
+    data::combine(threads().iter().map(|t| &t.tree))
+}
+
+/// The old name of [`combined`]: "merge" now names only the merge of many processes' runs.
+#[doc(hidden)]
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `combined`: threads are combined, processes merged"
+)]
 pub fn merged() -> CallTree {
-    data::merge(threads().iter().map(|t| &t.tree))
+    combined()
 }
 
 /// Takes a report of everything recorded so far, while threads keep running: counts are exact, and running

@@ -144,7 +144,7 @@ macro_rules! thousand_tasks {
 }
 
 fn check_thousand(root: &str, prefix: &str) {
-    let tree = perfgraph_core::merged();
+    let tree = perfgraph_core::combined();
     let tasks = node(&tree, &[root]);
     assert_eq!(tasks.calls, 1000);
     let t = node(&tree, &[root, "task"]);
@@ -182,7 +182,7 @@ async fn joined(a: u64, b: u64) {
 }
 
 fn check_join(root: &str, a: u64, b: u64) {
-    let tree = perfgraph_core::merged();
+    let tree = perfgraph_core::combined();
     let f = node(&tree, &[root, "fetch"]);
     assert!(tree.find(&[root, "fetch", "fetch"]).is_none(), "not nested");
     assert_eq!((f.calls, f.cancelled), (2, 0));
@@ -254,7 +254,7 @@ async fn timeouts() {
 }
 
 fn check_timeouts(root: &str) {
-    let tree = perfgraph_core::merged();
+    let tree = perfgraph_core::combined();
     let s = node(&tree, &[root, "slow"]);
     assert_eq!((s.calls, s.cancelled), (5, 5));
     assert!(s.wall_ns >= 5 * 5_000_000, "{}", s.wall_ns);
@@ -319,7 +319,7 @@ fn interleaved_guards_leave_the_stack_sound() {
     {
         perfgraph_core::time_section!("after interleaved");
     }
-    let tree = perfgraph_core::merged();
+    let tree = perfgraph_core::combined();
     let g = node(&tree, &["interleaved", "guarded fetch"]);
     let nested = tree.find(&["interleaved", "guarded fetch", "guarded fetch"]);
     assert_eq!(g.calls + nested.map_or(0, |n| n.calls), 2);

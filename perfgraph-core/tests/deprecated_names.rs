@@ -12,3 +12,19 @@ fn old_names_still_name_the_renamed_types() {
     }
     assert!(same(None).is_none());
 }
+
+#[perfgraph_core::timed]
+fn step() {}
+
+#[test]
+fn merged_and_merge_still_combine_the_threads() {
+    step();
+    let calls = |tree: perfgraph_core::data::CallTree| tree.find(&["step"]).map(|n| n.calls);
+    assert_eq!(calls(perfgraph_core::merged()), Some(1));
+    let threads = perfgraph_core::threads();
+    let trees = || threads.iter().map(|t| &t.tree);
+    assert_eq!(
+        perfgraph_core::data::merge(trees()),
+        perfgraph_core::data::combine(trees())
+    );
+}

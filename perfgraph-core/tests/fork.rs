@@ -51,7 +51,7 @@ fn child(index: usize, err_fd: i32) -> ! {
         // A thread that recorded nothing in the parent registers itself (the thread list's lock).
         std::thread::spawn(child_work).join().unwrap();
     }
-    let tree = perfgraph_core::merged();
+    let tree = perfgraph_core::combined();
     let ok = tree
         .find(&["fork::child_work"])
         .is_some_and(|n| n.calls >= 1);
@@ -130,7 +130,7 @@ fn parent() {
     let hammer_stop = Arc::clone(&stop);
     helpers.push(common::spawn_named("hammer", move || {
         while !hammer_stop.load(Ordering::Relaxed) {
-            std::hint::black_box(perfgraph_core::merged());
+            std::hint::black_box(perfgraph_core::combined());
             std::hint::black_box(perfgraph_core::report());
         }
     }));

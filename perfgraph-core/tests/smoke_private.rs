@@ -36,7 +36,7 @@ fn nested_counts_and_times() {
     for _ in 0..3 {
         outer();
     }
-    let tree = perfgraph_core::merged();
+    let tree = perfgraph_core::combined();
     let o = tree.find(&["outer"]).unwrap();
     let i = tree.find(&["outer", "inner"]).unwrap();
     assert_eq!(o.calls, 3);

@@ -153,7 +153,7 @@ fn spans_become_sections() {
     profiled();
     moving_spans();
 
-    let tree = perfgraph_core::merged();
+    let tree = perfgraph_core::combined();
     let a = tree.find(&["assemble"]).unwrap();
     assert_eq!((a.calls, a.polls), (2, 0), "a span entered once is a call");
     let info = perfgraph_core::section_info(a.section).unwrap();

@@ -67,7 +67,7 @@ use expand::NameSource;
 ///
 /// perfgraph_core::set_verbosity(perfgraph_core::Verbosity::Level(2));
 /// Solver.solve();
-/// let tree = perfgraph_core::merged();
+/// let tree = perfgraph_core::combined();
 /// assert_eq!(tree.find(&["Solver::solve", "residual"]).unwrap().calls, 1);
 /// ```
 #[proc_macro_attribute]
@@ -115,7 +115,7 @@ pub fn timed(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// } // "residual" ends here
 ///
 /// step();
-/// let tree = perfgraph_core::merged();
+/// let tree = perfgraph_core::combined();
 /// assert_eq!(tree.find(&["residual", "jacobian"]).unwrap().calls, 1);
 /// ```
 #[proc_macro]
@@ -140,7 +140,7 @@ pub fn time_section(input: TokenStream) -> TokenStream {
 ///
 /// let fetch = time_future!("fetch", async { 6 * 7 }, live = "Fetching", level = 1);
 /// assert_eq!(futures_lite_block_on(fetch), 42);
-/// let tree = perfgraph_core::merged();
+/// let tree = perfgraph_core::combined();
 /// let node = tree.find(&["fetch"]).unwrap();
 /// assert_eq!((node.calls, node.polls), (1, 1));
 /// # fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {

@@ -5,7 +5,7 @@
 //!   returns at once), prints no live line and writes no report or file (its paths would overwrite the
 //!   parent's files);
 //! * records into what it inherited (the parent's threads as they were at the fork, and its own), which
-//!   `report()`, `merged()` and `threads()` in the child show, and which nothing writes out;
+//!   `report()`, `combined()` and `threads()` in the child show, and which nothing writes out;
 //! * leaves the capture (`PERFGRAPH_CAPTURE`) to the parent: its fds 1 and 2 still lead into the program's
 //!   stream, which the parent's forwarder forwards; the child's `suspend`, `stderr()` and warnings write to
 //!   fd 2 as they are, without the terminal's lock;

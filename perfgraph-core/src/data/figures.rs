@@ -56,7 +56,7 @@ macro_rules! figures {
         ///         x = x.wrapping_add(std::hint::black_box(i));
         ///     }
         /// }
-        /// let tree = perfgraph_core::merged();
+        /// let tree = perfgraph_core::combined();
         /// let cpu = tree.find(&["work"]).unwrap().cpu.expect("a section with `cpu`");
         /// assert!(cpu.cpu_ns > 0 && cpu.self_cpu_ns == cpu.cpu_ns);
         /// ```

@@ -35,4 +35,7 @@ pub use report::{
 pub use runs::MergeError;
 #[allow(deprecated)]
 pub use tree::CpuTime;
-pub use tree::{CallNode, CallTree, RunningSection, ThreadGroup, ThreadSnapshot, merge};
+#[allow(deprecated)]
+#[doc(hidden)]
+pub use tree::merge;
+pub use tree::{CallNode, CallTree, RunningSection, ThreadGroup, ThreadSnapshot, combine};

@@ -211,6 +211,16 @@ pub struct ThreadSnapshot {
     pub group: Option<ThreadGroup>,
 }
 
+/// The old name of [`combine`].
+#[doc(hidden)]
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed `combine`: threads are combined, processes merged"
+)]
+pub fn merge<'a>(trees: impl IntoIterator<Item = &'a CallTree>) -> CallTree {
+    combine(trees)
+}
+
 /// Exited threads of one name, folded into one entry of the thread list (see [`ThreadSnapshot::group`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThreadGroup {
@@ -220,8 +230,22 @@ pub struct ThreadGroup {
     pub alive_ns: u64,
 }
 
-/// Merges trees by call path. Reports `process::progress` every few thousand nodes.
-pub fn merge<'a>(trees: impl IntoIterator<Item = &'a CallTree>) -> CallTree {
+/// Combines trees (of threads) by call path: one node per path, its figures summed. Reports
+/// `process::progress` every few thousand nodes. (Runs of many processes are *merged*:
+/// [`Report::merge_runs`](crate::data::Report::merge_runs).)
+///
+/// ```
+/// use perfgraph_core::data::combine;
+///
+/// #[perfgraph_core::timed]
+/// fn step() {}
+///
+/// step();
+/// let threads = perfgraph_core::threads();
+/// let tree = combine(threads.iter().map(|t| &t.tree));
+/// assert!(tree.find(&["step"]).unwrap().calls >= 1);
+/// ```
+pub fn combine<'a>(trees: impl IntoIterator<Item = &'a CallTree>) -> CallTree {
     let mut merger = Merger::new();
     for tree in trees {
         merger.add(tree);
@@ -583,7 +607,7 @@ mod tests {
         let mut t = tree(&deep);
         // Other tests may report progress meanwhile: only lower bounds hold.
         let before = process::progress_count();
-        merge([&t]);
+        combine([&t]);
         let merged = process::progress_count();
         assert!(merged - before >= 3);
         t.nodes.swap(1, 2);
@@ -605,7 +629,7 @@ mod tests {
         let deep: Vec<(u32, &str)> = (1..=50).map(|d| (d, "r")).collect();
         let three = tree(&deep);
         let trees = [one, two, three];
-        let expected = merge(&trees);
+        let expected = combine(&trees);
         let mut merger = Merger::new();
         for t in trees.clone() {
             merger.add_owned(t);
@@ -615,7 +639,7 @@ mod tests {
         let mut merger = Merger::new();
         merger.add_owned(trees[2].clone());
         let alone = merger.finish();
-        assert_eq!(alone, merge([&trees[2]]));
+        assert_eq!(alone, combine([&trees[2]]));
         assert_eq!(alone, trees[2]);
     }
 }

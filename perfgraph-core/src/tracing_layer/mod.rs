@@ -70,7 +70,7 @@ use shared::{NO_PREVIOUS, Shared};
 ///     let _entered = span.enter();
 ///     tracing::info!("read 42 elements");
 /// });
-/// let node = perfgraph_core::merged().find(&["load_mesh"]).cloned().unwrap();
+/// let node = perfgraph_core::combined().find(&["load_mesh"]).cloned().unwrap();
 /// assert_eq!(node.calls, 1);
 /// let info = perfgraph_core::section_info(node.section).unwrap();
 /// assert_eq!((info.live, info.dots), ("Loading mesh", true));
@@ -99,7 +99,7 @@ impl TracingLayer {
     /// tracing::subscriber::with_default(subscriber, || {
     ///     let _entered = tracing::info_span!("load_config", path = "app.toml").entered();
     /// });
-    /// let node = perfgraph_core::merged().find(&["load_config"]).cloned().unwrap();
+    /// let node = perfgraph_core::combined().find(&["load_config"]).cloned().unwrap();
     /// let info = perfgraph_core::section_info(node.section).unwrap();
     /// assert_eq!((info.live, info.dots), ("Loading config", false));
     /// ```

@@ -92,7 +92,7 @@ pub fn write(doc: &mut String, l: &Lifecycle) {
     if let Some(f) = &l.forks {
         let _ = writeln!(
             doc,
-            "fork: {} children forked while other threads record, call `report()` and `merged()`; {} hung, \
+            "fork: {} children forked while other threads record, call `report()` and `combined()`; {} hung, \
              {} failed a check; from fork to the child's exit {} µs on average, {} µs at most.\n",
             f.forks, f.hangs, f.errors, f.mean_us, f.max_us
         );
