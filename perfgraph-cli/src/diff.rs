@@ -37,13 +37,13 @@ pub struct Options {
 /// Runs the diff; the exit code is 1 when a row regressed, 0 otherwise.
 pub fn run(base: &Path, head: &Path, o: &Options) -> Result<u8, Failure> {
     let (b, h) = (load::run(base)?, load::run(head)?);
-    if b.program != h.program {
+    if b.run.program != h.run.program {
         eprintln!(
             "perfgraph: warning: {} is a run of `{}`, {} of `{}`",
             base.display(),
-            b.program,
+            b.run.program,
             head.display(),
-            h.program
+            h.run.program
         );
     }
     let mut paths = Paths::new();

@@ -194,19 +194,19 @@ fn merge(
     for (i, f) in files.iter().enumerate() {
         let r = load::run(f)?;
         if let Some(first) = runs.first()
-            && first.program != r.program
+            && first.run.program != r.run.program
         {
             eprintln!(
                 "perfgraph: warning: {} is a run of `{}`, {} of `{}`; merging anyway",
                 f.display(),
-                r.program,
+                r.run.program,
                 files[0].display(),
-                first.program
+                first.run.program
             );
         }
         let processes = match &r.merged {
             Some(m) => m.processes.clone(),
-            None => vec![r.process.clone()],
+            None => vec![r.run.process.clone()],
         };
         for p in processes {
             let key = (p.host.clone(), p.pid, p.rank, p.start_unix_ns);

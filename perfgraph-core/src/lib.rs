@@ -234,7 +234,7 @@ pub fn merged() -> CallTree {
 /// }
 /// let r = report();
 /// assert_eq!(r.tree.find(&["assemble"]).unwrap().calls, 3);
-/// assert_eq!(r.tree.root().total_ns, r.wall_ns);
+/// assert_eq!(r.tree.root().total_ns, r.run.wall_ns);
 /// let table = r.to_string();
 /// assert!(table.starts_with("Performance Graph:\n"));
 /// assert!(table.lines().any(|l| l.starts_with("|   assemble ")));

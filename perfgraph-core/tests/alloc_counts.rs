@@ -43,7 +43,7 @@ fn a_thousand_vectors_are_a_thousand_allocations_self_and_inclusive() {
     assert_eq!((outer.self_allocs, outer.self_alloc_bytes), (0, 0));
     assert_eq!(outer.heap_peak_bytes, 1024);
     let report = perfgraph_core::report();
-    assert!(report.heap_counted);
+    assert!(report.run.heap_counted);
     let table = report.alloc_table();
     assert!(
         table.contains("Self alloc(MB)") && table.contains("alloc::inner"),

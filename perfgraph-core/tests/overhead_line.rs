@@ -39,7 +39,10 @@ fn the_footer_states_a_sane_cost_and_a_share_of_at_most_100_percent() {
         .collect();
     // The start-up measurement goes a round per pass of the background thread: wait for it (bounded).
     let start = std::time::Instant::now();
-    while perfgraph_core::report().overhead_ns_per_section.is_none()
+    while perfgraph_core::report()
+        .run
+        .overhead_ns_per_section
+        .is_none()
         && start.elapsed() < std::time::Duration::from_secs(60)
     {
         perfgraph_core::__private::wake_background();
@@ -47,6 +50,7 @@ fn the_footer_states_a_sane_cost_and_a_share_of_at_most_100_percent() {
     }
     let r = perfgraph_core::report();
     let ns = r
+        .run
         .overhead_ns_per_section
         .expect("the cost is measured at start-up");
     let cheapest = per_section.iter().copied().fold(f64::MAX, f64::min);

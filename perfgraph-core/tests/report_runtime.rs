@@ -33,7 +33,7 @@ fn check_invariants(r: &Report) {
         assert!(n.calls >= 1, "node {i} {}", n.name);
     }
     let root = r.tree.root();
-    assert_eq!((root.calls, root.total_ns), (1, r.wall_ns));
+    assert_eq!((root.calls, root.total_ns), (1, r.run.wall_ns));
     assert!(root.self_ns <= root.total_ns);
     for t in &r.threads {
         assert!(
@@ -43,7 +43,7 @@ fn check_invariants(r: &Report) {
             t.busy_ns,
             t.alive_ns,
             t.exited,
-            r.wall_ns,
+            r.run.wall_ns,
             t.tree
                 .nodes
                 .iter()
@@ -93,13 +93,13 @@ fn counts_are_exact_under_two_threads_even_when_the_ring_overflows() {
     // The overflow is counted; no output of this run needs every record, so nothing was lost to an
     // output and the tables do not alarm (the count is in the report's data and the JSON).
     assert!(r.dropped >= 2 * (OUTER + OUTER * INNER - 8192));
-    assert!(!r.needs_every_record);
+    assert!(!r.run.needs_every_record);
     let shown = r.to_string();
     assert!(!shown.contains("Dropped: "), "{shown}");
     assert!(r.json().contains(&format!("\"dropped\": {}", r.dropped)));
     // With the trace or interval statistics on, the line says what they lack.
     let mut r = r;
-    r.needs_every_record = true;
+    r.run.needs_every_record = true;
     let shown = r.to_string();
     assert!(
         shown.contains("Dropped: ") && shown.contains("the trace and interval statistics lack"),
@@ -150,7 +150,7 @@ fn a_report_while_threads_are_inside_sections() {
     check_invariants(&second);
     let later = second.tree.find(&["rt::waiting", "rt::blocked"]).unwrap();
     assert!(later.total_ns > blocked.total_ns);
-    assert!(second.wall_ns > first.wall_ns);
+    assert!(second.run.wall_ns > first.run.wall_ns);
     release_tx.send(()).unwrap();
     worker.join().unwrap();
     let done = perfgraph_core::report();

@@ -109,7 +109,10 @@ fn no_rings() {
     // with the start-up measurement of the instrumentation's cost, a round after each, which allocates.
     perfgraph_core::threads();
     let start = std::time::Instant::now();
-    while perfgraph_core::report().overhead_ns_per_section.is_none()
+    while perfgraph_core::report()
+        .run
+        .overhead_ns_per_section
+        .is_none()
         && start.elapsed() < std::time::Duration::from_secs(30)
     {
         perfgraph_core::__private::wake_background();

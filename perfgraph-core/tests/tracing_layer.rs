@@ -165,7 +165,12 @@ fn spans_become_sections() {
     assert!(tree.find(&["outer phase", "fine detail"]).is_none());
     let warn = tree.find(&["outer phase", "warn phase"]).unwrap();
     assert_eq!(perfgraph_core::section_info(warn.section).unwrap().level, 0);
-    assert!(perfgraph_core::report().skipped.contains(&"fine detail"));
+    assert!(
+        perfgraph_core::report()
+            .run
+            .skipped
+            .contains(&"fine detail")
+    );
 
     let m = tree.find(&["load_mesh"]).unwrap();
     assert_eq!(m.calls, 1);

@@ -49,7 +49,7 @@ fn levels_above_the_verbosity_are_not_recorded() {
     }
     let r = perfgraph_core::report();
     assert_eq!(
-        r.skipped,
+        r.run.skipped,
         ["v::detail", "v::fine", "v::phase", "v::step", "v::another"]
     );
     assert!(

@@ -24,50 +24,29 @@ use crate::base::process;
 /// }
 /// let r = report();
 /// assert_eq!(r.tree.find(&["assemble"]).unwrap().calls, 3);
-/// assert_eq!(r.tree.root().total_ns, r.wall_ns);
+/// assert_eq!(r.tree.root().total_ns, r.run.wall_ns);
 /// let table = r.to_string();
 /// assert!(table.starts_with("Performance Graph:\n"));
 /// assert!(table.lines().any(|l| l.starts_with("|   assemble ")));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
-    /// The program's name (the file name of `argv[0]`): the root row's name.
-    pub program: &'static str,
-    /// The clock the times come from (`"tsc"` or `"CLOCK_MONOTONIC"`; `"manual"` in this crate's
-    /// deterministic tests).
-    pub clock: &'static str,
-    /// Wall time of the run so far, ns: from the runtime's start (the first recorded section or the first
-    /// call into perfgraph) to this report.
-    pub wall_ns: u64,
-    /// All threads merged by call path (a section under two parents is two nodes). The root stands for the
-    /// whole program: 1 call, `total_ns == wall_ns`, `self_ns` the wall time the main thread spent outside
-    /// sections, `total_mem_bytes` the change of the resident set since the start and `self_mem_bytes` that
-    /// minus the top-level sections' changes. With one thread this is MOOSE's `self = total - children`;
-    /// with several, the children's times add up over threads and can exceed the wall time.
+    /// What is known of the run besides its threads: the program, the clock, the wall time, the
+    /// process, the settings that shape the tables (for a merge of many: the first run's, with the
+    /// longest wall time).
+    pub run: RunInfo,
+    /// All threads combined by call path (a section under two parents is two nodes). The root stands for
+    /// the whole program: 1 call, `total_ns == run.wall_ns`, `self_ns` the wall time the main thread spent
+    /// outside sections, `total_mem_bytes` the change of the resident set since the start and
+    /// `self_mem_bytes` that minus the top-level sections' changes. With one thread this is MOOSE's
+    /// `self = total - children`; with several, the children's times add up over threads and can exceed
+    /// the wall time.
     pub tree: CallTree,
     /// One entry per thread that recorded, in order of first section.
     pub threads: Vec<ThreadSummary>,
     /// Section records lost to ring overflow, all threads. Counts and times are exact regardless; only the
     /// outputs that need every call (trace, interval statistics) lack them.
     pub dropped: u64,
-    /// Whether an output that needs every call (the trace, interval statistics) is on, so records lost to
-    /// overflow are missing from it. Without one, the background thread drains the rings only now and then
-    /// and lets a busy thread's ring wrap: the footer still states the count, and says nothing needed those
-    /// records.
-    pub needs_every_record: bool,
-    /// The verbosity in force: sections above it are not recorded.
-    pub verbosity: Verbosity,
-    /// Sections reached at least once while their level was above the verbosity, by name, in the order
-    /// first seen: some or all of their calls are absent.
-    pub skipped: Vec<&'static str>,
-    /// Which process made the run (for a merge of many: the first one given).
-    pub process: ProcessInfo,
-    /// What perfgraph itself costs per section, ns, as measured at start-up; `None` when not measured.
-    pub overhead_ns_per_section: Option<f64>,
-    /// Whether the counting allocator (`CountingAllocator`) was installed: the nodes' allocation figures
-    /// (`allocs`, `alloc_bytes`, ...) are then exact counts, and the `Allocations:` table and the JSON
-    /// allocation fields are shown.
-    pub heap_counted: bool,
     /// For a merge of many processes' runs (`perfgraph merge`): the processes, and how the paths' times
     /// spread over them. `None` for one process's run.
     pub merged: Option<Merged>,
@@ -228,25 +207,33 @@ impl CpuTotal {
 /// What a [`Report`] says about the run besides its threads' snapshots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunInfo {
-    /// The program's name (the root row's name).
+    /// The program's name (the file name of `argv[0]`): the root row's name.
     pub program: &'static str,
-    /// The clock the times come from.
+    /// The clock the times come from (`"tsc"` or `"CLOCK_MONOTONIC"`; `"manual"` in this crate's
+    /// deterministic tests).
     pub clock: &'static str,
-    /// The run's wall time at the snapshot, ns, on the same base as the snapshots' times.
+    /// Wall time of the run so far, ns: from the runtime's start (the first recorded section or the first
+    /// call into perfgraph) to the report.
     pub wall_ns: u64,
     /// The resident-memory change since the start, bytes.
     pub rss_change_bytes: i64,
-    /// The verbosity in force.
+    /// The verbosity in force: sections above it are not recorded.
     pub verbosity: Verbosity,
-    /// Sections the verbosity skipped, by name, in the order first seen.
+    /// Sections reached at least once while their level was above the verbosity, by name, in the order
+    /// first seen: some or all of their calls are absent.
     pub skipped: Vec<&'static str>,
-    /// Whether an output that needs every record is on (see [`Report::needs_every_record`]).
+    /// Whether an output that needs every call (the trace, interval statistics) is on, so records lost to
+    /// overflow are missing from it. Without one, the background thread drains the rings only now and then
+    /// and lets a busy thread's ring wrap: the footer still states the count, and says nothing needed those
+    /// records.
     pub needs_every_record: bool,
-    /// Which process this is.
+    /// Which process made the run (for a merge of many: the first one given).
     pub process: ProcessInfo,
-    /// What perfgraph costs per section, ns (see [`Report::overhead_ns_per_section`]).
+    /// What perfgraph itself costs per section, ns, as measured at start-up; `None` when not measured.
     pub overhead_ns_per_section: Option<f64>,
-    /// Whether the counting allocator (`CountingAllocator`) was installed (see [`Report::heap_counted`]).
+    /// Whether the counting allocator (`CountingAllocator`) was installed: the nodes' allocation figures
+    /// (`allocs`, `alloc_bytes`, ...) are then exact counts, and the `Allocations:` table and the JSON
+    /// allocation fields are shown.
     pub heap_counted: bool,
 }
 
@@ -276,30 +263,11 @@ impl Report {
                 ThreadSummary::from_snapshot(t, wall_ns)
             })
             .collect();
-        let RunInfo {
-            program,
-            clock,
-            verbosity,
-            skipped,
-            needs_every_record,
-            process,
-            overhead_ns_per_section,
-            heap_counted,
-            ..
-        } = run;
         Report {
-            program,
-            clock,
-            wall_ns,
+            run,
             tree,
             threads: summaries,
             dropped,
-            needs_every_record,
-            verbosity,
-            skipped,
-            process,
-            overhead_ns_per_section,
-            heap_counted,
             merged: None,
         }
     }
@@ -398,7 +366,7 @@ impl Report {
     /// included), largest first (ties by name). Empty unless the counting allocator was installed.
     pub fn alloc_sections(&self) -> Vec<AllocTotal> {
         let mut by_name = ByName::default();
-        if !self.heap_counted {
+        if !self.run.heap_counted {
             return by_name.rows;
         }
         let nodes = &self.tree.nodes;

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::report::{Merged, ProcessInfo, ProcessSpread, Report, ThreadSummary};
+use super::report::{Merged, ProcessInfo, ProcessSpread, Report, RunInfo, ThreadSummary};
 use super::tree::{CallNode, CallTree};
 
 impl Report {
@@ -48,9 +48,9 @@ impl Report {
             })?;
             match &run.merged {
                 Some(m) => processes.extend(m.processes.iter().cloned()),
-                None => processes.push(run.process.clone()),
+                None => processes.push(run.run.process.clone()),
             }
-            let rank = run.process.rank;
+            let rank = run.run.process.rank;
             for t in &run.threads {
                 threads.push(ThreadSummary {
                     index: threads.len() as u32,
@@ -62,13 +62,13 @@ impl Report {
                     ..t.clone()
                 });
             }
-            for s in &run.skipped {
+            for s in &run.run.skipped {
                 if !skipped.contains(s) {
                     skipped.push(s);
                 }
             }
             let calls: u64 = run.tree.nodes.iter().skip(1).map(|n| n.calls).sum();
-            match run.overhead_ns_per_section {
+            match run.run.overhead_ns_per_section {
                 Some(ns) => {
                     weighted += ns * calls as f64;
                     calls_with_cost += calls;
@@ -78,20 +78,24 @@ impl Report {
         }
         let (tree, spread) = out.finish();
         let first = runs.first();
-        Ok(Report {
-            program: first.map_or("(none)", |r| r.program),
-            clock: first.map_or("", |r| r.clock),
+        let run = RunInfo {
+            program: first.map_or("(none)", |r| r.run.program),
+            clock: first.map_or("", |r| r.run.clock),
             wall_ns: tree.nodes.first().map_or(0, |n| n.total_ns),
+            rss_change_bytes: tree.nodes.first().map_or(0, |n| n.total_mem_bytes),
+            verbosity: first.map_or(crate::base::config::Verbosity::Off, |r| r.run.verbosity),
+            skipped,
+            needs_every_record: runs.iter().any(|r| r.run.needs_every_record),
+            process: first.map(|r| r.run.process.clone()).unwrap_or_default(),
+            overhead_ns_per_section: (all_costed && calls_with_cost > 0)
+                .then(|| weighted / calls_with_cost as f64),
+            heap_counted: runs.iter().any(|r| r.run.heap_counted),
+        };
+        Ok(Report {
+            run,
             tree,
             threads,
             dropped,
-            needs_every_record: runs.iter().any(|r| r.needs_every_record),
-            verbosity: first.map_or(crate::base::config::Verbosity::Off, |r| r.verbosity),
-            skipped,
-            process: first.map(|r| r.process.clone()).unwrap_or_default(),
-            overhead_ns_per_section: (all_costed && calls_with_cost > 0)
-                .then(|| weighted / calls_with_cost as f64),
-            heap_counted: runs.iter().any(|r| r.heap_counted),
             merged: Some(Merged { processes, spread }),
         })
     }
@@ -194,7 +198,7 @@ impl MergedTree {
                     min_ns: ns,
                     sum_ns: ns,
                     max_ns: ns,
-                    max_rank: run.process.rank,
+                    max_rank: run.run.process.rank,
                 },
             )
             .map_err(|field| format!("\"{field}\" overflows"))?;

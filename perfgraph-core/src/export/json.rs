@@ -74,28 +74,28 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     head(
         &mut p,
         &Head {
-            clock: report.clock,
+            clock: report.run.clock,
             dropped: report.dropped,
-            program: report.program,
-            skipped: &report.skipped,
-            needs_every_record: report.needs_every_record,
-            process: &report.process,
-            overhead_ns_per_section: report.overhead_ns_per_section,
+            program: report.run.program,
+            skipped: &report.run.skipped,
+            needs_every_record: report.run.needs_every_record,
+            process: &report.run.process,
+            overhead_ns_per_section: report.run.overhead_ns_per_section,
             processes: report.merged.as_ref().map(|m| &m.processes[..]),
         },
     )?;
     for (i, t) in report.threads.iter().enumerate() {
         process::progress_at(i);
-        thread(&mut p, t, report.heap_counted)?;
+        thread(&mut p, t, report.run.heap_counted)?;
     }
     let spread = report.merged.as_ref().map(|m| &m.spread[..]);
     tail(
         &mut p,
         &report.tree,
         spread,
-        report.verbosity,
-        report.wall_ns,
-        report.heap_counted,
+        report.run.verbosity,
+        report.run.wall_ns,
+        report.run.heap_counted,
     )
 }
 

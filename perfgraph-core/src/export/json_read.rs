@@ -25,7 +25,7 @@ use crate::base::buckets;
 use crate::base::config::Verbosity;
 use crate::data::figures::{CpuFigures, Written};
 use crate::data::latency::Latency;
-use crate::data::report::{Merged, ProcessInfo, ProcessSpread, Report, ThreadSummary};
+use crate::data::report::{Merged, ProcessInfo, ProcessSpread, Report, RunInfo, ThreadSummary};
 use crate::data::tree::{CallNode, CallTree};
 
 impl Report {
@@ -1236,16 +1236,15 @@ fn report_of(
             spread: spread.ok_or("\"processes\" without the nodes' spread")?,
         }),
     };
-    Ok(Report {
+    let run = RunInfo {
         program: intern(top.str("program", "")?),
         clock: intern(top.str("clock", "")?),
         wall_ns: top.u64("wall_ns", "")?,
-        tree,
-        threads,
-        dropped: top.u64("dropped", "")?,
-        needs_every_record: matches!(top.get("needs_every_record"), Some(Scalar::Bool(true))),
+        // The root's total memory is the resident-memory change since the start.
+        rss_change_bytes: tree.nodes[0].total_mem_bytes,
         verbosity,
         skipped,
+        needs_every_record: matches!(top.get("needs_every_record"), Some(Scalar::Bool(true))),
         process: process(&top, "")?,
         overhead_ns_per_section: match top.get("overhead_ns_per_section") {
             Some(Scalar::F64(v)) => Some(*v),
@@ -1253,6 +1252,12 @@ fn report_of(
             _ => None,
         },
         heap_counted,
+    };
+    Ok(Report {
+        run,
+        tree,
+        threads,
+        dropped: top.u64("dropped", "")?,
         merged,
     })
 }

@@ -50,10 +50,25 @@ fn node(name: &'static str, depth: u32, parent: Option<usize>) -> CallNode {
 
 fn report(nodes: Vec<CallNode>, threads: usize, verbosity: Verbosity) -> Report {
     let tree = CallTree { nodes };
-    Report {
+    let run = RunInfo {
         program: "prog \"quoted\"\n\u{1}é",
         clock: "tsc",
         wall_ns: 7,
+        rss_change_bytes: tree.nodes.first().map_or(0, |n| n.total_mem_bytes),
+        verbosity,
+        skipped: vec!["a\tb", "c"],
+        needs_every_record: false,
+        process: ProcessInfo {
+            pid: 12,
+            rank: 3,
+            host: "h\"1".to_owned(),
+            start_unix_ns: 1_700_000_000_123_456_789,
+        },
+        overhead_ns_per_section: Some(21.25),
+        heap_counted: false,
+    };
+    Report {
+        run,
         threads: (0..threads)
             .map(|i| ThreadSummary {
                 index: i as u32,
@@ -70,19 +85,14 @@ fn report(nodes: Vec<CallNode>, threads: usize, verbosity: Verbosity) -> Report 
             .collect(),
         tree: tree.clone(),
         dropped: 9,
-        needs_every_record: false,
-        verbosity,
-        skipped: vec!["a\tb", "c"],
-        process: ProcessInfo {
-            pid: 12,
-            rank: 3,
-            host: "h\"1".to_owned(),
-            start_unix_ns: 1_700_000_000_123_456_789,
-        },
-        overhead_ns_per_section: Some(21.25),
-        heap_counted: false,
         merged: None,
     }
+}
+
+/// `report` with its run info changed by `f`.
+fn with_run(mut r: Report, f: impl FnOnce(&mut RunInfo)) -> Report {
+    f(&mut r.run);
+    r
 }
 
 /// What serde_json's pretty printer makes of the same document: the layout the streaming writer keeps.
@@ -99,7 +109,7 @@ fn by_serde(r: &Report) -> String {
                 "max_ns": some(l.max_ns), "p50_ns": some(l.percentile(50.0)),
                 "p90_ns": some(l.percentile(90.0)), "p99_ns": some(l.percentile(99.0)),
                 "histogram": (l.count > 0).then(|| json!({"sub_buckets": 64, "buckets": l.buckets}))});
-            if r.heap_counted {
+            if r.run.heap_counted {
                 v["allocs"] = json!(n.allocs);
                 v["alloc_bytes"] = json!(n.alloc_bytes);
                 v["self_allocs"] = json!(n.self_allocs);
@@ -134,17 +144,17 @@ fn by_serde(r: &Report) -> String {
                 "cpu_ns": t.cpu_ns, "dropped": t.dropped, "tree": nodes(&t.tree, false)})
         })
         .collect();
-    let verbosity = match r.verbosity {
+    let verbosity = match r.run.verbosity {
         Verbosity::Off => Value::Null,
         Verbosity::Level(v) => json!(v),
     };
-    let p = &r.process;
-    let mut value = json!({"format": "perfgraph-call-tree", "version": VERSION, "program": r.program,
-        "clock": r.clock, "wall_ns": r.wall_ns, "verbosity": verbosity,
-        "skipped_sections": r.skipped, "dropped": r.dropped, "tree": nodes(&r.tree, true),
+    let p = &r.run.process;
+    let mut value = json!({"format": "perfgraph-call-tree", "version": VERSION, "program": r.run.program,
+        "clock": r.run.clock, "wall_ns": r.run.wall_ns, "verbosity": verbosity,
+        "skipped_sections": r.run.skipped, "dropped": r.dropped, "tree": nodes(&r.tree, true),
         "threads": threads, "pid": p.pid, "rank": p.rank, "host": p.host,
-        "start_unix_ns": p.start_unix_ns, "needs_every_record": r.needs_every_record,
-        "overhead_ns_per_section": r.overhead_ns_per_section});
+        "start_unix_ns": p.start_unix_ns, "needs_every_record": r.run.needs_every_record,
+        "overhead_ns_per_section": r.run.overhead_ns_per_section});
     if let Some(m) = &r.merged {
         let list: Vec<Value> = m
             .processes
@@ -168,18 +178,18 @@ fn the_layout_is_serde_json_pretty_printers() {
     ];
     for r in [
         report(deep.clone(), 2, Verbosity::Level(3)),
-        Report {
-            heap_counted: true,
-            ..report(deep.clone(), 2, Verbosity::Level(3))
-        },
+        with_run(report(deep.clone(), 2, Verbosity::Level(3)), |r| {
+            r.heap_counted = true
+        }),
         report(deep, 0, Verbosity::Off),
         report(Vec::new(), 1, Verbosity::Level(0)),
-        Report {
-            skipped: Vec::new(),
-            overhead_ns_per_section: None,
-            heap_counted: false,
-            ..report(vec![node("(root)", 0, None)], 0, Verbosity::Off)
-        },
+        with_run(
+            report(vec![node("(root)", 0, None)], 0, Verbosity::Off),
+            |r| {
+                r.skipped = Vec::new();
+                r.overhead_ns_per_section = None;
+            },
+        ),
         Report {
             merged: Some(Merged {
                 processes: vec![ProcessInfo::default(), ProcessInfo::default()],

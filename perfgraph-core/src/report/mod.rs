@@ -334,10 +334,10 @@ impl Report {
     /// overflow, call paths too deep for the table, calls still running. Empty when there is nothing to say.
     pub fn footer(&self) -> String {
         let mut out = String::new();
-        let n = self.skipped.len();
+        let n = self.run.skipped.len();
         if n > 0 {
             const SHOWN: usize = 8;
-            let mut names = self.skipped[..n.min(SHOWN)]
+            let mut names = self.run.skipped[..n.min(SHOWN)]
                 .iter()
                 .map(|name| shown(name))
                 .collect::<Vec<_>>()
@@ -345,7 +345,7 @@ impl Report {
             if n > SHOWN {
                 names.push_str(&format!(" and {} more", n - SHOWN));
             }
-            let now = match self.verbosity {
+            let now = match self.run.verbosity {
                 Verbosity::Level(v) => v.to_string(),
                 Verbosity::Off => "off".to_owned(),
             };
@@ -357,7 +357,7 @@ impl Report {
         }
         // Records lost to overflow matter only to an output that needs every record; otherwise the rings
         // wrap on purpose and the count is in the JSON alone.
-        if self.dropped > 0 && self.needs_every_record {
+        if self.dropped > 0 && self.run.needs_every_record {
             let per_thread: Vec<String> = self
                 .threads
                 .iter()
@@ -405,7 +405,7 @@ impl Report {
                 "Running: {running} calls had not ended; their time so far is included.\n"
             ));
         }
-        if let Some(ns) = self.overhead_ns_per_section {
+        if let Some(ns) = self.run.overhead_ns_per_section {
             let calls: u64 = self.tree.nodes.iter().skip(1).map(|n| n.calls).sum();
             let cost_s = ns * calls as f64 / 1e9;
             let (share, of) = instrumentation_share(self, cost_s * 1e9);
@@ -451,7 +451,7 @@ impl Report {
             out.push_str(&self.async_table());
         }
         // Only a run with the counting allocator installed has allocations to print.
-        if selection.alloc && self.heap_counted {
+        if selection.alloc && self.run.heap_counted {
             out.push_str("\nAllocations:\n");
             out.push_str(&self.alloc_table());
         }
@@ -494,7 +494,7 @@ fn instrumentation_share(r: &Report, cost_ns: f64) -> (f64, &'static str) {
     } else if alive > 0 {
         (alive, "the recording threads' time alive")
     } else {
-        (r.wall_ns, "the run")
+        (r.run.wall_ns, "the run")
     };
     let share = match base {
         0 => 0.0,
