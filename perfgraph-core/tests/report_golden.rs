@@ -85,18 +85,8 @@ fn cpu_figures_read_back_and_merge() {
 fn a_deep_recursion_stays_small_and_parseable() {
     let paths: Vec<report_fake::Path> = (1..=5000).map(|d| (d, "recurse", 1, 1, 0)).collect();
     let t = tree(&paths);
-    let run = perfgraph_core::RunInfo {
-        program: "deep",
-        clock: "tsc",
-        wall_ns: 1_000_000_000,
-        rss_change_bytes: 0,
-        verbosity: Verbosity::Level(3),
-        skipped: Vec::new(),
-        needs_every_record: true,
-        process: Default::default(),
-        overhead_ns_per_section: None,
-        heap_counted: false,
-    };
+    let mut run = perfgraph_core::data::RunInfo::new("deep", "tsc", 1_000_000_000);
+    run.needs_every_record = true;
     let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 0, t)]);
     let graph = r.render(&ReportSelection::all());
     assert!(graph.len() < 200_000, "{} bytes", graph.len());
@@ -122,18 +112,8 @@ fn names_are_escaped_aligned_by_display_width_and_cut() {
         (2, "🚀 launch", 1, 500, 0),
         (1, report_fake::LONG_NAME, 1, 10, 0),
     ]);
-    let run = perfgraph_core::RunInfo {
-        program: "odd",
-        clock: "tsc",
-        wall_ns: 4_000_000_000,
-        rss_change_bytes: 0,
-        verbosity: Verbosity::Level(3),
-        skipped: Vec::new(),
-        needs_every_record: true,
-        process: Default::default(),
-        overhead_ns_per_section: None,
-        heap_counted: false,
-    };
+    let mut run = perfgraph_core::data::RunInfo::new("odd", "tsc", 4_000_000_000);
+    run.needs_every_record = true;
     let threads = [
         thread(0, "main", 0, None, 0, t),
         thread(1, "worker\tone", 0, Some(1), 0, tree(&[])),

@@ -28,6 +28,7 @@ use crate::base::clock::{Scale, Ticks};
 /// assert_eq!(b.count, 2000);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Latency {
     /// Calls counted.
     pub count: u64,

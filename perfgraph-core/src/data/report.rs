@@ -30,6 +30,7 @@ use crate::base::process;
 /// assert!(table.lines().any(|l| l.starts_with("|   assemble ")));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Report {
     /// What is known of the run besides its threads: the program, the clock, the wall time, the
     /// process, the settings that shape the tables (for a merge of many: the first run's, with the
@@ -54,6 +55,7 @@ pub struct Report {
 
 /// Which process a run was: what tells apart the files of the processes of one job.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ProcessInfo {
     /// The process id.
     pub pid: u32,
@@ -69,6 +71,7 @@ pub struct ProcessInfo {
 
 /// What a merge of many processes' runs keeps besides the summed tree.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Merged {
     /// The processes merged, in the order given.
     pub processes: Vec<ProcessInfo>,
@@ -78,6 +81,7 @@ pub struct Merged {
 
 /// How one call path's total time spread over the processes of a merge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ProcessSpread {
     /// Processes that have the path.
     pub processes: u32,
@@ -102,6 +106,7 @@ impl ProcessSpread {
 
 /// One thread's line in the `threads` report.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ThreadSummary {
     /// Dense number in order of first section.
     pub index: u32,
@@ -129,6 +134,7 @@ pub struct ThreadSummary {
 
 /// One line of `Heaviest Sections:`: every call path of a section name, summed.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SectionTotal {
     /// The section's name (the program's name for the root).
     pub name: &'static str,
@@ -144,6 +150,7 @@ pub struct SectionTotal {
 
 /// One line of `Async Sections:`: every call path of an async section name (timed futures), summed.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct AsyncTotal {
     /// The section's name.
     pub name: &'static str,
@@ -164,6 +171,7 @@ pub struct AsyncTotal {
 
 /// One line of `Allocations:`: every call path of a section name, summed (the counting allocator's figures).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct AllocTotal {
     /// The section's name.
     pub name: &'static str,
@@ -184,6 +192,7 @@ pub struct AllocTotal {
 /// One line of `CPU:`: every call path of a section name that measured its CPU time (the `cpu` option,
 /// `PERFGRAPH_CPU=all`), summed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct CpuTotal {
     /// The section's name.
     pub name: &'static str,
@@ -206,6 +215,7 @@ impl CpuTotal {
 
 /// What a [`Report`] says about the run besides its threads' snapshots.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RunInfo {
     /// The program's name (the file name of `argv[0]`): the root row's name.
     pub program: &'static str,
@@ -235,6 +245,36 @@ pub struct RunInfo {
     /// (`allocs`, `alloc_bytes`, ...) are then exact counts, and the `Allocations:` table and the JSON
     /// allocation fields are shown.
     pub heap_counted: bool,
+}
+
+impl RunInfo {
+    /// What is known of a run of `program` timed by `clock` for `wall_ns`, with the rest at its neutral
+    /// value (no memory change, every level recorded, nothing skipped, no process identity, no overhead
+    /// measured, no counting allocator): for reports built by hand, with the fields set that are known.
+    ///
+    /// ```
+    /// use perfgraph_core::data::{CallNode, CallTree, Report, RunInfo, ThreadSnapshot};
+    ///
+    /// let mut run = RunInfo::new("converter", "tsc", 2_000_000_000);
+    /// run.process.rank = 3;
+    /// let tree = CallTree::new(vec![CallNode::new(0, "(root)", 0, 0, None)]);
+    /// let report = Report::build(run, &[ThreadSnapshot::new(0, "main", tree)]);
+    /// assert_eq!(report.run.wall_ns, 2_000_000_000);
+    /// ```
+    pub fn new(program: &'static str, clock: &'static str, wall_ns: u64) -> RunInfo {
+        RunInfo {
+            program,
+            clock,
+            wall_ns,
+            rss_change_bytes: 0,
+            verbosity: Verbosity::Level(3),
+            skipped: Vec::new(),
+            needs_every_record: false,
+            process: ProcessInfo::default(),
+            overhead_ns_per_section: None,
+            heap_counted: false,
+        }
+    }
 }
 
 impl Report {

@@ -11,6 +11,7 @@ use crate::data::latency::Latency;
 
 /// One node of a call tree: a call path.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CallNode {
     /// The section (0 for the root).
     pub section: SectionId,
@@ -78,6 +79,36 @@ pub struct CallNode {
 pub type CpuTime = CpuFigures;
 
 impl CallNode {
+    /// A node of `section` (named `name`, at `level`) at `depth` under `parent`, with no figures yet: for
+    /// a tree built by hand (a converter, a test); set the figures it has, then
+    /// [`CallTree::new`] links the children.
+    ///
+    /// ```
+    /// use perfgraph_core::data::{CallNode, CallTree};
+    ///
+    /// let mut solve = CallNode::new(1, "solve", 0, 1, Some(0));
+    /// solve.calls = 3;
+    /// let tree = CallTree::new(vec![CallNode::new(0, "(root)", 0, 0, None), solve]);
+    /// assert_eq!(tree.find(&["solve"]).unwrap().calls, 3);
+    /// assert_eq!(tree.root().children, [1]);
+    /// ```
+    pub fn new(
+        section: SectionId,
+        name: &'static str,
+        level: u8,
+        depth: u32,
+        parent: Option<usize>,
+    ) -> CallNode {
+        CallNode {
+            section,
+            name,
+            level,
+            depth,
+            parent,
+            ..root_node()
+        }
+    }
+
     /// A node of the same section (id, name, level) at `parent` and `depth`, with no figures yet: where
     /// merges add those of the nodes they fold into it ([`add_figures`](CallNode::add_figures)).
     pub(crate) fn empty_like(&self, parent: Option<usize>, depth: u32) -> CallNode {
@@ -156,6 +187,7 @@ impl CallNode {
 
 /// A call tree; node 0 is the root.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct CallTree {
     /// Nodes in depth-first order (parents before children).
     pub nodes: Vec<CallNode>,
@@ -163,6 +195,7 @@ pub struct CallTree {
 
 /// A section running at the snapshot.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RunningSection {
     /// The section.
     pub section: SectionId,
@@ -178,6 +211,7 @@ pub struct RunningSection {
 
 /// What one thread recorded.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ThreadSnapshot {
     /// Dense number in order of first section.
     pub index: u32,
@@ -211,6 +245,36 @@ pub struct ThreadSnapshot {
     pub group: Option<ThreadGroup>,
 }
 
+impl ThreadSnapshot {
+    /// A thread `index` named `name` that recorded `tree`, with nothing else known yet (not the main
+    /// thread, started at 0, running, nothing lost): for snapshots built by hand, then fed to
+    /// [`Report::build`](crate::data::Report::build).
+    ///
+    /// ```
+    /// use perfgraph_core::data::{CallNode, CallTree, ThreadSnapshot};
+    ///
+    /// let tree = CallTree::new(vec![CallNode::new(0, "(root)", 0, 0, None)]);
+    /// let mut main = ThreadSnapshot::new(0, "main", tree);
+    /// main.is_main = true;
+    /// assert_eq!(main.name, "main");
+    /// ```
+    pub fn new(index: u32, name: impl Into<String>, tree: CallTree) -> ThreadSnapshot {
+        ThreadSnapshot {
+            index,
+            name: name.into(),
+            is_main: false,
+            started_ns: 0,
+            exited_ns: None,
+            recorded: 0,
+            dropped: 0,
+            cpu_ns: 0,
+            tree,
+            running: Vec::new(),
+            group: None,
+        }
+    }
+}
+
 /// The old name of [`combine`].
 #[doc(hidden)]
 #[deprecated(
@@ -223,6 +287,7 @@ pub fn merge<'a>(trees: impl IntoIterator<Item = &'a CallTree>) -> CallTree {
 
 /// Exited threads of one name, folded into one entry of the thread list (see [`ThreadSnapshot::group`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ThreadGroup {
     /// How many threads.
     pub threads: u64,
@@ -399,6 +464,31 @@ fn root_node() -> CallNode {
 }
 
 impl CallTree {
+    /// A tree of `nodes` (depth-first, each after its parent, the root first), with each node's `children`
+    /// set from the parents (any given are replaced).
+    ///
+    /// ```
+    /// use perfgraph_core::data::{CallNode, CallTree};
+    ///
+    /// let tree = CallTree::new(vec![
+    ///     CallNode::new(0, "(root)", 0, 0, None),
+    ///     CallNode::new(1, "a", 0, 1, Some(0)),
+    ///     CallNode::new(2, "b", 0, 2, Some(1)),
+    /// ]);
+    /// assert!(tree.find(&["a", "b"]).is_some());
+    /// ```
+    pub fn new(mut nodes: Vec<CallNode>) -> CallTree {
+        for n in &mut nodes {
+            n.children.clear();
+        }
+        for i in 0..nodes.len() {
+            if let Some(p) = nodes[i].parent.filter(|&p| p < i) {
+                nodes[p].children.push(i);
+            }
+        }
+        CallTree { nodes }
+    }
+
     /// The root.
     pub fn root(&self) -> &CallNode {
         &self.nodes[0]

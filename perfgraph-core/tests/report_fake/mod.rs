@@ -4,7 +4,7 @@
 
 use perfgraph_core::Verbosity;
 use perfgraph_core::data::{
-    CallNode, CallTree, CpuFigures, Latency, ProcessInfo, Report, RunInfo, ThreadSnapshot,
+    CallNode, CallTree, CpuFigures, Latency, Report, RunInfo, ThreadSnapshot,
 };
 
 /// One call path: depth (1 = top level), name, calls, self time (ms), self memory (MB, decimal).
@@ -57,7 +57,7 @@ pub fn tree(paths: &[Path]) -> CallTree {
             nodes[i].cpu = Some(cpu);
         }
     }
-    CallTree { nodes }
+    CallTree::new(nodes)
 }
 
 /// The sections that measured their CPU time (the `cpu` option), with the share of their self time spent
@@ -113,32 +113,17 @@ fn node(
     parent: Option<usize>,
     self_mb: i64,
 ) -> CallNode {
-    CallNode {
-        section,
-        name,
-        level: if depth <= 1 { 0 } else { 1 },
-        depth,
-        parent,
-        children: Vec::new(),
-        calls,
-        running: 0,
-        self_ns: self_ms * 1_000_000,
-        total_ns: 0,
-        self_mem_bytes: self_mb * 1_000_000,
-        total_mem_bytes: 0,
-        polls: 0,
-        wall_ns: 0,
-        max_wall_ns: 0,
-        cancelled: 0,
-        latency: latency(calls, self_ms * 1_000_000),
-        allocs: 0,
-        alloc_bytes: 0,
-        self_allocs: calls * 4,
-        self_alloc_bytes: self_mb.unsigned_abs() * 1_500_000,
-        heap_growth_bytes: self_mb * 1_000_000,
-        heap_peak_bytes: self_mb.unsigned_abs() * 2_000_000,
-        cpu: None,
-    }
+    let level = if depth <= 1 { 0 } else { 1 };
+    let mut n = CallNode::new(section, name, level, depth, parent);
+    n.calls = calls;
+    n.self_ns = self_ms * 1_000_000;
+    n.self_mem_bytes = self_mb * 1_000_000;
+    n.latency = latency(calls, self_ms * 1_000_000);
+    n.self_allocs = calls * 4;
+    n.self_alloc_bytes = self_mb.unsigned_abs() * 1_500_000;
+    n.heap_growth_bytes = self_mb * 1_000_000;
+    n.heap_peak_bytes = self_mb.unsigned_abs() * 2_000_000;
+    n
 }
 
 /// A made-up spread of `calls` calls around `ns / calls`: a fifth at a third of it, a tenth at three
@@ -165,19 +150,16 @@ pub fn thread(
     dropped: u64,
     tree: CallTree,
 ) -> ThreadSnapshot {
-    ThreadSnapshot {
-        index,
-        name: name.to_owned(),
-        is_main: index == 0,
-        started_ns: started_ms * 1_000_000,
-        exited_ns: exited_ms.map(|ms| ms * 1_000_000),
-        recorded: tree.nodes.iter().map(|n| n.calls).sum(),
-        dropped,
-        cpu_ns: tree.nodes.iter().map(|n| n.self_ns).sum::<u64>() / 10 * 9,
-        tree,
-        running: Vec::new(),
-        group: None,
-    }
+    let recorded = tree.nodes.iter().map(|n| n.calls).sum();
+    let cpu_ns = tree.nodes.iter().map(|n| n.self_ns).sum::<u64>() / 10 * 9;
+    let mut t = ThreadSnapshot::new(index, name, tree);
+    t.is_main = index == 0;
+    t.started_ns = started_ms * 1_000_000;
+    t.exited_ns = exited_ms.map(|ms| ms * 1_000_000);
+    t.recorded = recorded;
+    t.dropped = dropped;
+    t.cpu_ns = cpu_ns;
+    t
 }
 
 /// The solver run: the main thread sets up, refines a mesh (+160 MB) and takes three time steps whose solves
@@ -213,22 +195,14 @@ pub fn solver_report(verbosity: Verbosity, worker_dropped: u64) -> Report {
     } else {
         Vec::new()
     };
-    let run = RunInfo {
-        program: "demo",
-        clock: "tsc",
-        wall_ns: 10_350_000_000,
-        rss_change_bytes: 166_000_000,
-        verbosity,
-        skipped,
-        needs_every_record: true,
-        process: ProcessInfo {
-            pid: 4242,
-            rank: 0,
-            host: "node1".to_owned(),
-            start_unix_ns: 1_700_000_000_000_000_000,
-        },
-        overhead_ns_per_section: Some(24.5),
-        heap_counted: false,
-    };
+    let mut run = RunInfo::new("demo", "tsc", 10_350_000_000);
+    run.rss_change_bytes = 166_000_000;
+    run.verbosity = verbosity;
+    run.skipped = skipped;
+    run.needs_every_record = true;
+    run.process.pid = 4242;
+    run.process.host = "node1".to_owned();
+    run.process.start_unix_ns = 1_700_000_000_000_000_000;
+    run.overhead_ns_per_section = Some(24.5);
     Report::build(run, &solver_threads(worker_dropped))
 }
