@@ -70,6 +70,25 @@ pub mod config {
     };
 }
 
+/// Reading the Chrome JSON traces perfgraph writes, one event at a time, for tools that merge or convert
+/// them (what `perfgraph merge --trace` reads them with).
+///
+/// ```
+/// let trace = br#"[{"name":"solve","ph":"X","pid":1,"tid":1,"ts":0,"dur":5}]"#;
+/// let mut names = Vec::new();
+/// perfgraph_core::trace::read_events(&trace[..], |e| {
+///     names.push(e["name"].as_str().unwrap_or("").to_owned());
+///     Ok(true)
+/// })
+/// .unwrap();
+/// assert_eq!(names, ["solve"]);
+/// ```
+pub mod trace {
+    pub use crate::export::chrome_read::{
+        MAX_STRING_BYTES, MAX_TRACE_BYTES, TraceIdentity, read_events, read_identity,
+    };
+}
+
 pub use base::config::Verbosity;
 pub use base::heap::CountingAllocator;
 pub use base::registry::{SectionId, SectionInfo};

@@ -5,6 +5,7 @@
 //! pure function of plain data; the collector puts their text in files.
 
 pub(crate) mod chrome;
+pub(crate) mod chrome_read;
 pub(crate) mod folded;
 pub(crate) mod json;
 pub(crate) mod json_read;
