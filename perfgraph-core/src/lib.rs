@@ -91,7 +91,9 @@ pub mod trace {
 
 pub use base::config::Verbosity;
 pub use base::heap::CountingAllocator;
-pub use base::registry::{SectionId, SectionInfo};
+// Moved to `data` in 0.2.0; kept at the root for one release, out of the docs.
+#[doc(hidden)]
+pub use data::{SectionId, SectionInfo};
 pub use collector::live::screen::{LiveStderr, suspend};
 
 // The paths of 0.1.0, before the data and the settings had modules of their own: kept for one release,
@@ -165,12 +167,12 @@ pub fn stderr() -> LiveStderr {
 }
 
 /// Information about section `id`, if registered.
-pub fn section_info(id: SectionId) -> Option<SectionInfo> {
+pub fn section_info(id: data::SectionId) -> Option<data::SectionInfo> {
     base::registry::info(id)
 }
 
 /// Every registered section, by id.
-pub fn sections() -> Vec<SectionInfo> {
+pub fn sections() -> Vec<data::SectionInfo> {
     base::registry::all()
 }
 

@@ -26,6 +26,7 @@ pub(crate) mod report;
 pub(crate) mod runs;
 pub(crate) mod tree;
 
+pub use crate::base::registry::{SectionId, SectionInfo};
 pub use figures::CpuFigures;
 pub use latency::Latency;
 pub use report::{
