@@ -92,9 +92,9 @@ pub mod trace {
 pub use base::config::Verbosity;
 pub use base::heap::CountingAllocator;
 // Moved to `data` in 0.2.0; kept at the root for one release, out of the docs.
+pub use collector::live::screen::{LiveStderr, suspend};
 #[doc(hidden)]
 pub use data::{SectionId, SectionInfo};
-pub use collector::live::screen::{LiveStderr, suspend};
 
 // The paths of 0.1.0, before the data and the settings had modules of their own: kept for one release,
 // out of the docs.

@@ -538,6 +538,21 @@ fn a_late_end_record_is_not_taken_for_a_lost_one() {
 }
 
 #[test]
+fn a_late_end_record_of_a_nested_call_comes_before_its_parents_still_line() {
+    // MOOSE's nested dots sections: the inner one ends between two passes and leaves the snapshot before its
+    // record is drained, while the outer one's dot is overdue (it gets none while the inner one is
+    // innermost). The outer section must wait for the inner one's record: its stats on its own line, then
+    // `Still`, as when the record comes at once (seen in CI: `Still Testing Slowness` came first, and the
+    // inner section then said `Finished`).
+    let mut sim = Sim::new(settings(), &[("main", true)]);
+    sim.start(0, 0, "Testing Slowness", true)
+        .start(100, 0, "Testing Nested Slowness", true)
+        .at(2_500_000, Step::EndLate { thread: 0 })
+        .end(4_200_000, 0);
+    insta::assert_snapshot!(sim.run(10 * SECOND));
+}
+
+#[test]
 fn a_snapshot_that_still_shows_an_ended_call_is_cut_there() {
     // The drain delivered the end of "Solving" before its thread published the lower depth, so the snapshot
     // taken just after still shows it: the printer must not take it for a running call (which would print its

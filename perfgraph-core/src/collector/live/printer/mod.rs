@@ -386,6 +386,12 @@ impl Printer {
     pub fn tick(&mut self, now: u64, out: &mut String) -> Option<u64> {
         let limit = self.settings.time_limit;
         for t in 0..self.threads.len() {
+            // A printed call of this thread ended and its record is not drained yet: what the thread shows
+            // next depends on it (its stats end its own line, before any `Still` line of its parent), and
+            // the next drain, at most a pass away, delivers it.
+            if self.limbo.iter().any(|l| l.thread == t) {
+                continue;
+            }
             for d in 0..self.threads[t].stack.len() {
                 let open = &self.threads[t].stack[d];
                 let due = open.call.start.saturating_add(limit) <= now || self.settings.all;
@@ -436,7 +442,11 @@ impl Printer {
         let limit = self.settings.time_limit;
         let mut next: Option<u64> = None;
         let mut at = |t: u64| next = Some(next.map_or(t, |n| n.min(t)));
-        for view in &self.threads {
+        for (t, view) in self.threads.iter().enumerate() {
+            // Waiting for an end record (`tick` skips it): due at the next drain, which `wants_drain` asks for.
+            if self.limbo.iter().any(|l| l.thread == t) {
+                continue;
+            }
             // Unprinted calls are due when they cross the limit; only the innermost printed call gets dots.
             let innermost = view.stack.iter().rposition(|o| o.shown != Shown::No);
             for (d, open) in view.stack.iter().enumerate() {
