@@ -1,5 +1,6 @@
 //! The figures a call measures when its section asks (the `cpu` option, `PERFGRAPH_CPU=all`), declared
-//! once: the list in [`figures!`]'s call below is the only place a figure is spelled out. Every layer
+//! once: the list in [`figures!`]'s call below is the only place a figure is spelled out. (A call path's
+//! other figures are listed in `data/node_figures.rs`.) Every layer
 //! takes it from there, by index: the recording node (`local/tree.rs`'s `SideNode`), the ring record
 //! (`local/record.rs`), a reading and a snapshot, [`CallNode::cpu`](crate::data::CallNode::cpu), the sums
 //! of a merge and of the `CPU:` table, the JSON writer and reader, and the trace's args.
@@ -11,7 +12,7 @@
 //!   when **not zero** (a figure that is usually off: absent reads as 0, so old files stay the same);
 //! * its column in the `CPU:` table, if it has one (shown when any row is not 0).
 //!
-//! Adding a figure: a line here, its measurement in `local/cpu_frames.rs` (what the call reads at its
+//! Adding a CPU figure: a line here, its measurement in `local/cpu_frames.rs` (what the call reads at its
 //! start and end), and, if it is opt-in, its setting (docs/design.md, "Where to add things").
 
 /// How a figure is summed over a section's call paths (the `CPU:` table).

@@ -22,6 +22,7 @@
 
 pub(crate) mod figures;
 pub(crate) mod latency;
+pub(crate) mod node_figures;
 pub(crate) mod report;
 pub(crate) mod runs;
 pub(crate) mod tree;

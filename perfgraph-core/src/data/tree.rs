@@ -122,62 +122,6 @@ impl CallNode {
         }
     }
 
-    /// Adds `n`'s figures to this node's (a merge of two paths into one): counts, times, memory, async
-    /// figures, latency, allocations and CPU time summed; the maxima kept.
-    pub(crate) fn add_figures(&mut self, n: &CallNode) {
-        self.calls += n.calls;
-        self.running += n.running;
-        self.self_ns += n.self_ns;
-        self.total_ns += n.total_ns;
-        self.self_mem_bytes += n.self_mem_bytes;
-        self.total_mem_bytes += n.total_mem_bytes;
-        self.polls += n.polls;
-        self.wall_ns += n.wall_ns;
-        self.max_wall_ns = self.max_wall_ns.max(n.max_wall_ns);
-        self.cancelled += n.cancelled;
-        self.latency.add(&n.latency);
-        self.allocs += n.allocs;
-        self.alloc_bytes += n.alloc_bytes;
-        self.self_allocs += n.self_allocs;
-        self.self_alloc_bytes += n.self_alloc_bytes;
-        self.heap_growth_bytes += n.heap_growth_bytes;
-        self.heap_peak_bytes = self.heap_peak_bytes.max(n.heap_peak_bytes);
-        self.cpu = CpuFigures::sum(self.cpu, n.cpu);
-    }
-
-    /// [`add_figures`](Self::add_figures) for figures from files (`perfgraph merge`): a sum that would
-    /// overflow is the name of its field, not a wrap (a count of `u64::MAX` plus one is not 0).
-    pub(crate) fn checked_add_figures(&mut self, n: &CallNode) -> Result<(), &'static str> {
-        macro_rules! add {
-            ($($field:ident),*) => {$(
-                self.$field = self.$field.checked_add(n.$field).ok_or(stringify!($field))?;
-            )*};
-        }
-        add!(
-            calls,
-            running,
-            self_ns,
-            total_ns,
-            self_mem_bytes,
-            total_mem_bytes,
-            polls,
-            wall_ns,
-            cancelled,
-            allocs,
-            alloc_bytes,
-            self_allocs,
-            self_alloc_bytes,
-            heap_growth_bytes
-        );
-        self.max_wall_ns = self.max_wall_ns.max(n.max_wall_ns);
-        self.heap_peak_bytes = self.heap_peak_bytes.max(n.heap_peak_bytes);
-        if !self.latency.checked_add(&n.latency) {
-            return Err("histogram");
-        }
-        self.cpu = CpuFigures::checked_sum(self.cpu, n.cpu)?;
-        Ok(())
-    }
-
     /// Whether timed futures ran at this path (polled, or ended here): the JSON then carries `polls`,
     /// `wall_ns`, `max_wall_ns` and `cancelled`, and the `Async Sections:` table lists its section.
     pub fn is_async(&self) -> bool {

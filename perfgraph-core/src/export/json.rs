@@ -18,6 +18,7 @@ use crate::base::config::Verbosity;
 use crate::base::{buckets, process, registry};
 use crate::data::figures::CpuFigures;
 use crate::data::latency::Latency;
+use crate::data::node_figures::Value;
 use crate::data::report::{self, ProcessInfo, ProcessSpread, Report, RunInfo, ThreadSummary};
 use crate::data::tree::{CallTree, Merger, ThreadSnapshot};
 
@@ -253,24 +254,18 @@ fn nodes(
     for (i, n) in tree.nodes.iter().enumerate() {
         process::progress_at(i);
         p.item()?;
-        // Alphabetical order, as serde_json writes a map; the four async fields only on async nodes.
-        let asyncs = n.is_async();
         p.open(b'{')?;
-        // The CPU figures in their alphabetical places.
-        p.among(n.cpu.iter().flat_map(CpuFigures::written));
-        if heap {
-            p.raw("alloc_bytes", n.alloc_bytes)?;
-            p.raw("allocs", n.allocs)?;
-        }
-        p.raw("calls", n.calls)?;
-        if asyncs {
-            p.raw("cancelled", n.cancelled)?;
-        }
+        // The figures (data/node_figures.rs, data/figures.rs) in their alphabetical places among the
+        // structural keys written here.
+        p.among(
+            n.json_figures(heap).chain(
+                n.cpu
+                    .iter()
+                    .flat_map(CpuFigures::written)
+                    .map(|(k, v)| (k, Value::U(v))),
+            ),
+        );
         p.raw("depth", n.depth)?;
-        if heap {
-            p.raw("heap_growth_bytes", n.heap_growth_bytes)?;
-            p.raw("heap_peak_bytes", n.heap_peak_bytes)?;
-        }
         let l = &n.latency;
         // No histogram: the figures drawn from it are null.
         let some = l.count > 0;
@@ -287,9 +282,6 @@ fn nodes(
         p.raw("id", i)?;
         p.raw("level", n.level)?;
         figure(p, "max_ns", l.max_ns)?;
-        if asyncs {
-            p.raw("max_wall_ns", n.max_wall_ns)?;
-        }
         figure(p, "min_ns", l.min_ns)?;
         p.string("name", n.name)?;
         figure(p, "p50_ns", l.percentile(50.0))?;
@@ -298,9 +290,6 @@ fn nodes(
         match n.parent {
             None => p.raw("parent", "null")?,
             Some(parent) => p.raw("parent", parent)?,
-        }
-        if asyncs {
-            p.raw("polls", n.polls)?;
         }
         if let Some(s) = spread.and_then(|s| s.get(i)) {
             p.key("processes")?;
@@ -312,21 +301,9 @@ fn nodes(
             p.raw("sum_ns", s.sum_ns)?;
             p.close(b'}')?;
         }
-        p.raw("running", n.running)?;
         p.raw("section", n.section)?;
-        if heap {
-            p.raw("self_alloc_bytes", n.self_alloc_bytes)?;
-            p.raw("self_allocs", n.self_allocs)?;
-        }
-        p.raw("self_mem_bytes", n.self_mem_bytes)?;
-        p.raw("self_ns", n.self_ns)?;
         if let Some(target) = target(n.section, n.name) {
             p.string("target", target)?;
-        }
-        p.raw("total_mem_bytes", n.total_mem_bytes)?;
-        p.raw("total_ns", n.total_ns)?;
-        if asyncs {
-            p.raw("wall_ns", n.wall_ns)?;
         }
         p.close(b'}')?;
     }
@@ -371,7 +348,7 @@ struct Pretty<'a> {
     has_value: bool,
     /// Members still to write among the object at depth `among_depth`, each before the first later key
     /// that sorts after it (or at its close): `(key, value)`, the last to write first.
-    among: Vec<(&'static str, u64)>,
+    among: Vec<(&'static str, Value)>,
     /// The depth of the object `among` belongs to.
     among_depth: usize,
 }
@@ -389,7 +366,7 @@ impl Pretty<'_> {
 
     /// Members of the object just opened that its writer does not name: each is written in its
     /// alphabetical place among the members the writer writes (`members` in any order).
-    fn among(&mut self, members: impl Iterator<Item = (&'static str, u64)>) {
+    fn among(&mut self, members: impl Iterator<Item = (&'static str, Value)>) {
         self.among.clear();
         self.among.extend(members);
         self.among.sort_unstable_by(|a, b| b.0.cmp(a.0));

@@ -25,6 +25,7 @@ use crate::base::buckets;
 use crate::base::config::Verbosity;
 use crate::data::figures::{CpuFigures, Written};
 use crate::data::latency::Latency;
+use crate::data::node_figures::{InJson, NODE_FIGURE_NAMES, NODE_FIGURES, Value};
 use crate::data::report::{Merged, ProcessInfo, ProcessSpread, Report, RunInfo, ThreadSummary};
 use crate::data::tree::{CallNode, CallTree};
 
@@ -320,7 +321,11 @@ impl Fields {
 
 /// Reads an object's key as one of the known keys, in either list (`None`: a key this reader does not use,
 /// whose value is skipped), without holding the key's text.
-struct KeySeed(&'static [&'static str], &'static [&'static str]);
+struct KeySeed(
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = Option<&'static str>;
@@ -335,7 +340,13 @@ impl<'de> Visitor<'de> for KeySeed {
         f.write_str("a key")
     }
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(self.0.iter().chain(self.1).find(|k| **k == v).copied())
+        Ok(self
+            .0
+            .iter()
+            .chain(self.1)
+            .chain(self.2)
+            .find(|k| **k == v)
+            .copied())
     }
 }
 
@@ -359,7 +370,7 @@ impl<'de> Visitor<'de> for ObjectSeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
         let mut fields = Fields::default();
-        while let Some(key) = map.next_key_seed(KeySeed(self.known, &[]))? {
+        while let Some(key) = map.next_key_seed(KeySeed(self.known, &[], &[]))? {
             match key {
                 Some(k) => fields.set(k, map.next_value_seed(ScalarSeed)?),
                 None => {
@@ -525,7 +536,11 @@ impl<'de> Visitor<'de> for NodeSeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNode, A::Error> {
         let mut raw = RawNode::default();
-        while let Some(key) = map.next_key_seed(KeySeed(ALL_NODE_KEYS, &CpuFigures::NAMES))? {
+        while let Some(key) = map.next_key_seed(KeySeed(
+            ALL_NODE_KEYS,
+            NODE_FIGURE_NAMES,
+            &CpuFigures::NAMES,
+        ))? {
             match key {
                 Some("parent") => raw.parent = Some(map.next_value_seed(ScalarSeed)?),
                 Some("histogram") => {
@@ -549,31 +564,16 @@ impl<'de> Visitor<'de> for NodeSeed {
     }
 }
 
-/// The keys of a node this reader uses: its scalars, and `parent`, `histogram` and `processes`.
+/// The keys of a node this reader uses besides its figures' (whose names are the lists'
+/// `NODE_FIGURE_NAMES` and `CpuFigures::NAMES`): its structure, and `histogram` and `processes`.
 const ALL_NODE_KEYS: &[&str] = &[
     "section",
     "name",
     "level",
     "depth",
     "parent",
-    "calls",
-    "running",
-    "self_ns",
-    "total_ns",
-    "self_mem_bytes",
-    "total_mem_bytes",
-    "polls",
-    "wall_ns",
-    "max_wall_ns",
-    "cancelled",
     "min_ns",
     "max_ns",
-    "allocs",
-    "alloc_bytes",
-    "self_allocs",
-    "self_alloc_bytes",
-    "heap_growth_bytes",
-    "heap_peak_bytes",
     "histogram",
     "processes",
 ];
@@ -652,7 +652,7 @@ impl<'de> Visitor<'de> for HistogramSeed {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadHistogram, A::Error> {
         let mut sub = None;
         let mut buckets = None;
-        while let Some(key) = map.next_key_seed(KeySeed(&["sub_buckets", "buckets"], &[]))? {
+        while let Some(key) = map.next_key_seed(KeySeed(&["sub_buckets", "buckets"], &[], &[]))? {
             match key {
                 Some("sub_buckets") => {
                     sub = Some(match map.next_value_seed(ScalarSeed)? {
@@ -838,36 +838,27 @@ fn node_of(
             }
         }
     };
-    let node = CallNode {
-        section: o.narrow("section", at)?,
-        name: intern(o.str("name", at)?),
-        level: o.narrow("level", at)?,
+    let mut node = CallNode::new(
+        o.narrow("section", at)?,
+        intern(o.str("name", at)?),
+        o.narrow("level", at)?,
         depth,
         parent,
-        children: Vec::new(),
-        calls: o.u64("calls", at)?,
-        running: o.u64("running", at)?,
-        self_ns: o.u64("self_ns", at)?,
-        total_ns: o.u64("total_ns", at)?,
-        self_mem_bytes: o.i64("self_mem_bytes", at)?,
-        total_mem_bytes: o.i64("total_mem_bytes", at)?,
-        polls: o.u64_or_0("polls", at)?,
-        wall_ns: o.u64_or_0("wall_ns", at)?,
-        max_wall_ns: o.u64_or_0("max_wall_ns", at)?,
-        cancelled: o.u64_or_0("cancelled", at)?,
-        latency,
-        allocs: o.u64_or_0("allocs", at)?,
-        alloc_bytes: o.u64_or_0("alloc_bytes", at)?,
-        self_allocs: o.u64_or_0("self_allocs", at)?,
-        self_alloc_bytes: o.u64_or_0("self_alloc_bytes", at)?,
-        heap_growth_bytes: if o.has("heap_growth_bytes") {
-            o.i64("heap_growth_bytes", at)?
-        } else {
-            0
-        },
-        heap_peak_bytes: o.u64_or_0("heap_peak_bytes", at)?,
-        cpu: cpu_figures(o, at)?,
-    };
+    );
+    // Every figure the list declares (data/node_figures.rs): those of every node required, the async and
+    // allocation ones 0 when absent.
+    for f in NODE_FIGURES {
+        let v = match (f.in_json, f.signed) {
+            (InJson::Always, false) => Value::U(o.u64(f.name, at)?),
+            (InJson::Always, true) => Value::I(o.i64(f.name, at)?),
+            (_, false) => Value::U(o.u64_or_0(f.name, at)?),
+            (_, true) if o.has(f.name) => Value::I(o.i64(f.name, at)?),
+            (_, true) => Value::I(0),
+        };
+        (f.set)(&mut node, v);
+    }
+    node.latency = latency;
+    node.cpu = cpu_figures(o, at)?;
     if node.level > 3 {
         return Err(format!("{at}\"level\" is {}, not 0 to 3", node.level));
     }
@@ -948,7 +939,7 @@ impl<'de> Visitor<'de> for ThreadSeed<'_> {
         take_node(self.nodes_left)?;
         let mut o = Fields::default();
         let mut tree = None;
-        while let Some(key) = map.next_key_seed(KeySeed(THREAD_KEYS, &[]))? {
+        while let Some(key) = map.next_key_seed(KeySeed(THREAD_KEYS, &[], &[]))? {
             match key {
                 Some("tree") => {
                     tree = Some(map.next_value_seed(TreeSeed {
@@ -1143,7 +1134,7 @@ impl<'de> Visitor<'de> for Top<'_> {
         let mut threads = None;
         let mut processes = None;
         let mut skipped = None;
-        while let Some(key) = map.next_key_seed(KeySeed(TOP_KEYS, &[]))? {
+        while let Some(key) = map.next_key_seed(KeySeed(TOP_KEYS, &[], &[]))? {
             match key {
                 Some("traceEvents") => {
                     return Err(de::Error::custom(
