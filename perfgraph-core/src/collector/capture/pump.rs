@@ -281,6 +281,20 @@ impl Stream {
     /// ([`close_reader`](Self::close_reader)), a program's write blocked on the full stream then fails with
     /// EPIPE (or SIGPIPE) as it would have on the destination, and its next writes fail there.
     pub fn give_back(&mut self) {
+        self.release();
+        // What the program wrote before is the child's to forward now; what it writes next goes straight to
+        // the destination, so wait (at most `HANDOVER_WAIT`) until the child has forwarded the rest, or the
+        // next write could overtake it. A destination that failed makes the child exit at once.
+        let fd = std::mem::replace(&mut self.caught_up, -1);
+        if fd >= 0 {
+            forget(fd);
+            sys::wait_for_end(fd, super::HANDOVER_WAIT);
+            sys::close_fd(fd);
+        }
+    }
+
+    /// [`give_back`](Self::give_back) without the wait: the descriptors back, the lifeline closed.
+    fn release(&mut self) {
         if self.stdout {
             let _ = sys::dup_onto(self.dest, 1);
         }
@@ -295,13 +309,14 @@ impl Stream {
         }
     }
 
-    /// A normal exit: [`give_back`](Self::give_back), then the caught-up pipe's read end, for the caller to
-    /// wait on (it ends once the child has forwarded what was left). `None` if the capture had ended.
+    /// A normal exit: the descriptors back as [`give_back`](Self::give_back) gives them, then the caught-up
+    /// pipe's read end, for the caller to wait on outside the terminal's lock (it ends once the child has
+    /// forwarded what was left). `None` if the capture had ended.
     pub fn hand_over(&mut self) -> Option<RawFd> {
         if self.done {
             return None;
         }
-        self.give_back();
+        self.release();
         let fd = std::mem::replace(&mut self.caught_up, -1);
         forget(fd);
         (fd >= 0).then_some(fd)
