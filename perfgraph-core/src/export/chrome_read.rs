@@ -7,12 +7,14 @@
 //! and whatever it holds gives events or one error line, never a panic.
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io::Read;
 
 use serde::de::{
     self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
 use serde_json::Value;
+
+use super::json_input::{Guard, Limits, refuse_others};
 
 /// Largest trace read, bytes: 64 GiB.
 pub const MAX_TRACE_BYTES: u64 = 64 << 30;
@@ -68,48 +70,13 @@ pub fn read_identity(reader: impl Read) -> Result<TraceIdentity, String> {
     })
 }
 
-/// The input, held to [`MAX_TRACE_BYTES`] in all and [`MAX_STRING_BYTES`] per string (serde_json holds a
-/// string whole before it hands it over).
-struct Guard<R> {
-    inner: R,
-    read: u64,
-    in_string: bool,
-    escaped: bool,
-    token: usize,
-}
-
-impl<R: Read> Read for Guard<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        if self.read > MAX_TRACE_BYTES {
-            return Err(io::Error::other(format!(
-                "limit: larger than {MAX_TRACE_BYTES} bytes"
-            )));
-        }
-        for &b in &buf[..n] {
-            if self.in_string {
-                self.token += 1;
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                }
-                if self.token > MAX_STRING_BYTES {
-                    return Err(io::Error::other(format!(
-                        "limit: a string longer than {MAX_STRING_BYTES} bytes"
-                    )));
-                }
-            } else if b == b'"' {
-                self.in_string = true;
-                self.token = 1;
-            }
-        }
-        Ok(n)
-    }
-}
+/// What the reader takes of a trace: [`MAX_TRACE_BYTES`] in all, [`MAX_STRING_BYTES`] a string.
+static LIMITS: Limits = Limits {
+    bytes: MAX_TRACE_BYTES,
+    token: MAX_STRING_BYTES,
+    too_large: || format!("limit: larger than {MAX_TRACE_BYTES} bytes"),
+    too_long: || format!("limit: a string longer than {MAX_STRING_BYTES} bytes"),
+};
 
 /// What to do with each event read; `Ok(false)` stops the walk there.
 type OnEvent<'a> = &'a mut dyn FnMut(Value) -> Result<bool, String>;
@@ -144,14 +111,7 @@ pub fn read_events(
 }
 
 fn walk(reader: impl Read, each: OnEvent<'_>) -> Result<(), String> {
-    let guard = Guard {
-        inner: reader,
-        read: 0,
-        in_string: false,
-        escaped: false,
-        token: 0,
-    };
-    let mut de = serde_json::Deserializer::from_reader(guard);
+    let mut de = serde_json::Deserializer::from_reader(Guard::new(reader, &LIMITS));
     let mut array_form = false;
     let walked = de
         .deserialize_any(Top {
@@ -216,24 +176,7 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
             Err(de::Error::custom(NOT_A_TRACE))
         }
     }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Err(E::custom(NOT_A_TRACE))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Err(E::custom(NOT_A_TRACE))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Err(E::custom(NOT_A_TRACE))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Err(E::custom(NOT_A_TRACE))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Err(E::custom(NOT_A_TRACE))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Err(E::custom(NOT_A_TRACE))
-    }
+    refuse_others!(|_: &Self| NOT_A_TRACE);
 }
 
 /// The `traceEvents` array.

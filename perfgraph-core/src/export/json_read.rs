@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::io::{self, Read};
+use std::io::Read;
 use std::sync::Mutex;
 
 use serde::de::{
@@ -21,6 +21,7 @@ use serde::de::{
 };
 
 use super::json::VERSION;
+use super::json_input::{Guard, Limits, refuse_others};
 use crate::base::buckets;
 use crate::base::config::Verbosity;
 use crate::data::figures::{CpuFigures, Written};
@@ -81,7 +82,7 @@ impl Report {
     /// # use std::io::Read;
     /// ```
     pub fn read_json(reader: impl Read) -> Result<Report, String> {
-        let mut de = serde_json::Deserializer::from_reader(Guard::new(reader));
+        let mut de = serde_json::Deserializer::from_reader(Guard::new(reader, &LIMITS));
         let mut nodes_left = Report::MAX_JSON_NODES;
         let read = de
             .deserialize_any(Top {
@@ -128,63 +129,23 @@ fn intern(s: &str) -> &'static str {
 /// than a name may be once decoded (`\u0001` takes six bytes for one) is refused before it is buffered.
 const MAX_TOKEN_BYTES: usize = 6 * Report::MAX_JSON_NAME_BYTES + 2;
 
-/// The input, held to [`Report::MAX_JSON_BYTES`] in all and [`MAX_TOKEN_BYTES`] per string: serde_json
-/// buffers a string whole before it hands it over, so an endless one (or `/dev/zero` past a quote) would
-/// otherwise grow to the memory limit.
-struct Guard<R> {
-    inner: R,
-    read: u64,
-    in_string: bool,
-    escaped: bool,
-    token: usize,
-}
-
-impl<R: Read> Guard<R> {
-    fn new(inner: R) -> Self {
-        Guard {
-            inner,
-            read: 0,
-            in_string: false,
-            escaped: false,
-            token: 0,
-        }
-    }
-}
-
-impl<R: Read> Read for Guard<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        if self.read > Report::MAX_JSON_BYTES {
-            return Err(io::Error::other(format!(
-                "limit: larger than {} bytes (Report::MAX_JSON_BYTES)",
-                Report::MAX_JSON_BYTES
-            )));
-        }
-        for &b in &buf[..n] {
-            if self.in_string {
-                self.token += 1;
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                }
-                if self.token > MAX_TOKEN_BYTES {
-                    return Err(io::Error::other(format!(
-                        "limit: a string longer than {} bytes (Report::MAX_JSON_NAME_BYTES)",
-                        Report::MAX_JSON_NAME_BYTES
-                    )));
-                }
-            } else if b == b'"' {
-                self.in_string = true;
-                self.token = 1;
-            }
-        }
-        Ok(n)
-    }
-}
+/// What the reader takes of a file: [`Report::MAX_JSON_BYTES`] in all, [`MAX_TOKEN_BYTES`] a string.
+static LIMITS: Limits = Limits {
+    bytes: Report::MAX_JSON_BYTES,
+    token: MAX_TOKEN_BYTES,
+    too_large: || {
+        format!(
+            "limit: larger than {} bytes (Report::MAX_JSON_BYTES)",
+            Report::MAX_JSON_BYTES
+        )
+    },
+    too_long: || {
+        format!(
+            "limit: a string longer than {} bytes (Report::MAX_JSON_NAME_BYTES)",
+            Report::MAX_JSON_NAME_BYTES
+        )
+    },
+};
 
 // ---- scalars --------------------------------------------------------------------------------------------------
 
@@ -416,30 +377,6 @@ fn take_node<E: de::Error>(left: &mut usize) -> Result<(), E> {
             Report::MAX_JSON_NODES
         ))),
     }
-}
-
-/// `visit_*` for the kinds of JSON value a visitor does not take: one error, `$msg`, for each.
-macro_rules! refuse_others {
-    ($msg:expr) => {
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Err(E::custom($msg(&self)))
-        }
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Err(E::custom($msg(&self)))
-        }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Err(E::custom($msg(&self)))
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Err(E::custom($msg(&self)))
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Err(E::custom($msg(&self)))
-        }
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-            Err(E::custom($msg(&self)))
-        }
-    };
 }
 
 // ---- a tree ---------------------------------------------------------------------------------------------------

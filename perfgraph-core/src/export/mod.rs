@@ -1,6 +1,7 @@
 //! The file formats: the trace as Chrome JSON ([`chrome`]) or Perfetto protobuf ([`perfetto`]), both fed
 //! the events of [`trace`]; folded stacks ([`folded`]) and the call-tree JSON ([`json`]), and the call-tree
-//! JSON read back ([`json_read`]). A streamed trace's file keeps the page rule ([`pages`]: no event crosses
+//! JSON and the Chrome trace read back ([`json_read`], [`chrome_read`], both through [`json_input`]'s
+//! bounded input). A streamed trace's file keeps the page rule ([`pages`]: no event crosses
 //! a 4 KB page boundary); [`perfetto::packets`] frames a Perfetto file's padding and deflated bundles. Each is a
 //! pure function of plain data; the collector puts their text in files.
 
@@ -8,6 +9,7 @@ pub(crate) mod chrome;
 pub(crate) mod chrome_read;
 pub(crate) mod folded;
 pub(crate) mod json;
+pub(crate) mod json_input;
 pub(crate) mod json_read;
 pub(crate) mod pages;
 pub(crate) mod perfetto;

@@ -1,0 +1,96 @@
+//! What the two JSON readers ([`json_read`](super::json_read): the call-tree JSON; [`chrome_read`](super::
+//! chrome_read): Chrome traces) share: the bounded input they read through ([`Guard`]), and the
+//! [`refuse_others!`] visitor methods that turn a scalar where a container belongs into one error line.
+
+use std::io::{self, Read};
+
+/// How much of an untrusted input a reader takes, and what it says past that.
+pub(crate) struct Limits {
+    /// Most bytes in all.
+    pub bytes: u64,
+    /// Longest string token, bytes as written (escapes included).
+    pub token: usize,
+    /// The error past `bytes`.
+    pub too_large: fn() -> String,
+    /// The error past `token`.
+    pub too_long: fn() -> String,
+}
+
+/// The input, held to its [`Limits`]: serde_json buffers a string whole before it hands it over, so an
+/// endless one (or `/dev/zero` past a quote) would otherwise grow to the memory limit.
+pub(crate) struct Guard<R> {
+    inner: R,
+    limits: &'static Limits,
+    read: u64,
+    in_string: bool,
+    escaped: bool,
+    token: usize,
+}
+
+impl<R: Read> Guard<R> {
+    /// `inner`, held to `limits`.
+    pub(crate) fn new(inner: R, limits: &'static Limits) -> Self {
+        Guard {
+            inner,
+            limits,
+            read: 0,
+            in_string: false,
+            escaped: false,
+            token: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for Guard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        if self.read > self.limits.bytes {
+            return Err(io::Error::other((self.limits.too_large)()));
+        }
+        for &b in &buf[..n] {
+            if self.in_string {
+                self.token += 1;
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                if self.token > self.limits.token {
+                    return Err(io::Error::other((self.limits.too_long)()));
+                }
+            } else if b == b'"' {
+                self.in_string = true;
+                self.token = 1;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// A `Visitor`'s methods for the scalars it refuses: each is an error with the message `$msg(&self)`.
+macro_rules! refuse_others {
+    ($msg:expr) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Err(E::custom($msg(&self)))
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Err(E::custom($msg(&self)))
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Err(E::custom($msg(&self)))
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Err(E::custom($msg(&self)))
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Err(E::custom($msg(&self)))
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Err(E::custom($msg(&self)))
+        }
+    };
+}
+pub(crate) use refuse_others;
