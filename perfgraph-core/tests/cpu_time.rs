@@ -161,6 +161,49 @@ fn a_futures_cpu_time_is_summed_over_its_polls() {
     assert!(cpu.cpu_ns <= n.total_ns + 5_000_000, "{cpu:?} {n:?}");
 }
 
+/// What a test child run with `setting` left, besides the `CPU:` table (`PERFGRAPH_REPORT=cpu`, live print
+/// and capture off): its stderr, its JSON's bytes and its Chrome trace's events, written to a scratch
+/// directory that is removed once read.
+struct Outputs {
+    stderr: String,
+    json: Vec<u8>,
+    events: serde_json::Value,
+}
+
+fn run_child(test: &str, setting: (&str, &str)) -> Outputs {
+    let dir = std::env::temp_dir().join(format!("perfgraph-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, trace) = (dir.join("run.json"), dir.join("run.trace.json"));
+    let stderr = common::test_child_stderr(
+        test,
+        &[
+            setting,
+            ("PERFGRAPH_REPORT", "cpu"),
+            ("PERFGRAPH_LIVE", "off"),
+            ("PERFGRAPH_CAPTURE", "off"),
+            ("PERFGRAPH_JSON", json.to_str().unwrap()),
+            ("PERFGRAPH_TRACE", trace.to_str().unwrap()),
+        ],
+    );
+    let out = Outputs {
+        stderr,
+        json: std::fs::read(&json).unwrap(),
+        events: serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap(),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// The complete-event slice of section `name` in a trace's `events`.
+fn slice<'a>(events: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    events
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["ph"] == "X" && e["name"] == name)
+        .expect("the slice")
+}
+
 /// `PERFGRAPH_CPU=all`: sections without the option measure their CPU too; `PERFGRAPH_REPORT=cpu` prints
 /// the `CPU:` table with them, the JSON has `cpu_ns` and `self_cpu_ns` on their nodes, and the trace in
 /// their slices' args. Runs itself as a child with those settings.
@@ -176,20 +219,8 @@ fn cpu_all_measures_every_section() {
         assert!(node(&["cpu::everywhere"]).cpu.is_some());
         return;
     }
-    let dir = std::env::temp_dir().join(format!("perfgraph-cpu-all-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (json, trace) = (dir.join("run.json"), dir.join("run.trace.json"));
-    let text = common::test_child_stderr(
-        TEST,
-        &[
-            ("PERFGRAPH_CPU", "all"),
-            ("PERFGRAPH_REPORT", "cpu"),
-            ("PERFGRAPH_LIVE", "off"),
-            ("PERFGRAPH_CAPTURE", "off"),
-            ("PERFGRAPH_JSON", json.to_str().unwrap()),
-            ("PERFGRAPH_TRACE", trace.to_str().unwrap()),
-        ],
-    );
+    let out = run_child(TEST, ("PERFGRAPH_CPU", "all"));
+    let text = &out.stderr;
     assert!(text.contains("\nCPU:\n"), "{text}");
     assert!(
         text.contains("| Calls |  Total(s)  |   CPU(s)   | Waiting(s) |  CPU % |"),
@@ -197,7 +228,7 @@ fn cpu_all_measures_every_section() {
     );
     assert!(text.contains("cpu::everywhere"), "{text}");
     // The JSON: both sections' nodes carry the fields, self CPU is inclusive minus the child's.
-    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&out.json).unwrap();
     let nodes = run["tree"].as_array().expect("the merged tree");
     let named = |name: &str| {
         nodes
@@ -213,20 +244,12 @@ fn cpu_all_measures_every_section() {
     );
     assert!(ns(inner, "cpu_ns") >= 15_000_000, "{inner}");
     // The trace: the slices' args.
-    let events: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
-    let slice = events
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["ph"] == "X" && e["name"] == "cpu::inside")
-        .expect("the slice");
+    let slice = slice(&out.events, "cpu::inside");
     assert_eq!(slice["args"]["cpu_ns"], inner["cpu_ns"], "{slice}");
     assert_eq!(slice["args"]["self_cpu_ns"], inner["cpu_ns"], "{slice}");
     // Context switches are not counted without `PERFGRAPH_SWITCHES=on`: no field, no column.
     assert!(inner.get("voluntary_switches").is_none(), "{inner}");
     assert!(!text.contains("switches"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `PERFGRAPH_SWITCHES=on`: a CPU-measuring section that sleeps 20 times has at least 20 voluntary context
@@ -245,23 +268,10 @@ fn switches_are_counted_with_the_setting() {
         assert!(cpu.voluntary_switches >= 20, "{cpu:?}");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("perfgraph-switches-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (json, trace) = (dir.join("run.json"), dir.join("run.trace.json"));
-    let text = common::test_child_stderr(
-        TEST,
-        &[
-            ("PERFGRAPH_SWITCHES", "on"),
-            ("PERFGRAPH_REPORT", "cpu"),
-            ("PERFGRAPH_LIVE", "off"),
-            ("PERFGRAPH_CAPTURE", "off"),
-            ("PERFGRAPH_JSON", json.to_str().unwrap()),
-            ("PERFGRAPH_TRACE", trace.to_str().unwrap()),
-        ],
-    );
+    let out = run_child(TEST, ("PERFGRAPH_SWITCHES", "on"));
+    let text = &out.stderr;
     assert!(text.contains("| Voluntary switches |"), "{text}");
-    let bytes = std::fs::read(&json).unwrap();
-    let run: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&out.json).unwrap();
     let naps = run["tree"]
         .as_array()
         .unwrap()
@@ -270,17 +280,9 @@ fn switches_are_counted_with_the_setting() {
         .unwrap_or_else(|| panic!("no cpu::naps in {run}"));
     let voluntary = naps["voluntary_switches"].as_u64().expect("counted");
     assert!(voluntary >= 20, "{naps}");
-    let read = perfgraph_core::data::Report::read_json(&bytes[..]).unwrap();
+    let read = perfgraph_core::data::Report::read_json(&out.json[..]).unwrap();
     let cpu = read.tree.find(&["cpu::naps"]).unwrap().cpu.unwrap();
     assert_eq!(cpu.voluntary_switches, voluntary);
-    let events: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
-    let slice = events
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["ph"] == "X" && e["name"] == "cpu::naps")
-        .expect("the slice");
+    let slice = slice(&out.events, "cpu::naps");
     assert_eq!(slice["args"]["voluntary_switches"], voluntary, "{slice}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
