@@ -20,9 +20,6 @@ use perfgraph_core::trace::{TraceIdentity, read_events, read_identity};
 
 use crate::Failure;
 
-/// Who wrote one input trace.
-type Input = TraceIdentity;
-
 /// Whether `path` names a Perfetto protobuf trace (as `PERFGRAPH_TRACE` chooses the format: the core's
 /// rule).
 fn is_perfetto(path: &Path) -> bool {
@@ -45,7 +42,7 @@ fn open(path: &Path) -> Result<BufReader<File>, Failure> {
 }
 
 /// Who wrote the trace `path`: its `process_name` event from perfgraph (read up to it, not further).
-fn read(path: &Path) -> Result<Input, Failure> {
+fn read(path: &Path) -> Result<TraceIdentity, Failure> {
     let fail = |what: &str| Failure(format!("{}: {what}", path.display()));
     if is_perfetto(path) {
         return Err(fail(
@@ -117,7 +114,7 @@ fn flush(out: &mut impl Write) -> Result<(), Failure> {
 /// process's name and order.
 fn write_merge(
     files: &[PathBuf],
-    inputs: &[Input],
+    inputs: &[TraceIdentity],
     zero: u64,
     out: &mut impl Write,
 ) -> Result<(), Failure> {

@@ -685,18 +685,8 @@ fn parse_report(v: &str) -> (Option<ReportSelection>, Vec<String>) {
             "cpu" => r.cpu = true,
             "latency" => r.latency = true,
             "sections" => r.sections = Some(10),
-            "all" => {
-                r = ReportSelection {
-                    graph: true,
-                    branch: true,
-                    sections: Some(r.sections.unwrap_or(10)),
-                    threads: true,
-                    asyncs: true,
-                    alloc: true,
-                    cpu: true,
-                    latency: true,
-                }
-            }
+            // Every table; a `sections=N` given before keeps its N.
+            "all" => r = ReportSelection::all().sections(r.sections.or(Some(10))),
             "off" | "none" => {}
             _ => match item
                 .strip_prefix("sections=")

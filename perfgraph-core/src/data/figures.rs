@@ -1,7 +1,6 @@
 //! The figures a call measures when its section asks (the `cpu` option, `PERFGRAPH_CPU=all`), declared
-//! once: the list in [`figures!`]'s call below is the only place a figure is spelled out. (A call path's
-//! other figures are listed in `data/node_figures.rs`.) Every layer
-//! takes it from there, by index: the recording node (`local/tree.rs`'s `SideNode`), the ring record
+//! once: the list in the `figures!` call below is the only place a figure is spelled out. (A call path's
+//! other figures are listed in `data/node_figures.rs`.) Every layer takes it from there, by index: the recording node (`local/tree.rs`'s `SideNode`), the ring record
 //! (`local/record.rs`), a reading and a snapshot, [`CallNode::cpu`](crate::data::CallNode::cpu), the sums
 //! of a merge and of the `CPU:` table, the JSON writer and reader, and the trace's args.
 //!

@@ -1,6 +1,6 @@
 //! Every figure of a [`CallNode`] (counts, times, memory, async and allocation figures) besides its
 //! latency histogram and its CPU figures ([`CpuFigures`], listed in `data/figures.rs`), declared once: the
-//! list in [`node_figures!`]'s call below says how two paths' figures combine and when the JSON has it. A
+//! list in the `node_figures!` call below says how two paths' figures combine and when the JSON has it. A
 //! merge's sums (plain and checked: `CallNode::add_figures`, `checked_add_figures`), the JSON writer and
 //! the JSON reader take every figure from there ([`NODE_FIGURES`]). Adding one: its field in `CallNode`,
 //! a line here, and what records and snapshots it (`local/`); the tables that show it.
@@ -54,47 +54,44 @@ pub(crate) trait FigureType: Copy {
     fn value(self) -> Value;
     /// From a [`Value`] of its kind (0 for the other kind, which the reader never gives).
     fn from_value(v: Value) -> Self;
-    /// `self` and `other` combined, `None` on overflow.
+    /// `self` and `other` combined (figures of one run, which cannot overflow).
+    fn combined(self, other: Self, how: Combine) -> Self;
+    /// `self` and `other` combined, `None` on overflow (figures from files).
     fn checked(self, other: Self, how: Combine) -> Option<Self>;
 }
 
-impl FigureType for u64 {
-    const SIGNED: bool = false;
-    fn value(self) -> Value {
-        Value::U(self)
-    }
-    fn from_value(v: Value) -> u64 {
-        match v {
-            Value::U(v) => v,
-            Value::I(_) => 0,
+/// [`FigureType`] for `$ty`, which is the [`Value`] variant `$variant`.
+macro_rules! figure_type {
+    ($ty:ty, $variant:ident, $signed:expr) => {
+        impl FigureType for $ty {
+            const SIGNED: bool = $signed;
+            fn value(self) -> Value {
+                Value::$variant(self)
+            }
+            fn from_value(v: Value) -> $ty {
+                match v {
+                    Value::$variant(v) => v,
+                    _ => 0,
+                }
+            }
+            fn combined(self, other: $ty, how: Combine) -> $ty {
+                match how {
+                    Combine::Sum => self + other,
+                    Combine::Max => self.max(other),
+                }
+            }
+            fn checked(self, other: $ty, how: Combine) -> Option<$ty> {
+                match how {
+                    Combine::Sum => self.checked_add(other),
+                    Combine::Max => Some(self.max(other)),
+                }
+            }
         }
-    }
-    fn checked(self, other: u64, how: Combine) -> Option<u64> {
-        match how {
-            Combine::Sum => self.checked_add(other),
-            Combine::Max => Some(self.max(other)),
-        }
-    }
+    };
 }
 
-impl FigureType for i64 {
-    const SIGNED: bool = true;
-    fn value(self) -> Value {
-        Value::I(self)
-    }
-    fn from_value(v: Value) -> i64 {
-        match v {
-            Value::I(v) => v,
-            Value::U(_) => 0,
-        }
-    }
-    fn checked(self, other: i64, how: Combine) -> Option<i64> {
-        match how {
-            Combine::Sum => self.checked_add(other),
-            Combine::Max => Some(self.max(other)),
-        }
-    }
-}
+figure_type!(u64, U, false);
+figure_type!(i64, I, true);
 
 /// One node figure, as the list declares it.
 #[derive(Clone, Copy)]
@@ -132,10 +129,7 @@ macro_rules! node_figures {
             /// Adds `n`'s figures to this node's (a merge of two paths into one): each combined as the
             /// list says (sums, the maxima kept); then the latency histogram and the CPU figures.
             pub(crate) fn add_figures(&mut self, n: &CallNode) {
-                $( self.$name = match Combine::$combine {
-                    Combine::Sum => self.$name + n.$name,
-                    Combine::Max => self.$name.max(n.$name),
-                }; )*
+                $( self.$name = self.$name.combined(n.$name, Combine::$combine); )*
                 self.latency.add(&n.latency);
                 self.cpu = CpuFigures::sum(self.cpu, n.cpu);
             }

@@ -112,14 +112,7 @@ impl CallNode {
     /// A node of the same section (id, name, level) at `parent` and `depth`, with no figures yet: where
     /// merges add those of the nodes they fold into it ([`add_figures`](CallNode::add_figures)).
     pub(crate) fn empty_like(&self, parent: Option<usize>, depth: u32) -> CallNode {
-        CallNode {
-            section: self.section,
-            name: self.name,
-            level: self.level,
-            depth,
-            parent,
-            ..root_node()
-        }
+        CallNode::new(self.section, self.name, self.level, depth, parent)
     }
 
     /// Whether timed futures ran at this path (polled, or ended here): the JSON then carries `polls`,

@@ -383,8 +383,8 @@ impl Pretty<'_> {
             && key.is_none_or(|key| k < key)
         {
             self.among.pop();
-            self.item()?;
-            write!(self.out, "\"{k}\": {v}")?;
+            self.member(k)?;
+            self.value(v)?;
         }
         Ok(())
     }
@@ -418,6 +418,11 @@ impl Pretty<'_> {
     /// Starts an object member named `key` (a plain name, needing no escapes).
     fn key(&mut self, key: &str) -> io::Result<()> {
         self.among_before(Some(key))?;
+        self.member(key)
+    }
+
+    /// Starts an object member named `key`, with nothing of `among` before it.
+    fn member(&mut self, key: &str) -> io::Result<()> {
         self.item()?;
         write!(self.out, "\"{key}\": ")
     }

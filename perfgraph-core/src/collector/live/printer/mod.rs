@@ -291,6 +291,11 @@ impl Printer {
         }
     }
 
+    /// Whether a printed call of `thread` ended and its end record is not drained yet.
+    fn in_limbo(&self, thread: usize) -> bool {
+        self.limbo.iter().any(|l| l.thread == thread)
+    }
+
     /// Whether the printer needs the rings drained at the next pass: a printed call ended without its record
     /// yet, or a call that may have run past the limit ended unprinted.
     pub fn wants_drain(&self) -> bool {
@@ -386,10 +391,9 @@ impl Printer {
     pub fn tick(&mut self, now: u64, out: &mut String) -> Option<u64> {
         let limit = self.settings.time_limit;
         for t in 0..self.threads.len() {
-            // A printed call of this thread ended and its record is not drained yet: what the thread shows
-            // next depends on it (its stats end its own line, before any `Still` line of its parent), and
-            // the next drain, at most a pass away, delivers it.
-            if self.limbo.iter().any(|l| l.thread == t) {
+            // What the thread shows next depends on the call in limbo (its stats end its own line, before any
+            // `Still` line of its parent), and the next drain, at most a pass away, delivers it.
+            if self.in_limbo(t) {
                 continue;
             }
             for d in 0..self.threads[t].stack.len() {
@@ -444,7 +448,7 @@ impl Printer {
         let mut at = |t: u64| next = Some(next.map_or(t, |n| n.min(t)));
         for (t, view) in self.threads.iter().enumerate() {
             // Waiting for an end record (`tick` skips it): due at the next drain, which `wants_drain` asks for.
-            if self.limbo.iter().any(|l| l.thread == t) {
+            if self.in_limbo(t) {
                 continue;
             }
             // Unprinted calls are due when they cross the limit; only the innermost printed call gets dots.
