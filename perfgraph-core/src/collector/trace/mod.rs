@@ -256,12 +256,14 @@ impl Trace {
         self.packer.pack(&mut self.raw, &mut self.buffer, base, all);
     }
 
+    /// Names thread `index` in the trace, once, before its first event; past the limit nothing of the
+    /// thread is written, so neither is its name.
     fn name_thread(&mut self, index: u32, name: &str) {
         let i = index as usize;
         if self.named.len() <= i {
             self.named.resize(i + 1, false);
         }
-        if self.named[i] {
+        if self.named[i] || !self.fits() {
             return;
         }
         self.named[i] = true;
