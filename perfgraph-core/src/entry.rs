@@ -7,12 +7,16 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use crate::base::config::{self, Config, LiveMode, MemExact};
-use crate::base::registry::Section;
+use crate::base::registry::{self, Section};
 use crate::base::{clock, heap, identity, process};
 use crate::collector::live::{self, screen};
 use crate::collector::{self, capture, fork, memory, signals};
+use crate::data::args::{ArgValue, fill_message};
 use crate::local::frames::{CPU, EXACT_MEM, HEAP};
+use crate::local::guard::ArgsGuard;
 use crate::local::guard::Guard;
+use crate::local::marks::{self, EventSite};
+use crate::local::record::{EVENT, Record};
 use crate::local::thread::{self, HEAP_ALERT_KB, MEM_ALERT_KB, ThreadState};
 use crate::local::threads;
 use crate::local::verbosity;
@@ -27,6 +31,102 @@ pub fn enter(site: &'static Section, level: u8) -> Guard {
     } else {
         site.note_skipped();
         Guard::OFF
+    }
+}
+
+/// Gives a section call the args its site records (`args(...)`): `args` is evaluated (integers, floats
+/// and bools taken as they are, anything else formatted) only if the call is recorded and an output wants
+/// them: the trace (pushed at the call's end, before its record), or live print when the site's message
+/// names them (`fill`: the message filled in now, for live print to show while the call runs).
+#[inline]
+pub fn with_args<const N: usize>(
+    guard: Guard,
+    site: &'static Section,
+    fill: bool,
+    args: impl FnOnce() -> [ArgValue; N],
+) -> ArgsGuard<N> {
+    let Some((state, depth)) = guard.owner() else {
+        return ArgsGuard::new(guard, 0, None);
+    };
+    let id = site.id();
+    // The trace writes them; with `PERFGRAPH_LIVE=all`, live print fills the message of calls it shows
+    // only once they ended from them too.
+    let trace = marks::events_wanted();
+    let fill = fill && crate::local::pending::enabled();
+    if !trace && !fill {
+        return ArgsGuard::new(guard, id, None);
+    }
+    let values = heap::untracked(args);
+    if fill {
+        fill_live_text(state, depth, site, &values);
+    }
+    ArgsGuard::new(guard, id, trace.then_some(values))
+}
+
+/// Fills the live message of the call at `depth` on `state` (this thread's) with `values`.
+#[cold]
+#[inline(never)]
+fn fill_live_text(
+    state: &'static ThreadState,
+    depth: u32,
+    site: &'static Section,
+    values: &[ArgValue],
+) {
+    // SAFETY: `state` is this thread's own (the guard it came from is `!Send`).
+    let Some(start) = (unsafe { state.open_start(depth) }) else {
+        return;
+    };
+    if let Some(text) = filled_message(site, values) {
+        state.live_texts.set(depth, start, text.to_string());
+    }
+}
+
+/// `site`'s live message with its args' `values` in place of their placeholders.
+pub(crate) fn filled_message(
+    site: &'static Section,
+    values: &[ArgValue],
+) -> Option<std::sync::Arc<str>> {
+    let info = registry::info(site.id())?;
+    let named: Vec<(&str, ArgValue)> = info
+        .args
+        .iter()
+        .copied()
+        .zip(values.iter().cloned())
+        .collect();
+    Some(heap::untracked(|| fill_message(info.live, &named)).into())
+}
+
+/// An `event!` at `site` (`level`): an instant on this thread's track of the trace, and with
+/// `PERFGRAPH_LIVE=all` a line of live print; `args` evaluated only if one of them is on.
+#[inline]
+pub fn event<const N: usize>(
+    site: &'static EventSite,
+    level: u8,
+    args: impl FnOnce() -> [ArgValue; N],
+) {
+    if verbosity::records(level) {
+        event_enabled(site, args);
+    }
+}
+
+#[inline(never)]
+fn event_enabled<const N: usize>(site: &'static EventSite, args: impl FnOnce() -> [ArgValue; N]) {
+    if threads::current_ptr().is_null() {
+        start();
+    }
+    if !marks::events_wanted() {
+        return;
+    }
+    let state = threads::current();
+    let values = heap::untracked(args);
+    let id = site.id();
+    let now = clock::now().0;
+    // SAFETY: `state` is this thread's own state (`threads::current`).
+    unsafe {
+        if N > 0 {
+            state.push_args(id, &values);
+        }
+        state.push_mark(Record::mark(id, now, now, EVENT, 0));
     }
 }
 
@@ -211,6 +311,9 @@ fn start_once() {
     crate::local::cpu_frames::count_switches(config.switches);
     if config.trace.is_some() {
         crate::local::marks::enable();
+    }
+    if config.live == LiveMode::All {
+        crate::local::marks::enable_events();
     }
     if config.live != LiveMode::Off {
         crate::local::pending::enable();

@@ -23,6 +23,7 @@ use std::task::{Context, Poll};
 
 use crate::base::clock;
 use crate::base::registry::Section;
+use crate::data::args::ArgValue;
 use crate::entry;
 use crate::local::guard::Guard;
 use crate::local::record::{LIFE, LIFE_CANCELLED, Record};
@@ -78,6 +79,47 @@ pub struct Timed<F> {
     id: u64,
     /// Registered in the pending list (live print is on and the section has a live message): its slot there.
     pending: Option<usize>,
+    /// Its args (`args(...)`), when an output wants them: for the trace, and its filled live message.
+    args: Option<Box<FutureArgs>>,
+}
+
+/// A timed future's args, taken when it was made (`time_future!`, `#[timed] async fn`).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct FutureArgs {
+    /// The values, for the trace (`None` when the trace is off).
+    values: Option<Box<[ArgValue]>>,
+    /// Its live message filled in, for live print (`None` when live print is off or the message names no
+    /// arg).
+    text: Option<std::sync::Arc<str>>,
+}
+
+/// The args of a timed future of `site` at `level`, made now: `args` is evaluated only if the future will be
+/// recorded and an output wants them (the trace; live print when `fill`, the message naming args). What the
+/// macros expand to, before the future (which may take the values the args borrow).
+#[doc(hidden)]
+pub fn future_args<const N: usize>(
+    site: &'static Section,
+    level: u8,
+    fill: bool,
+    args: impl FnOnce() -> [ArgValue; N],
+) -> Option<Box<FutureArgs>> {
+    if !crate::local::verbosity::records(level) {
+        return None;
+    }
+    // The outputs are known once the runtime has started (the first poll would start it anyway).
+    entry::start();
+    let trace = marks::wanted();
+    let fill = fill && pending::enabled();
+    if !trace && !fill {
+        return None;
+    }
+    let values = crate::base::heap::untracked(args);
+    let text = fill.then(|| entry::filled_message(site, &values)).flatten();
+    Some(Box::new(FutureArgs {
+        values: trace.then(|| Box::from(values)),
+        text,
+    }))
 }
 
 /// Where a [`Timed`] future is in its life.
@@ -105,7 +147,15 @@ impl<F> Timed<F> {
             first_ticks: 0,
             id: 0,
             pending: None,
+            args: None,
         }
+    }
+
+    /// The future with `args` (from [`future_args`]).
+    #[doc(hidden)]
+    pub fn with_args(mut self, args: Option<Box<FutureArgs>>) -> Timed<F> {
+        self.args = args;
+        self
     }
 
     /// A future's end (completion or drop) at `node`, on `state`'s own thread.
@@ -120,6 +170,10 @@ impl<F> Timed<F> {
         node.end(wall, cancelled);
         if marks::wanted() {
             let kind = if cancelled { LIFE_CANCELLED } else { LIFE };
+            if let Some(values) = self.args.as_mut().and_then(|a| a.values.take()) {
+                // SAFETY: `state` is this thread's own state; the args go just before the life's record.
+                unsafe { state.push_args(self.site.id(), &values) };
+            }
             // SAFETY: `state` is this thread's own state (`entry::poll_state` returned it on this thread).
             unsafe {
                 state.push_mark(Record::mark(
@@ -165,7 +219,13 @@ impl<F: Future> Future for Timed<F> {
             unsafe { Guard::open_poll(state, this.site.id(), first, entry::poll_flags(this.site)) };
         node.poll();
         if first && pending::enabled() && this.site.has_live_message() {
-            this.pending = Some(pending::add(this.site.id(), this.first_ticks, this.id));
+            let text = this.args.as_mut().and_then(|a| a.text.take());
+            this.pending = Some(pending::add(
+                this.site.id(),
+                this.first_ticks,
+                this.id,
+                text,
+            ));
         }
         let out = match this.pending {
             // Live futures first polled inside this one are indented under it in live print.

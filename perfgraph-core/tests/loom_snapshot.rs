@@ -38,16 +38,24 @@ mod base {
 #[path = "../src/base/buckets.rs"]
 mod buckets;
 
+#[path = "../src/data/args.rs"]
+mod data_args;
 #[path = "../src/data/figures.rs"]
 mod figures;
 
-/// The production files' own path to the figures (`crate::data::figures`).
+/// The production files' own path to the figures and args (`crate::data::figures`, `crate::data::args`).
 mod data {
+    pub(crate) use super::data_args as args;
     pub(crate) use super::figures;
 }
 
+#[path = "../src/local/args.rs"]
+mod args;
 #[path = "../src/local/frames.rs"]
 mod frames;
+#[path = "../src/local/marks.rs"]
+mod marks;
+// `args` reaches it as `super::marks`.
 #[path = "../src/local/latency.rs"]
 mod latency;
 #[path = "../src/local/reading.rs"]
@@ -63,7 +71,7 @@ mod tree;
 
 /// The production files' own paths to each other (`crate::local::…`).
 mod local {
-    pub(crate) use super::{frames, latency, reading, record, ring, stack, tree};
+    pub(crate) use super::{args, frames, latency, reading, record, ring, stack, tree};
 }
 
 use std::collections::HashMap;

@@ -13,6 +13,7 @@ macro_rules! section {
                 file: file!(),
                 line: line!(),
                 module_path: module_path!(),
+                args: &[],
             });
             enter(&S, 1)
         };

@@ -133,8 +133,43 @@ fn child_entry() {
         Ok("endless") => endless(),
         Ok("async") => futures(),
         Ok("through_exit") => through_exit(),
+        Ok("args") => with_args(),
         _ => {}
     }
+}
+
+#[perfgraph_core::timed(args(tile, mesh), live = "Refining tile {tile} of {mesh}")]
+fn refine(tile: u32, mesh: &str) -> u32 {
+    perfgraph_core::time_section!(
+        "load",
+        args(
+            bytes = tile as u64 * 1000,
+            path = Path::new("/data/m.exo").display(),
+            level = -1i8
+        )
+    );
+    perfgraph_core::event!(
+        "checkpoint written",
+        args(tile, ok = tile.is_multiple_of(2), ratio = 0.25)
+    );
+    tile
+}
+
+#[perfgraph_core::timed(args(url))]
+async fn download(url: String) -> usize {
+    url.len()
+}
+
+/// Section args (integers, floats, bools, text, a name perfgraph uses itself), a future's, events.
+fn with_args() {
+    for tile in 0..3 {
+        refine(tile, "mesh-A");
+    }
+    let f = download("https://example.org/x".to_owned());
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(f.as_mut().poll(&mut cx).is_ready());
+    perfgraph_core::event!("done");
 }
 
 #[perfgraph_core::timed(level = 1)]
@@ -454,6 +489,76 @@ fn live_print_lines_are_instant_events_in_the_chrome_trace() {
             .any(|m| m.starts_with("child_entry: Finished run [") && m.ends_with(" MB]")),
         "{markers:?}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn args_and_events_are_in_both_formats() {
+    let dir = fresh_dir("args");
+    let json = dir.join("args.json");
+    let out = child("args", &[("PERFGRAPH_TRACE", json.to_str().unwrap())])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let find =
+        |name: &str| -> Vec<&Value> { events.iter().filter(|e| e["name"] == name).collect() };
+    let refine = find("refine");
+    assert_eq!(refine.len(), 3);
+    for (tile, e) in refine.iter().enumerate() {
+        assert_eq!(e["args"]["tile"], tile);
+        assert_eq!(e["args"]["mesh"], "mesh-A");
+    }
+    assert_eq!(
+        find("load")[2]["args"],
+        serde_json::json!({"level": 1, "bytes": 2000, "path": "/data/m.exo", "arg.level": -1})
+    );
+    let checkpoints = find("checkpoint written");
+    assert_eq!(checkpoints.len(), 3);
+    assert_eq!(checkpoints[1]["ph"], "i");
+    assert_eq!(
+        checkpoints[1]["args"],
+        serde_json::json!({"tile": 1, "ok": false, "ratio": 0.25})
+    );
+    assert_eq!(find("done")[0]["args"], serde_json::json!({}));
+    let download = find("download");
+    let life = download.iter().find(|e| e["ph"] == "b").unwrap();
+    assert_eq!(life["args"]["url"], "https://example.org/x");
+
+    let pftrace = dir.join("args.pftrace");
+    let out = child("args", &[("PERFGRAPH_TRACE", pftrace.to_str().unwrap())])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Some(d) = decode_with_perfetto(&pftrace, false) {
+        assert_eq!(d["sections"]["refine"]["tile"], 2);
+        assert_eq!(d["sections"]["refine"]["mesh"], "mesh-A");
+        assert_eq!(d["sections"]["load"]["bytes"], 2000);
+        assert_eq!(d["sections"]["load"]["arg.level"], -1);
+        assert_eq!(d["sections"]["load"]["path"], "/data/m.exo");
+        assert_eq!(
+            d["events"],
+            serde_json::json!([
+                ["checkpoint written", {"tile": 0, "ok": true, "ratio": 0.25}],
+                ["checkpoint written", {"tile": 1, "ok": false, "ratio": 0.25}],
+                ["checkpoint written", {"tile": 2, "ok": true, "ratio": 0.25}],
+                ["done", {}]
+            ])
+        );
+        assert_eq!(
+            d["future_args"],
+            serde_json::json!([["download", {"url": "https://example.org/x"}]])
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

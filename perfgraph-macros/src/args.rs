@@ -49,7 +49,26 @@ pub struct Options {
     pub cpu: Option<bool>,
     /// `crate = "path"`, parsed into the path.
     pub krate: Option<Path>,
+    /// `args(name, name = expr, ...)`, with the span of `args`.
+    pub args: Option<ArgList>,
+    /// The live message names args (`{name}`): filled in at each call while live print is on.
+    pub fill: bool,
 }
+
+/// The args of `args(...)`, with the span of `args`.
+pub type ArgList = (Vec<Arg>, Span);
+
+/// One arg of `args(...)`: `name` (a variable, or for `#[timed]` a parameter, of that name) or
+/// `name = expr`.
+pub struct Arg {
+    /// Its name, as the trace and the live message know it.
+    pub name: Ident,
+    /// The expression recorded; `None` for the shorthand `name`.
+    pub value: Option<syn::Expr>,
+}
+
+/// Most args one call site takes (perfgraph-core's `data::MAX_ARGS`).
+pub const MAX_ARGS: usize = 8;
 
 /// `#[timed(options)]`.
 pub struct TimedArgs {
@@ -79,6 +98,9 @@ const OPTIONS: &[OptionSpec] = &[
             "time_future! takes its name as the first argument, not as `name = ...`: \
              `time_future!(\"fetch\", future, level = 2)`",
         ),
+        event: Takes::No(
+            "event! takes its message as the first argument: `event!(\"checkpoint written\")`",
+        ),
         value: ValueKind::Text {
             example: "`name = \"mesh::refine\"`",
             if_empty: "the section name must not be empty; leave `name` out to use the function's name",
@@ -91,6 +113,7 @@ const OPTIONS: &[OptionSpec] = &[
         timed: Takes::Yes,
         section: Takes::Yes,
         future: Takes::Yes,
+        event: Takes::Yes,
         value: ValueKind::Int {
             max: 3,
             example: "`level = 0..=3`",
@@ -105,6 +128,9 @@ const OPTIONS: &[OptionSpec] = &[
         timed: Takes::Yes,
         section: Takes::Yes,
         future: Takes::Yes,
+        event: Takes::No(
+            "an event is one line; its message is the first argument: `event!(\"checkpoint written\")`",
+        ),
         value: ValueKind::Text {
             example: "`live = \"Solving nonlinear system\"`",
             if_empty: "the live message must not be empty; leave `live` out to show the section's name",
@@ -117,6 +143,7 @@ const OPTIONS: &[OptionSpec] = &[
         timed: Takes::Yes,
         section: Takes::Yes,
         future: Takes::Yes,
+        event: Takes::No("an event has no duration, so no dots"),
         value: ValueKind::Flag {
             slot: |options| &mut options.dots,
         },
@@ -127,8 +154,20 @@ const OPTIONS: &[OptionSpec] = &[
         timed: Takes::Yes,
         section: Takes::Yes,
         future: Takes::Yes,
+        event: Takes::No("an event has no duration, so no CPU time"),
         value: ValueKind::Flag {
             slot: |options| &mut options.cpu,
+        },
+    },
+    OptionSpec {
+        key: "args",
+        summary: "`args(name, name = expr, ...)`",
+        timed: Takes::Yes,
+        section: Takes::Yes,
+        future: Takes::Yes,
+        event: Takes::Yes,
+        value: ValueKind::Args {
+            slot: |options| &mut options.args,
         },
     },
     OptionSpec {
@@ -137,6 +176,7 @@ const OPTIONS: &[OptionSpec] = &[
         timed: Takes::Yes,
         section: Takes::Yes,
         future: Takes::Yes,
+        event: Takes::Yes,
         value: ValueKind::QuotedPath {
             example: "`crate = \"my_crate::perfgraph\"`",
             invalid: "`crate` takes the path where perfgraph_core is reachable, e.g. \
@@ -158,6 +198,8 @@ struct OptionSpec {
     section: Takes,
     /// Whether `time_future!` accepts it (after the name and the future).
     future: Takes,
+    /// Whether `event!` accepts it (after the message).
+    event: Takes,
     /// What value it takes, and the field of [`Options`] that holds it.
     value: ValueKind,
 }
@@ -200,6 +242,11 @@ enum ValueKind {
         /// Where the value goes.
         slot: fn(&mut Options) -> &mut Option<bool>,
     },
+    /// `key(name, name = expr, ...)`: values recorded with each call.
+    Args {
+        /// Where the list goes, with the key's span.
+        slot: fn(&mut Options) -> &mut Option<ArgList>,
+    },
     /// `key = "a::path"`: a string literal holding a Rust path.
     QuotedPath {
         /// The option written out, for "needs a value" and "takes a string literal".
@@ -220,6 +267,8 @@ enum Macro {
     Section,
     /// `time_future!(...)`.
     Future,
+    /// `event!(...)`.
+    Event,
 }
 
 /// The options `mac` accepts, as its error messages list them.
@@ -318,6 +367,40 @@ impl Parse for SectionArgs {
     }
 }
 
+/// `event!("message", options)`.
+pub struct EventArgs {
+    /// The message, the first argument.
+    pub message: LitStr,
+    /// The options after it (`args`, `level`, `crate`).
+    pub options: Options,
+}
+
+impl Parse for EventArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let usage = "event! takes its message as a string literal first, e.g. \
+                     `event!(\"checkpoint written\", args(step))`";
+        let message = if input.peek(LitStr) {
+            input.parse::<LitStr>()?
+        } else if input.is_empty() {
+            return Err(Error::new(Span::call_site(), usage));
+        } else {
+            let tokens: proc_macro2::TokenStream = input.parse()?;
+            return Err(Error::new_spanned(tokens, usage));
+        };
+        non_empty(
+            &message,
+            "the event's message must not be empty: say what happened",
+        )?;
+        let options = if input.is_empty() {
+            Options::default()
+        } else {
+            input.parse::<Token![,]>()?;
+            parse_options(input, Macro::Event)?
+        };
+        Ok(EventArgs { message, options })
+    }
+}
+
 /// Rejects an empty or all-blank literal with `message`.
 fn non_empty(lit: &LitStr, message: &str) -> syn::Result<()> {
     if lit.value().trim().is_empty() {
@@ -343,6 +426,13 @@ fn parse_options(input: ParseStream, mac: Macro) -> syn::Result<Options> {
             break;
         }
         input.parse::<Token![,]>()?;
+    }
+    if let Some(live) = &options.live {
+        let args = options.args.as_ref().map_or(&[][..], |(a, _)| a);
+        match check_placeholders(live, args) {
+            Ok(fill) => options.fill = fill,
+            Err(e) => errors.push(e),
+        }
     }
     errors.finish(options)
 }
@@ -396,6 +486,7 @@ impl OptionSpec {
             Macro::Timed => self.timed,
             Macro::Section => self.section,
             Macro::Future => self.future,
+            Macro::Event => self.event,
         }
     }
 
@@ -425,6 +516,10 @@ impl OptionSpec {
             ValueKind::Flag { slot } => {
                 let value = flag_value(input, self.key)?;
                 self.store(slot(options), value, key)
+            }
+            ValueKind::Args { slot } => {
+                let value = args_value(input, key)?;
+                self.store(slot(options), (value, key), key)
             }
             ValueKind::QuotedPath {
                 example,
@@ -522,6 +617,97 @@ fn int_value(input: ParseStream, option: &str, max: u8, expects: &str) -> syn::R
         return Err(input.error(expects));
     }
     Err(Error::new_spanned(tokens, expects))
+}
+
+/// The list of `args(...)`: `name` or `name = expr`, comma-separated, names distinct, at most
+/// [`MAX_ARGS`].
+fn args_value(input: ParseStream, key: Span) -> syn::Result<Vec<Arg>> {
+    let form =
+        "`args` takes a list of names or `name = value`, e.g. `args(tile, bytes = data.len())`";
+    if !input.peek(syn::token::Paren) {
+        return Err(Error::new(key, form));
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let mut list: Vec<Arg> = Vec::new();
+    let mut errors = Errors::default();
+    while !content.is_empty() {
+        if !content.peek(Ident::peek_any) {
+            let tokens = value_tokens(&content)?;
+            errors.push(Error::new_spanned(tokens, form));
+        } else {
+            let name = content.call(Ident::parse_any)?;
+            let value = if content.peek(Token![=]) {
+                content.parse::<Token![=]>()?;
+                Some(content.parse::<syn::Expr>()?)
+            } else {
+                None
+            };
+            if list.iter().any(|a| a.name == name) {
+                errors.push(Error::new_spanned(
+                    &name,
+                    format!("duplicate arg `{name}`: give each arg once"),
+                ));
+            } else if list.len() == MAX_ARGS {
+                errors.push(Error::new_spanned(
+                    &name,
+                    format!("too many args: a call records at most {MAX_ARGS}"),
+                ));
+            }
+            list.push(Arg { name, value });
+        }
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    if list.is_empty() {
+        errors.push(Error::new(key, form));
+    }
+    errors.finish(list)
+}
+
+/// The `{name}` placeholders of a live message, in order (`{{` and `}}` are literal braces); an error under
+/// the message for a placeholder that names no arg, or is not a plain name.
+pub fn check_placeholders(live: &LitStr, args: &[Arg]) -> syn::Result<bool> {
+    let text = live.value();
+    let mut rest = text.as_str();
+    let mut any = false;
+    while let Some(i) = rest.find(['{', '}']) {
+        let (brace, after) = (rest.as_bytes()[i], &rest[i + 1..]);
+        if after.as_bytes().first() == Some(&brace) {
+            rest = &after[1..];
+            continue;
+        }
+        if brace == b'}' {
+            return Err(Error::new_spanned(
+                live,
+                "unmatched `}` in the live message: write `}}` for a brace",
+            ));
+        }
+        let Some(end) = after.find('}') else {
+            return Err(Error::new_spanned(
+                live,
+                "unmatched `{` in the live message: write `{{` for a brace",
+            ));
+        };
+        let name = &after[..end];
+        if !args.iter().any(|a| a.name == name) {
+            let known: Vec<String> = args.iter().map(|a| format!("`{}`", a.name)).collect();
+            let known = if known.is_empty() {
+                "this call site records none: add `args(...)`".to_owned()
+            } else {
+                format!("its args are {}", known.join(", "))
+            };
+            return Err(Error::new_spanned(
+                live,
+                format!("the live message names `{{{name}}}`, which is not an arg; {known}"),
+            ));
+        }
+        any = true;
+        rest = &after[end + 1..];
+    }
+    Ok(any)
 }
 
 /// A flag's value: `true` when written alone, else the `true` or `false` after its `=`.

@@ -25,12 +25,54 @@ pub fn guard_statement(name: NameSource, options: &Options) -> TokenStream {
     let level = options.level.map_or(1u8, |(level, _)| level);
     let guard = Ident::new("__perfgraph_guard", Span::mixed_site());
     let site = site(name, options);
+    let Some(values) = arg_values(options) else {
+        return quote! {
+            let #guard = {
+                let __perfgraph_site: &'static #private::Section = #site;
+                #private::enter(__perfgraph_site, #level)
+            };
+        };
+    };
+    let fill = options.fill;
     quote! {
         let #guard = {
             let __perfgraph_site: &'static #private::Section = #site;
-            #private::enter(__perfgraph_site, #level)
+            #private::with_args(
+                #private::enter(__perfgraph_site, #level),
+                __perfgraph_site,
+                #fill,
+                || #values,
+            )
         };
     }
+}
+
+/// `{ use ...; [value, ...] }`: the args' values as an array of `ArgValue`s, each expression borrowed (a
+/// primitive is copied, anything else formatted with `Display`); `None` without `args`.
+fn arg_values(options: &Options) -> Option<TokenStream> {
+    let (args, _) = options.args.as_ref()?;
+    let krate = krate(options);
+    let private = quote!(#krate::__private);
+    let values = args.iter().map(|a| {
+        let expr = match &a.value {
+            Some(e) => quote!(#e),
+            None => {
+                let name = &a.name;
+                quote!(#name)
+            }
+        };
+        // Spanned at the expression, so a value that is neither a number, a bool nor `Display` is an
+        // error under it.
+        let span = syn::spanned::Spanned::span(&expr);
+        quote::quote_spanned!(span=> (&&#private::Wrap(&(#expr))).__perfgraph_arg())
+    });
+    Some(quote! {
+        {
+            #[allow(unused_imports)]
+            use #private::{ViaDisplay as _, ViaPrimitive as _};
+            [#(#values),*]
+        }
+    })
 }
 
 /// `{ static SECTION = ...; &SECTION }`: the call site, registered at its first use.
@@ -44,6 +86,14 @@ fn site(name: NameSource, options: &Options) -> TokenStream {
     };
     let dots = options.dots.unwrap_or(false);
     let cpu = options.cpu.unwrap_or(false);
+    let arg_names: Vec<String> = options
+        .args
+        .iter()
+        .flat_map(|(args, _)| {
+            args.iter()
+                .map(|a| syn::ext::IdentExt::unraw(&a.name).to_string())
+        })
+        .collect();
     let (here, name) = match name {
         NameSource::Given(lit) => (quote!(), quote!(#private::Name::Given(#lit))),
         NameSource::Function => (
@@ -65,8 +115,32 @@ fn site(name: NameSource, options: &Options) -> TokenStream {
                 file: ::core::file!(),
                 line: ::core::line!(),
                 module_path: ::core::module_path!(),
+                args: &[#(#arg_names),*],
             });
             &__PERFGRAPH_SECTION
+        }
+    }
+}
+
+/// `event!`: `{ static SITE = ...; event(&SITE, level, || [args]) }`.
+pub fn event(message: LitStr, options: &Options) -> TokenStream {
+    let krate = krate(options);
+    let private = quote!(#krate::__private);
+    let level = options.level.map_or(1u8, |(level, _)| level);
+    let names: Vec<String> = options
+        .args
+        .iter()
+        .flat_map(|(args, _)| {
+            args.iter()
+                .map(|a| syn::ext::IdentExt::unraw(&a.name).to_string())
+        })
+        .collect();
+    let values = arg_values(options).unwrap_or_else(|| quote!([]));
+    quote! {
+        {
+            static __PERFGRAPH_EVENT: #private::EventSite =
+                #private::EventSite::new(#message, &[#(#names),*]);
+            #private::event(&__PERFGRAPH_EVENT, #level, || #values)
         }
     }
 }
@@ -76,8 +150,20 @@ pub fn timed_future(name: NameSource, future: TokenStream, options: &Options) ->
     let krate = krate(options);
     let level = options.level.map_or(1u8, |(level, _)| level);
     let site = site(name, options);
+    let Some(values) = arg_values(options) else {
+        return quote! {
+            #krate::Timed::new(#site, #level, #future)
+        };
+    };
+    let fill = options.fill;
+    // The args are taken before the future is made: it may take (move) what they borrow.
     quote! {
-        #krate::Timed::new(#site, #level, #future)
+        {
+            let __perfgraph_site: &'static #krate::__private::Section = #site;
+            let __perfgraph_args =
+                #krate::__private::future_args(__perfgraph_site, #level, #fill, || #values);
+            #krate::Timed::new(__perfgraph_site, #level, #future).with_args(__perfgraph_args)
+        }
     }
 }
 
@@ -192,6 +278,40 @@ fn not_a_function(input: ParseStream) -> Option<Error> {
         tokens,
         format!("#[timed] applies to functions and methods with a body, not to {kind}"),
     ))
+}
+
+impl TimedFn {
+    /// Checks that every arg written as a bare name (`args(tile)`) names one of the function's
+    /// parameters; an error under each that does not.
+    pub fn check_args(&self, args: &[crate::args::Arg]) -> syn::Result<()> {
+        let params: Vec<String> = self
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|input| match input {
+                syn::FnArg::Receiver(_) => Some("self".to_owned()),
+                syn::FnArg::Typed(t) => match &*t.pat {
+                    syn::Pat::Ident(p) => Some(p.ident.to_string()),
+                    _ => None,
+                },
+            })
+            .collect();
+        let mut errors = Errors::default();
+        for a in args.iter().filter(|a| a.value.is_none()) {
+            if !params.iter().any(|p| a.name == p) {
+                let fn_name = &self.sig.ident;
+                errors.push(Error::new_spanned(
+                    &a.name,
+                    format!(
+                        "`{}` is not a parameter of `{fn_name}`: `args(...)` on #[timed] names the \
+                         function's parameters, or records an expression as `{} = ...`",
+                        a.name, a.name
+                    ),
+                ));
+            }
+        }
+        errors.finish(())
+    }
 }
 
 fn pair(a: &impl ToTokens, b: &impl ToTokens) -> TokenStream {

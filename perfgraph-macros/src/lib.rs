@@ -23,7 +23,7 @@ use proc_macro::TokenStream;
 mod args;
 mod expand;
 
-use args::{FutureArgs, SectionArgs, TimedArgs};
+use args::{EventArgs, FutureArgs, SectionArgs, TimedArgs};
 use expand::NameSource;
 
 /// Times every call of the function it is put on: a section that live print shows when it runs long, and that
@@ -41,6 +41,10 @@ use expand::NameSource;
 ///   section's CPU and waiting time (the `CPU:` report, JSON `cpu_ns`/`self_cpu_ns`, trace args); default
 ///   off (`PERFGRAPH_CPU=all` turns it on for every section). Costs two system calls per call on kernels
 ///   without a vDSO thread-CPU clock (docs/performance.md).
+/// * `args(name, name = expr, ...)`: values each call records (at most 8): a bare name is a parameter of
+///   the function, `name = expr` any expression. Integers, floats and bools as such, anything else through
+///   `Display`, and only when an output needs them: the trace's slice args, and the live message, which may
+///   name them (`live = "Refining tile {tile}"`; a placeholder naming no arg is a compile error).
 /// * `crate = "path"`: where `perfgraph_core` is reachable, for a crate that reaches it through another
 ///   crate's re-export (the error ``cannot find `perfgraph_core` in the crate root`` means this):
 ///   `#[timed(crate = "mylib::perfgraph_core")]`. The user guide's "Using perfgraph in a library" shows it.
@@ -87,6 +91,12 @@ pub fn timed(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote::quote!(#errors #item).into();
         }
     };
+    if let Some((list, _)) = &args.options.args
+        && let Err(e) = function.check_args(list)
+    {
+        let e = e.to_compile_error();
+        return quote::quote!(#e #item).into();
+    }
     if !cfg!(feature = "enabled") {
         return item.into();
     }
@@ -101,7 +111,8 @@ pub fn timed(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Times the rest of the enclosing block: `time_section!("name", options...)`.
 ///
 /// The name is a string literal; the options are `#[timed]`'s except `name` (`level`, `live`, `dots`,
-/// `cpu`, `crate`: `crate = "mylib::perfgraph_core"` where perfgraph-core is reached through a re-export).
+/// `cpu`, `args`, `crate`: `crate = "mylib::perfgraph_core"` where perfgraph-core is reached through a
+/// re-export). In `args(...)`, a bare name is a variable of that name: `args(n, bytes = buf.len())`.
 /// The section ends where the block ends, so several in one block nest in order.
 ///
 /// ```
@@ -174,4 +185,24 @@ pub fn time_future(input: TokenStream) -> TokenStream {
         &args.options,
     )
     .into()
+}
+
+/// An instant event: `event!("message", options...)`. On the calling thread's track of the trace (with its
+/// args), and with `PERFGRAPH_LIVE=all` one line of live print. Costs nothing more than a check while
+/// neither is on.
+///
+/// Options: `args(name, name = expr, ...)` (as `time_section!`'s), `level = 0..=3` (default 1: recorded
+/// when the verbosity is at least that), `crate = "path"`.
+///
+/// ```
+/// let path = std::path::Path::new("out/step-7.h5");
+/// perfgraph_core::event!("checkpoint written", args(file = path.display(), step = 7));
+/// ```
+#[proc_macro]
+pub fn event(input: TokenStream) -> TokenStream {
+    let args = syn::parse_macro_input!(input as EventArgs);
+    if !cfg!(feature = "enabled") {
+        return quote::quote!({}).into();
+    }
+    expand::event(args.message, &args.options).into()
 }

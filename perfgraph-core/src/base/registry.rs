@@ -52,6 +52,8 @@ pub struct SectionMeta {
     pub line: u32,
     /// `module_path!()` of the call site.
     pub module_path: &'static str,
+    /// The names of the args each call records (`args(...)`), in order; empty for most sections.
+    pub args: &'static [&'static str],
 }
 
 /// One call site: a `static` the macros emit. Users never name it.
@@ -90,6 +92,8 @@ pub struct SectionInfo {
     pub line: u32,
     /// Module of the call site.
     pub module_path: &'static str,
+    /// The names of the args each call records (`args(...)`), in order.
+    pub args: &'static [&'static str],
 }
 
 /// The pseudo-section at the root of every thread's call tree.
@@ -102,6 +106,7 @@ pub const ROOT: SectionInfo = SectionInfo {
     file: "",
     line: 0,
     module_path: "",
+    args: &[],
 };
 
 const CHUNK: usize = 256;
@@ -257,6 +262,7 @@ impl Section {
                 file: meta.file,
                 line: meta.line,
                 module_path: meta.module_path,
+                args: meta.args,
             };
             publish(info);
         }

@@ -285,6 +285,9 @@ impl Collector {
                     }
                     !mark
                 });
+                if let Some(live) = &mut self.live {
+                    live.on_events(&t.state, &self.marks);
+                }
                 self.outputs.on_marks(&t.state, &self.marks);
             }
             if let Some(live) = &mut self.live {
@@ -293,6 +296,13 @@ impl Collector {
             if !self.records.is_empty() {
                 self.outputs.on_records(&t.state, &self.records);
             }
+            // The trace takes the text args it writes; any left (no trace took them) go now.
+            for r in self.records.iter().chain(&self.marks) {
+                if let Some(args) = r.args {
+                    args.discard();
+                }
+            }
+            self.marks.clear();
         }
         self.retire_finished();
         if !self.warned_interleaved

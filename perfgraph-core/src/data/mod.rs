@@ -20,6 +20,7 @@
 // now), `latency` (a call path's distribution), `report` (a whole run's `Report`, built by a pure
 // function), `runs` (many processes' runs merged into one report).
 
+pub(crate) mod args;
 pub(crate) mod figures;
 pub(crate) mod latency;
 pub(crate) mod node_figures;
@@ -28,6 +29,7 @@ pub(crate) mod runs;
 pub(crate) mod tree;
 
 pub use crate::base::registry::{SectionId, SectionInfo};
+pub use args::{ArgValue, MAX_ARG_TEXT, MAX_ARGS};
 pub use figures::CpuFigures;
 pub use latency::Latency;
 pub use report::{

@@ -23,8 +23,11 @@
 
 use serde_json::json;
 
-use super::trace::{Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary, push_u64};
+use super::trace::{
+    Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary, arg_key, push_json_arg, push_u64,
+};
 use crate::base::registry::SectionId;
+use crate::data::args::ArgValue;
 use crate::data::figures::CpuFigures;
 
 /// The per-section text of the call events, built once per section.
@@ -40,7 +43,7 @@ pub(crate) struct Chrome {
 }
 
 /// A section's call text before its `ts` and after its `tid`.
-type Framing = (Box<[u8]>, Box<[u8]>);
+type Framing = (Box<[u8]>, Box<[u8]>, &'static [&'static str]);
 
 /// The smallest padding of the page rule (`export::pages`): a newline.
 pub(crate) const MIN_PAD: usize = 1;
@@ -127,8 +130,9 @@ impl Chrome {
         if self.sections.len() <= i {
             self.sections.resize_with(i + 1, || None);
         }
-        let (prefix, suffix) =
+        let (prefix, suffix, names) =
             self.sections[i].get_or_insert_with(|| section_text(&text(call.section)));
+        let names: &'static [&'static str] = names;
         out.extend_from_slice(prefix);
         push_micros(out, call.start_ns);
         out.extend_from_slice(b",\"dur\":");
@@ -142,7 +146,7 @@ impl Chrome {
                 push_u64(out, tid(call.thread));
             }
         }
-        if !call.unfinished && call.cpu.is_none() {
+        if !call.unfinished && call.cpu.is_none() && call.args.is_empty() {
             out.extend_from_slice(suffix);
             return;
         }
@@ -157,6 +161,7 @@ impl Chrome {
         if call.unfinished {
             out.extend_from_slice(b",\"unfinished\":true");
         }
+        push_args(out, names.iter().copied().zip(call.args));
         out.extend_from_slice(b"}},\n");
     }
 
@@ -201,11 +206,37 @@ impl Chrome {
                 let end = String::from_utf8_lossy(&end).into_owned();
                 out.extend_from_slice(
                     format!(
-                        "{{\"name\":{name},\"cat\":\"async\",\"ph\":\"b\",\"id\":\"{id:#x}\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid}}},\n\
-                         {{\"name\":{name},\"cat\":\"async\",\"ph\":\"e\",\"id\":\"{id:#x}\",\"ts\":{end},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"cancelled\":{cancelled}}}}},\n"
+                        "{{\"name\":{name},\"cat\":\"async\",\"ph\":\"b\",\"id\":\"{id:#x}\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid}"
                     )
                     .as_bytes(),
                 );
+                if !mark.args.is_empty() {
+                    out.extend_from_slice(b",\"args\":{\"id\":");
+                    push_u64(out, *id);
+                    push_args(out, mark.args.iter().map(|(n, v)| (*n, v)));
+                    out.extend_from_slice(b"}");
+                }
+                out.extend_from_slice(
+                    format!(
+                        "}},\n{{\"name\":{name},\"cat\":\"async\",\"ph\":\"e\",\"id\":\"{id:#x}\",\"ts\":{end},\"pid\":{pid},\"tid\":{tid},\"args\":{{\"cancelled\":{cancelled}}}}},\n"
+                    )
+                    .as_bytes(),
+                );
+            }
+            MarkKind::Event => {
+                out.extend_from_slice(
+                    format!(
+                        "{{\"name\":{name},\"cat\":\"event\",\"ph\":\"i\",\"s\":\"t\",\"ts\":{start},\"pid\":{pid},\"tid\":{tid},\"args\":{{"
+                    )
+                    .as_bytes(),
+                );
+                let len = out.len();
+                push_args(out, mark.args.iter().map(|(n, v)| (*n, v)));
+                if out.len() > len {
+                    // No comma before the first arg.
+                    out.remove(len);
+                }
+                out.extend_from_slice(b"}},\n");
             }
             MarkKind::Instant(message) => {
                 out.extend_from_slice(
@@ -299,6 +330,16 @@ fn line(out: &mut Vec<u8>, event: &serde_json::Value) {
 }
 
 /// The text before a call's `ts` and after its `tid`.
+/// Appends `,"name":value` for each arg (keys as [`arg_key`] makes them).
+fn push_args<'a>(out: &mut Vec<u8>, args: impl Iterator<Item = (&'a str, &'a ArgValue)>) {
+    for (name, value) in args {
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(arg_key(name).as_bytes());
+        out.extend_from_slice(b"\":");
+        push_json_arg(out, value);
+    }
+}
+
 fn section_text(text: &SectionText) -> Framing {
     let prefix = format!("{{\"name\":{},\"ph\":\"X\",\"ts\":", json!(text.name));
     let mut args = serde_json::Map::new();
@@ -307,7 +348,11 @@ fn section_text(text: &SectionText) -> Framing {
         args.insert("message".into(), json!(message));
     }
     let suffix = format!(",\"args\":{}}},\n", serde_json::Value::Object(args));
-    (prefix.into_bytes().into(), suffix.into_bytes().into())
+    (
+        prefix.into_bytes().into(),
+        suffix.into_bytes().into(),
+        text.args,
+    )
 }
 
 impl Encoder for Chrome {
@@ -356,6 +401,7 @@ mod tests {
             name: "write \"checkpoint\"".to_owned(), // quotes must come out escaped
             level: 1,
             message: None,
+            args: &[],
         }
     }
 
@@ -382,6 +428,7 @@ mod tests {
             end_ns: 2_500_500,
             unfinished: false,
             cpu: None,
+            args: &[],
         };
         c.call(&mut out, &call, &text);
         let measured = Call {
@@ -405,6 +452,7 @@ mod tests {
             thread: 0,
             start_ns: 1_000,
             end_ns: 3_000_001,
+            args: Vec::new(),
         };
         c.mark(&mut out, &life(true), "fetch");
         let instant = Mark {
@@ -413,6 +461,7 @@ mod tests {
             thread: 0,
             start_ns: 1_500_000,
             end_ns: 1_500_000,
+            args: Vec::new(),
         };
         c.mark(&mut out, &instant, "fetch");
         c.footer(
@@ -496,5 +545,75 @@ mod tests {
         assert_eq!(v["name"], "CPU worker (tid 2)");
         assert_eq!(v["ph"], "C");
         assert_eq!(v["args"]["%"], 87);
+    }
+
+    #[test]
+    fn args_go_into_the_slices_and_events_args_under_names_perfgraph_does_not_use() {
+        use crate::data::args::ArgValue;
+        fn text(_: u32) -> SectionText {
+            SectionText {
+                name: "refine".to_owned(),
+                level: 2,
+                message: Some("Refining level {level}".to_owned()),
+                args: &["level", "mesh", "ratio", "ok", "delta"],
+            }
+        }
+        let mut out = Vec::new();
+        let mut c = Chrome::header(&mut out, &who());
+        let args = [
+            ArgValue::Uint(3),
+            ArgValue::Text("a \"b\".exo".to_owned()),
+            ArgValue::Float(f64::NAN),
+            ArgValue::Bool(true),
+            ArgValue::Int(-2),
+        ];
+        let call = Call {
+            thread: 0,
+            section: 1,
+            depth: 0,
+            start_ns: 0,
+            end_ns: 1_000,
+            unfinished: false,
+            cpu: None,
+            args: &args,
+        };
+        c.call(&mut out, &call, &text);
+        let event = Mark {
+            kind: MarkKind::Event,
+            section: 1,
+            thread: 0,
+            start_ns: 500,
+            end_ns: 500,
+            args: vec![
+                ("step", ArgValue::Uint(7)),
+                ("file", ArgValue::Text("f".into())),
+            ],
+        };
+        c.mark(&mut out, &event, "checkpoint written");
+        let bare = Mark {
+            args: Vec::new(),
+            ..event
+        };
+        c.mark(&mut out, &bare, "done");
+        let text = String::from_utf8(out).unwrap();
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l.trim_end_matches(',')).unwrap())
+            .collect();
+        let slice = events.iter().find(|e| e["name"] == "refine").unwrap();
+        assert_eq!(
+            slice["args"],
+            serde_json::json!({"level": 2, "message": "Refining level {level}", "arg.level": 3,
+                "mesh": "a \"b\".exo", "ratio": "NaN", "ok": true, "delta": -2})
+        );
+        let event = events
+            .iter()
+            .find(|e| e["name"] == "checkpoint written")
+            .unwrap();
+        assert_eq!(event["ph"], "i");
+        assert_eq!(event["args"], serde_json::json!({"step": 7, "file": "f"}));
+        let bare = events.iter().find(|e| e["name"] == "done").unwrap();
+        assert_eq!(bare["args"], serde_json::json!({}));
     }
 }

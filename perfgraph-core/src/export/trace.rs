@@ -5,6 +5,7 @@
 //! more method of [`Encoder`], and its body in each format.
 
 use crate::base::registry::SectionId;
+use crate::data::args::ArgValue;
 use crate::data::figures::CpuFigures;
 
 /// A trace format: every kind of event written into the bytes `out` that go to the file, in the order
@@ -43,11 +44,13 @@ pub(crate) struct SectionText {
     pub level: u8,
     /// Its live-print message, when it has one of its own (not just its name).
     pub message: Option<String>,
+    /// The names of the args its calls record, in order (`args(...)`).
+    pub args: &'static [&'static str],
 }
 
 /// One section call on a thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Call {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Call<'a> {
     /// The thread's index (dense, from 0).
     pub thread: u32,
     /// The section.
@@ -63,6 +66,8 @@ pub(crate) struct Call {
     /// What it measured, for a section that measures (the `cpu` option, `PERFGRAPH_CPU=all`): in the
     /// slice's args ([`CpuFigures::written`]).
     pub cpu: Option<CpuFigures>,
+    /// Its args' values, named by its section's [`SectionText::args`]: in the slice's args.
+    pub args: &'a [ArgValue],
 }
 
 /// What a mark shows in the trace.
@@ -78,10 +83,13 @@ pub(crate) enum MarkKind {
     },
     /// An instant event with its message.
     Instant(String),
+    /// An `event!`: an instant with its message (the `name` the encoder is given) and its args.
+    Event,
 }
 
-/// A mark: a future's life or an instant event (a `tracing` event), on the thread that ended or raised it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A mark: a future's life or an instant event (a `tracing` event, an `event!`), on the thread that ended or
+/// raised it.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Mark {
     /// What it is.
     pub kind: MarkKind,
@@ -93,6 +101,35 @@ pub(crate) struct Mark {
     pub start_ns: u64,
     /// End, ns since the runtime's start (`>= start_ns`).
     pub end_ns: u64,
+    /// Its args, named (a future's, an `event!`'s).
+    pub args: Vec<(&'static str, ArgValue)>,
+}
+
+/// The key an arg named `name` has among a slice's args: its name, or `arg.<name>` for a name perfgraph
+/// writes there itself (`level`, `message`, `unfinished`, a CPU figure, ...), so no key is written twice.
+pub(crate) fn arg_key(name: &str) -> std::borrow::Cow<'_, str> {
+    const OWN: &[&str] = &["level", "message", "unfinished", "span", "id", "cancelled"];
+    if OWN.contains(&name) || CpuFigures::NAMES.contains(&name) {
+        format!("arg.{name}").into()
+    } else {
+        name.into()
+    }
+}
+
+/// Appends `value` as JSON (a float that is not finite as a string: JSON has no NaN).
+pub(crate) fn push_json_arg(out: &mut Vec<u8>, value: &ArgValue) {
+    match value {
+        ArgValue::Int(v) => out.extend_from_slice(v.to_string().as_bytes()),
+        ArgValue::Uint(v) => push_u64(out, *v),
+        ArgValue::Float(v) if v.is_finite() => {
+            out.extend_from_slice(serde_json::Value::from(*v).to_string().as_bytes())
+        }
+        ArgValue::Float(v) => out.extend_from_slice(format!("\"{v}\"").as_bytes()),
+        ArgValue::Bool(v) => out.extend_from_slice(if *v { b"true" } else { b"false" }),
+        ArgValue::Text(t) => {
+            out.extend_from_slice(serde_json::Value::from(t.as_str()).to_string().as_bytes())
+        }
+    }
 }
 
 /// Who wrote the trace: what `perfgraph merge --trace` names each process by and aligns processes on.

@@ -53,7 +53,6 @@ pub const CPU: u8 = 4;
 const CHILD_TICKS: usize = 3;
 
 /// The slot word that holds the frame's `start`.
-#[cfg(feature = "tracing")]
 const START: usize = 1;
 
 impl FrameData {
@@ -193,7 +192,6 @@ impl FrameTable {
     }
 
     /// Owner only: the start ticks of the public frame at `depth` (the one word of [`peek`](Self::peek)).
-    #[cfg(feature = "tracing")]
     #[inline(always)]
     pub fn start_at(&self, depth: u32) -> Option<u64> {
         Some(self.frames.get(depth as usize)?.slot.peek_word(START))

@@ -11,6 +11,7 @@ use super::thread::SpanEnded;
 use super::thread::ThreadState;
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
+use crate::data::args::ArgValue;
 
 /// The name this crate's code uses for [`SectionGuard`].
 pub type Guard = SectionGuard;
@@ -184,6 +185,52 @@ impl Guard {
             _not_send: NOT_SEND,
         };
         (guard, node)
+    }
+}
+
+impl Guard {
+    /// The thread state and depth of a recorded section's call, `None` if it is not recorded.
+    #[inline]
+    pub(crate) fn owner(&self) -> Option<(&'static ThreadState, u32)> {
+        Some((self.state?, self.depth))
+    }
+}
+
+/// The guard of a section whose call site records args (`args(...)`): a [`SectionGuard`] that, when the
+/// trace wants them, pushes the call's args just before the section's own record at its end.
+///
+/// ```
+/// let n = 3u32;
+/// perfgraph_core::time_section!("load", args(n));
+/// ```
+#[must_use = "a section ends when its guard is dropped; bind it to a local"]
+#[derive(Debug)]
+pub struct ArgsGuard<const N: usize> {
+    /// The args to push at the end, when an output wants them.
+    args: Option<[ArgValue; N]>,
+    /// The section.
+    site: SectionId,
+    /// The section's own guard, dropped (ending it) after the args are pushed.
+    guard: Guard,
+}
+
+impl<const N: usize> ArgsGuard<N> {
+    /// `guard`'s call of section `site`, with `args` to push at its end (`None`: nothing wants them).
+    #[inline]
+    pub(crate) fn new(guard: Guard, site: SectionId, args: Option<[ArgValue; N]>) -> Self {
+        ArgsGuard { args, site, guard }
+    }
+}
+
+impl<const N: usize> Drop for ArgsGuard<N> {
+    #[inline]
+    fn drop(&mut self) {
+        if let (Some(args), Some((state, _))) = (self.args.take(), self.guard.owner()) {
+            // SAFETY: guards are `!Send` (this one holds a `Guard`), so this is the thread that made it,
+            // which owns `state`.
+            unsafe { state.push_args(self.site, &args) };
+        }
+        // `self.guard` drops next, pushing the section's record after its args.
     }
 }
 

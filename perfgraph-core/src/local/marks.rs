@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 
 /// Whether the trace is on (set once at the runtime's start).
 static WANTED: AtomicBool = AtomicBool::new(false);
@@ -16,8 +16,22 @@ static WANTED: AtomicBool = AtomicBool::new(false);
 static MESSAGES: Mutex<Option<HashMap<u64, String>>> = Mutex::new(None);
 
 /// The next message's number.
-#[cfg(feature = "tracing")]
 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Whether `event!`s are wanted besides (live print shows every section: `PERFGRAPH_LIVE=all`).
+static EVENTS: AtomicBool = AtomicBool::new(false);
+
+/// Pushes `event!`s from now on, for live print (`PERFGRAPH_LIVE=all`).
+pub fn enable_events() {
+    EVENTS.store(true, Ordering::Relaxed);
+}
+
+/// Whether `event!`s are wanted: by the trace or by live print.
+#[inline]
+pub fn events_wanted() -> bool {
+    // Relaxed: set once at the start, before the first section records.
+    wanted() || EVENTS.load(Ordering::Relaxed)
+}
 
 /// Pushes marks from now on (the trace is on).
 pub fn enable() {
@@ -32,7 +46,6 @@ pub fn wanted() -> bool {
 }
 
 /// Keeps `message` for the background thread; returns its number.
-#[cfg(feature = "tracing")]
 pub fn keep(message: String) -> u64 {
     // Relaxed: a counter; the message itself is published under the lock.
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -46,8 +59,95 @@ pub fn hold_for_fork() -> std::sync::MutexGuard<'static, Option<HashMap<u64, Str
     MESSAGES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A copy of message `id`, left in place.
+pub fn peek(id: u64) -> Option<String> {
+    let m = hold_for_fork();
+    m.as_ref()?.get(&id).cloned()
+}
+
 /// Takes message `id` (once).
 pub fn take(id: u64) -> Option<String> {
     let mut m = hold_for_fork();
     m.as_mut()?.remove(&id)
+}
+
+/// Most `event!` call sites a process names; a site past them is shown as `(too many events)`.
+pub const MAX_EVENT_SITES: usize = 4096;
+
+/// The sites by id (id `n` at `n - 1`), published with `Release` as they register.
+static EVENT_SITES: [AtomicPtr<EventSite>; MAX_EVENT_SITES] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_EVENT_SITES];
+
+/// The last id handed out.
+static LAST_EVENT_SITE: AtomicU32 = AtomicU32::new(0);
+
+/// The site every `event!` past [`MAX_EVENT_SITES`] shares.
+static TOO_MANY: EventSite = EventSite::new("(too many events)", &[]);
+
+/// One `event!` call site: a `static` the macro emits, its id given at its first use (lock-free, so a
+/// forked child never finds a lock held).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct EventSite {
+    /// Dense id from 1, 0 until registered.
+    id: AtomicU32,
+    /// Its message: the instant's name.
+    pub name: &'static str,
+    /// The names of its args, in order.
+    pub args: &'static [&'static str],
+}
+
+impl EventSite {
+    /// A site named `name` with args named `args`.
+    pub const fn new(name: &'static str, args: &'static [&'static str]) -> EventSite {
+        EventSite {
+            id: AtomicU32::new(0),
+            name,
+            args,
+        }
+    }
+
+    /// Its id, registering it at its first use.
+    #[inline]
+    pub fn id(&'static self) -> u32 {
+        match self.id.load(Ordering::Relaxed) {
+            0 => self.register(),
+            id => id,
+        }
+    }
+
+    #[cold]
+    fn register(&'static self) -> u32 {
+        // Relaxed: only hands out distinct numbers.
+        let n = LAST_EVENT_SITE.fetch_add(1, Ordering::Relaxed) + 1;
+        let Some(slot) = EVENT_SITES.get(n as usize - 1) else {
+            return MAX_EVENT_SITES as u32 + 1;
+        };
+        // Release: pairs with the Acquire load in `event_site`, so a reader of id `n` sees the site.
+        slot.store(
+            self as *const EventSite as *mut EventSite,
+            Ordering::Release,
+        );
+        // A racing first use of the same site may have registered it too: the first id stays (the other
+        // slot points at this site as well, harmlessly). Relaxed: the slot's own store publishes it.
+        match self
+            .id
+            .compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) => n,
+            Err(first) => first,
+        }
+    }
+}
+
+/// The `event!` site with id `id`.
+pub fn event_site(id: u32) -> Option<&'static EventSite> {
+    if id as usize == MAX_EVENT_SITES + 1 {
+        return Some(&TOO_MANY);
+    }
+    let slot = EVENT_SITES.get((id as usize).checked_sub(1)?)?;
+    // Acquire: pairs with the Release store in `EventSite::register`.
+    let ptr = slot.load(Ordering::Acquire);
+    // SAFETY: a non-null slot holds a `&'static EventSite` stored by `register`.
+    (!ptr.is_null()).then(|| unsafe { &*ptr })
 }

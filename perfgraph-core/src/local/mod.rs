@@ -19,12 +19,14 @@
 //! * [`reading`]: what such a reading holds, as plain data;
 //! * [`snapshot`]: every thread's reading as plain data (names, nanoseconds, totals).
 
+pub(crate) mod args;
 pub(crate) mod cpu_frames;
 pub(crate) mod frames;
 pub(crate) mod guard;
 pub(crate) mod latency;
 #[cfg(test)]
 mod latency_tests;
+pub(crate) mod live_texts;
 pub(crate) mod marks;
 pub(crate) mod pending;
 pub(crate) mod reading;

@@ -18,8 +18,10 @@ use crate::base::process;
 use crate::base::registry::SectionId;
 
 /// One pending (or just ended) live future.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {
+    /// Its live message filled in with its args, when its section's message names args.
+    pub text: Option<std::sync::Arc<str>>,
     /// Its section.
     pub section: SectionId,
     /// Ticks at its first poll.
@@ -74,11 +76,13 @@ fn list() -> std::sync::MutexGuard<'static, Vec<Option<Pending>>> {
     LIST.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Adds the future `id` of `section`, first polled now (at `start` ticks) on this thread; returns its slot.
+/// Adds the future `id` of `section`, first polled now (at `start` ticks) on this thread, showing `text`
+/// (its filled live message) if given; returns its slot.
 #[cold]
-pub fn add(section: SectionId, start: u64, id: u64) -> usize {
+pub fn add(section: SectionId, start: u64, id: u64, text: Option<std::sync::Arc<str>>) -> usize {
     let parent = POLLING.try_with(Cell::get).unwrap_or(0);
     let entry = Pending {
+        text,
         section,
         start,
         id,
@@ -131,12 +135,9 @@ pub fn take(pending: &mut Vec<Pending>, ended: &mut Vec<Pending>) {
     ended.clear();
     let mut list = list();
     for slot in list.iter_mut() {
-        match *slot {
-            Some(e) if e.end == 0 => pending.push(e),
-            Some(e) => {
-                ended.push(e);
-                *slot = None;
-            }
+        match slot {
+            Some(e) if e.end == 0 => pending.push(e.clone()),
+            Some(_) => ended.extend(slot.take()),
             None => {}
         }
     }

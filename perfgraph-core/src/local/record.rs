@@ -5,10 +5,13 @@
 //! before its own record, two figures a record ([`Record::cpu_figures`]): the first pair always (its
 //! `depth` is [`CPU_FIGURES`]), each further pair when not all zero (`CPU_FIGURES - k` for pair `k`). The
 //! background thread's [`Decoder`] joins them to the section's record ([`Record::cpu`]), so the ring's
-//! slots keep their size and every other section pushes what it always did.
+//! slots keep their size and every other section pushes what it always did. A call or an event with args
+//! pushes them the same way, two a record, before its own ([`ARGS`], `local::args`).
 
 use crate::base::registry::SectionId;
+use crate::data::args::MAX_ARGS;
 use crate::data::figures::CpuFigures;
+use crate::local::args::{self, RawArgs};
 use crate::local::ring::WORDS;
 
 /// One completed section, decoded.
@@ -32,6 +35,9 @@ pub struct Record {
     /// The call's CPU time, for a section that measured it; not in [`to_words`](Record::to_words): it
     /// travels in a record of its own ([`Record::cpu_figures`]) that the [`Decoder`] joins to this one.
     pub cpu: Option<CpuFigures>,
+    /// The call's (or event's) args, for a call site that records some while an output wants them; not in
+    /// [`to_words`](Record::to_words) either: they travel in records of their own (`local::args`).
+    pub args: Option<RawArgs>,
 }
 
 /// The bit of the third word (above the section id, which is below 2^18) that holds
@@ -45,17 +51,36 @@ pub const LIFE: u32 = u32::MAX;
 pub const LIFE_CANCELLED: u32 = u32::MAX - 1;
 /// The `depth` of a record that is an instant event (a `tracing` event inside a recorded span) at
 /// `start` (= `end`), its message's number ([`crate::local::marks`]) in the memory words.
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
 pub const INSTANT: u32 = u32::MAX - 2;
+/// The `depth` of a record that is an `event!`: an instant at `start` (= `end`) whose section is the event
+/// site's id (`local::marks::EventSite`), its args before it.
+pub const EVENT: u32 = u32::MAX - 3;
+/// The `depth` of a record that is a `counter!` sample at `start` (= `end`): its section is the counter's id
+/// (`local::counters`), its memory words the value's `f64` bits.
+pub const COUNTER: u32 = u32::MAX - 4;
+/// The lowest `depth` of a mark: every record at or above it is not a call.
+const MARKS: u32 = COUNTER;
 /// The `depth` of a record that carries the first two CPU figures of the section record that follows it
 /// ([`Record::cpu_figures`]); `CPU_FIGURES - k` carries pair `k`.
-pub const CPU_FIGURES: u32 = u32::MAX - 3;
+pub const CPU_FIGURES: u32 = u32::MAX - 8;
 /// Records of CPU figures a call pushes at most: two figures each.
 pub const CPU_PAIRS: usize = CpuFigures::COUNT.div_ceil(2);
+/// The `depth` of a record that carries the first two args of the call or event record that follows it
+/// (`local::args::push_args`); `ARGS - k` carries pair `k`.
+pub const ARGS: u32 = u32::MAX - 12;
+/// Records of args a call or event pushes at most: two args each.
+pub const ARG_PAIRS: usize = MAX_ARGS.div_ceil(2);
+
+const _: () = assert!(
+    CPU_FIGURES - CPU_PAIRS as u32 >= ARGS,
+    "CPU figures and args overlap"
+);
 
 impl Record {
     /// Whether this is a mark (a future's life, an instant event) rather than a section call.
     pub fn is_mark(&self) -> bool {
-        self.depth >= INSTANT
+        self.depth >= MARKS
     }
 
     /// The 64-bit id a mark carries in the memory words.
@@ -63,7 +88,8 @@ impl Record {
         self.mem_start_kb as u64 | (self.mem_end_kb as u64) << 32
     }
 
-    /// A mark: `depth` one of [`LIFE`], [`LIFE_CANCELLED`], [`INSTANT`], carrying `id`.
+    /// A mark: `depth` one of [`LIFE`], [`LIFE_CANCELLED`], [`INSTANT`], [`EVENT`], [`COUNTER`], carrying
+    /// `id`.
     pub fn mark(section: SectionId, start: u64, end: u64, depth: u32, id: u64) -> Record {
         Record {
             start,
@@ -74,6 +100,7 @@ impl Record {
             mem_end_kb: (id >> 32) as u32,
             heap_alert: false,
             cpu: None,
+            args: None,
         }
     }
 
@@ -122,6 +149,7 @@ impl Record {
             mem_start_kb: w[3] as u32,
             mem_end_kb: (w[3] >> 32) as u32,
             cpu: None,
+            args: None,
         }
     }
 
@@ -137,23 +165,41 @@ impl Record {
             mem_end_kb: 0,
             heap_alert: false,
             cpu: None,
+            args: None,
         }
     }
 }
 
-/// Turns a thread's ring words back into records, joining the [`CPU_FIGURES`] records to the section
-/// record after them. One per thread, kept across drains: the records may fall into different ones.
+/// Turns a thread's ring words back into records, joining the [`CPU_FIGURES`] and [`ARGS`] records to the
+/// section (or event) record after them. One per thread, kept across drains: the records may fall into
+/// different ones.
 #[derive(Debug, Default)]
 pub struct Decoder {
     /// The CPU figures read so far, with the section and start of the call they belong to.
     pending: Option<(SectionId, u64, [u64; CpuFigures::COUNT])>,
+    /// The args read so far, with the site they belong to.
+    pending_args: Option<(u32, RawArgs)>,
 }
 
 impl Decoder {
-    /// Decodes `w` (the next record drained) into `out`. CPU figures wait for their section's record; if
-    /// the next record is another call's (the ring lost records in between), they are dropped.
+    /// Decodes `w` (the next record drained) into `out`. CPU figures and args wait for their call's (or
+    /// event's) record; if the next record is another's (the ring lost records in between), they are
+    /// dropped, and a text arg's message with them.
     pub fn push(&mut self, w: [u64; WORDS], out: &mut Vec<Record>) {
         let mut r = Record::from_words(w);
+        if let Some(k) = args::pair_of(r.depth) {
+            let site = r.section;
+            if k == 0 {
+                self.drop_pending_args();
+                self.pending_args = Some((site, RawArgs::default()));
+            }
+            if let Some((s, raw)) = self.pending_args.as_mut()
+                && *s == site
+            {
+                raw.add(k, w);
+            }
+            return;
+        }
         let pair = CPU_FIGURES.wrapping_sub(r.depth) as usize;
         if r.depth <= CPU_FIGURES && pair < CPU_PAIRS {
             let (section, start) = (r.section, w[3]);
@@ -177,7 +223,23 @@ impl Decoder {
         {
             r.cpu = Some(CpuFigures::from_values(figures));
         }
+        if let Some((site, raw)) = self.pending_args.take() {
+            if site == r.section
+                && (!r.is_mark() || matches!(r.depth, EVENT | LIFE | LIFE_CANCELLED))
+            {
+                r.args = Some(raw);
+            } else {
+                let _ = raw.take();
+            }
+        }
         out.push(r);
+    }
+
+    /// Lets go of args whose call's record never came, taking their text (so none is left in `marks`).
+    fn drop_pending_args(&mut self) {
+        if let Some((_, raw)) = self.pending_args.take() {
+            let _ = raw.take();
+        }
     }
 }
 
@@ -196,6 +258,7 @@ mod tests {
             mem_end_kb: u32::MAX,
             heap_alert: true,
             cpu: None,
+            args: None,
         };
         assert_eq!(Record::from_words(r.to_words()), r);
     }

@@ -330,7 +330,6 @@ impl Stack {
     ///
     /// # Safety
     /// Only the stack's owner may call this, as [`enter`](Stack::enter).
-    #[cfg(feature = "tracing")]
     #[inline]
     pub unsafe fn start_at(&self, depth: u32) -> Option<u64> {
         // SAFETY: we are the owner (caller's contract) and hold no other `own` reference.
@@ -452,6 +451,7 @@ impl Stack {
             mem_end_kb: mem_end,
             heap_alert: ending.heap_alert,
             cpu: None,
+            args: None,
         };
         self.ring.push(record.to_words());
         // The parent's share goes in before the lower depth: a reader that sees this frame closed then sees

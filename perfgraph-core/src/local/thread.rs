@@ -29,6 +29,7 @@ use crossbeam_utils::CachePadded;
 use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
 #[cfg(feature = "tracing")]
 use super::latency::Block;
+use super::live_texts::LiveTexts;
 use super::record::Record;
 use super::ring::Ring;
 use super::side_frames::SideFrames;
@@ -38,6 +39,7 @@ use super::stack::{EndSample, Ending, Sample, Stack};
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
 use crate::base::{clock, config, heap, process, sys};
+use crate::data::args::ArgValue;
 
 /// Records in each new thread's ring (`Config::ring_capacity`), set once at the runtime's start before
 /// any thread records.
@@ -84,6 +86,8 @@ pub struct ThreadState {
     /// What its open sections keep out of line: how many have flags, their CPU clocks at their start, and
     /// the heap counters at each one's start while the counting allocator is installed.
     side: OwnSide,
+    /// The filled live messages of its open calls whose message names args.
+    pub live_texts: LiveTexts,
 }
 
 /// [`SideFrames`], touched by the owning thread only (its enter and exit).
@@ -153,6 +157,7 @@ impl ThreadState {
             cpu_base_ns,
             cpu_ns: CachePadded::new(AtomicU64::new(cpu_base_ns)),
             side: OwnSide::default(),
+            live_texts: LiveTexts::default(),
         }
     }
 
@@ -294,6 +299,26 @@ impl ThreadState {
     pub unsafe fn push_mark(&self, record: Record) {
         // The ring's only writer is its owner: this thread (caller's contract).
         self.stack.ring.push(record.to_words());
+    }
+
+    /// Pushes the records carrying `args` of `site` (a section's or an event's id), for the trace, just
+    /// before that call's or event's own record. Owner only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    pub unsafe fn push_args(&self, site: u32, args: &[ArgValue]) {
+        // The ring's only writer is its owner: this thread (caller's contract).
+        super::args::push_args(site, args, |w| self.stack.ring.push(w));
+    }
+
+    /// The start (clock ticks) of the open call at `depth`. Owner only.
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline]
+    pub unsafe fn open_start(&self, depth: u32) -> Option<u64> {
+        // SAFETY: this is the owning thread (caller's contract).
+        unsafe { self.stack.start_at(depth) }
     }
 
     /// Ends the section opened at `depth` (and any left open inside it). Owner only. While a section with

@@ -79,7 +79,7 @@ pub(super) fn enter(s: &mut SpanState) -> (Guard, u64) {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         // Ids with the top bit set never meet a timed future's (thread index << 40 | count).
         let id = 1 << 63 | NEXT.fetch_add(1, Ordering::Relaxed);
-        s.pending = Some((id, pending::add(s.site.id(), s.first_ticks, id)));
+        s.pending = Some((id, pending::add(s.site.id(), s.first_ticks, id, None)));
     }
     let previous = s
         .pending

@@ -163,6 +163,7 @@ pub(super) fn register(
         file: meta.file().unwrap_or("?"),
         line: meta.line().unwrap_or(0),
         module_path: meta.target(),
+        args: &[],
     }))));
     sites.insert(key, site);
     site

@@ -126,11 +126,13 @@ class State:
         self.markers = []
         self.instants = []  # tracing events on thread tracks: (name, span)
         self.instants_omitted = 0
+        self.events = []  # event! instants: (name, args)
         self.cpu = defaultdict(int)  # thread name -> counter samples
         self.end = None
         self.order = 0
         self.threads = {}
         self.futures = []  # (name, id, cancelled), each on its own track
+        self.future_args = []  # (name, args) of futures with args
         self.calls = 0
         self.unfinished = 0
         self.names = defaultdict(int)
@@ -199,14 +201,15 @@ class State:
         name = st["names"][e.name_iid] if e.HasField("name_iid") else e.name
         annotations = {}
         for a in e.debug_annotations:
-            if a.HasField("string_value_iid"):
+            kind = a.WhichOneof("value")
+            if kind == "string_value_iid":
                 annotations["message"] = st["strings"][a.string_value_iid]
-            elif a.HasField("string_value"):
-                annotations[a.name] = a.string_value
-            elif a.HasField("bool_value"):
-                annotations[a.name] = a.bool_value
-            else:
+            elif kind is None:
                 annotations[a.name] = a.uint_value
+            else:
+                # string, bool, uint, int, double (NaN as a string, as the JSON output has it).
+                v = getattr(a, kind)
+                annotations[a.name] = str(v) if kind == "double_value" and v != v else v
         if e.type == TE.TYPE_INSTANT:
             if name == "perfgraph trace end":
                 # Its time too: the trace's end.
@@ -214,6 +217,9 @@ class State:
             elif "thread" in track.desc:
                 if len(self.instants) < MAX_INSTANTS:
                     self.instants.append([name, annotations.get("span")])
+                    if "span" not in annotations:
+                        # An `event!`: its args.
+                        self.events.append([name, annotations])
                 else:
                     self.instants_omitted += 1
             else:
@@ -230,6 +236,8 @@ class State:
                     fail(f"a future's track {track.desc} holds {kinds}")
                 _, _, _, fname, a = track.future[0]
                 self.futures.append([fname, a.get("id"), a.get("cancelled")])
+                if len(a) > 2:
+                    self.future_args.append([fname, {k: v for k, v in a.items() if k not in ("id", "cancelled")}])
                 # Nothing more may come on it: an event there is then on an undescribed track.
                 del self.tracks[uuid]
             return
@@ -293,7 +301,9 @@ class State:
             "markers": self.markers,
             "instants": self.instants,
             "instants_omitted": self.instants_omitted,
+            "events": self.events,
             "futures": sorted(self.futures),
+            "future_args": sorted(self.future_args, key=json.dumps),
             "cpu": dict(self.cpu),
             "end": self.end,
             **self.counts,

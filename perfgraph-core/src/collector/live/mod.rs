@@ -25,9 +25,9 @@ use crate::base::config::{Config, LiveMode};
 use crate::base::{heap, process, registry, sys};
 use crate::collector::{capture, terminal};
 use crate::local::pending::{self, Pending};
-use crate::local::record::Record;
+use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
-use printer::{AsyncCall, AsyncEnded, Call, Ended, Printer, Settings};
+use printer::{AsyncCall, AsyncEnded, Call, Ended, Message, Printer, Settings};
 
 /// Longest live print lets pass without looking at what runs, as a fraction of the time limit: half of it.
 /// A call that starts just after a look is in the next one, before it crosses the limit; from then on the
@@ -85,6 +85,8 @@ enum Drained {
     Ended(usize, Ended),
     /// The end of a drain of a thread, and the (depth, start) of the last record it read.
     Done(usize, Option<(u32, u64)>),
+    /// An `event!` of a thread (`PERFGRAPH_LIVE=all`), as its line says it.
+    Event(usize, String),
 }
 
 impl Live {
@@ -232,7 +234,7 @@ impl Live {
                 call: Call {
                     depth: r.depth,
                     start: r.start,
-                    message: info.live,
+                    message: ended_message(thread, &info, r),
                     dots: info.dots,
                 },
                 end: r.end,
@@ -246,12 +248,39 @@ impl Live {
         self.drained.push(Drained::Done(t, last));
     }
 
+    /// Marks `thread` pushed since the last drain: with `PERFGRAPH_LIVE=all`, a line for each `event!`,
+    /// `message (name=value, ...)`.
+    pub(crate) fn on_events(&mut self, thread: &ThreadState, marks: &[Record]) {
+        if !self.printer.all() {
+            return;
+        }
+        for r in marks.iter().filter(|r| r.depth == record::EVENT) {
+            let Some(site) = crate::local::marks::event_site(r.section) else {
+                continue;
+            };
+            let values = r.args.map(|a| a.peek()).unwrap_or_default();
+            let mut text = site.name.to_owned();
+            if !values.is_empty() {
+                let named: Vec<String> = site
+                    .args
+                    .iter()
+                    .zip(&values)
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect();
+                text.push_str(&format!(" ({})", named.join(", ")));
+            }
+            let t = self.slot(thread.index);
+            self.drained.push(Drained::Event(t, text));
+        }
+    }
+
     /// The printer decides on what the drains delivered (terminal held, other output synced).
     fn decide_drained(&mut self) {
         for d in std::mem::take(&mut self.drained) {
             match d {
                 Drained::Ended(t, ended) => self.printer.ended(t, ended, &mut self.out),
                 Drained::Done(t, last) => self.printer.drained(t, last, &mut self.out),
+                Drained::Event(t, text) => self.printer.event(t, &text, &mut self.out),
             }
         }
     }
@@ -268,7 +297,7 @@ impl Live {
                 id: p.id,
                 parent: p.parent,
                 start: p.start,
-                message: info.live,
+                message: p.text.clone().unwrap_or_else(|| info.live.into()),
                 dots: info.dots,
             })
         };
@@ -319,7 +348,7 @@ impl Live {
                 Some(Call {
                     depth: f.depth,
                     start: f.start,
-                    message: info.live,
+                    message: message(state, &info, f.depth, f.start),
                     dots: info.dots,
                 })
             }));
@@ -393,4 +422,29 @@ impl Live {
         self.out.clear();
         screen.flush(screen::EXIT_FLUSH);
     }
+}
+
+/// The live message of `thread`'s ended call `r`: as [`message`], or filled from the args its record
+/// brought (`PERFGRAPH_LIVE=all` pushes them) when the call's slot was reused before the drain.
+fn ended_message(thread: &ThreadState, info: &registry::SectionInfo, r: &Record) -> Message {
+    if !info.args.is_empty()
+        && thread.live_texts.get(r.depth, r.start).is_none()
+        && let Some(args) = r.args
+    {
+        let named: Vec<(&str, crate::data::args::ArgValue)> =
+            info.args.iter().copied().zip(args.peek()).collect();
+        return crate::data::args::fill_message(info.live, &named).into();
+    }
+    message(thread, info, r.depth, r.start)
+}
+
+/// The live message of `thread`'s call at `depth` that started at `start`: filled in with its args when its
+/// section's message names them (`local::live_texts`), else the section's own.
+fn message(thread: &ThreadState, info: &registry::SectionInfo, depth: u32, start: u64) -> Message {
+    if !info.args.is_empty()
+        && let Some(text) = thread.live_texts.get(depth, start)
+    {
+        return text;
+    }
+    info.live.into()
 }

@@ -172,13 +172,14 @@ impl Sim {
         let mut out = String::new();
         for t in 0..self.open.len() {
             for ended in std::mem::take(&mut self.late_ready[t]) {
+                let key = (ended.call.depth, ended.call.start);
                 self.printer.ended(t, ended, &mut out);
-                self.last[t] = Some((ended.call.depth, ended.call.start));
+                self.last[t] = Some(key);
             }
             self.printer.drained(t, self.last[t].take(), &mut out);
         }
         for t in 0..self.open.len() {
-            let calls: Vec<Call> = self.open[t].iter().map(|(c, _)| *c).collect();
+            let calls: Vec<Call> = self.open[t].iter().map(|(c, _)| c.clone()).collect();
             self.printer.running(t, &calls, now);
             self.late_ready[t] = std::mem::take(&mut self.late[t]);
         }
@@ -235,13 +236,14 @@ impl Sim {
                         let call = Call {
                             depth,
                             start: now,
-                            message,
+                            message: message.into(),
                             dots,
                         };
                         self.open[thread].push((call, kib(mem_mb)));
                     }
                     Step::End { thread, mem_mb } => {
                         let (call, mem) = self.open[thread].pop().expect("balanced script");
+                        let key = (call.depth, call.start);
                         let ended = Ended {
                             call,
                             end: now,
@@ -250,7 +252,7 @@ impl Sim {
                             mem_end_kb: kib(mem_mb),
                         };
                         self.printer.ended(thread, ended, &mut out);
-                        self.last[thread] = Some((call.depth, call.start));
+                        self.last[thread] = Some(key);
                     }
                     Step::EndLate { thread } => {
                         let (call, mem) = self.open[thread].pop().expect("balanced script");
@@ -285,6 +287,7 @@ impl Sim {
                         self.printer.other_output(now);
                         self.printer.panicked(thread, now);
                         while let Some((call, mem)) = self.open[thread].pop() {
+                            let key = (call.depth, call.start);
                             let ended = Ended {
                                 call,
                                 end: now,
@@ -293,7 +296,7 @@ impl Sim {
                                 mem_end_kb: mem,
                             };
                             self.printer.ended(thread, ended, &mut out);
-                            self.last[thread] = Some((call.depth, call.start));
+                            self.last[thread] = Some(key);
                         }
                     }
                     Step::Spawn {
@@ -305,7 +308,7 @@ impl Sim {
                         id,
                         parent,
                         start: now,
-                        message,
+                        message: message.into(),
                         dots,
                     }),
                     Step::Complete { id, cancelled } => {
@@ -563,19 +566,19 @@ fn a_snapshot_that_still_shows_an_ended_call_is_cut_there() {
     let outer = Call {
         depth: 0,
         start: 0,
-        message: "Outer",
+        message: "Outer".into(),
         dots: false,
     };
     let solving = Call {
         depth: 1,
         start: 100,
-        message: "Solving",
+        message: "Solving".into(),
         dots: true,
     };
-    printer.running(0, &[outer, solving], 500_000);
+    printer.running(0, &[outer.clone(), solving.clone()], 500_000);
     printer.tick(1_000_100, &mut out);
     let ended = Ended {
-        call: solving,
+        call: solving.clone(),
         end: 1_500_000,
         heap_alert: None,
         mem_start_kb: kib(97),
@@ -583,7 +586,7 @@ fn a_snapshot_that_still_shows_an_ended_call_is_cut_there() {
     };
     printer.ended(0, ended, &mut out);
     printer.drained(0, Some((1, 100)), &mut out);
-    printer.running(0, &[outer, solving], 1_500_001);
+    printer.running(0, &[outer.clone(), solving], 1_500_001);
     printer.tick(3 * SECOND, &mut out);
     printer.drained(0, None, &mut out);
     printer.running(0, &[outer], 3 * SECOND + 1);
@@ -603,10 +606,10 @@ fn unprinted_sections_that_end_need_no_drain_unless_they_may_have_run_too_long()
     let short = Call {
         depth: 0,
         start: 0,
-        message: "Short",
+        message: "Short".into(),
         dots: false,
     };
-    printer.running(0, &[short], 100);
+    printer.running(0, std::slice::from_ref(&short), 100);
     printer.running(0, &[], 200_000);
     assert!(!printer.wants_drain(), "gone after 0.2 s: it cannot print");
     let long = Call {

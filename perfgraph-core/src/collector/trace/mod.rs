@@ -33,6 +33,7 @@ use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{self, TraceCompress, TraceFormat};
 use crate::base::registry::{self, SectionId};
 use crate::base::text;
+use crate::data::args::ArgValue;
 use crate::export::chrome::Chrome;
 use crate::export::pages;
 use crate::export::perfetto::Perfetto;
@@ -153,11 +154,13 @@ fn section_text(id: SectionId) -> SectionText {
             name: info.name.to_owned(),
             level: info.level,
             message: (info.live != info.name).then(|| info.live.to_owned()),
+            args: info.args,
         },
         None => SectionText {
             name: format!("section-{id}"),
             level: 0,
             message: None,
+            args: &[],
         },
     }
 }
@@ -332,6 +335,8 @@ impl Trace {
             self.packer.behind();
         }
         for r in records {
+            // Taken whether or not the call is written, so no text arg is left behind.
+            let args = r.args.map(|a| a.take()).unwrap_or_default();
             if self.after_end(r.end) {
                 continue;
             }
@@ -344,6 +349,7 @@ impl Trace {
                 end_ns: self.map.to_ns(r.end).max(start_ns),
                 unfinished: false,
                 cpu: r.cpu,
+                args: &args,
             };
             self.call(&call);
             // Writes stay near 1 MiB (so does the buffer) however many records one drain brings.
@@ -381,13 +387,29 @@ impl Trace {
     pub(crate) fn on_marks(&mut self, thread: &ThreadState, records: &[Record]) {
         self.name_thread(thread.index, &thread.name);
         for r in records {
+            // Taken whether or not the mark is written, so no text arg is left behind.
+            let values = r.args.map(|a| a.take()).unwrap_or_default();
             if self.after_end(r.end) {
-                if r.depth != record::LIFE && r.depth != record::LIFE_CANCELLED {
+                if r.depth == record::INSTANT {
                     // The message is taken all the same, so none is left behind.
                     let _ = marks::take(r.mark_id());
                 }
                 continue;
             }
+            if r.depth == record::COUNTER {
+                continue;
+            }
+            let (name, names) = match r.depth {
+                record::EVENT => match marks::event_site(r.section) {
+                    Some(site) => (site.name.to_owned(), site.args),
+                    None => ("event".to_owned(), &[][..]),
+                },
+                _ => {
+                    let text = section_text(r.section);
+                    (text.name, text.args)
+                }
+            };
+            let args: Vec<(&'static str, ArgValue)> = names.iter().copied().zip(values).collect();
             let kind = match r.depth {
                 record::LIFE => MarkKind::Life {
                     id: r.mark_id(),
@@ -397,6 +419,7 @@ impl Trace {
                     id: r.mark_id(),
                     cancelled: true,
                 },
+                record::EVENT => MarkKind::Event,
                 // The message is taken whether or not it is written, so none is left behind.
                 _ => MarkKind::Instant(marks::take(r.mark_id()).unwrap_or_default()),
             };
@@ -410,8 +433,8 @@ impl Trace {
                 thread: thread.index,
                 start_ns,
                 end_ns: self.map.to_ns(r.end).max(start_ns),
+                args,
             };
-            let name = section_text(r.section).name;
             self.emit(|format, out| format.mark(out, &mark, &name));
         }
     }
@@ -541,6 +564,7 @@ impl Trace {
                     end_ns,
                     unfinished: true,
                     cpu: None,
+                    args: &[],
                 });
                 unfinished += self.calls - before;
             }

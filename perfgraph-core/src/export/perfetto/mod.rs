@@ -42,10 +42,11 @@ mod counters;
 pub(crate) mod packets;
 pub(super) mod wire;
 
-use super::trace::{Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary};
+use super::trace::{Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary, arg_key};
 use crate::base::registry::SectionId;
+use crate::data::args::ArgValue;
 use crate::data::figures::CpuFigures;
-use wire::{begin_packet, end_packet, message, packet, string, uint};
+use wire::{begin_packet, end_packet, fixed64, message, packet, string, uint};
 
 /// `Trace.packet`.
 const TRACE_PACKET: u32 = 1;
@@ -91,6 +92,23 @@ const MARKER_SEQUENCE: u32 = 3;
 const ABSOLUTE_SEQUENCE: u32 = 4;
 // TrackEvent.track_uuid.
 const EV_TRACK_UUID: u32 = 11;
+
+/// A debug annotation for each arg (`DebugAnnotation`: name 10; bool 2, uint 3, int 4, double 5, string 6),
+/// named as the Chrome format names them ([`arg_key`]).
+fn debug_args<'a>(e: &mut Vec<u8>, args: impl Iterator<Item = (&'a str, &'a ArgValue)>) {
+    for (name, value) in args {
+        message(e, EV_DEBUG, |a| {
+            string(a, 10, &arg_key(name));
+            match value {
+                ArgValue::Bool(v) => uint(a, 2, *v as u64),
+                ArgValue::Uint(v) => uint(a, 3, *v),
+                ArgValue::Int(v) => uint(a, 4, *v as u64),
+                ArgValue::Float(v) => fixed64(a, 5, v.to_bits()),
+                ArgValue::Text(t) => string(a, 6, t),
+            }
+        });
+    }
+}
 
 /// One sequence's incremental state.
 #[derive(Debug)]
@@ -293,6 +311,7 @@ impl Perfetto {
             && info.message.is_none()
             && !call.unfinished
             && call.cpu.is_none()
+            && call.args.is_empty()
         {
             // Nearly every call: the two packets written straight, without the general encoder's length
             // patching (the same bytes; the background thread's time per call is what keeps a trace
@@ -362,6 +381,7 @@ impl Perfetto {
                         uint(a, 2, 1);
                     });
                 }
+                debug_args(e, info.args.iter().copied().zip(call.args));
             });
         });
         packet(out, |p| {
@@ -408,10 +428,19 @@ impl Perfetto {
                         string(a, 10, "cancelled");
                         uint(a, 2, *cancelled as u64);
                     });
+                    debug_args(e, mark.args.iter().map(|(n, v)| (*n, v)));
                 });
                 absolute_event(out, seq, mark.end_ns.max(mark.start_ns), |e| {
                     uint(e, EV_TYPE, SLICE_END);
                     uint(e, EV_TRACK_UUID, track);
+                });
+            }
+            MarkKind::Event => {
+                absolute_event(out, seq, mark.start_ns, |e| {
+                    uint(e, EV_TYPE, INSTANT);
+                    uint(e, EV_TRACK_UUID, thread_uuid(pid, mark.thread));
+                    string(e, EV_NAME, name);
+                    debug_args(e, mark.args.iter().map(|(n, v)| (*n, v)));
                 });
             }
             MarkKind::Instant(text) => {

@@ -72,6 +72,12 @@ pub(super) fn uint(out: &mut Vec<u8>, field: u32, v: u64) {
     varint(out, v);
 }
 
+/// A 64-bit fixed field (a `double`'s bits).
+pub(super) fn fixed64(out: &mut Vec<u8>, field: u32, v: u64) {
+    varint(out, (field as u64) << 3 | 1);
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
 /// A string field.
 pub(super) fn string(out: &mut Vec<u8>, field: u32, s: &str) {
     varint(out, (field as u64) << 3 | 2);

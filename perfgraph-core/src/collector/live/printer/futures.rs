@@ -22,7 +22,7 @@ pub const PREFIX: &str = "async: ";
 
 /// A pending future as the printer sees it (`id` identifies it; `parent` is the pending future it was first
 /// polled inside, 0 for none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AsyncCall {
     /// Unique in the process, never 0.
     pub id: u64,
@@ -31,13 +31,13 @@ pub struct AsyncCall {
     /// First poll, in clock ticks.
     pub start: u64,
     /// Live message.
-    pub message: &'static str,
+    pub message: super::Message,
     /// Whether it shows dots.
     pub dots: bool,
 }
 
 /// A future that completed or was dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AsyncEnded {
     /// The future.
     pub call: AsyncCall,
@@ -92,18 +92,19 @@ impl Printer {
                 .rev()
                 .find(|f| call.parent != 0 && f.call.id == call.parent)
                 .map_or(0, |f| f.level + 1);
+            let start = call.start;
             next.push(OpenFuture {
                 call,
                 level,
                 shown: Shown::No,
-                currently: self.output_at.is_some_and(|at| call.start <= at),
-                next_dot: call.start.saturating_add(limit),
+                currently: self.output_at.is_some_and(|at| start <= at),
+                next_dot: start.saturating_add(limit),
             });
         }
         gone.extend(old);
         self.futures = next;
         for f in gone.into_iter().filter(|f| f.shown != Shown::No) {
-            let width = self.future_finished_head(f.level, f.call.message, "", out);
+            let width = self.future_finished_head(f.level, &f.call.message, "", out);
             push_padding(out, width);
             out.push_str("[end not recorded]\n");
         }
@@ -123,7 +124,7 @@ impl Printer {
                     self.push_stats_of(line.width, e.call.start, e.end, e.mem_end_kb, out);
                 }
                 _ => {
-                    let width = self.future_finished_head(f.level, e.call.message, ending, out);
+                    let width = self.future_finished_head(f.level, &e.call.message, ending, out);
                     self.push_stats_of(width, e.call.start, e.end, e.mem_end_kb, out);
                 }
             },
@@ -139,7 +140,7 @@ impl Printer {
                 if let Some(p) = parent {
                     self.print_future_start(p, out);
                 }
-                let width = self.future_finished_head(level, e.call.message, ending, out);
+                let width = self.future_finished_head(level, &e.call.message, ending, out);
                 self.push_stats_of(width, e.call.start, e.end, e.mem_end_kb, out);
             }
             _ => {}
@@ -224,7 +225,7 @@ impl Printer {
                     self.push_stats_of(line.width, f.call.start, end, mem_kb, out);
                 }
                 _ => {
-                    let width = self.future_finished_head(f.level, f.call.message, "", out);
+                    let width = self.future_finished_head(f.level, &f.call.message, "", out);
                     self.push_stats_of(width, f.call.start, end, mem_kb, out);
                 }
             }
@@ -256,9 +257,9 @@ impl Printer {
         self.end_line(out);
         let f = &mut self.futures[i];
         let word = opening_word(&mut f.shown, &mut f.currently);
-        let (call, level) = (f.call, f.level);
+        let (call, level) = (f.call.clone(), f.level);
         let start = out.len();
-        push_head(out, PREFIX, level, word, call.message);
+        push_head(out, PREFIX, level, word, &call.message);
         for (j, f) in self.futures.iter_mut().enumerate() {
             if j != i && f.shown == Shown::Yes {
                 f.shown = Shown::Interrupted;

@@ -43,21 +43,24 @@ pub struct Settings {
     pub color: bool,
 }
 
+/// A live message: the section's own, or filled in with a call's args.
+pub type Message = std::sync::Arc<str>;
+
 /// A section as the printer sees it. `(depth, start)` identifies a call on its thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
     /// Nesting depth on its thread, 0 outermost.
     pub depth: u32,
     /// Start, in clock ticks (also the call's identity with `depth`, so never rescaled).
     pub start: u64,
     /// Live message (the section's name when it has none).
-    pub message: &'static str,
+    pub message: Message,
     /// Whether it shows dots.
     pub dots: bool,
 }
 
 /// A completed call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ended {
     /// The call.
     pub call: Call,
@@ -194,6 +197,7 @@ impl Printer {
     pub fn ended(&mut self, thread: usize, ended: Ended, out: &mut String) {
         self.view(thread, "", true);
         let before = out.len();
+        let end = ended.end;
         let key = (ended.call.depth, ended.call.start);
         let d = ended.call.depth as usize;
         let stack = &self.threads[thread].stack;
@@ -219,7 +223,7 @@ impl Printer {
             }
         }
         if out.len() != before {
-            self.threads[thread].last_line_at = ended.end;
+            self.threads[thread].last_line_at = end;
         }
     }
 
@@ -283,7 +287,7 @@ impl Printer {
         }
         for call in &calls[common..] {
             view.stack.push(Open {
-                call: *call,
+                call: call.clone(),
                 shown: Shown::No,
                 currently: self.output_at.is_some_and(|at| call.start <= at),
                 next_dot: call.start.saturating_add(limit),
@@ -474,9 +478,10 @@ impl Printer {
                 if open.shown == Shown::No {
                     continue;
                 }
+                let end = now.max(open.call.start);
                 let ended = Ended {
-                    call: open.call,
-                    end: now.max(open.call.start),
+                    call: open.call.clone(),
+                    end,
                     heap_alert: None,
                     mem_start_kb: mem_kb,
                     mem_end_kb: mem_kb,

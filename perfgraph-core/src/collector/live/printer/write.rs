@@ -24,6 +24,20 @@ pub(super) fn opening_word(shown: &mut Shown, currently: &mut bool) -> &'static 
 }
 
 impl Printer {
+    /// `PERFGRAPH_LIVE=all`: an `event!` of `thread`, `text` on a line of its own, indented under the
+    /// thread's innermost call on screen. The calls on screen say `Still` when they print again.
+    pub fn event(&mut self, t: usize, text: &str, out: &mut String) {
+        self.end_line(out);
+        let level = self.printed_depth(t) as usize;
+        push_head(out, &self.threads[t].prefix, level, "", text);
+        out.push('\n');
+        for open in &mut self.threads[t].stack {
+            if open.shown == Shown::Yes {
+                open.shown = Shown::Interrupted;
+            }
+        }
+    }
+
     /// Ends the open line, if any, with its newline.
     pub(super) fn end_line(&mut self, out: &mut String) {
         if self.line.take().is_some() {
@@ -48,9 +62,9 @@ impl Printer {
         let level = d;
         let open = &mut self.threads[t].stack[d];
         let word = opening_word(&mut open.shown, &mut open.currently);
-        let call = open.call;
+        let call = open.call.clone();
         let start = out.len();
-        push_head(out, &self.threads[t].prefix, level, word, call.message);
+        push_head(out, &self.threads[t].prefix, level, word, &call.message);
         // Every ancestor on this thread is on screen; lines after this one interrupt them.
         for a in &mut self.threads[t].stack[..d] {
             a.shown = Shown::Interrupted;
@@ -81,7 +95,7 @@ impl Printer {
             }
             _ => {
                 let depth = open.call.depth as usize;
-                let width = self.print_finished_head(t, depth, open.call.message, ending, out);
+                let width = self.print_finished_head(t, depth, &open.call.message, ending, out);
                 self.push_stats(width, e, out);
             }
         }
@@ -102,12 +116,12 @@ impl Printer {
             let start = out.len();
             out.push_str(&self.threads[t].prefix);
             push_indent(out, d);
-            out.push_str(&text::escape(e.call.message));
+            out.push_str(&text::escape(&e.call.message));
             let width = text::width(&out[start..]);
             self.push_stats(width, &e, out);
         } else {
             let ending = self.ending(t, &e);
-            let width = self.print_finished_head(t, d, e.call.message, ending, out);
+            let width = self.print_finished_head(t, d, &e.call.message, ending, out);
             self.push_stats(width, &e, out);
         }
         self.after_own_line(t);
@@ -116,7 +130,7 @@ impl Printer {
     /// A printed call whose end record was lost to ring overflow: say so instead of inventing figures.
     pub(super) fn print_lost_end(&mut self, t: usize, open: &Open, out: &mut String) {
         let width =
-            self.print_finished_head(t, open.call.depth as usize, open.call.message, "", out);
+            self.print_finished_head(t, open.call.depth as usize, &open.call.message, "", out);
         push_padding(out, width);
         out.push_str("[end not recorded: events lost]\n");
         self.after_own_line(t);
