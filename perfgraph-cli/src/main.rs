@@ -71,6 +71,9 @@ struct ReportArgs {
     /// PERFGRAPH_CPU=all).
     #[arg(long)]
     cpu: bool,
+    /// The `Counters:` table (printed when the program set some `counter!`).
+    #[arg(long)]
+    counters: bool,
     /// Every table (the default).
     #[arg(long)]
     all: bool,
@@ -164,9 +167,10 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
         || a.latency
         || a.asyncs
         || a.alloc
-        || a.cpu);
+        || a.cpu
+        || a.counters);
     let selection = if a.all || none {
-        // `Allocations:` and `CPU:` show only for a run that has their figures.
+        // `Allocations:`, `CPU:` and `Counters:` show only for a run that has their figures.
         ReportSelection::all().sections(Some(a.sections.unwrap_or(10)))
     } else {
         ReportSelection::default()
@@ -178,6 +182,7 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
             .asyncs(a.asyncs)
             .alloc(a.alloc)
             .cpu(a.cpu)
+            .counters(a.counters)
     };
     load::print(&r.render(&selection))?;
     Ok(0)

@@ -12,11 +12,12 @@ use crate::base::{clock, heap, identity, process};
 use crate::collector::live::{self, screen};
 use crate::collector::{self, capture, fork, memory, signals};
 use crate::data::args::{ArgValue, fill_message};
+use crate::local::counters::{CounterSite, CounterValue};
 use crate::local::frames::{CPU, EXACT_MEM, HEAP};
 use crate::local::guard::ArgsGuard;
 use crate::local::guard::Guard;
 use crate::local::marks::{self, EventSite};
-use crate::local::record::{EVENT, Record};
+use crate::local::record::{COUNTER, EVENT, Record};
 use crate::local::thread::{self, HEAP_ALERT_KB, MEM_ALERT_KB, ThreadState};
 use crate::local::threads;
 use crate::local::verbosity;
@@ -127,6 +128,36 @@ fn event_enabled<const N: usize>(site: &'static EventSite, args: impl FnOnce() -
             state.push_args(id, &values);
         }
         state.push_mark(Record::mark(id, now, now, EVENT, 0));
+    }
+}
+
+/// A `counter!` sample: `value` for the counter of `site`, on this thread's table, and on the trace's
+/// counter track while the trace is on. Nothing while recording is off (`PERFGRAPH_VERBOSITY=off`).
+#[inline]
+pub fn counter(site: &'static CounterSite, value: impl CounterValue) {
+    let value = value.to_f64();
+    let ptr = threads::current_ptr();
+    let state = if ptr.is_null() {
+        if !verbosity::records(0) {
+            return;
+        }
+        start();
+        threads::current()
+    } else {
+        // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive while the thread runs.
+        unsafe { &*ptr }
+    };
+    if !verbosity::records(0) {
+        return;
+    }
+    let id = site.id();
+    let now = clock::now().0;
+    // SAFETY: `state` is this thread's own state.
+    unsafe {
+        state.counters.record(id, value, now);
+        if marks::wanted() {
+            state.push_mark(Record::mark(id, now, now, COUNTER, value.to_bits()));
+        }
     }
 }
 

@@ -134,7 +134,7 @@ pub use local::guard::SectionGuard;
 #[doc(hidden)]
 pub use local::guard::{HeldAcrossAwait, NotHeldAcrossAwait};
 pub use local::verbosity::set_verbosity;
-pub use perfgraph_macros::{event, time_future, time_section, timed};
+pub use perfgraph_macros::{counter, event, time_future, time_section, timed};
 pub use report::TABLE_DEPTH;
 #[cfg(feature = "tracing")]
 pub use tracing_layer::TracingLayer;
@@ -274,9 +274,10 @@ pub mod __private {
     pub use crate::base::registry::{Name, Section, SectionMeta};
     pub use crate::collector::pause_draining;
     pub use crate::data::args::ArgValue;
-    pub use crate::entry::{enter, event, with_args};
+    pub use crate::entry::{counter, enter, event, with_args};
     pub use crate::future::{FutureArgs, future_args};
     pub use crate::local::args::{ViaDisplay, ViaPrimitive, Wrap};
+    pub use crate::local::counters::{CounterSite, CounterValue};
     pub use crate::local::guard::{ArgsGuard, Guard};
     pub use crate::local::marks::EventSite;
 

@@ -152,6 +152,7 @@ fn refine(tile: u32, mesh: &str) -> u32 {
         "checkpoint written",
         args(tile, ok = tile.is_multiple_of(2), ratio = 0.25)
     );
+    perfgraph_core::counter!("residual", 1.0 / f64::from(tile + 1));
     tile
 }
 
@@ -526,6 +527,10 @@ fn args_and_events_are_in_both_formats() {
         serde_json::json!({"tile": 1, "ok": false, "ratio": 0.25})
     );
     assert_eq!(find("done")[0]["args"], serde_json::json!({}));
+    let residual: Vec<&Value> = find("residual");
+    assert_eq!(residual.len(), 3);
+    assert_eq!(residual[1]["ph"], "C");
+    assert_eq!(residual[1]["args"]["residual"], 0.5);
     let download = find("download");
     let life = download.iter().find(|e| e["ph"] == "b").unwrap();
     assert_eq!(life["args"]["url"], "https://example.org/x");
@@ -553,6 +558,10 @@ fn args_and_events_are_in_both_formats() {
                 ["checkpoint written", {"tile": 2, "ok": true, "ratio": 0.25}],
                 ["done", {}]
             ])
+        );
+        assert_eq!(
+            d["counters"]["residual"],
+            serde_json::json!([1.0, 0.5, 1.0 / 3.0])
         );
         assert_eq!(
             d["future_args"],

@@ -55,7 +55,7 @@ impl Simulation {
         }
     }
 
-    #[timed(level = 1)]
+    #[timed(level = 1, args(step))]
     fn time_step(&mut self, step: usize, solve_time: Duration) {
         let norm = self.solve(solve_time);
         // The program's own output, through perfgraph so it never splits a live line.
@@ -74,6 +74,7 @@ impl Simulation {
         while start.elapsed() < budget {
             self.jacobian();
             norm = self.residual();
+            perfgraph_core::counter!("residual norm", norm);
         }
         norm
     }
@@ -107,13 +108,14 @@ impl Simulation {
 }
 
 /// The worker thread: writes checkpoints while the main thread solves.
-#[timed(live = "Writing checkpoint")]
+#[timed(live = "Writing checkpoint", args(id))]
 fn write_checkpoint(id: usize) {
     for _ in 0..12 {
         time_section!("checkpoint::compress", level = 2);
         std::thread::sleep(Duration::from_millis(100));
     }
     black_box(id);
+    perfgraph_core::event!("checkpoint written", args(id, bytes = 12 * 4096));
 }
 
 #[timed(level = 0, name = "demo")]

@@ -101,6 +101,9 @@ const OPTIONS: &[OptionSpec] = &[
         event: Takes::No(
             "event! takes its message as the first argument: `event!(\"checkpoint written\")`",
         ),
+        counter: Takes::No(
+            "counter! takes its name as the first argument: `counter!(\"residual\", r)`",
+        ),
         value: ValueKind::Text {
             example: "`name = \"mesh::refine\"`",
             if_empty: "the section name must not be empty; leave `name` out to use the function's name",
@@ -114,6 +117,7 @@ const OPTIONS: &[OptionSpec] = &[
         section: Takes::Yes,
         future: Takes::Yes,
         event: Takes::Yes,
+        counter: Takes::No("a counter is recorded whenever anything is; it has no level"),
         value: ValueKind::Int {
             max: 3,
             example: "`level = 0..=3`",
@@ -131,6 +135,7 @@ const OPTIONS: &[OptionSpec] = &[
         event: Takes::No(
             "an event is one line; its message is the first argument: `event!(\"checkpoint written\")`",
         ),
+        counter: Takes::No("a counter has no live message"),
         value: ValueKind::Text {
             example: "`live = \"Solving nonlinear system\"`",
             if_empty: "the live message must not be empty; leave `live` out to show the section's name",
@@ -144,6 +149,7 @@ const OPTIONS: &[OptionSpec] = &[
         section: Takes::Yes,
         future: Takes::Yes,
         event: Takes::No("an event has no duration, so no dots"),
+        counter: Takes::No("a counter has no duration, so no dots"),
         value: ValueKind::Flag {
             slot: |options| &mut options.dots,
         },
@@ -155,6 +161,7 @@ const OPTIONS: &[OptionSpec] = &[
         section: Takes::Yes,
         future: Takes::Yes,
         event: Takes::No("an event has no duration, so no CPU time"),
+        counter: Takes::No("a counter has no duration, so no CPU time"),
         value: ValueKind::Flag {
             slot: |options| &mut options.cpu,
         },
@@ -166,6 +173,7 @@ const OPTIONS: &[OptionSpec] = &[
         section: Takes::Yes,
         future: Takes::Yes,
         event: Takes::Yes,
+        counter: Takes::No("a counter is one number: `counter!(\"residual\", r)`"),
         value: ValueKind::Args {
             slot: |options| &mut options.args,
         },
@@ -177,6 +185,7 @@ const OPTIONS: &[OptionSpec] = &[
         section: Takes::Yes,
         future: Takes::Yes,
         event: Takes::Yes,
+        counter: Takes::Yes,
         value: ValueKind::QuotedPath {
             example: "`crate = \"my_crate::perfgraph\"`",
             invalid: "`crate` takes the path where perfgraph_core is reachable, e.g. \
@@ -200,6 +209,8 @@ struct OptionSpec {
     future: Takes,
     /// Whether `event!` accepts it (after the message).
     event: Takes,
+    /// Whether `counter!` accepts it (after the name and the value).
+    counter: Takes,
     /// What value it takes, and the field of [`Options`] that holds it.
     value: ValueKind,
 }
@@ -269,6 +280,8 @@ enum Macro {
     Future,
     /// `event!(...)`.
     Event,
+    /// `counter!(...)`.
+    Counter,
 }
 
 /// The options `mac` accepts, as its error messages list them.
@@ -401,6 +414,52 @@ impl Parse for EventArgs {
     }
 }
 
+/// `counter!("name", value, options)`.
+pub struct CounterArgs {
+    /// The counter's name, the first argument.
+    pub name: LitStr,
+    /// The value, the second.
+    pub value: syn::Expr,
+    /// The options after it (`crate`).
+    pub options: Options,
+}
+
+impl Parse for CounterArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let usage = "counter! takes the counter's name as a string literal, then its value, e.g. \
+                     `counter!(\"residual\", r)`";
+        if !input.peek(LitStr) {
+            return Err(if input.is_empty() {
+                Error::new(Span::call_site(), usage)
+            } else {
+                let tokens: proc_macro2::TokenStream = input.parse()?;
+                Error::new_spanned(tokens, usage)
+            });
+        }
+        let name = input.parse::<LitStr>()?;
+        non_empty(
+            &name,
+            "the counter's name must not be empty: say what it counts",
+        )?;
+        if input.is_empty() {
+            return Err(Error::new_spanned(&name, usage));
+        }
+        input.parse::<Token![,]>()?;
+        let value: syn::Expr = input.parse()?;
+        let options = if input.is_empty() {
+            Options::default()
+        } else {
+            input.parse::<Token![,]>()?;
+            parse_options(input, Macro::Counter)?
+        };
+        Ok(CounterArgs {
+            name,
+            value,
+            options,
+        })
+    }
+}
+
 /// Rejects an empty or all-blank literal with `message`.
 fn non_empty(lit: &LitStr, message: &str) -> syn::Result<()> {
     if lit.value().trim().is_empty() {
@@ -487,6 +546,7 @@ impl OptionSpec {
             Macro::Section => self.section,
             Macro::Future => self.future,
             Macro::Event => self.event,
+            Macro::Counter => self.counter,
         }
     }
 

@@ -145,6 +145,21 @@ pub fn event(message: LitStr, options: &Options) -> TokenStream {
     }
 }
 
+/// `counter!`: `{ static SITE = ...; counter(&SITE, value) }`.
+pub fn counter(name: LitStr, value: &syn::Expr, options: &Options) -> TokenStream {
+    let krate = krate(options);
+    let private = quote!(#krate::__private);
+    // Spanned at the value, so one that is no number is an error under it.
+    let span = syn::spanned::Spanned::span(value);
+    let call = quote::quote_spanned!(span=> #private::counter(&__PERFGRAPH_COUNTER, #value));
+    quote! {
+        {
+            static __PERFGRAPH_COUNTER: #private::CounterSite = #private::CounterSite::new(#name);
+            #call
+        }
+    }
+}
+
 /// `time_future!`: the future wrapped in `Timed`, which enters the section on every poll.
 pub fn timed_future(name: NameSource, future: TokenStream, options: &Options) -> TokenStream {
     let krate = krate(options);

@@ -23,7 +23,7 @@ use proc_macro::TokenStream;
 mod args;
 mod expand;
 
-use args::{EventArgs, FutureArgs, SectionArgs, TimedArgs};
+use args::{CounterArgs, EventArgs, FutureArgs, SectionArgs, TimedArgs};
 use expand::NameSource;
 
 /// Times every call of the function it is put on: a section that live print shows when it runs long, and that
@@ -205,4 +205,32 @@ pub fn event(input: TokenStream) -> TokenStream {
         return quote::quote!({}).into();
     }
     expand::event(args.message, &args.options).into()
+}
+
+/// Sets a counter: `counter!("name", value)`, any integer or float. Each thread keeps the counter's samples,
+/// sum, minimum, maximum and last value (the `Counters:` table, `PERFGRAPH_REPORT=counters`, and the
+/// JSON's `counters`); while the trace is on, each value is also a point of the counter's track beside
+/// resident memory. Call sites with the same name are one counter. Costs about what a section does.
+///
+/// ```
+/// for step in 0..3u32 {
+///     let residual = 1.0 / f64::from(step + 1);
+///     perfgraph_core::counter!("residual", residual);
+/// }
+/// let r = perfgraph_core::report();
+/// let c = r.run.counters.iter().find(|c| c.name == "residual").unwrap();
+/// assert_eq!((c.samples, c.last, c.max), (3, 1.0 / 3.0, 1.0));
+/// ```
+#[proc_macro]
+pub fn counter(input: TokenStream) -> TokenStream {
+    let args = syn::parse_macro_input!(input as CounterArgs);
+    let value = args.value;
+    if !cfg!(feature = "enabled") {
+        // Still evaluated (it may have effects), and still a number.
+        return quote::quote!({
+            let _ = #value;
+        })
+        .into();
+    }
+    expand::counter(args.name, &value, &args.options).into()
 }

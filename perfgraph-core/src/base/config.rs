@@ -124,6 +124,9 @@ pub struct ReportSelection {
     /// `latency`: per section, its calls' durations (minimum, p50, p90, p99, maximum); as many sections
     /// as `sections` shows (10 without it).
     pub latency: bool,
+    /// `counters`: per `counter!`, its samples, last, minimum, maximum and mean; shown only when some
+    /// counter was set.
+    pub counters: bool,
 }
 
 impl ReportSelection {
@@ -154,6 +157,7 @@ impl ReportSelection {
             alloc: true,
             cpu: true,
             latency: true,
+            counters: true,
         }
     }
 
@@ -202,6 +206,12 @@ impl ReportSelection {
     /// With or without the `latency` table.
     pub fn latency(mut self, on: bool) -> ReportSelection {
         self.latency = on;
+        self
+    }
+
+    /// With or without the `counters` table.
+    pub fn counters(mut self, on: bool) -> ReportSelection {
+        self.counters = on;
         self
     }
 }
@@ -439,7 +449,7 @@ const VARIABLES: [Variable; 18] = [
     },
     Variable {
         name: "PERFGRAPH_REPORT",
-        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, cpu, all",
+        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, cpu, counters, all",
         default: "none",
         apply: |c, v| set(&mut c.report, parse_report(v).0),
         list_refuses: Some(|v| parse_report(v).1),
@@ -684,6 +694,7 @@ fn parse_report(v: &str) -> (Option<ReportSelection>, Vec<String>) {
             "alloc" => r.alloc = true,
             "cpu" => r.cpu = true,
             "latency" => r.latency = true,
+            "counters" => r.counters = true,
             "sections" => r.sections = Some(10),
             // Every table; a `sections=N` given before keeps its N.
             "all" => r = ReportSelection::all().sections(r.sections.or(Some(10))),

@@ -225,12 +225,15 @@ fn a_list_with_a_bad_entry_keeps_the_good_ones_and_warns_about_the_bad_one() {
         [
             "perfgraph: warning: PERFGRAPH_REPORT=\"graph,bogus, sections=0 ,latency\": \"bogus\" is not \
              valid (accepted: a comma list of graph, branch, sections[=N], latency, threads, async, alloc, \
-             cpu, all); it is left out, the rest applies",
+             cpu, counters, all); it is left out, the rest applies",
             "perfgraph: warning: PERFGRAPH_REPORT=\"graph,bogus, sections=0 ,latency\": \"sections=0\" is \
              not valid (accepted: a comma list of graph, branch, sections[=N], latency, threads, async, \
-             alloc, cpu, all); it is left out, the rest applies",
+             alloc, cpu, counters, all); it is left out, the rest applies",
         ]
     );
+    let (c, w) = parse(&[("PERFGRAPH_REPORT", "counters")]);
+    assert!(c.report.counters && !c.report.graph && w.is_empty());
+    assert!(parse(&[("PERFGRAPH_REPORT", "all")]).0.report.counters);
     // `none` is a good entry: nothing selected, nothing to warn about but the typo.
     let (c, w) = parse(&[("PERFGRAPH_REPORT", "none,grpah")]);
     assert!(c.report.is_empty());

@@ -21,6 +21,7 @@
 // function), `runs` (many processes' runs merged into one report).
 
 pub(crate) mod args;
+pub(crate) mod counters;
 pub(crate) mod figures;
 pub(crate) mod latency;
 pub(crate) mod node_figures;
@@ -30,6 +31,7 @@ pub(crate) mod tree;
 
 pub use crate::base::registry::{SectionId, SectionInfo};
 pub use args::{ArgValue, MAX_ARG_TEXT, MAX_ARGS};
+pub use counters::CounterStats;
 pub use figures::CpuFigures;
 pub use latency::Latency;
 pub use report::{

@@ -7,6 +7,7 @@ use super::latency::Latency;
 use super::tree::{CallTree, Merger, ThreadSnapshot};
 use crate::base::config::Verbosity;
 use crate::base::process;
+use crate::data::counters::CounterStats;
 
 /// What was recorded so far, ready to print: the merged call tree under a root for the whole program, and a
 /// summary per thread.
@@ -245,6 +246,8 @@ pub struct RunInfo {
     /// (`allocs`, `alloc_bytes`, ...) are then exact counts, and the `Allocations:` table and the JSON
     /// allocation fields are shown.
     pub heap_counted: bool,
+    /// What `counter!` recorded, one row per counter name, by name (empty without counters).
+    pub counters: Vec<CounterStats>,
 }
 
 impl RunInfo {
@@ -273,6 +276,7 @@ impl RunInfo {
             process: ProcessInfo::default(),
             overhead_ns_per_section: None,
             heap_counted: false,
+            counters: Vec::new(),
         }
     }
 }

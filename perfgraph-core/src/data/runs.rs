@@ -90,6 +90,7 @@ impl Report {
             overhead_ns_per_section: (all_costed && calls_with_cost > 0)
                 .then(|| weighted / calls_with_cost as f64),
             heap_counted: runs.iter().any(|r| r.run.heap_counted),
+            counters: combine_counters(runs.iter().map(|r| &r.run.counters[..])),
         };
         Ok(Report {
             run,
@@ -234,4 +235,20 @@ fn combine(into: &mut ProcessSpread, s: ProcessSpread) -> Result<(), &'static st
         into.max_rank = s.max_rank;
     }
     Ok(())
+}
+
+/// Counters of many runs, one row per name (by name): their samples summed, the extremes kept, the last
+/// value the first run's that set it.
+pub(crate) fn combine_counters<'a>(
+    runs: impl Iterator<Item = &'a [crate::data::counters::CounterStats]>,
+) -> Vec<crate::data::counters::CounterStats> {
+    let mut by_name: std::collections::BTreeMap<&str, crate::data::counters::CounterStats> =
+        std::collections::BTreeMap::new();
+    for c in runs.flatten() {
+        by_name
+            .entry(&c.name)
+            .and_modify(|row| row.combine(c))
+            .or_insert_with(|| c.clone());
+    }
+    by_name.into_values().collect()
 }

@@ -165,6 +165,22 @@ impl Chrome {
         out.extend_from_slice(b"}},\n");
     }
 
+    /// A `counter!` value on the process counter track named as the counter, its one series named so too.
+    pub(crate) fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
+        let name = json!(name).to_string();
+        out.extend_from_slice(b"{\"name\":");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b",\"cat\":\"counter\",\"ph\":\"C\",\"ts\":");
+        push_micros(out, ts_ns);
+        out.extend_from_slice(b",\"pid\":");
+        push_u64(out, self.pid as u64);
+        out.extend_from_slice(b",\"args\":{");
+        out.extend_from_slice(name.as_bytes());
+        out.push(b':');
+        push_json_arg(out, &ArgValue::Float(value));
+        out.extend_from_slice(b"}},\n");
+    }
+
     /// A resident-memory sample on the process's counter track.
     pub(crate) fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
         self.megabytes(out, "Resident memory", ts_ns, bytes);
@@ -373,6 +389,9 @@ impl Encoder for Chrome {
     }
     fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, name: &str, percent: u64) {
         Chrome::cpu(self, out, ts_ns, thread, name, percent);
+    }
+    fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
+        Chrome::counter(self, out, ts_ns, name, value);
     }
     fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
         Chrome::marker(self, out, ts_ns, text);

@@ -16,6 +16,7 @@ use std::io::{self, Write};
 
 use crate::base::config::Verbosity;
 use crate::base::{buckets, process, registry};
+use crate::data::counters::CounterStats;
 use crate::data::figures::CpuFigures;
 use crate::data::latency::Latency;
 use crate::data::node_figures::Value;
@@ -76,6 +77,7 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         &mut p,
         &Head {
             clock: report.run.clock,
+            counters: &report.run.counters,
             dropped: report.dropped,
             program: report.run.program,
             skipped: &report.run.skipped,
@@ -117,6 +119,7 @@ pub(crate) fn write_snapshots(
         &mut p,
         &Head {
             clock: run.clock,
+            counters: &run.counters,
             dropped,
             program: run.program,
             skipped: &run.skipped,
@@ -144,9 +147,19 @@ pub(crate) fn write_snapshots(
     )
 }
 
+/// A float as JSON: a number, or a string for one that is not finite (JSON has no NaN).
+fn number(p: &mut Pretty, v: f64) -> io::Result<()> {
+    if v.is_finite() {
+        serde_json::to_writer(&mut *p.out, &v).map_err(io::Error::from)
+    } else {
+        serde_json::to_writer(&mut *p.out, &v.to_string()).map_err(io::Error::from)
+    }
+}
+
 /// What the members before the threads' say.
 struct Head<'a> {
     clock: &'a str,
+    counters: &'a [CounterStats],
     dropped: u64,
     program: &'a str,
     skipped: &'a [&'a str],
@@ -161,6 +174,30 @@ struct Head<'a> {
 fn head(p: &mut Pretty, h: &Head) -> io::Result<()> {
     p.open(b'{')?;
     p.string("clock", h.clock)?;
+    if !h.counters.is_empty() {
+        p.key("counters")?;
+        p.open(b'{')?;
+        for c in h.counters {
+            // A name is the program's: escaped, as any string.
+            p.item()?;
+            p.escaped(&c.name)?;
+            p.out.write_all(b": ")?;
+            p.open(b'{')?;
+            p.key("last")?;
+            number(p, c.last)?;
+            p.key("max")?;
+            number(p, c.max)?;
+            p.key("mean")?;
+            number(p, c.mean())?;
+            p.key("min")?;
+            number(p, c.min)?;
+            p.raw("samples", c.samples)?;
+            p.key("sum")?;
+            number(p, c.sum)?;
+            p.close(b'}')?;
+        }
+        p.close(b'}')?;
+    }
     p.raw("dropped", h.dropped)?;
     p.string("format", "perfgraph-call-tree")?;
     p.string("host", &h.process.host)?;

@@ -24,6 +24,7 @@ use super::json::VERSION;
 use super::json_input::{Guard, Limits, refuse_others};
 use crate::base::buckets;
 use crate::base::config::Verbosity;
+use crate::data::counters::CounterStats;
 use crate::data::figures::{CpuFigures, Written};
 use crate::data::latency::Latency;
 use crate::data::node_figures::{InJson, NODE_FIGURE_NAMES, NODE_FIGURES, Value};
@@ -1025,6 +1026,73 @@ impl<'de> Visitor<'de> for NamesSeed<'_> {
     }
 }
 
+/// The keys of one counter in the `counters` object.
+const COUNTER_KEYS: &[&str] = &["samples", "last", "min", "max", "mean", "sum"];
+
+/// The `counters` object: counter name to its figures.
+struct CountersSeed<'a> {
+    nodes_left: &'a mut usize,
+}
+
+impl<'de> DeserializeSeed<'de> for CountersSeed<'_> {
+    type Value = Vec<CounterStats>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CountersSeed<'_> {
+    type Value = Vec<CounterStats>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the counters' object")
+    }
+    refuse_others!(|_: &Self| "\"counters\" is not an object".to_owned());
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("\"counters\" is not an object"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out: Vec<CounterStats> = Vec::new();
+        while let Some(key) = map.next_key_seed(ScalarSeed)? {
+            take_node(self.nodes_left)?;
+            let Scalar::Str(name) = key else {
+                return Err(de::Error::custom(
+                    "\"counters\": a name that is not a string",
+                ));
+            };
+            let at = format!("counters[{}]: ", serde_json::Value::from(name.as_str()));
+            let o = map.next_value_seed(ObjectSeed {
+                known: COUNTER_KEYS,
+                at: at.clone(),
+            })?;
+            let number = |key: &str| -> Result<f64, String> {
+                match o.get(key) {
+                    Some(Scalar::F64(v)) => Ok(*v),
+                    Some(Scalar::U64(v)) => Ok(*v as f64),
+                    Some(Scalar::I64(v)) => Ok(*v as f64),
+                    // A value that is not finite is written as a string ("NaN", "inf").
+                    Some(Scalar::Str(v)) => v
+                        .parse::<f64>()
+                        .map_err(|_| format!("{at}\"{key}\" is not a number")),
+                    None => Err(format!("{at}no \"{key}\"")),
+                    Some(_) => Err(format!("{at}\"{key}\" is not a number")),
+                }
+            };
+            let mut c = CounterStats::new(name);
+            c.samples = o.u64("samples", &at).map_err(de::Error::custom)?;
+            c.last = number("last").map_err(de::Error::custom)?;
+            c.min = number("min").map_err(de::Error::custom)?;
+            c.max = number("max").map_err(de::Error::custom)?;
+            c.sum = number("sum").map_err(de::Error::custom)?;
+            if out.iter().any(|d| d.name == c.name) {
+                return Err(de::Error::custom(format!("{at}given twice")));
+            }
+            out.push(c);
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+}
+
 // ---- the document ------------------------------------------------------------------------------------------------
 
 /// The top-level keys that are scalars.
@@ -1046,6 +1114,7 @@ const TOP_KEYS: &[&str] = &[
     "threads",
     "processes",
     "skipped_sections",
+    "counters",
     "traceEvents",
 ];
 
@@ -1071,6 +1140,7 @@ impl<'de> Visitor<'de> for Top<'_> {
         let mut threads = None;
         let mut processes = None;
         let mut skipped = None;
+        let mut counters = Vec::new();
         while let Some(key) = map.next_key_seed(KeySeed(TOP_KEYS, &[], &[]))? {
             match key {
                 Some("traceEvents") => {
@@ -1099,6 +1169,11 @@ impl<'de> Visitor<'de> for Top<'_> {
                         nodes_left: &mut *self.nodes_left,
                     })?)
                 }
+                Some("counters") => {
+                    counters = map.next_value_seed(CountersSeed {
+                        nodes_left: &mut *self.nodes_left,
+                    })?
+                }
                 Some(k) => {
                     let v = map.next_value_seed(ScalarSeed)?;
                     // The format first, as soon as it is known: a file of another kind says so, not what
@@ -1113,7 +1188,7 @@ impl<'de> Visitor<'de> for Top<'_> {
                 }
             }
         }
-        report_of(top, tree, threads, processes, skipped).map_err(de::Error::custom)
+        report_of(top, tree, threads, processes, skipped, counters).map_err(de::Error::custom)
     }
 }
 
@@ -1134,6 +1209,7 @@ fn report_of(
     threads: Option<Vec<ThreadSummary>>,
     processes: Option<Vec<ProcessInfo>>,
     skipped: Option<Vec<&'static str>>,
+    counters: Vec<CounterStats>,
 ) -> Result<Report, String> {
     match top.get("format") {
         Some(f) => check_format(f)?,
@@ -1180,6 +1256,7 @@ fn report_of(
             _ => None,
         },
         heap_counted,
+        counters,
     };
     Ok(Report {
         run,

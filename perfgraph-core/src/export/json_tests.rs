@@ -66,6 +66,7 @@ fn report(nodes: Vec<CallNode>, threads: usize, verbosity: Verbosity) -> Report 
         },
         overhead_ns_per_section: Some(21.25),
         heap_counted: false,
+        counters: Vec::new(),
     };
     Report {
         run,
@@ -155,6 +156,28 @@ fn by_serde(r: &Report) -> String {
         "threads": threads, "pid": p.pid, "rank": p.rank, "host": p.host,
         "start_unix_ns": p.start_unix_ns, "needs_every_record": r.run.needs_every_record,
         "overhead_ns_per_section": r.run.overhead_ns_per_section});
+    if !r.run.counters.is_empty() {
+        let counters: serde_json::Map<String, Value> = r
+            .run
+            .counters
+            .iter()
+            .map(|c| {
+                let n = |v: f64| {
+                    if v.is_finite() {
+                        json!(v)
+                    } else {
+                        json!(v.to_string())
+                    }
+                };
+                (
+                    c.name.clone(),
+                    json!({"samples": c.samples, "last": n(c.last), "min": n(c.min),
+                    "max": n(c.max), "mean": n(c.mean()), "sum": n(c.sum)}),
+                )
+            })
+            .collect();
+        value["counters"] = Value::Object(counters);
+    }
     if let Some(m) = &r.merged {
         let list: Vec<Value> = m
             .processes
@@ -167,6 +190,32 @@ fn by_serde(r: &Report) -> String {
         value["processes"] = json!(list);
     }
     serde_json::to_string_pretty(&value).unwrap() + "\n"
+}
+
+/// Counters with awkward names and values: a quote, a float that is no integer, an infinity.
+fn counters() -> Vec<crate::data::CounterStats> {
+    let mut a = crate::data::CounterStats::new("queue \"depth\"");
+    a.add(3.0);
+    a.add(-0.5);
+    let mut b = crate::data::CounterStats::new("residual");
+    b.add(f64::INFINITY);
+    vec![a, b]
+}
+
+#[test]
+fn counters_read_back_as_written() {
+    let r = with_run(
+        report(vec![node("(root)", 0, None)], 1, Verbosity::Off),
+        |r| {
+            r.counters = counters();
+        },
+    );
+    let back = Report::from_json(&r.json()).unwrap();
+    assert_eq!(back.run.counters, counters());
+    assert!(
+        back.render(&crate::config::ReportSelection::default().counters(true))
+            .contains("| queue \"depth\" |       2 | -0.5 | -0.5 |   3 | 1.25 |")
+    );
 }
 
 #[test]
@@ -188,6 +237,12 @@ fn the_layout_is_serde_json_pretty_printers() {
             |r| {
                 r.skipped = Vec::new();
                 r.overhead_ns_per_section = None;
+            },
+        ),
+        with_run(
+            report(vec![node("(root)", 0, None)], 1, Verbosity::Off),
+            |r| {
+                r.counters = counters();
             },
         ),
         Report {
@@ -244,6 +299,7 @@ fn written_from_the_snapshots_it_is_the_reports_json() {
             process: ProcessInfo::default(),
             overhead_ns_per_section: Some(3.5),
             heap_counted: true,
+            counters: counters(),
         };
         let expected = Report::from_snapshots(run.clone(), threads.clone()).json();
         let mut out = Vec::new();

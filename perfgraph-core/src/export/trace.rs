@@ -22,6 +22,9 @@ pub(crate) trait Encoder: Send {
     fn heap(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64);
     /// A mark: a future's whole life, or an instant event; `name` is its section's.
     fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str);
+    /// A `counter!` value: `value` of the counter `name` at `ts_ns`, on that counter's track (beside
+    /// resident memory).
+    fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64);
     /// Thread `thread`'s (named `name`) CPU use over the last period, percent of one core.
     fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, name: &str, percent: u64);
     /// A live-print line, as a marker.

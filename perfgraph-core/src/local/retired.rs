@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher};
 
+use super::counters::Stats;
 use super::reading::{NodeReading, Reading};
 use crate::base::registry::SectionId;
 
@@ -90,6 +91,8 @@ pub struct Retired {
     by_name: HashMap<String, usize, Fixed>,
     /// `(group, parent node, section)` to the node: one map for all groups' trees.
     children: HashMap<(u32, u32, SectionId), u32, Fixed>,
+    /// The exited threads' counters summed, by site id (index `id - 1`): bounded by the sites.
+    counters: Vec<Stats>,
 }
 
 /// A hasher that can be built in a `const` (the summary lives in a `static`); the keys are ours.
@@ -102,7 +105,28 @@ impl Retired {
             groups: Vec::new(),
             by_name: HashMap::with_hasher(BuildHasherDefault::new()),
             children: HashMap::with_hasher(BuildHasherDefault::new()),
+            counters: Vec::new(),
         }
+    }
+
+    /// Adds an exited thread's counters (`(site id, stats)`).
+    pub fn fold_counters(&mut self, counters: &[(u32, Stats)]) {
+        for (id, stats) in counters {
+            let i = *id as usize - 1;
+            if self.counters.len() <= i {
+                self.counters.resize(i + 1, Stats::default());
+            }
+            self.counters[i].combine(stats);
+        }
+    }
+
+    /// The retired threads' counters, by site id.
+    pub fn counters(&self) -> impl Iterator<Item = (u32, Stats)> + '_ {
+        self.counters
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.samples > 0)
+            .map(|(i, s)| (i as u32 + 1, *s))
     }
 
     /// The groups, in order of their first thread.

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_utils::CachePadded;
 
+use super::counters::CounterTable;
 use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
 #[cfg(feature = "tracing")]
 use super::latency::Block;
@@ -88,6 +89,8 @@ pub struct ThreadState {
     side: OwnSide,
     /// The filled live messages of its open calls whose message names args.
     pub live_texts: LiveTexts,
+    /// The `counter!`s it set.
+    pub counters: CounterTable,
 }
 
 /// [`SideFrames`], touched by the owning thread only (its enter and exit).
@@ -158,6 +161,7 @@ impl ThreadState {
             cpu_ns: CachePadded::new(AtomicU64::new(cpu_base_ns)),
             side: OwnSide::default(),
             live_texts: LiveTexts::default(),
+            counters: CounterTable::default(),
         }
     }
 

@@ -74,6 +74,17 @@ pub fn view() -> (Vec<Arc<ThreadState>>, Vec<Group>) {
     (t.live.clone(), t.retired.groups().to_vec())
 }
 
+/// Every counter site's stats over the live threads and the retired ones, by id (an id once per thread
+/// that set it, and once for the retired).
+pub fn counters() -> Vec<(u32, super::counters::Stats)> {
+    let t = threads();
+    let mut out: Vec<(u32, super::counters::Stats)> = t.retired.counters().collect();
+    for state in &t.live {
+        out.extend(state.counters.read());
+    }
+    out
+}
+
 /// Folds `state`, an exited thread whose ring the background thread drained for the last time (losing
 /// `dropped` records in all), into the retired summary, and takes it off the live list. Background thread
 /// only, after that final drain.
@@ -89,6 +100,7 @@ pub fn retire(state: &ThreadState, dropped: u64) -> bool {
     // Outside the lock: the thread has exited (Acquire above pairs with the exit hook's Release), so its
     // state no longer changes.
     let reading = state.stack.read(exited_ticks);
+    let counters = state.counters.read();
     let exited = Exited {
         name: &state.name,
         family: state.family.as_deref(),
@@ -105,6 +117,7 @@ pub fn retire(state: &ThreadState, dropped: u64) -> bool {
     if let Ok(i) = t.live.binary_search_by_key(&state.index, |s| s.index) {
         t.live.remove(i);
         t.retired.fold(&exited, &reading);
+        t.retired.fold_counters(&counters);
         t.generation += 1;
     }
     drop(t);

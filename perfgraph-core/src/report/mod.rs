@@ -24,6 +24,7 @@ use std::fmt;
 use crate::base::config::{ReportSelection, Verbosity};
 use crate::base::process;
 use crate::base::text;
+use crate::data::counters::format_value;
 use crate::data::figures::CpuFigures;
 use crate::data::report::Report;
 use table::Cell;
@@ -330,6 +331,27 @@ impl Report {
         table::render(&headings, &rows)
     }
 
+    /// `Counters:`: each `counter!` by name, its samples and the last, smallest, largest and mean value set
+    /// (over every thread, and every process of a merge).
+    pub fn counters_table(&self) -> String {
+        let rows: Vec<Vec<Cell>> = self
+            .run
+            .counters
+            .iter()
+            .map(|c| {
+                vec![
+                    Cell::Text(shown(&c.name)),
+                    Cell::Int(i128::from(c.samples)),
+                    Cell::Number(format_value(c.last)),
+                    Cell::Number(format_value(c.min)),
+                    Cell::Number(format_value(c.max)),
+                    Cell::Number(format_value(c.mean())),
+                ]
+            })
+            .collect();
+        table::render(&["Counter", "Samples", "Last", "Min", "Max", "Mean"], &rows)
+    }
+
     /// Lines stating what the tables do not show: sections skipped for their level, records lost to ring
     /// overflow, call paths too deep for the table, calls still running. Empty when there is nothing to say.
     pub fn footer(&self) -> String {
@@ -459,6 +481,11 @@ impl Report {
         if selection.cpu && self.cpu_measured() {
             out.push_str("\nCPU:\n");
             out.push_str(&self.cpu_table());
+        }
+        // Only a run that set some counter has a counters table to print.
+        if selection.counters && !self.run.counters.is_empty() {
+            out.push_str("\nCounters:\n");
+            out.push_str(&self.counters_table());
         }
         if self.merged.is_some() {
             out.push_str("\nProcesses:\n");

@@ -23,6 +23,8 @@ pub(crate) enum Cell {
     Fixed(f64, usize),
     /// A percentage with 2 decimals, right-justified (at least 6 wide).
     Percent(f64),
+    /// A number already formatted, right-justified.
+    Number(String),
 }
 
 impl Cell {
@@ -32,13 +34,14 @@ impl Cell {
             Cell::Int(n) => n.to_string(),
             Cell::Fixed(x, decimals) => format!("{x:.decimals$}"),
             Cell::Percent(x) => format!("{x:.2}"),
+            Cell::Number(s) => s.clone(),
         }
     }
 
     /// Width `VariadicTable` reserves for the cell, grown to fit the actual text.
     fn width(&self, text: &str) -> usize {
         let nominal = match self {
-            Cell::Text(_) | Cell::Int(_) => 0,
+            Cell::Text(_) | Cell::Int(_) | Cell::Number(_) => 0,
             Cell::Fixed(..) => 10,
             Cell::Percent(_) => 6,
         };

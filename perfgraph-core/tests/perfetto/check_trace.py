@@ -128,6 +128,7 @@ class State:
         self.instants_omitted = 0
         self.events = []  # event! instants: (name, args)
         self.cpu = defaultdict(int)  # thread name -> counter samples
+        self.counters = defaultdict(list)  # counter! name -> values, in file order
         self.end = None
         self.order = 0
         self.threads = {}
@@ -195,8 +196,11 @@ class State:
             parent = self.tracks.get(track.desc.get("parent"))
             if parent is not None and "thread" in parent.desc:
                 self.cpu[parent.desc["thread"]] += 1
-            else:
+            elif track.desc.get("name") in ("Resident memory", "Heap"):
                 self.memory += 1
+            else:
+                # A `counter!`'s track: its name and values (double_counter_value).
+                self.counters[track.desc.get("name")].append(e.double_counter_value)
             return
         name = st["names"][e.name_iid] if e.HasField("name_iid") else e.name
         annotations = {}
@@ -305,6 +309,7 @@ class State:
             "futures": sorted(self.futures),
             "future_args": sorted(self.future_args, key=json.dumps),
             "cpu": dict(self.cpu),
+            "counters": dict(self.counters),
             "end": self.end,
             **self.counts,
         }, sys.stdout, indent=1, sort_keys=True)

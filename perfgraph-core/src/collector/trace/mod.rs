@@ -397,6 +397,13 @@ impl Trace {
                 continue;
             }
             if r.depth == record::COUNTER {
+                if !self.admit() {
+                    continue;
+                }
+                let ts = self.map.to_ns(r.start);
+                let name = crate::local::counters::site(r.section).map_or("counter", |s| s.name);
+                let value = f64::from_bits(r.mark_id());
+                self.emit(|format, out| format.counter(out, ts, name, value));
                 continue;
             }
             let (name, names) = match r.depth {

@@ -9,6 +9,8 @@ pub(super) enum Unit {
     Bytes,
     /// `unit_name = "%"`.
     Percent,
+    /// No unit: a `counter!`'s own numbers.
+    None,
 }
 
 /// Describes the counter track `uuid`, named `name`, under the track `parent`.
@@ -22,6 +24,7 @@ pub(super) fn describe(out: &mut Vec<u8>, uuid: u64, parent: u64, name: &str, un
             match unit {
                 Unit::Bytes => message(d, 8, |c| uint(c, 3, 3)),
                 Unit::Percent => message(d, 8, |c| string(c, 6, "%")),
+                Unit::None => message(d, 8, |_| {}),
             }
         });
     });
@@ -65,6 +68,29 @@ impl Perfetto {
             describe(out, uuid, parent, "CPU %", Unit::Percent);
         }
         absolute_value(out, seq, ts_ns, cpu_uuid(pid, thread), percent);
+    }
+
+    /// A `counter!` value on the counter's track under the process (described on its first value), as a
+    /// double, on the sequence of absolute-time events.
+    pub(crate) fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
+        let pid = self.pid;
+        let seq = self.absolute(out, ts_ns);
+        let n = self.counter_tracks.len();
+        let uuid = match self.counter_tracks.get(name) {
+            Some(&uuid) => uuid,
+            None => {
+                let uuid = counter_uuid(pid, n as u32);
+                self.counter_tracks.insert(name.to_owned(), uuid);
+                describe(out, uuid, process_uuid(pid), name, Unit::None);
+                uuid
+            }
+        };
+        absolute_event(out, seq, ts_ns, |e| {
+            uint(e, EV_TYPE, COUNTER);
+            uint(e, EV_TRACK_UUID, uuid);
+            // TrackEvent.double_counter_value.
+            super::wire::fixed64(e, 44, value.to_bits());
+        });
     }
 
     /// The process's net heap (the counting allocator's) on its `Heap` counter track (described on first

@@ -150,6 +150,8 @@ pub(crate) struct Perfetto {
     cpu_tracks: Vec<bool>,
     /// Whether the `Heap` counter track was described.
     heap_track: bool,
+    /// The `counter!` tracks described so far, by counter name: their uuids.
+    counter_tracks: std::collections::HashMap<String, u64>,
     next_sequence: u32,
     /// By section id: its text, once asked for.
     sections: Vec<Option<SectionText>>,
@@ -173,6 +175,12 @@ fn marker_uuid(pid: u32) -> u64 {
 
 fn heap_uuid(pid: u32) -> u64 {
     (pid as u64) << 32 | 0x8000_0003
+}
+
+/// The track of the `n`th counter (in order of first value): a fixed track of the process, numbered
+/// above the other fixed ones.
+fn counter_uuid(pid: u32, n: u32) -> u64 {
+    (pid as u64) << 32 | (0x8000_0100 + n as u64)
 }
 
 fn cpu_uuid(pid: u32, index: u32) -> u64 {
@@ -239,6 +247,7 @@ impl Perfetto {
             absolute: None,
             cpu_tracks: Vec::new(),
             heap_track: false,
+            counter_tracks: std::collections::HashMap::new(),
             next_sequence: FIRST_CALL_SEQUENCE,
             sections: Vec::new(),
         }
@@ -573,6 +582,9 @@ impl Encoder for Perfetto {
     }
     fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
         Perfetto::mark(self, out, mark, name);
+    }
+    fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
+        Perfetto::counter(self, out, ts_ns, name, value);
     }
     fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, _name: &str, percent: u64) {
         // Its counter track names the thread by its track, not by name.
