@@ -76,6 +76,25 @@ fn pg_nested_3() {
     body();
 }
 
+#[timed(name = "args_leaf", args(a, b))]
+#[inline(never)]
+fn pg_args_leaf(a: u64, b: u64) {
+    black_box((a, b));
+    body();
+}
+
+#[inline(never)]
+fn pg_event() {
+    perfgraph_core::event!("tick", args(n = black_box(7u64)));
+    body();
+}
+
+#[inline(never)]
+fn pg_counter() {
+    perfgraph_core::counter!("depth", black_box(7u64));
+    body();
+}
+
 fn pg_batch(n: u64, leaf: fn()) {
     time_section!("batch");
     repeat(n, leaf);
@@ -115,6 +134,13 @@ fn pg_future_polls(n: u64) {
 
 fn verbosity_on() {
     set_verbosity(Verbosity::Level(1));
+    perfgraph_core::__private::record_as_if_tracing(false);
+}
+
+/// As [`verbosity_on`], and what a trace wants (args, events) is recorded as if one were written.
+fn verbosity_on_traced() {
+    set_verbosity(Verbosity::Level(1));
+    perfgraph_core::__private::record_as_if_tracing(true);
 }
 
 fn verbosity_off() {
@@ -123,9 +149,10 @@ fn verbosity_off() {
 
 /// perfgraph (`#[timed]` leaves): recording; the same leaf on a call path without a latency histogram; off
 /// by verbosity; a live message and dots; three nested sections
-/// per call (its figure is per call, i.e. three sections); a timed future's poll. Leaves run inside an outer
-/// `batch` section.
-pub const PERFGRAPH: [Case; 6] = [
+/// per call (its figure is per call, i.e. three sections); a timed future's poll; a leaf with two integer
+/// args, without a trace and recorded as a trace wants them; an `event!` (recorded as a trace wants it) and
+/// a `counter!` sample per call. Leaves run inside an outer `batch` section.
+pub const PERFGRAPH: [Case; 10] = [
     Case::new(case::PERFGRAPH_ENABLED, |n| pg_batch(n, pg_leaf)).with_setup(verbosity_on),
     Case::new(case::PERFGRAPH_NO_HISTOGRAM, pg_batch_without_histogram).with_setup(verbosity_on),
     Case::new(case::PERFGRAPH_DISABLED_BY_VERBOSITY, |n| {
@@ -135,6 +162,17 @@ pub const PERFGRAPH: [Case; 6] = [
     Case::new(case::PERFGRAPH_LIVE_MESSAGE, |n| pg_batch(n, pg_live_leaf)).with_setup(verbosity_on),
     Case::new(case::PERFGRAPH_NESTED_3_DEEP, |n| pg_batch(n, pg_nested_1)).with_setup(verbosity_on),
     Case::new(case::PERFGRAPH_FUTURE_POLL, pg_future_polls).with_setup(verbosity_on),
+    Case::new(case::PERFGRAPH_ARGS, |n| {
+        pg_batch(n, || pg_args_leaf(black_box(3), black_box(4)))
+    })
+    .with_setup(verbosity_on),
+    Case::new(case::PERFGRAPH_ARGS_TRACED, |n| {
+        pg_batch(n, || pg_args_leaf(black_box(3), black_box(4)))
+    })
+    .with_setup(verbosity_on_traced),
+    Case::new(case::PERFGRAPH_EVENT_TRACED, |n| pg_batch(n, pg_event))
+        .with_setup(verbosity_on_traced),
+    Case::new(case::PERFGRAPH_COUNTER, |n| pg_batch(n, pg_counter)).with_setup(verbosity_on),
 ];
 
 /// One recorded section (`leaf`, level 1), for measurements outside Criterion (resident memory per thread).

@@ -37,6 +37,14 @@ pub mod case {
     pub const PERFGRAPH_NESTED_3_DEEP: &str = "perfgraph/nested_3_deep";
     /// One poll of a timed future (`time_future!`) that stays pending: enter + exit of its section per poll.
     pub const PERFGRAPH_FUTURE_POLL: &str = "perfgraph/future_poll";
+    /// A `#[timed]` leaf recording two integer args, no output wanting them (no trace): their check only.
+    pub const PERFGRAPH_ARGS: &str = "perfgraph/args_2_ints";
+    /// The same leaf, its args recorded as a trace wants them (`__private::record_as_if_tracing`).
+    pub const PERFGRAPH_ARGS_TRACED: &str = "perfgraph/args_2_ints_traced";
+    /// An `event!` with one integer arg, recorded as a trace wants it.
+    pub const PERFGRAPH_EVENT_TRACED: &str = "perfgraph/event_traced";
+    /// A `counter!` sample (no trace: the thread's counter table).
+    pub const PERFGRAPH_COUNTER: &str = "perfgraph/counter";
     /// A `#[timed]` leaf with perfgraph-core built without `enabled` (`benches/compiled-out`).
     pub const PERFGRAPH_COMPILED_OUT_TIMED: &str = "perfgraph/compiled_out_timed";
     /// A `time_section!` leaf with perfgraph-core built without `enabled` (`benches/compiled-out`).

@@ -46,17 +46,17 @@ pub fn with_args<const N: usize>(
     fill: bool,
     args: impl FnOnce() -> [ArgValue; N],
 ) -> ArgsGuard<N> {
-    let Some((state, depth)) = guard.owner() else {
-        return ArgsGuard::new(guard, 0, None);
-    };
-    let id = site.id();
     // The trace writes them; with `PERFGRAPH_LIVE=all`, live print fills the message of calls it shows
     // only once they ended from them too.
     let trace = marks::events_wanted();
     let fill = fill && crate::local::pending::enabled();
     if !trace && !fill {
-        return ArgsGuard::new(guard, id, None);
+        return ArgsGuard::new(guard, 0, None);
     }
+    let Some((state, depth)) = guard.owner() else {
+        return ArgsGuard::new(guard, 0, None);
+    };
+    let id = site.id();
     let values = heap::untracked(args);
     if fill {
         fill_live_text(state, depth, site, &values);
@@ -119,13 +119,13 @@ fn event_enabled<const N: usize>(site: &'static EventSite, args: impl FnOnce() -
         return;
     }
     let state = threads::current();
-    let values = heap::untracked(args);
+    let mut values = heap::untracked(args);
     let id = site.id();
     let now = clock::now().0;
     // SAFETY: `state` is this thread's own state (`threads::current`).
     unsafe {
         if N > 0 {
-            state.push_args(id, &values);
+            state.push_args(id, &mut values);
         }
         state.push_mark(Record::mark(id, now, now, EVENT, 0));
     }

@@ -158,7 +158,10 @@ impl<F> Timed<F> {
         self
     }
 
-    /// A future's end (completion or drop) at `node`, on `state`'s own thread.
+    /// A future's end (completion or drop) at `node`, on `state`'s own thread. Once per future, out of
+    /// line: it keeps `poll` small enough to inline.
+    #[cold]
+    #[inline(never)]
     fn end(
         &mut self,
         state: &'static ThreadState,
@@ -170,9 +173,9 @@ impl<F> Timed<F> {
         node.end(wall, cancelled);
         if marks::wanted() {
             let kind = if cancelled { LIFE_CANCELLED } else { LIFE };
-            if let Some(values) = self.args.as_mut().and_then(|a| a.values.take()) {
+            if let Some(mut values) = self.args.as_mut().and_then(|a| a.values.take()) {
                 // SAFETY: `state` is this thread's own state; the args go just before the life's record.
-                unsafe { state.push_args(self.site.id(), &values) };
+                unsafe { state.push_args(self.site.id(), &mut values) };
             }
             // SAFETY: `state` is this thread's own state (`entry::poll_state` returned it on this thread).
             unsafe {
@@ -194,6 +197,7 @@ impl<F> Timed<F> {
 impl<F: Future> Future for Timed<F> {
     type Output = F::Output;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         // SAFETY: `inner` is structurally pinned (never moved out, dropped in place); nothing else here
         // needs pinning, and `self` is not moved.

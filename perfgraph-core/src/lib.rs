@@ -309,6 +309,14 @@ pub mod __private {
         crate::base::sys::own_switches()
     }
 
+    /// For benchmarks, not a public API: from now on the recording threads push what a trace wants (a
+    /// call's args, events, counter values) as if one were being written (`on`), or not, though none is:
+    /// what recording them costs the thread, without the background thread's writing.
+    pub fn record_as_if_tracing(on: bool) {
+        crate::entry::start();
+        crate::local::marks::set_wanted(on);
+    }
+
     /// The clock's raw ticks now (for benchmarks of the clock itself).
     #[inline(always)]
     pub fn clock_now() -> u64 {

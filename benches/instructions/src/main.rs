@@ -10,7 +10,10 @@
 //! done   # then (Ir of 2e6 − Ir of 1e6) / 1e6, from the "summary:" line of each file
 //! ```
 //!
-//! Cases: `section` (a `time_section!` leaf), `poll` (a poll of a pending `time_future!`), `span`
+//! Cases: `section` (a `time_section!` leaf), `section-args` (the same with two integer args) and
+//! `section-args-traced` (recording them as a trace would: `__private::record_as_if_tracing`),
+//! `event-traced` (an `event!` with one integer arg, recorded as a trace would), `counter` and
+//! `counter-traced` (a `counter!`), `poll` (a poll of a pending `time_future!`), `span`
 //! (an `info_span!` entered and exited, then closed, under tracing + `Registry` + a no-op layer: the
 //! baseline, since a `Registry` with no layer never frees closed spans), `span-layer` (the same with
 //! perfgraph's `TracingLayer` in place of the no-op layer, as users install it), `span-stacked` (the
@@ -27,6 +30,22 @@ use tracing_subscriber::layer::SubscriberExt;
 fn section_leaf() {
     perfgraph_core::time_section!("leaf");
     black_box(());
+}
+
+#[inline(never)]
+fn section_args_leaf(i: u64) {
+    perfgraph_core::time_section!("leaf", args(i, twice = i * 2));
+    black_box(());
+}
+
+#[inline(never)]
+fn event_leaf(i: u64) {
+    perfgraph_core::event!("tick", args(i));
+}
+
+#[inline(never)]
+fn counter_leaf(i: u64) {
+    perfgraph_core::counter!("depth", i);
 }
 
 #[inline(never)]
@@ -61,6 +80,24 @@ fn main() {
                 section_leaf();
             }
         }
+        "section-args" | "section-args-traced" => {
+            perfgraph_core::__private::record_as_if_tracing(case.ends_with("traced"));
+            for i in 0..n {
+                section_args_leaf(i);
+            }
+        }
+        "event-traced" => {
+            perfgraph_core::__private::record_as_if_tracing(true);
+            for i in 0..n {
+                event_leaf(i);
+            }
+        }
+        "counter" | "counter-traced" => {
+            perfgraph_core::__private::record_as_if_tracing(case.ends_with("traced"));
+            for i in 0..n {
+                counter_leaf(i);
+            }
+        }
         "poll" => {
             let mut future = std::pin::pin!(perfgraph_core::time_future!(
                 "leaf",
@@ -88,7 +125,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: perfgraph-instructions section|poll|span[-nested]|span-layer[-nested]|span-stacked[-nested] N"
+                "usage: perfgraph-instructions section|section-args[-traced]|event-traced|counter[-traced]|poll|span[-nested]|span-layer[-nested]|span-stacked[-nested] N"
             );
             std::process::exit(2);
         }

@@ -65,31 +65,46 @@ const FLOAT: u64 = 3;
 const BOOL: u64 = 4;
 const TEXT: u64 = 5;
 
+/// An arg's kind and word in its record; a text arg is kept in `marks` (taken from `a`) and its number is
+/// the word.
+#[inline(always)]
+fn word(a: &mut ArgValue) -> (u64, u64) {
+    match a {
+        ArgValue::Int(v) => (INT, *v as u64),
+        ArgValue::Uint(v) => (UINT, *v),
+        ArgValue::Float(v) => (FLOAT, v.to_bits()),
+        ArgValue::Bool(v) => (BOOL, *v as u64),
+        ArgValue::Text(t) => text_word(std::mem::take(t)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn text_word(text: String) -> (u64, u64) {
+    (TEXT, marks::keep(text))
+}
+
 /// Hands `push` the words of the records that carry `args` (at most [`MAX_ARGS`]) of `site` (a section's
 /// or an event's id): pair `k` as `[arg 2k, arg 2k + 1, site | (ARGS - k) << 32, kind 2k | kind 2k + 1 << 8
-/// | count << 16]`. A text arg is kept in `marks` and its number recorded.
-pub fn push_args(site: u32, args: &[ArgValue], mut push: impl FnMut([u64; WORDS])) {
-    let args = &args[..args.len().min(MAX_ARGS)];
-    let word = |a: Option<&ArgValue>| -> (u64, u64) {
-        match a {
+/// | count << 16]`. A text arg is moved into `marks` and its number recorded.
+#[inline(always)]
+pub fn push_args(site: u32, args: &mut [ArgValue], mut push: impl FnMut([u64; WORDS])) {
+    let n = args.len().min(MAX_ARGS);
+    let mut k = 0;
+    while 2 * k < n {
+        let (ka, a) = word(&mut args[2 * k]);
+        let (kb, b) = match args.get_mut(2 * k + 1).filter(|_| 2 * k + 1 < n) {
+            Some(arg) => word(arg),
             None => (0, 0),
-            Some(ArgValue::Int(v)) => (INT, *v as u64),
-            Some(ArgValue::Uint(v)) => (UINT, *v),
-            Some(ArgValue::Float(v)) => (FLOAT, v.to_bits()),
-            Some(ArgValue::Bool(v)) => (BOOL, *v as u64),
-            Some(ArgValue::Text(t)) => (TEXT, marks::keep(t.clone())),
-        }
-    };
-    for (k, pair) in args.chunks(2).enumerate() {
-        let (ka, a) = word(pair.first());
-        let (kb, b) = word(pair.get(1));
+        };
         let depth = (ARGS - k as u32) as u64;
         push([
             a,
             b,
             site as u64 | depth << 32,
-            ka | kb << 8 | (args.len() as u64) << 16,
+            ka | kb << 8 | (n as u64) << 16,
         ]);
+        k += 1;
     }
 }
 
@@ -201,7 +216,7 @@ mod tests {
         ];
         let mut raw = RawArgs::default();
         let mut records = 0;
-        push_args(9, &args, |w| {
+        push_args(9, &mut args.clone(), |w| {
             records += 1;
             assert_eq!(w[2] as u32, 9);
             let k = pair_of((w[2] >> 32) as u32).unwrap();

@@ -225,10 +225,10 @@ impl<const N: usize> ArgsGuard<N> {
 impl<const N: usize> Drop for ArgsGuard<N> {
     #[inline]
     fn drop(&mut self) {
-        if let (Some(args), Some((state, _))) = (self.args.take(), self.guard.owner()) {
+        if let (Some(args), Some((state, _))) = (self.args.as_mut(), self.guard.owner()) {
             // SAFETY: guards are `!Send` (this one holds a `Guard`), so this is the thread that made it,
             // which owns `state`.
-            unsafe { state.push_args(self.site, &args) };
+            unsafe { state.push_args(self.site, args) };
         }
         // `self.guard` drops next, pushing the section's record after its args.
     }

@@ -7,10 +7,15 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, Ordering};
 
-/// Whether the trace is on (set once at the runtime's start).
-static WANTED: AtomicBool = AtomicBool::new(false);
+/// What wants marks (set at the runtime's start): [`TRACE`] (the trace is on), [`EVENTS`] (live print
+/// shows `event!`s, `PERFGRAPH_LIVE=all`). One word, so the check is one load.
+static WANTED: AtomicU8 = AtomicU8::new(0);
+/// The trace wants every mark.
+const TRACE: u8 = 1;
+/// Live print wants `event!`s (and the args that fill messages).
+const EVENTS: u8 = 2;
 
 /// Instant events' messages not taken yet, by number.
 static MESSAGES: Mutex<Option<HashMap<u64, String>>> = Mutex::new(None);
@@ -18,31 +23,37 @@ static MESSAGES: Mutex<Option<HashMap<u64, String>>> = Mutex::new(None);
 /// The next message's number.
 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-/// Whether `event!`s are wanted besides (live print shows every section: `PERFGRAPH_LIVE=all`).
-static EVENTS: AtomicBool = AtomicBool::new(false);
-
 /// Pushes `event!`s from now on, for live print (`PERFGRAPH_LIVE=all`).
 pub fn enable_events() {
-    EVENTS.store(true, Ordering::Relaxed);
+    WANTED.fetch_or(EVENTS, Ordering::Relaxed);
 }
 
-/// Whether `event!`s are wanted: by the trace or by live print.
+/// Whether `event!`s (and args) are wanted: by the trace or by live print.
 #[inline]
 pub fn events_wanted() -> bool {
     // Relaxed: set once at the start, before the first section records.
-    wanted() || EVENTS.load(Ordering::Relaxed)
+    WANTED.load(Ordering::Relaxed) != 0
 }
 
 /// Pushes marks from now on (the trace is on).
 pub fn enable() {
-    WANTED.store(true, Ordering::Relaxed);
+    WANTED.fetch_or(TRACE, Ordering::Relaxed);
 }
 
-/// Whether marks are wanted.
+/// For benchmarks: records what a trace would want (`on`), or not, with no trace to take it.
+pub fn set_wanted(on: bool) {
+    if on {
+        WANTED.fetch_or(TRACE, Ordering::Relaxed);
+    } else {
+        WANTED.fetch_and(!TRACE, Ordering::Relaxed);
+    }
+}
+
+/// Whether marks are wanted (the trace is on).
 #[inline]
 pub fn wanted() -> bool {
     // Relaxed: set once at the start, before the first section records.
-    WANTED.load(Ordering::Relaxed)
+    WANTED.load(Ordering::Relaxed) & TRACE != 0
 }
 
 /// Keeps `message` for the background thread; returns its number.

@@ -310,7 +310,8 @@ impl ThreadState {
     ///
     /// # Safety
     /// Call only on the thread that owns this state.
-    pub unsafe fn push_args(&self, site: u32, args: &[ArgValue]) {
+    #[inline]
+    pub unsafe fn push_args(&self, site: u32, args: &mut [ArgValue]) {
         // The ring's only writer is its owner: this thread (caller's contract).
         super::args::push_args(site, args, |w| self.stack.ring.push(w));
     }

@@ -152,6 +152,30 @@ pub const ROWS: &[Row] = &[
         "perfgraph, a timed future's poll",
         "`time_future!` that stays pending, polled again (per poll)",
     ),
+    perfgraph_row(
+        process::MAIN,
+        case::PERFGRAPH_ARGS,
+        "perfgraph, two integer args, no trace",
+        "`#[timed(args(a, b))]`, nothing wants them",
+    ),
+    perfgraph_row(
+        process::MAIN,
+        case::PERFGRAPH_ARGS_TRACED,
+        "perfgraph, two integer args, recorded",
+        "the same, recorded as a trace wants them",
+    ),
+    perfgraph_row(
+        process::MAIN,
+        case::PERFGRAPH_EVENT_TRACED,
+        "perfgraph, an `event!` (in the leaf)",
+        "`event!(\"tick\", args(n))` and an empty body, recorded as a trace wants it",
+    ),
+    perfgraph_row(
+        process::MAIN,
+        case::PERFGRAPH_COUNTER,
+        "perfgraph, a `counter!` (in the leaf)",
+        "`counter!(\"depth\", n)` and an empty body, no trace",
+    ),
     peer_row(
         process::MAIN,
         case::PUFFIN_ON,

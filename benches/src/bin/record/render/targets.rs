@@ -29,6 +29,7 @@ pub fn write(
     );
     enabled_rows(doc, r);
     async_rows(doc, r, layer);
+    annotation_rows(doc, r);
     disabled_rows(doc, r, layouts);
     let disturbed = two_thread_disturbance(r);
     two_thread_rows(doc, r, disturbed.is_some());
@@ -108,6 +109,53 @@ fn async_rows(doc: &mut String, r: &Results, layer: Option<&LayerRounds>) {
         check(ratio.map(|x| x <= 1.5))
     );
     layer_row(doc, layer);
+}
+
+/// ThreadScope's annotations against a plain section (one thread, wall time): two integer args add at
+/// most 5 ns, with no trace and recorded as a trace wants them; an event and a counter sample cost no more
+/// than a section.
+fn annotation_rows(doc: &mut String, r: &Results) {
+    let added = |id| r.added(process::MAIN, group::ONE_THREAD, id);
+    let pg = added(case::PERFGRAPH_ENABLED);
+    for (id, what) in [
+        (
+            case::PERFGRAPH_ARGS,
+            "two integer args add ≤ 5 ns to a section, no trace",
+        ),
+        (
+            case::PERFGRAPH_ARGS_TRACED,
+            "the same, recorded as a trace wants them",
+        ),
+    ] {
+        let args = added(id);
+        let extra = args.zip(pg).map(|(a, s)| a - s);
+        let _ = writeln!(
+            doc,
+            "| {what} | {} ns vs {} ns: {} ns more | {} |",
+            fmt::ns(args),
+            fmt::ns(pg),
+            fmt::ns(extra),
+            check(extra.map(|x| x <= 5.0))
+        );
+    }
+    for (id, what) in [
+        (
+            case::PERFGRAPH_EVENT_TRACED,
+            "an `event!` (recorded) ≤ a section",
+        ),
+        (case::PERFGRAPH_COUNTER, "a `counter!` sample ≤ a section"),
+    ] {
+        let one = added(id);
+        let ratio = one.zip(pg).map(|(e, s)| e / s);
+        let _ = writeln!(
+            doc,
+            "| {what} | {} ns vs {} ns: {} | {} |",
+            fmt::ns(one),
+            fmt::ns(pg),
+            fmt::ratio(ratio),
+            check(ratio.map(|x| x <= 1.0))
+        );
+    }
 }
 
 /// What `TracingLayer` adds to tracing + `Registry` against perfgraph's own section: the median of the
