@@ -37,7 +37,19 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = Some(2);
     }
-    builder.check(f);
+    // Counted, so a model loom runs only once is an error rather than a pass: loom 0.7 stops after one
+    // interleaving when a spawned thread's first operation is a load (tokio-rs/loom#392).
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&runs);
+    builder.check(move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f()
+    });
+    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        runs > 1,
+        "loom explored {runs} interleaving: the model checks nothing"
+    );
 }
 
 /// One step of the owner's script: open a section (at this tick), or close the innermost one.

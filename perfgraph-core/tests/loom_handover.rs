@@ -28,7 +28,19 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = Some(2);
     }
-    builder.check(f);
+    // Counted, so a model loom runs only once is an error rather than a pass: loom 0.7 stops after one
+    // interleaving when a spawned thread's first operation is a load (tokio-rs/loom#392).
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&runs);
+    builder.check(move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f()
+    });
+    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        runs > 1,
+        "loom explored {runs} interleaving: the model checks nothing"
+    );
 }
 
 fn list() -> Arc<List> {
@@ -77,16 +89,16 @@ fn a_closed_span_is_gone_and_a_released_slot_is_reused_empty() {
         // Its close takes it back (nobody else had).
         assert!(slot.take_back(7));
         list.release(slot);
-        let other = {
+        // The thief is the spawned thread and the slot's next owner the model's main thread: the other
+        // way round, loom 0.7 runs this model once and stops (tokio-rs/loom#392).
+        let thief = {
             let list = list.clone();
-            loom::thread::spawn(move || {
-                let slot = list.acquire();
-                assert_eq!(slot.take(7, 1), None);
-                slot.put(9, 1, 900);
-                list.steal(9, 1)
-            })
+            loom::thread::spawn(move || list.steal(7, 1))
         };
-        assert_eq!(list.steal(7, 1), None);
-        assert_eq!(other.join().unwrap(), Some(900));
+        let slot = list.acquire();
+        assert_eq!(slot.take(7, 1), None);
+        slot.put(9, 1, 900);
+        assert_eq!(list.steal(9, 1), Some(900));
+        assert_eq!(thief.join().unwrap(), None);
     });
 }

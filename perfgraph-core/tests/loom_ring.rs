@@ -31,7 +31,19 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = Some(2);
     }
-    builder.check(f);
+    // Counted, so a model loom runs only once is an error rather than a pass: loom 0.7 stops after one
+    // interleaving when a spawned thread's first operation is a load (tokio-rs/loom#392).
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&runs);
+    builder.check(move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f()
+    });
+    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        runs > 1,
+        "loom explored {runs} interleaving: the model checks nothing"
+    );
 }
 
 fn record(i: u64) -> [u64; 4] {
@@ -42,18 +54,22 @@ fn record(i: u64) -> [u64; 4] {
 fn consumer_sees_whole_records_in_order_or_counts_them_dropped() {
     model(|| {
         let ring = Arc::new(Ring::new(2));
-        let producer = {
+        // The producer is the model's main thread and the consumer the spawned one: the other way round,
+        // loom 0.7 runs this model once and stops (tokio-rs/loom#392: a spawned thread whose first
+        // operation is a load is never preempted); this way it explores every interleaving.
+        let consumer = {
             let ring = Arc::clone(&ring);
             loom::thread::spawn(move || {
-                for i in 0..3 {
-                    ring.push(record(i));
-                }
+                let mut cursor = Cursor::default();
+                let mut seen = Vec::new();
+                ring.drain(&mut cursor, |w| seen.push(w));
+                (cursor, seen)
             })
         };
-        let mut cursor = Cursor::default();
-        let mut seen = Vec::new();
-        ring.drain(&mut cursor, |w| seen.push(w));
-        producer.join().unwrap();
+        for i in 0..3 {
+            ring.push(record(i));
+        }
+        let (mut cursor, mut seen) = consumer.join().unwrap();
         ring.drain(&mut cursor, |w| seen.push(w));
         for w in &seen {
             assert_eq!(*w, record(w[0]), "torn record accepted");
