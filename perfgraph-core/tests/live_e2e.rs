@@ -107,8 +107,50 @@ fn loading_data_then_panicking() {
     panic!("deliberate panic while loading");
 }
 
+#[perfgraph_core::timed(args(level, mesh), live = "Refining level {level} of {mesh}")]
+fn refining(level: u32, mesh: &str) {
+    sleep_ms(500);
+}
+
+/// A future pending until `until`, polled by [`block_on`].
+struct PendingUntil(Instant);
+
+impl std::future::Future for PendingUntil {
+    type Output = ();
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if Instant::now() >= self.0 {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    }
+}
+
+/// Polls `f` every 10 ms until it is ready.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        sleep_ms(10);
+    }
+}
+
 fn child(scenario: &str) {
     match scenario {
+        "args" => {
+            refining(3, "mesh-A");
+            let url = "https://example.org/data".to_owned();
+            let wait = PendingUntil(Instant::now() + Duration::from_millis(500));
+            block_on(perfgraph_core::time_future!(
+                "fetch",
+                wait,
+                args(url),
+                live = "Fetching {url}"
+            ));
+        }
         "moose" => moose::executing(),
         "threads" => {
             common::on_thread("worker", worker_job);
@@ -251,6 +293,26 @@ fn moose_nested_sections_line_by_line() {
     assert_eq!(head, "Finished Executing", "{}", ctx());
     assert!((1.7..3.0).contains(&s), "{}", ctx());
     assert!(!r.stderr.contains('\x1b'), "no colour in a pipe");
+}
+
+fn live_messages_name_their_args() {
+    let r = run(&mut command("args"));
+    assert!(r.success && r.stdout == "child done\n", "{}", r.stdout);
+    let l = lines(&r.stderr);
+    let ctx = || format!("stderr:\n{}", r.stderr);
+    assert!(
+        l.iter()
+            .any(|l| l.starts_with("Refining level 3 of mesh-A")),
+        "{}",
+        ctx()
+    );
+    assert!(
+        l.iter()
+            .any(|l| l.contains("Fetching https://example.org/data")),
+        "{}",
+        ctx()
+    );
+    assert!(!r.stderr.contains('{'), "no placeholder left: {}", ctx());
 }
 
 fn threads_have_their_name_as_prefix() {
@@ -457,6 +519,10 @@ fn main() {
         (
             "threads_have_their_name_as_prefix",
             threads_have_their_name_as_prefix,
+        ),
+        (
+            "live_messages_name_their_args",
+            live_messages_name_their_args,
         ),
         (
             "program_output_gives_currently_and_still",

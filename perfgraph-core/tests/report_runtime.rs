@@ -267,3 +267,43 @@ fn threads_cpu_time_tells_computing_from_waiting() {
     assert!((0.29..=0.5).contains(&cpu_s), "{table}");
     assert!(cpu_pct < 90.0, "{table}");
 }
+
+/// Counters from threads that set them and exit, read over and over while they run: every reading whole
+/// (each value is 2, so the sum is twice the samples), never going back, and exact at the end, the exited
+/// threads' figures folded in once.
+#[test]
+fn counters_of_exiting_threads_are_exact_and_every_reading_is_whole() {
+    const THREADS: u64 = 8;
+    const EACH: u64 = 20_000;
+    let counter = |r: &Report| {
+        r.run
+            .counters
+            .iter()
+            .find(|c| c.name == "report_runtime twos")
+            .cloned()
+    };
+    let workers: Vec<_> = (0..THREADS)
+        .map(|_| {
+            std::thread::spawn(|| {
+                for _ in 0..EACH {
+                    perfgraph_core::counter!("report_runtime twos", 2u8);
+                }
+            })
+        })
+        .collect();
+    let mut last = 0;
+    while workers.iter().any(|w| !w.is_finished()) {
+        if let Some(c) = counter(&perfgraph_core::report()) {
+            assert_eq!(c.sum, 2.0 * c.samples as f64, "a torn reading: {c:?}");
+            assert!(c.samples >= last, "went back from {last} to {}", c.samples);
+            last = c.samples;
+        }
+    }
+    for w in workers {
+        w.join().unwrap();
+    }
+    perfgraph_core::counter!("report_runtime twos", 2u64);
+    let c = counter(&perfgraph_core::report()).unwrap();
+    assert_eq!(c.samples, THREADS * EACH + 1);
+    assert_eq!((c.min, c.max, c.last, c.mean()), (2.0, 2.0, 2.0, 2.0));
+}

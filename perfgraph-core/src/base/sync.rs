@@ -7,3 +7,9 @@ pub(crate) use std::sync::atomic;
 
 /// True only in the loom model's stand-in for this module.
 pub(crate) const MODEL: bool = false;
+
+/// A busy reader's pause before it retries (loom's yield in the model, so it lets the writer run).
+#[inline]
+pub(crate) fn spin() {
+    std::hint::spin_loop();
+}

@@ -3,13 +3,15 @@
 //! finds a lock held); sites with the same name are one counter in the reports.
 //!
 //! A thread keeps, per site it set, the samples, sum, minimum, maximum, last value and when it was set
-//! ([`Stats`]), in a [`CounterTable`] only it writes: one slot per site, each a small seqlock (as a ring
-//! slot, `local::ring`), so a report read while the thread runs never sees half a sample. The table grows
+//! ([`Stats`]), in a [`CounterTable`] only it writes: one slot per site, each a small seqlock
+//! (`local::counter_slot`), so a report read while the thread runs never sees half a sample. The table grows
 //! by segments that never move, allocated at the first sample of a site in them. An exited thread's
 //! figures are folded into the retired summary (`local::retired`), so memory follows the live threads and
 //! the sites, not the run's length.
 
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+
+use super::counter_slot::{Slot, WORDS};
 
 /// Most `counter!` call sites a process names; a site past them shares the counter `(too many counters)`.
 pub const MAX_COUNTER_SITES: usize = SEGMENTS * SEGMENT;
@@ -180,19 +182,10 @@ impl Default for Stats {
     }
 }
 
-/// Words of a slot's [`Stats`].
-const WORDS: usize = 6;
 /// Slots per segment.
 const SEGMENT: usize = 64;
 /// Segments per table.
 const SEGMENTS: usize = 64;
-
-/// One site's stats on one thread, behind a seqlock: `seq` odd while its owner writes.
-#[derive(Debug, Default)]
-struct Slot {
-    seq: AtomicU64,
-    words: [AtomicU64; WORDS],
-}
 
 type Segment = [Slot; SEGMENT];
 
@@ -218,22 +211,11 @@ impl CounterTable {
     #[inline]
     pub unsafe fn record(&self, id: u32, value: f64, ticks: u64) {
         let i = (id as usize).wrapping_sub(1) % MAX_COUNTER_SITES;
-        let slot = self.slot(i / SEGMENT, i % SEGMENT);
-        // The owner is the only writer: its own loads see its own last stores.
-        let seq = slot.seq.load(Ordering::Relaxed);
-        let mut stats = Stats::from_words(std::array::from_fn(|k| {
-            slot.words[k].load(Ordering::Relaxed)
-        }));
-        stats.add(value, ticks);
-        slot.seq.store(seq + 1, Ordering::Relaxed);
-        // Release fence: pairs with the reader's Acquire fence in `read_slot`, so a reader that sees any
-        // word below also sees the odd `seq` above on its second load, and retries.
-        fence(Ordering::Release);
-        for (cell, word) in slot.words.iter().zip(stats.to_words()) {
-            cell.store(word, Ordering::Relaxed);
-        }
-        // Release: pairs with the Acquire load of `seq` in `read_slot`: seeing it means seeing the words.
-        slot.seq.store(seq + 2, Ordering::Release);
+        self.slot(i / SEGMENT, i % SEGMENT).update(|words| {
+            let mut stats = Stats::from_words(words);
+            stats.add(value, ticks);
+            stats.to_words()
+        });
     }
 
     /// Slot `k` of segment `s`, allocating the segment at its first use (owner only).
@@ -271,30 +253,13 @@ impl CounterTable {
             // SAFETY: as in `slot`: the segment lives as long as the table, which `self` borrows.
             let segment = unsafe { &*ptr };
             for (k, slot) in segment.iter().enumerate() {
-                let stats = read_slot(slot);
+                let stats = Stats::from_words(slot.read());
                 if stats.samples > 0 {
                     out.push(((s * SEGMENT + k + 1) as u32, stats));
                 }
             }
         }
         out
-    }
-}
-
-/// A slot's stats, whole: retried while its owner writes it.
-fn read_slot(slot: &Slot) -> Stats {
-    loop {
-        // Acquire: pairs with the owner's final Release store in `record`.
-        let before = slot.seq.load(Ordering::Acquire);
-        if before.is_multiple_of(2) {
-            let words = std::array::from_fn(|k| slot.words[k].load(Ordering::Relaxed));
-            // Acquire fence: pairs with the owner's Release fence in `record`.
-            fence(Ordering::Acquire);
-            if slot.seq.load(Ordering::Relaxed) == before {
-                return Stats::from_words(words);
-            }
-        }
-        std::hint::spin_loop();
     }
 }
 

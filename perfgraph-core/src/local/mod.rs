@@ -20,6 +20,7 @@
 //! * [`snapshot`]: every thread's reading as plain data (names, nanoseconds, totals).
 
 pub(crate) mod args;
+pub(crate) mod counter_slot;
 pub(crate) mod counters;
 pub(crate) mod cpu_frames;
 pub(crate) mod frames;

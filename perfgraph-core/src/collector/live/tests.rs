@@ -809,3 +809,40 @@ fn a_thread_named_async_does_not_look_like_the_async_track() {
         .complete(3_500_000, 1);
     insta::assert_snapshot!(sim.run(10 * SECOND));
 }
+
+#[test]
+fn an_event_at_live_all_is_a_line_under_the_call_on_screen() {
+    let mut printer = Printer::new(Settings {
+        all: true,
+        ..settings()
+    });
+    printer.thread(0, "main", true);
+    let mut out = String::new();
+    let solving = Call {
+        depth: 0,
+        start: 0,
+        message: "Solving level 3".into(),
+        dots: true,
+    };
+    printer.running(0, std::slice::from_ref(&solving), 100);
+    printer.tick(1_000_100, &mut out);
+    printer.event(0, "checkpoint written (step=3, file=out/3.h5)", &mut out);
+    printer.tick(2_000_100, &mut out);
+    let ended = Ended {
+        call: solving,
+        end: 2_500_000,
+        heap_alert: None,
+        mem_start_kb: kib(97),
+        mem_end_kb: kib(97),
+    };
+    printer.ended(0, ended, &mut out);
+    printer.drained(0, Some((0, 0)), &mut out);
+    printer.event(0, "done", &mut out);
+    printer.finish(3 * SECOND, kib(97), &mut out);
+    insta::assert_snapshot!(out, @r"
+    Solving level 3
+      checkpoint written (step=3, file=out/3.h5)
+    Still Solving level 3                                                                    [  2.50 s] [   97 MB]
+    done
+    ");
+}

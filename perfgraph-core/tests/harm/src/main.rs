@@ -46,12 +46,15 @@ fn lines() {
     }
 }
 
-/// stdout and stderr mixed, with dots coming in between.
-#[timed(live = "pgmark mixing", dots)]
+/// stdout and stderr mixed, with dots coming in between; each step also sets a counter and raises an
+/// event, and the section records an arg: none of them may change what the program shows.
+#[timed(live = "pgmark mixing", dots, args(steps = 40))]
 fn mixed() {
     for i in 0..40 {
         println!("out {i}");
         eprintln!("err {i}");
+        perfgraph_core::counter!("pgmark step", i);
+        perfgraph_core::event!("pgmark step done", args(i));
         sleep_ms(2);
     }
 }
