@@ -38,4 +38,6 @@ fn main() {
     // 100 steps, plus as many as the rank: 406 over ranks 0-3.
     let total: u64 = (0..100 + r).map(step).sum();
     std::hint::black_box(total);
+    // One counter, for `perfgraph report --counters` and the merge of counters: the rank, set once.
+    perfgraph_core::counter!("rank", r);
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
 
@@ -71,7 +71,14 @@ fn s(p: &Path) -> &str {
 fn report_prints_what_the_process_printed_byte_for_byte() {
     let dir = scratch("report");
     let file = dir.join("run.json");
-    for selection in ["all", "graph,sections=3,latency", "threads", "cpu", "alloc"] {
+    for selection in [
+        "all",
+        "graph,sections=3,latency",
+        "threads",
+        "cpu",
+        "alloc",
+        "counters",
+    ] {
         let out = run(example(&[
             ("PERFGRAPH_REPORT", selection),
             ("PERFGRAPH_JSON", s(&file)),
@@ -92,6 +99,11 @@ fn report_prints_what_the_process_printed_byte_for_byte() {
     assert!(all.contains("Instrumentation: "), "{all}");
     assert!(all.contains("\nCPU:\n---"), "{all}");
     assert!(all.contains("\nAllocations:\n---"), "{all}");
+    assert!(all.contains("\nCounters:\n---"), "{all}");
+    assert!(
+        all.contains("| rank    |       1 |    0 |   0 |   0 |    0 |"),
+        "{all}"
+    );
     let alloc = text(&cli(&["report", s(&file), "--alloc"]).stdout);
     assert!(alloc.contains("| step "), "{alloc}");
 }
@@ -144,6 +156,13 @@ fn check_four_ranks(dir: &Path) {
     let mut sorted = ranks.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, [0, 1, 2, 3]);
+    // Each rank set the counter `rank` once, to its rank: four samples, 0 to 3, summing to 6.
+    let rank = &v["counters"]["rank"];
+    assert_eq!(
+        (&rank["samples"], &rank["min"], &rank["max"], &rank["sum"]),
+        (&json!(4), &json!(0.0), &json!(3.0), &json!(6.0)),
+        "{rank}"
+    );
     let step = v["tree"]
         .as_array()
         .unwrap()
