@@ -134,6 +134,7 @@ fn child_entry() {
         Ok("async") => futures(),
         Ok("through_exit") => through_exit(),
         Ok("args") => with_args(),
+        Ok("fat_args") => fat_args(),
         _ => {}
     }
 }
@@ -159,6 +160,27 @@ fn refine(tile: u32, mesh: &str) -> u32 {
 #[perfgraph_core::timed(args(url))]
 async fn download(url: String) -> usize {
     url.len()
+}
+
+/// Events with eight text args each at the longest a text arg keeps, all of it escaped in JSON (quotes and
+/// control characters), under a small `PERFGRAPH_TRACE_LIMIT`.
+fn fat_args() {
+    let fat = "\"\u{1}".repeat(200);
+    for i in 0..200u32 {
+        perfgraph_core::event!(
+            "fat",
+            args(
+                a_fairly_long_argument_name_number_one = fat,
+                b = fat,
+                c = fat,
+                d = fat,
+                e = fat,
+                f = fat,
+                g = fat,
+                i
+            )
+        );
+    }
 }
 
 /// Section args (integers, floats, bools, text, a name perfgraph uses itself), a future's, events.
@@ -568,6 +590,47 @@ fn args_and_events_are_in_both_formats() {
             serde_json::json!([["download", {"url": "https://example.org/x"}]])
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn events_with_the_longest_args_keep_the_limit_and_the_page_rule() {
+    let dir = fresh_dir("fat");
+    let json = dir.join("fat.json");
+    let out = child(
+        "fat_args",
+        &[
+            ("PERFGRAPH_TRACE", json.to_str().unwrap()),
+            ("PERFGRAPH_TRACE_LIMIT", "16384"),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&json).unwrap();
+    pages_hold_whole_lines(&text);
+    let closing = text
+        .rfind("perfgraph trace end")
+        .expect("the closing event");
+    let before = text[..closing].rfind("\n{").unwrap();
+    let kept = text[..before].trim_end_matches([',', '\n', ' ']).len();
+    assert!(kept <= 16384, "{kept} bytes before the closing event");
+    let events: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let fat: Vec<&Value> = events.iter().filter(|e| e["name"] == "fat").collect();
+    assert!(
+        !fat.is_empty() && fat.len() < 200,
+        "{} of 200 written",
+        fat.len()
+    );
+    let b = fat[0]["args"]["b"].as_str().unwrap();
+    assert!(
+        b.len() <= 192 && b.ends_with('…') && !b.contains('\u{1}'),
+        "{b:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -70,6 +70,9 @@ pub struct Arg {
 /// Most args one call site takes (perfgraph-core's `data::MAX_ARGS`).
 pub const MAX_ARGS: usize = 8;
 
+/// Longest name of an arg, bytes: with [`MAX_ARGS`] of them and their values, an event stays within a page.
+pub const MAX_ARG_NAME: usize = 64;
+
 /// `#[timed(options)]`.
 pub struct TimedArgs {
     /// Everything between the parentheses.
@@ -703,7 +706,14 @@ fn args_value(input: ParseStream, key: Span) -> syn::Result<Vec<Arg>> {
             } else {
                 None
             };
-            if list.iter().any(|a| a.name == name) {
+            if name.to_string().len() > MAX_ARG_NAME {
+                errors.push(Error::new_spanned(
+                    &name,
+                    format!(
+                        "an arg's name is at most {MAX_ARG_NAME} bytes: it is a key in every event"
+                    ),
+                ));
+            } else if list.iter().any(|a| a.name == name) {
                 errors.push(Error::new_spanned(
                     &name,
                     format!("duplicate arg `{name}`: give each arg once"),

@@ -8,8 +8,8 @@ use std::fmt;
 pub const MAX_ARGS: usize = 8;
 
 /// Longest text an arg keeps, bytes: a longer `Display` text is cut at a character boundary at or below
-/// it and ends in `…`, so one event in a trace stays small.
-pub const MAX_ARG_TEXT: usize = 256;
+/// it and ends in `…`, so an event with all its args escaped still fits in a trace's 4 KiB page.
+pub const MAX_ARG_TEXT: usize = 192;
 
 /// One recorded value.
 ///
@@ -47,8 +47,15 @@ impl fmt::Display for ArgValue {
 }
 
 impl ArgValue {
-    /// `text`, cut to [`MAX_ARG_TEXT`] bytes.
+    /// `text`, its control characters each replaced by `�` (a terminal, a JSON string and a trace
+    /// viewer show it as one character), cut to [`MAX_ARG_TEXT`] bytes.
     pub(crate) fn text(mut text: String) -> ArgValue {
+        if text.chars().any(char::is_control) {
+            text = text
+                .chars()
+                .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+                .collect();
+        }
         if text.len() > MAX_ARG_TEXT {
             let mut cut = MAX_ARG_TEXT - '…'.len_utf8();
             while !text.is_char_boundary(cut) {
@@ -94,6 +101,14 @@ pub(crate) fn fill_message(template: &str, args: &[(&str, ArgValue)]) -> String 
 #[cfg(test)]
 mod tests {
     use super::{ArgValue, MAX_ARG_TEXT, fill_message};
+
+    #[test]
+    fn control_characters_are_replaced() {
+        assert_eq!(
+            ArgValue::text("a\x1b[31mb\n".into()),
+            ArgValue::Text("a\u{fffd}[31mb\u{fffd}".into())
+        );
+    }
 
     #[test]
     fn long_text_is_cut_at_a_character_boundary() {

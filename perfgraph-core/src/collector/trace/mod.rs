@@ -147,6 +147,23 @@ pub(crate) struct Trace {
     end_ticks: Option<u64>,
 }
 
+/// At most how many bytes `args` (named `names`) add to an event in either format: each name, quoted and
+/// with its separators, and its value (a number at most 24 characters; a text escaped, each byte at most
+/// two: `ArgValue::text` leaves no control character to escape longer).
+fn args_bytes(names: &[&str], args: &[ArgValue]) -> u64 {
+    names
+        .iter()
+        .zip(args)
+        .map(|(name, value)| {
+            let value = match value {
+                ArgValue::Text(t) => 2 * t.len() + 2,
+                _ => 24,
+            };
+            (name.len() + 8 + value) as u64
+        })
+        .sum()
+}
+
 /// What the trace says about section `id`.
 fn section_text(id: SectionId) -> SectionText {
     match registry::info(id) {
@@ -275,6 +292,12 @@ impl Trace {
 
     /// Whether the next event still fits under the limit.
     fn fits(&mut self) -> bool {
+        self.fits_with(0)
+    }
+
+    /// Whether the next event, `extra` bytes longer than an event without args may be, still fits under
+    /// the limit.
+    fn fits_with(&mut self, extra: u64) -> bool {
         if self.disk_full {
             return false;
         }
@@ -288,7 +311,7 @@ impl Trace {
             let room = pages::room(size) as u64;
             let at = if room < 256 { size + room } else { size };
             // Room for one more call event.
-            self.stopped = at + 256 > limit;
+            self.stopped = at + 256 + extra > limit;
         }
         !self.stopped
     }
@@ -296,10 +319,15 @@ impl Trace {
     /// Whether one more call or mark goes into the file; if not, it is counted where the end says why:
     /// unwritten (the disk is full) or past the limit.
     fn admit(&mut self) -> bool {
+        self.admit_with(0)
+    }
+
+    /// As [`admit`](Self::admit), for an event `extra` bytes longer than one without args may be.
+    fn admit_with(&mut self, extra: u64) -> bool {
         if self.disk_full {
             self.unwritten += 1;
             false
-        } else if !self.fits() {
+        } else if !self.fits_with(extra) {
             self.past_limit += 1;
             false
         } else {
@@ -308,7 +336,11 @@ impl Trace {
     }
 
     fn call(&mut self, call: &Call) {
-        if !self.admit() {
+        let extra = match call.args {
+            [] => 0,
+            args => args_bytes(registry::info(call.section).map_or(&[], |i| i.args), args),
+        };
+        if !self.admit_with(extra) {
             return;
         }
         self.calls += 1;
@@ -416,6 +448,7 @@ impl Trace {
                     (text.name, text.args)
                 }
             };
+            let extra = args_bytes(names, &values);
             let args: Vec<(&'static str, ArgValue)> = names.iter().copied().zip(values).collect();
             let kind = match r.depth {
                 record::LIFE => MarkKind::Life {
@@ -430,7 +463,7 @@ impl Trace {
                 // The message is taken whether or not it is written, so none is left behind.
                 _ => MarkKind::Instant(marks::take(r.mark_id()).unwrap_or_default()),
             };
-            if !self.admit() {
+            if !self.admit_with(extra) {
                 continue;
             }
             let start_ns = self.map.to_ns(r.start);
