@@ -7,4 +7,5 @@ fn main() {
     time_section!("empty", args());
     time_section!("bare", args = 3);
     time_section!("brace", args(n), live = "Step {n");
+    time_section!("long", args(an_argument_name_far_longer_than_sixty_four_bytes_which_is_the_most_allowed = 1));
 }
