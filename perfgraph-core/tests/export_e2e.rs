@@ -93,6 +93,14 @@ fn row<'a>(stderr: &'a str, heading: &str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// An interval line without its time (`[   1.050 s] `), or `None` for another line.
+fn interval_line(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix('[')?;
+    let (time, body) = rest.split_once(" s] ")?;
+    time.trim().parse::<f64>().ok()?;
+    Some(body)
+}
+
 #[test]
 fn all_reports_and_every_export() {
     let run = run_child(
@@ -100,6 +108,7 @@ fn all_reports_and_every_export() {
         &[
             ("PERFGRAPH_REPORT", "all".into()),
             ("PERFGRAPH_INTERVAL", "0.05".into()),
+            ("PERFGRAPH_INTERVAL_DEPTH", "2".into()),
             ("PERFGRAPH_TRACE", "{dir}/trace.json".into()),
             ("PERFGRAPH_FOLDED", "{dir}/stacks.folded".into()),
             ("PERFGRAPH_JSON", "{dir}/tree.json".into()),
@@ -155,14 +164,22 @@ fn all_reports_and_every_export() {
         "{err}"
     );
 
-    // Interval statistics: Preshing's lines for the top-level sections.
+    // Interval statistics: Preshing's lines for the top-level sections, each after the run's time, and
+    // (PERFGRAPH_INTERVAL_DEPTH=2) their callees indented under them.
     let interval: Vec<&str> = err
         .lines()
+        .filter_map(interval_line)
         .filter(|l| {
             l.starts_with("child_entry \"run\": ") || l.starts_with("io-worker \"write_output\": ")
         })
         .collect();
     assert!(!interval.is_empty(), "{err}");
+    assert!(
+        err.lines()
+            .filter_map(interval_line)
+            .any(|l| l.starts_with("child_entry   \"solve\": ")),
+        "no nested line:\n{err}"
+    );
     for line in &interval {
         let stats = line.split("\": ").nth(1).unwrap();
         let parts: Vec<&str> = stats.split(' ').collect();
@@ -191,6 +208,27 @@ fn all_reports_and_every_export() {
         .map(|e| e["args"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(thread_names, ["child_entry", "io-worker"]);
+    // The interval statistics as counter tracks of each thread: calls per second and the share of each
+    // interval in top-level sections (never above 100%).
+    let share: Vec<f64> = events
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == "In sections % child_entry (tid 1)")
+        .map(|e| {
+            e["args"]["In sections % child_entry (tid 1)"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        !share.is_empty() && share.iter().all(|p| (0.0..=100.0).contains(p)),
+        "{share:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "C" && e["name"] == "Sections/s io-worker (tid 2)"),
+        "no Sections/s track for io-worker"
+    );
     let tid_of = |name: &str| {
         events
             .iter()
@@ -367,9 +405,10 @@ fn interval_lines_never_split_a_live_line() {
     let interval = |l: &str| l.contains("\"run\": ") || l.contains("\"write_output\": ");
     assert!(err.lines().filter(|l| interval(l)).count() >= 2, "{err}");
     for line in err.lines().filter(|l| interval(l)) {
+        let body = interval_line(line).unwrap_or("");
         assert!(
-            line.starts_with("child_entry \"run\": ")
-                || line.starts_with("io-worker \"write_output\": "),
+            body.starts_with("child_entry \"run\": ")
+                || body.starts_with("io-worker \"write_output\": "),
             "an interval line glued to other text: {line:?}\n{err}"
         );
     }

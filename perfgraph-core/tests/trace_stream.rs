@@ -558,9 +558,15 @@ fn args_and_events_are_in_both_formats() {
     assert_eq!(life["args"]["url"], "https://example.org/x");
 
     let pftrace = dir.join("args.pftrace");
-    let out = child("args", &[("PERFGRAPH_TRACE", pftrace.to_str().unwrap())])
-        .output()
-        .unwrap();
+    let out = child(
+        "args",
+        &[
+            ("PERFGRAPH_TRACE", pftrace.to_str().unwrap()),
+            ("PERFGRAPH_INTERVAL", "0.05"),
+        ],
+    )
+    .output()
+    .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -584,6 +590,22 @@ fn args_and_events_are_in_both_formats() {
         assert_eq!(
             d["counters"]["residual"],
             serde_json::json!([1.0, 0.5, 1.0 / 3.0])
+        );
+        // The interval statistics (at least the last interval, closed at exit) on the thread's tracks.
+        let intervals = &d["intervals"]["child_entry"];
+        let share = intervals["In sections %"]
+            .as_array()
+            .expect("the share track");
+        assert!(
+            share
+                .iter()
+                .all(|p| (0.0..=100.0).contains(&p.as_f64().unwrap())),
+            "{intervals}"
+        );
+        assert_eq!(
+            share.len(),
+            intervals["Sections/s"].as_array().unwrap().len(),
+            "{intervals}"
         );
         assert_eq!(
             d["future_args"],

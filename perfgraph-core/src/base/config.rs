@@ -241,6 +241,9 @@ pub struct Config {
     pub report: ReportSelection,
     /// `PERFGRAPH_INTERVAL` in seconds: per-thread interval statistics. Default off.
     pub interval_ns: Option<u64>,
+    /// `PERFGRAPH_INTERVAL_DEPTH`: the interval statistics' lines go down to sections at this depth (1:
+    /// top-level sections only), 1..=64. Default 1.
+    pub interval_depth: u32,
     /// `PERFGRAPH_TRACE`: the trace's path, streamed while the program runs: Perfetto protobuf when it ends
     /// in `.pftrace` or `.perfetto-trace`, Chrome trace JSON otherwise. Default off.
     pub trace: Option<PathBuf>,
@@ -294,6 +297,7 @@ impl Default for Config {
             live: LiveMode::On,
             report: ReportSelection::default(),
             interval_ns: None,
+            interval_depth: 1,
             trace: None,
             trace_limit: None,
             trace_compress: TraceCompress::Auto,
@@ -394,7 +398,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 18] = [
+const VARIABLES: [Variable; 19] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -459,6 +463,18 @@ const VARIABLES: [Variable; 18] = [
         accepted: "a number of seconds >= 0.001, or off",
         default: "off",
         apply: |c, v| v == "off" || set(&mut c.interval_ns, seconds_ns(v).map(Some)),
+        list_refuses: None,
+    },
+    Variable {
+        name: "PERFGRAPH_INTERVAL_DEPTH",
+        accepted: "a whole number from 1 to 64",
+        default: "1",
+        apply: |c, v| {
+            set(
+                &mut c.interval_depth,
+                v.parse::<u32>().ok().filter(|d| (1..=64).contains(d)),
+            )
+        },
         list_refuses: None,
     },
     Variable {

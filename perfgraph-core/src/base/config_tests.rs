@@ -239,3 +239,21 @@ fn a_list_with_a_bad_entry_keeps_the_good_ones_and_warns_about_the_bad_one() {
     assert!(c.report.is_empty());
     assert_eq!(w.len(), 1);
 }
+
+#[test]
+fn the_interval_depth_is_a_level_count_from_1_to_64() {
+    assert_eq!(parse(&[]).0.interval_depth, 1);
+    let (c, w) = parse(&[("PERFGRAPH_INTERVAL_DEPTH", "3")]);
+    assert_eq!((c.interval_depth, w.len()), (3, 0));
+    for bad in ["0", "65", "two", "-1"] {
+        let (c, w) = parse(&[("PERFGRAPH_INTERVAL_DEPTH", bad)]);
+        assert_eq!(c.interval_depth, 1, "{bad}");
+        assert_eq!(
+            w,
+            [format!(
+                "perfgraph: warning: PERFGRAPH_INTERVAL_DEPTH=\"{bad}\" is not valid (accepted: a whole number \
+                 from 1 to 64); using the default, 1"
+            )]
+        );
+    }
+}

@@ -63,7 +63,7 @@ impl Outputs {
             report: config.report,
             interval: config
                 .interval_ns
-                .map(|ns| (ns, Intervals::new(clock::now().0))),
+                .map(|ns| (ns, Intervals::new(clock::now().0, config.interval_depth))),
             trace: config.trace.as_deref().map(|path| {
                 Trace::open(
                     &expanded(path),
@@ -92,7 +92,16 @@ impl Outputs {
             self.names.insert(thread.index, thread.name.clone());
         }
         if let Some((_, intervals)) = &mut self.interval {
-            intervals.on_records(thread.index, records);
+            // Nested lines find their callers among what is still open (see `interval`).
+            let open: Vec<(u32, u64)> = match intervals.depth() {
+                1 => Vec::new(),
+                _ => thread
+                    .open_frames()
+                    .iter()
+                    .map(|f| (f.section, f.start))
+                    .collect(),
+            };
+            intervals.on_records(thread.index, records, &open);
         }
         if let Some(trace) = &mut self.trace {
             trace.on_records(thread, records);
@@ -141,7 +150,11 @@ impl Outputs {
             && now >= due(intervals.start(), *interval_ns)
         {
             let threads = threads::all();
-            intervals.begin_close(now, running_top_level(&threads), cpu_times(&threads));
+            intervals.begin_close(
+                now,
+                running(&threads, intervals.depth()),
+                cpu_times(&threads),
+            );
         }
     }
 
@@ -156,6 +169,9 @@ impl Outputs {
             let text = format_interval(&closed, &self.names);
             if !text.is_empty() {
                 screen::write_block(&text);
+            }
+            if let Some(trace) = &mut self.trace {
+                trace.on_interval(&closed, thread_names(&self.names));
             }
         }
         let due = due(intervals.start(), *interval_ns);
@@ -175,12 +191,16 @@ impl Outputs {
         let mut block = String::new();
         if let Some((_, intervals)) = &mut self.interval {
             // After the final drain: every call that ended is in.
+            let depth = intervals.depth();
             let closed = intervals.close(
                 clock::now().0,
-                running_top_level(&threads),
+                running(&threads, depth),
                 cpu_times(&threads),
             );
             block.push_str(&format_interval(&closed, &self.names));
+            if let Some(trace) = &mut self.trace {
+                trace.on_interval(&closed, thread_names(&self.names));
+            }
         }
         let need_report = !self.report.is_empty() || self.folded.is_some();
         let report = need_report.then(|| snapshot::report(&self.config));
@@ -240,15 +260,17 @@ fn due(start: u64, interval_ns: u64) -> u64 {
     start + clock::scale().ticks(interval_ns).0
 }
 
-/// Top-level sections running now: `(thread, section, start ticks)`.
-fn running_top_level(threads: &[Arc<ThreadState>]) -> interval::Running {
-    threads
-        .iter()
-        .filter_map(|t| {
-            let frame = t.open_frames().into_iter().next()?;
-            Some((t.index, frame.section, frame.start))
-        })
-        .collect()
+/// Sections running now down to `depth` levels: `(thread, call path, start ticks)`.
+fn running(threads: &[Arc<ThreadState>], depth: usize) -> interval::Running {
+    let mut out = Vec::new();
+    for t in threads {
+        let mut path = Vec::new();
+        for frame in t.open_frames().into_iter().take(depth) {
+            path.push(frame.section);
+            out.push((t.index, path.clone(), frame.start));
+        }
+    }
+    out
 }
 
 /// Each live thread's CPU time now (a system call each), for the interval statistics.
@@ -257,19 +279,20 @@ fn cpu_times(threads: &[Arc<ThreadState>]) -> interval::Cpu {
 }
 
 fn format_interval(closed: &Interval, names: &HashMap<u32, String>) -> String {
+    let name = thread_names(names);
+    interval::format(closed, clock::scale(), name, section_name)
+}
+
+/// A thread's name by index: as recorded with its calls, else as the live list has it, else `thread-<i>`.
+fn thread_names(names: &HashMap<u32, String>) -> impl Fn(u32) -> String + '_ {
     let live = threads::all();
-    interval::format(
-        closed,
-        clock::scale(),
-        |t| {
-            names
-                .get(&t)
-                .cloned()
-                .or_else(|| live.iter().find(|s| s.index == t).map(|s| s.name.clone()))
-                .unwrap_or_else(|| format!("thread-{t}"))
-        },
-        section_name,
-    )
+    move |t| {
+        names
+            .get(&t)
+            .cloned()
+            .or_else(|| live.iter().find(|s| s.index == t).map(|s| s.name.clone()))
+            .unwrap_or_else(|| format!("thread-{t}"))
+    }
 }
 
 fn section_name(section: u32) -> String {

@@ -393,6 +393,29 @@ impl Encoder for Chrome {
     fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
         Chrome::counter(self, out, ts_ns, name, value);
     }
+    fn interval(
+        &mut self,
+        out: &mut Vec<u8>,
+        ts_ns: u64,
+        thread: u32,
+        name: &str,
+        per_second: f64,
+        busy_percent: f64,
+    ) {
+        let t = tid(thread);
+        self.counter(
+            out,
+            ts_ns,
+            &format!("Sections/s {name} (tid {t})"),
+            per_second,
+        );
+        self.counter(
+            out,
+            ts_ns,
+            &format!("In sections % {name} (tid {t})"),
+            busy_percent,
+        );
+    }
     fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
         Chrome::marker(self, out, ts_ns, text);
     }

@@ -27,6 +27,17 @@ pub(crate) trait Encoder: Send {
     fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64);
     /// Thread `thread`'s (named `name`) CPU use over the last period, percent of one core.
     fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, name: &str, percent: u64);
+    /// Thread `thread`'s (named `name`) interval statistics at the end of an interval: its top-level
+    /// sections' calls per second and the share of the interval spent in them, percent.
+    fn interval(
+        &mut self,
+        out: &mut Vec<u8>,
+        ts_ns: u64,
+        thread: u32,
+        name: &str,
+        per_second: f64,
+        busy_percent: f64,
+    );
     /// A live-print line, as a marker.
     fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str);
     /// The file's end.

@@ -129,6 +129,7 @@ class State:
         self.events = []  # event! instants: (name, args)
         self.cpu = defaultdict(int)  # thread name -> counter samples
         self.counters = defaultdict(list)  # counter! name -> values, in file order
+        self.intervals = defaultdict(dict)  # thread -> interval track name -> values
         self.end = None
         self.order = 0
         self.threads = {}
@@ -194,7 +195,11 @@ class State:
             fail(f"event on undescribed track {uuid}")
         if e.type == TE.TYPE_COUNTER:
             parent = self.tracks.get(track.desc.get("parent"))
-            if parent is not None and "thread" in parent.desc:
+            if parent is not None and "thread" in parent.desc and track.desc.get("name") != "CPU %":
+                # The interval statistics' tracks (PERFGRAPH_INTERVAL): their values, per thread.
+                series = self.intervals[parent.desc["thread"]].setdefault(track.desc.get("name"), [])
+                series.append(e.double_counter_value)
+            elif parent is not None and "thread" in parent.desc:
                 self.cpu[parent.desc["thread"]] += 1
             elif track.desc.get("name") in ("Resident memory", "Heap"):
                 self.memory += 1
@@ -310,6 +315,7 @@ class State:
             "future_args": sorted(self.future_args, key=json.dumps),
             "cpu": dict(self.cpu),
             "counters": dict(self.counters),
+            "intervals": dict(self.intervals),
             "end": self.end,
             **self.counts,
         }, sys.stdout, indent=1, sort_keys=True)

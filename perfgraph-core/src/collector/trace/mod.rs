@@ -502,6 +502,33 @@ impl Trace {
         }
     }
 
+    /// An interval of the interval statistics closed: for each thread that ran top-level sections in it,
+    /// their calls per second and the share of the interval spent in them, on two counter tracks of the
+    /// thread (`names` gives a thread's name, as the lines do).
+    pub(crate) fn on_interval(
+        &mut self,
+        closed: &crate::collector::interval::Interval,
+        names: impl Fn(u32) -> String,
+    ) {
+        let ns = self.map.to_ns(closed.end);
+        let length_ns = ns.saturating_sub(self.map.to_ns(closed.end.saturating_sub(closed.length)));
+        if length_ns == 0 {
+            return;
+        }
+        for (thread, calls, inside) in closed.top_level() {
+            if !self.fits() {
+                return;
+            }
+            let name = names(thread);
+            self.name_thread(thread, &name);
+            let per_second = calls as f64 * 1e9 / length_ns as f64;
+            let busy = 100.0 * clock::scale().delta_ns(Ticks(inside)) as f64 / length_ns as f64;
+            self.emit(|format, out| {
+                format.interval(out, ns, thread, &name, per_second, busy.min(100.0))
+            });
+        }
+    }
+
     /// Live print printed `text` at `ticks`: one marker per non-empty line.
     pub(crate) fn on_printed(&mut self, ticks: u64, text: &str) {
         let ns = self.map.to_ns(ticks);

@@ -70,6 +70,38 @@ impl Perfetto {
         absolute_value(out, seq, ts_ns, cpu_uuid(pid, thread), percent);
     }
 
+    /// A thread's interval statistics on two counter tracks under its track (described on first use):
+    /// `Sections/s` and `In sections %`, double values.
+    pub(crate) fn interval(
+        &mut self,
+        out: &mut Vec<u8>,
+        ts_ns: u64,
+        thread: u32,
+        per_second: f64,
+        busy_percent: f64,
+    ) {
+        let pid = self.pid;
+        let seq = self.absolute(out, ts_ns);
+        let i = thread as usize;
+        if self.interval_tracks.len() <= i {
+            self.interval_tracks.resize(i + 1, false);
+        }
+        let (rate, busy) = interval_uuids(pid, thread);
+        if !self.interval_tracks[i] {
+            self.interval_tracks[i] = true;
+            let parent = thread_uuid(pid, thread);
+            describe(out, rate, parent, "Sections/s", Unit::None);
+            describe(out, busy, parent, "In sections %", Unit::Percent);
+        }
+        for (uuid, value) in [(rate, per_second), (busy, busy_percent)] {
+            absolute_event(out, seq, ts_ns, |e| {
+                uint(e, EV_TYPE, COUNTER);
+                uint(e, EV_TRACK_UUID, uuid);
+                super::wire::fixed64(e, 44, value.to_bits());
+            });
+        }
+    }
+
     /// A `counter!` value on the counter's track under the process (described on its first value), as a
     /// double, on the sequence of absolute-time events.
     pub(crate) fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {

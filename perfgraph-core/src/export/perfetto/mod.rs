@@ -150,6 +150,8 @@ pub(crate) struct Perfetto {
     cpu_tracks: Vec<bool>,
     /// Whether the `Heap` counter track was described.
     heap_track: bool,
+    /// By thread index: whether its interval statistics' tracks were described.
+    interval_tracks: Vec<bool>,
     /// The `counter!` tracks described so far, by counter name: their uuids.
     counter_tracks: std::collections::HashMap<String, u64>,
     next_sequence: u32,
@@ -181,6 +183,13 @@ fn heap_uuid(pid: u32) -> u64 {
 /// above the other fixed ones.
 fn counter_uuid(pid: u32, n: u32) -> u64 {
     (pid as u64) << 32 | (0x8000_0100 + n as u64)
+}
+
+/// The interval statistics' two tracks of thread `index` (calls per second, share in sections): thread
+/// tracks with bit 61, and 61 and 60, set (as the CPU track has bit 62).
+fn interval_uuids(pid: u32, index: u32) -> (u64, u64) {
+    let t = thread_uuid(pid, index);
+    (t | 1 << 61, t | 1 << 61 | 1 << 60)
 }
 
 fn cpu_uuid(pid: u32, index: u32) -> u64 {
@@ -247,6 +256,7 @@ impl Perfetto {
             absolute: None,
             cpu_tracks: Vec::new(),
             heap_track: false,
+            interval_tracks: Vec::new(),
             counter_tracks: std::collections::HashMap::new(),
             next_sequence: FIRST_CALL_SEQUENCE,
             sections: Vec::new(),
@@ -585,6 +595,18 @@ impl Encoder for Perfetto {
     }
     fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
         Perfetto::counter(self, out, ts_ns, name, value);
+    }
+    fn interval(
+        &mut self,
+        out: &mut Vec<u8>,
+        ts_ns: u64,
+        thread: u32,
+        _name: &str,
+        per_second: f64,
+        busy_percent: f64,
+    ) {
+        // Its tracks name the thread by their parent, the thread's track.
+        Perfetto::interval(self, out, ts_ns, thread, per_second, busy_percent);
     }
     fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, _name: &str, percent: u64) {
         // Its counter track names the thread by its track, not by name.
