@@ -74,6 +74,9 @@ struct ReportArgs {
     /// The `Counters:` table (printed when the program set some `counter!`).
     #[arg(long)]
     counters: bool,
+    /// The `Locks:` table (printed when the program used a lock of `perfgraph_core::sync`).
+    #[arg(long)]
+    locks: bool,
     /// Every table (the default).
     #[arg(long)]
     all: bool,
@@ -168,9 +171,10 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
         || a.asyncs
         || a.alloc
         || a.cpu
-        || a.counters);
+        || a.counters
+        || a.locks);
     let selection = if a.all || none {
-        // `Allocations:`, `CPU:` and `Counters:` show only for a run that has their figures.
+        // `Allocations:`, `CPU:`, `Counters:` and `Locks:` show only for a run that has their figures.
         ReportSelection::all().sections(Some(a.sections.unwrap_or(10)))
     } else {
         ReportSelection::default()
@@ -183,6 +187,7 @@ fn report(a: &ReportArgs) -> Result<u8, Failure> {
             .alloc(a.alloc)
             .cpu(a.cpu)
             .counters(a.counters)
+            .locks(a.locks)
     };
     load::print(&r.render(&selection))?;
     Ok(0)

@@ -48,6 +48,7 @@ mod export;
 mod future;
 mod local;
 mod report;
+pub mod sync;
 #[cfg(feature = "tracing")]
 mod tracing_layer;
 

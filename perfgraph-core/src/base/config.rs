@@ -127,6 +127,9 @@ pub struct ReportSelection {
     /// `counters`: per `counter!`, its samples, last, minimum, maximum and mean; shown only when some
     /// counter was set.
     pub counters: bool,
+    /// `locks`: per lock name (`perfgraph_core::sync`), its acquisitions, waits and holds; shown only when
+    /// some lock was used.
+    pub locks: bool,
 }
 
 impl ReportSelection {
@@ -158,6 +161,7 @@ impl ReportSelection {
             cpu: true,
             latency: true,
             counters: true,
+            locks: true,
         }
     }
 
@@ -212,6 +216,12 @@ impl ReportSelection {
     /// With or without the `counters` table.
     pub fn counters(mut self, on: bool) -> ReportSelection {
         self.counters = on;
+        self
+    }
+
+    /// With or without the `locks` table.
+    pub fn locks(mut self, on: bool) -> ReportSelection {
+        self.locks = on;
         self
     }
 }
@@ -453,7 +463,7 @@ const VARIABLES: [Variable; 19] = [
     },
     Variable {
         name: "PERFGRAPH_REPORT",
-        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, cpu, counters, all",
+        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, cpu, counters, locks, all",
         default: "none",
         apply: |c, v| set(&mut c.report, parse_report(v).0),
         list_refuses: Some(|v| parse_report(v).1),
@@ -711,6 +721,7 @@ fn parse_report(v: &str) -> (Option<ReportSelection>, Vec<String>) {
             "cpu" => r.cpu = true,
             "latency" => r.latency = true,
             "counters" => r.counters = true,
+            "locks" => r.locks = true,
             "sections" => r.sections = Some(10),
             // Every table; a `sections=N` given before keeps its N.
             "all" => r = ReportSelection::all().sections(r.sections.or(Some(10))),

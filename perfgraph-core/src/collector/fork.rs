@@ -49,6 +49,7 @@ struct Held {
     _latency: MutexGuard<'static, latency::Pool>,
     _marks: MutexGuard<'static, Option<std::collections::HashMap<u64, String>>>,
     _panics: MutexGuard<'static, Vec<(u32, u64)>>,
+    _locks: MutexGuard<'static, Option<crate::local::locks::Table>>,
 }
 
 thread_local! {
@@ -83,6 +84,7 @@ extern "C" fn prepare() {
             _pool: ring::hold_pool_for_fork(),
             _latency: latency::hold_pool_for_fork(),
             _marks: marks::hold_for_fork(),
+            _locks: crate::local::locks::hold_for_fork(),
             _panics: panic::hold_for_fork(),
         };
         // During the thread's teardown there is nowhere to keep them: then none are held.

@@ -24,6 +24,7 @@ pub(crate) mod args;
 pub(crate) mod counters;
 pub(crate) mod figures;
 pub(crate) mod latency;
+pub(crate) mod locks;
 pub(crate) mod node_figures;
 pub(crate) mod report;
 pub(crate) mod runs;
@@ -34,6 +35,7 @@ pub use args::{ArgValue, MAX_ARG_TEXT, MAX_ARGS};
 pub use counters::CounterStats;
 pub use figures::CpuFigures;
 pub use latency::Latency;
+pub use locks::LockStats;
 pub use report::{
     AllocTotal, AsyncTotal, CpuTotal, Merged, ProcessInfo, ProcessSpread, Report, RunInfo,
     SectionTotal, ThreadSummary,

@@ -248,6 +248,8 @@ pub struct RunInfo {
     pub heap_counted: bool,
     /// What `counter!` recorded, one row per counter name, by name (empty without counters).
     pub counters: Vec<CounterStats>,
+    /// What `perfgraph_core::sync`'s locks recorded, one row per lock name, by name (empty without them).
+    pub locks: Vec<crate::data::locks::LockStats>,
 }
 
 impl RunInfo {
@@ -277,6 +279,7 @@ impl RunInfo {
             overhead_ns_per_section: None,
             heap_counted: false,
             counters: Vec::new(),
+            locks: Vec::new(),
         }
     }
 }

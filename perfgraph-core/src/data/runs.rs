@@ -91,6 +91,7 @@ impl Report {
                 .then(|| weighted / calls_with_cost as f64),
             heap_counted: runs.iter().any(|r| r.run.heap_counted),
             counters: combine_counters(runs.iter().map(|r| &r.run.counters[..])),
+            locks: combine_locks(runs.iter().map(|r| &r.run.locks[..])),
         };
         Ok(Report {
             run,
@@ -249,6 +250,21 @@ pub(crate) fn combine_counters<'a>(
             .entry(&c.name)
             .and_modify(|row| row.combine(c))
             .or_insert_with(|| c.clone());
+    }
+    by_name.into_values().collect()
+}
+
+/// Locks of many runs, one row per name (by name), their figures summed and their maxima kept.
+pub(crate) fn combine_locks<'a>(
+    runs: impl Iterator<Item = &'a [crate::data::locks::LockStats]>,
+) -> Vec<crate::data::locks::LockStats> {
+    let mut by_name: std::collections::BTreeMap<&str, crate::data::locks::LockStats> =
+        std::collections::BTreeMap::new();
+    for l in runs.flatten() {
+        by_name
+            .entry(&l.name)
+            .and_modify(|row| row.combine(l))
+            .or_insert_with(|| l.clone());
     }
     by_name.into_values().collect()
 }

@@ -24,7 +24,8 @@
 use serde_json::json;
 
 use super::trace::{
-    Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary, arg_key, push_json_arg, push_u64,
+    Call, Encoder, Identity, LockFlow, LockSlice, Mark, MarkKind, SectionText, Summary, arg_key,
+    push_json_arg, push_u64,
 };
 use crate::base::registry::SectionId;
 use crate::data::args::ArgValue;
@@ -392,6 +393,51 @@ impl Encoder for Chrome {
     }
     fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
         Chrome::counter(self, out, ts_ns, name, value);
+    }
+    fn lock_slice(&mut self, out: &mut Vec<u8>, slice: &LockSlice) {
+        let mut args = serde_json::Map::new();
+        if let Some(holder) = &slice.holder {
+            args.insert("holder".into(), json!(holder));
+        }
+        let mut ts = Vec::new();
+        push_micros(&mut ts, slice.start_ns);
+        let mut dur = Vec::new();
+        push_micros(&mut dur, slice.end_ns.saturating_sub(slice.start_ns));
+        out.extend_from_slice(
+            format!(
+                "{{\"name\":{},\"cat\":\"lock\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},\"args\":{}}},\n",
+                json!(slice.title()),
+                String::from_utf8_lossy(&ts),
+                String::from_utf8_lossy(&dur),
+                self.pid,
+                tid(slice.thread),
+                serde_json::Value::Object(args)
+            )
+            .as_bytes(),
+        );
+    }
+    fn lock_flow(&mut self, out: &mut Vec<u8>, flow: &LockFlow) {
+        // The start binds to the slice enclosing it on the releaser's thread: its hold, which ends at the
+        // release, so 1 ns before; the end (`bp: e`) to the one enclosing it on the waiter's: the hold
+        // that starts at the acquisition, so 1 ns after.
+        let name = json!(flow.lock).to_string();
+        for (ph, (thread, ns), bind) in [
+            ("s", (flow.from.0, flow.from.1.saturating_sub(1)), ""),
+            ("f", (flow.to.0, flow.to.1 + 1), ",\"bp\":\"e\""),
+        ] {
+            let mut ts = Vec::new();
+            push_micros(&mut ts, ns);
+            out.extend_from_slice(
+                format!(
+                    "{{\"name\":{name},\"cat\":\"lock\",\"ph\":\"{ph}\",\"id\":{},\"ts\":{}{bind},\"pid\":{},\"tid\":{}}},\n",
+                    flow.id,
+                    String::from_utf8_lossy(&ts),
+                    self.pid,
+                    tid(thread)
+                )
+                .as_bytes(),
+            );
+        }
     }
     fn interval(
         &mut self,

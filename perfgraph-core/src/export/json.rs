@@ -78,6 +78,7 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         &Head {
             clock: report.run.clock,
             counters: &report.run.counters,
+            locks: &report.run.locks,
             dropped: report.dropped,
             program: report.run.program,
             skipped: &report.run.skipped,
@@ -120,6 +121,7 @@ pub(crate) fn write_snapshots(
         &Head {
             clock: run.clock,
             counters: &run.counters,
+            locks: &run.locks,
             dropped,
             program: run.program,
             skipped: &run.skipped,
@@ -160,6 +162,7 @@ fn number(p: &mut Pretty, v: f64) -> io::Result<()> {
 struct Head<'a> {
     clock: &'a str,
     counters: &'a [CounterStats],
+    locks: &'a [crate::data::locks::LockStats],
     dropped: u64,
     program: &'a str,
     skipped: &'a [&'a str],
@@ -201,6 +204,24 @@ fn head(p: &mut Pretty, h: &Head) -> io::Result<()> {
     p.raw("dropped", h.dropped)?;
     p.string("format", "perfgraph-call-tree")?;
     p.string("host", &h.process.host)?;
+    if !h.locks.is_empty() {
+        p.key("locks")?;
+        p.open(b'[')?;
+        for l in h.locks {
+            p.item()?;
+            p.open(b'{')?;
+            p.raw("acquisitions", l.acquisitions)?;
+            p.raw("contended", l.contended)?;
+            p.raw("hold_ns", l.hold_ns)?;
+            p.raw("max_hold_ns", l.max_hold_ns)?;
+            p.raw("max_wait_ns", l.max_wait_ns)?;
+            p.raw("max_waiters", l.max_waiters)?;
+            p.string("name", &l.name)?;
+            p.raw("wait_ns", l.wait_ns)?;
+            p.close(b'}')?;
+        }
+        p.close(b']')?;
+    }
     p.raw("needs_every_record", h.needs_every_record)?;
     match h.overhead_ns_per_section {
         Some(ns) => {

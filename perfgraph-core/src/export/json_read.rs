@@ -27,6 +27,7 @@ use crate::base::config::Verbosity;
 use crate::data::counters::CounterStats;
 use crate::data::figures::{CpuFigures, Written};
 use crate::data::latency::Latency;
+use crate::data::locks::LockStats;
 use crate::data::node_figures::{InJson, NODE_FIGURE_NAMES, NODE_FIGURES, Value};
 use crate::data::report::{Merged, ProcessInfo, ProcessSpread, Report, RunInfo, ThreadSummary};
 use crate::data::tree::{CallNode, CallTree};
@@ -1093,6 +1094,66 @@ impl<'de> Visitor<'de> for CountersSeed<'_> {
     }
 }
 
+/// The keys of one lock in the `locks` array.
+const LOCK_KEYS: &[&str] = &[
+    "name",
+    "acquisitions",
+    "contended",
+    "wait_ns",
+    "max_wait_ns",
+    "hold_ns",
+    "max_hold_ns",
+    "max_waiters",
+];
+
+/// The `locks` array: one object per lock name.
+struct LocksSeed<'a> {
+    nodes_left: &'a mut usize,
+}
+
+impl<'de> DeserializeSeed<'de> for LocksSeed<'_> {
+    type Value = Vec<LockStats>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LocksSeed<'_> {
+    type Value = Vec<LockStats>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the locks' array")
+    }
+    refuse_others!(|_: &Self| "\"locks\" is not an array".to_owned());
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("\"locks\" is not an array"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out: Vec<LockStats> = Vec::new();
+        loop {
+            let at = format!("locks[{}]: ", out.len());
+            let Some(o) = seq.next_element_seed(ObjectSeed {
+                known: LOCK_KEYS,
+                at: at.clone(),
+            })?
+            else {
+                break;
+            };
+            take_node(self.nodes_left)?;
+            let u = |key: &str| o.u64(key, &at).map_err(de::Error::custom);
+            let mut l = LockStats::new(o.str("name", &at).map_err(de::Error::custom)?);
+            l.acquisitions = u("acquisitions")?;
+            l.contended = u("contended")?;
+            l.wait_ns = u("wait_ns")?;
+            l.max_wait_ns = u("max_wait_ns")?;
+            l.hold_ns = u("hold_ns")?;
+            l.max_hold_ns = u("max_hold_ns")?;
+            l.max_waiters = u("max_waiters")?;
+            out.push(l);
+        }
+        Ok(out)
+    }
+}
+
 // ---- the document ------------------------------------------------------------------------------------------------
 
 /// The top-level keys that are scalars.
@@ -1115,6 +1176,7 @@ const TOP_KEYS: &[&str] = &[
     "processes",
     "skipped_sections",
     "counters",
+    "locks",
     "traceEvents",
 ];
 
@@ -1141,6 +1203,7 @@ impl<'de> Visitor<'de> for Top<'_> {
         let mut processes = None;
         let mut skipped = None;
         let mut counters = Vec::new();
+        let mut locks = Vec::new();
         while let Some(key) = map.next_key_seed(KeySeed(TOP_KEYS, &[], &[]))? {
             match key {
                 Some("traceEvents") => {
@@ -1174,6 +1237,11 @@ impl<'de> Visitor<'de> for Top<'_> {
                         nodes_left: &mut *self.nodes_left,
                     })?
                 }
+                Some("locks") => {
+                    locks = map.next_value_seed(LocksSeed {
+                        nodes_left: &mut *self.nodes_left,
+                    })?
+                }
                 Some(k) => {
                     let v = map.next_value_seed(ScalarSeed)?;
                     // The format first, as soon as it is known: a file of another kind says so, not what
@@ -1188,7 +1256,8 @@ impl<'de> Visitor<'de> for Top<'_> {
                 }
             }
         }
-        report_of(top, tree, threads, processes, skipped, counters).map_err(de::Error::custom)
+        report_of(top, tree, threads, processes, skipped, counters, locks)
+            .map_err(de::Error::custom)
     }
 }
 
@@ -1210,6 +1279,7 @@ fn report_of(
     processes: Option<Vec<ProcessInfo>>,
     skipped: Option<Vec<&'static str>>,
     counters: Vec<CounterStats>,
+    locks: Vec<LockStats>,
 ) -> Result<Report, String> {
     match top.get("format") {
         Some(f) => check_format(f)?,
@@ -1257,6 +1327,7 @@ fn report_of(
         },
         heap_counted,
         counters,
+        locks,
     };
     Ok(Report {
         run,

@@ -67,6 +67,7 @@ fn report(nodes: Vec<CallNode>, threads: usize, verbosity: Verbosity) -> Report 
         overhead_ns_per_section: Some(21.25),
         heap_counted: false,
         counters: Vec::new(),
+        locks: Vec::new(),
     };
     Report {
         run,
@@ -178,6 +179,19 @@ fn by_serde(r: &Report) -> String {
             .collect();
         value["counters"] = Value::Object(counters);
     }
+    if !r.run.locks.is_empty() {
+        let locks: Vec<Value> = r
+            .run
+            .locks
+            .iter()
+            .map(|l| {
+                json!({"name": l.name, "acquisitions": l.acquisitions, "contended": l.contended,
+                    "wait_ns": l.wait_ns, "max_wait_ns": l.max_wait_ns, "hold_ns": l.hold_ns,
+                    "max_hold_ns": l.max_hold_ns, "max_waiters": l.max_waiters})
+            })
+            .collect();
+        value["locks"] = json!(locks);
+    }
     if let Some(m) = &r.merged {
         let list: Vec<Value> = m
             .processes
@@ -200,6 +214,33 @@ fn counters() -> Vec<crate::data::CounterStats> {
     let mut b = crate::data::CounterStats::new("residual");
     b.add(f64::INFINITY);
     vec![a, b]
+}
+
+/// Locks with a name to escape.
+fn locks() -> Vec<crate::data::LockStats> {
+    let mut a = crate::data::LockStats::new("queue \"a\"");
+    (a.acquisitions, a.contended, a.wait_ns, a.max_wait_ns) = (10, 3, 5_000_000, 4_000_000);
+    (a.hold_ns, a.max_hold_ns, a.max_waiters) = (9_000_000, 2_500_000, 2);
+    vec![a, crate::data::LockStats::new("z")]
+}
+
+#[test]
+fn locks_read_back_as_written() {
+    let r = with_run(
+        report(vec![node("(root)", 0, None)], 1, Verbosity::Off),
+        |r| {
+            r.locks = locks();
+        },
+    );
+    let back = Report::from_json(&r.json()).unwrap();
+    assert_eq!(back.run.locks, locks());
+    let table = back.render(&crate::config::ReportSelection::default().locks(true));
+    assert!(
+        table.contains(
+            "| queue \"a\" |           10 |         3 |      0.005 |        4.000 |      0.009 |        2.500 |           2 |"
+        ),
+        "{table}"
+    );
 }
 
 #[test]
@@ -300,6 +341,7 @@ fn written_from_the_snapshots_it_is_the_reports_json() {
             overhead_ns_per_section: Some(3.5),
             heap_counted: true,
             counters: counters(),
+            locks: locks(),
         };
         let expected = Report::from_snapshots(run.clone(), threads.clone()).json();
         let mut out = Vec::new();

@@ -38,6 +38,11 @@ pub(crate) trait Encoder: Send {
         per_second: f64,
         busy_percent: f64,
     );
+    /// A wait for a lock, or a hold of one (`perfgraph_core::sync`), on the thread's track.
+    fn lock_slice(&mut self, out: &mut Vec<u8>, slice: &LockSlice);
+    /// The hand-over of a lock from the thread that released it to the one that waited for it: a flow
+    /// arrow from the releaser's hold to the waiter's acquisition.
+    fn lock_flow(&mut self, out: &mut Vec<u8>, flow: &LockFlow);
     /// A live-print line, as a marker.
     fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str);
     /// The file's end.
@@ -144,6 +149,47 @@ pub(crate) fn push_json_arg(out: &mut Vec<u8>, value: &ArgValue) {
             out.extend_from_slice(serde_json::Value::from(t.as_str()).to_string().as_bytes())
         }
     }
+}
+
+/// A wait for a lock or a hold of one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LockSlice {
+    /// The thread's index.
+    pub thread: u32,
+    /// The lock's name, and its id (dense, from 1).
+    pub lock: (String, u32),
+    /// A wait (`wait: <name>`), else a hold (`hold: <name>`).
+    pub wait: bool,
+    /// Start, ns since the runtime's start.
+    pub start_ns: u64,
+    /// End, ns since the runtime's start (`>= start_ns`).
+    pub end_ns: u64,
+    /// For a wait: the name of the thread that held the lock when it began, if known.
+    pub holder: Option<String>,
+}
+
+impl LockSlice {
+    /// `wait: <name>` or `hold: <name>`.
+    pub(crate) fn title(&self) -> String {
+        format!(
+            "{}: {}",
+            if self.wait { "wait" } else { "hold" },
+            self.lock.0
+        )
+    }
+}
+
+/// A lock handed over: released by one thread, acquired by another that waited for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LockFlow {
+    /// The lock's name.
+    pub lock: String,
+    /// A number no other flow of the trace has.
+    pub id: u64,
+    /// The releasing thread's index, and the release, ns.
+    pub from: (u32, u64),
+    /// The acquiring thread's index, and the acquisition, ns (`>= from.1`).
+    pub to: (u32, u64),
 }
 
 /// Who wrote the trace: what `perfgraph merge --trace` names each process by and aligns processes on.

@@ -29,6 +29,7 @@ pub(crate) mod latency;
 #[cfg(test)]
 mod latency_tests;
 pub(crate) mod live_texts;
+pub(crate) mod locks;
 pub(crate) mod marks;
 pub(crate) mod pending;
 pub(crate) mod reading;

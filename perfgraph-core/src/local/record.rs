@@ -59,8 +59,18 @@ pub const EVENT: u32 = u32::MAX - 3;
 /// The `depth` of a record that is a `counter!` sample at `start` (= `end`): its section is the counter's id
 /// (`local::counters`), its memory words the value's `f64` bits.
 pub const COUNTER: u32 = u32::MAX - 4;
+/// The `depth` of a record that is a lock's hold (`perfgraph_core::sync`): `start`..`end`, its section the
+/// lock name's id (`local::locks`).
+pub const HOLD: u32 = u32::MAX - 5;
+/// The `depth` of a record that is a wait for a lock: from the request (`start`) to the acquisition
+/// (`end`), its section the lock name's id, its memory words the holder's thread index + 1 when the wait
+/// began (low half) and the releasing thread's + 1 (high half), 0 when unknown.
+pub const WAIT: u32 = u32::MAX - 6;
+/// The `depth` of a record that is the hand-over after a wait: from the release (`start`, on the thread in
+/// the memory words, index + 1) to the waiter's acquisition (`end`), its section the lock name's id.
+pub const LOCK_FLOW: u32 = u32::MAX - 7;
 /// The lowest `depth` of a mark: every record at or above it is not a call.
-const MARKS: u32 = COUNTER;
+const MARKS: u32 = LOCK_FLOW;
 /// The `depth` of a record that carries the first two CPU figures of the section record that follows it
 /// ([`Record::cpu_figures`]); `CPU_FIGURES - k` carries pair `k`.
 pub const CPU_FIGURES: u32 = u32::MAX - 8;

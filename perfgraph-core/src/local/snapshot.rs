@@ -91,6 +91,7 @@ pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
         overhead_ns_per_section: process::overhead_ns(),
         heap_counted: heap::installed(),
         counters: super::counters::gather(),
+        locks: super::locks::gather(|ticks| scale.delta_ns(Ticks(ticks))),
     };
     (run, threads)
 }

@@ -91,6 +91,8 @@ pub struct ThreadState {
     pub live_texts: LiveTexts,
     /// The `counter!`s it set.
     pub counters: CounterTable,
+    /// What it waits for while blocked on a lock of `perfgraph_core::sync` (for live print).
+    pub waiting: super::locks::Waiting,
 }
 
 /// [`SideFrames`], touched by the owning thread only (its enter and exit).
@@ -162,6 +164,7 @@ impl ThreadState {
             side: OwnSide::default(),
             live_texts: LiveTexts::default(),
             counters: CounterTable::default(),
+            waiting: super::locks::Waiting::default(),
         }
     }
 

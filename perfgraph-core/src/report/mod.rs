@@ -352,6 +352,43 @@ impl Report {
         table::render(&["Counter", "Samples", "Last", "Min", "Max", "Mean"], &rows)
     }
 
+    /// `Locks:`: each lock name of `perfgraph_core::sync` (every lock of that name, dropped ones too): its
+    /// acquisitions, those that waited, the time waited and held (sums in seconds, maxima in ms), and the
+    /// most threads that waited at once. By name.
+    pub fn locks_table(&self) -> String {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let rows: Vec<Vec<Cell>> = self
+            .run
+            .locks
+            .iter()
+            .map(|l| {
+                vec![
+                    Cell::Text(shown(&l.name)),
+                    Cell::Int(i128::from(l.acquisitions)),
+                    Cell::Int(i128::from(l.contended)),
+                    Cell::Fixed(seconds(l.wait_ns), 3),
+                    Cell::Fixed(ms(l.max_wait_ns), 3),
+                    Cell::Fixed(seconds(l.hold_ns), 3),
+                    Cell::Fixed(ms(l.max_hold_ns), 3),
+                    Cell::Int(i128::from(l.max_waiters)),
+                ]
+            })
+            .collect();
+        table::render(
+            &[
+                "Lock",
+                "Acquisitions",
+                "Contended",
+                "Wait(s)",
+                "Max wait(ms)",
+                "Hold(s)",
+                "Max hold(ms)",
+                "Max waiters",
+            ],
+            &rows,
+        )
+    }
+
     /// Lines stating what the tables do not show: sections skipped for their level, records lost to ring
     /// overflow, call paths too deep for the table, calls still running. Empty when there is nothing to say.
     pub fn footer(&self) -> String {
@@ -486,6 +523,11 @@ impl Report {
         if selection.counters && !self.run.counters.is_empty() {
             out.push_str("\nCounters:\n");
             out.push_str(&self.counters_table());
+        }
+        // Only a run that used some lock of `perfgraph_core::sync` has a locks table to print.
+        if selection.locks && !self.run.locks.is_empty() {
+            out.push_str("\nLocks:\n");
+            out.push_str(&self.locks_table());
         }
         if self.merged.is_some() {
             out.push_str("\nProcesses:\n");

@@ -129,6 +129,10 @@ class State:
         self.events = []  # event! instants: (name, args)
         self.cpu = defaultdict(int)  # thread name -> counter samples
         self.counters = defaultdict(list)  # counter! name -> values, in file order
+        self.lock_slices = []  # (thread, "wait: x" | "hold: x", holder)
+        self.lock_events = defaultdict(list)  # lock track -> (ts, begin?, type)
+        self.flow_starts = {}  # flow id -> (thread, ts, name)
+        self.flow_ends = {}
         self.intervals = defaultdict(dict)  # thread -> interval track name -> values
         self.end = None
         self.order = 0
@@ -219,6 +223,13 @@ class State:
                 # string, bool, uint, int, double (NaN as a string, as the JSON output has it).
                 v = getattr(a, kind)
                 annotations[a.name] = str(v) if kind == "double_value" and v != v else v
+        if e.type == TE.TYPE_INSTANT and (e.flow_ids or e.terminating_flow_ids):
+            # A lock handed over: the flow's start on the releasing thread, its end on the waiter.
+            for f in e.flow_ids:
+                self.flow_starts[f] = (track.desc.get("thread"), ts, name)
+            for f in e.terminating_flow_ids:
+                self.flow_ends[f] = (track.desc.get("thread"), ts, name)
+            return
         if e.type == TE.TYPE_INSTANT:
             if name == "perfgraph trace end":
                 # Its time too: the trace's end.
@@ -233,6 +244,14 @@ class State:
                     self.instants_omitted += 1
             else:
                 self.markers.append(name)
+            return
+        if track.desc.get("name", "").startswith("lock: "):
+            # A lock's track under a thread (perfgraph_core::sync): waits and holds, never overlapping.
+            parent = self.tracks.get(track.desc.get("parent"))
+            thread = parent.desc.get("thread") if parent is not None else None
+            if e.type == TE.TYPE_SLICE_BEGIN:
+                self.lock_slices.append([thread, name, annotations.get("holder")])
+            self.lock_events[uuid].append((ts, 0 if e.type == TE.TYPE_SLICE_END else 1, e.type))
             return
         if "thread" not in track.desc:
             # A future's track: one slice, begun before it ends.
@@ -297,6 +316,22 @@ class State:
                 stack.pop()
                 self.calls += 1
         self.nested(current, stack, max_depth)
+        for uuid, events in self.lock_events.items():
+            events.sort(key=lambda x: x[:2])
+            kinds = [x[2] for x in events]
+            expected = [TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END] * (len(kinds) // 2)
+            if kinds != expected and not self.partial:
+                fail(f"a lock track holds {kinds}: its slices overlap or are cut")
+        flows = []
+        for f, (start_thread, start_ts, start_name) in sorted(self.flow_starts.items()):
+            end = self.flow_ends.get(f)
+            if end is None:
+                fail(f"flow {f} from {start_thread} has no end")
+            if end[1] < start_ts:
+                fail(f"flow {f} ends before it starts")
+            flows.append([start_thread, end[0], start_name, end[2]])
+        if len(self.flow_ends) != len(self.flow_starts):
+            fail("a flow ends that never started")
         if self.end is None and not self.partial:
             fail("no closing event")
         json.dump({
@@ -315,6 +350,8 @@ class State:
             "future_args": sorted(self.future_args, key=json.dumps),
             "cpu": dict(self.cpu),
             "counters": dict(self.counters),
+            "locks": self.lock_slices,
+            "flows": flows,
             "intervals": dict(self.intervals),
             "end": self.end,
             **self.counts,

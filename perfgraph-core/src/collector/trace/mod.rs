@@ -37,7 +37,9 @@ use crate::data::args::ArgValue;
 use crate::export::chrome::Chrome;
 use crate::export::pages;
 use crate::export::perfetto::Perfetto;
-use crate::export::trace::{Call, Encoder, Identity, Losses, Mark, MarkKind, SectionText, Summary};
+use crate::export::trace::{
+    Call, Encoder, Identity, LockFlow, LockSlice, Losses, Mark, MarkKind, SectionText, Summary,
+};
 use crate::local::marks;
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
@@ -133,6 +135,8 @@ pub(crate) struct Trace {
     buffered: u64,
     /// By thread index: whether the thread's name is in the trace.
     named: Vec<bool>,
+    /// Flows written so far (locks handed over): the next one's id.
+    flows: u64,
     map: TickMap,
     /// Monotonic ns of the last write to the file.
     flushed_ns: u64,
@@ -162,6 +166,14 @@ fn args_bytes(names: &[&str], args: &[ArgValue]) -> u64 {
             (name.len() + 8 + value) as u64
         })
         .sum()
+}
+
+/// The name of thread `index`, as the live list has it (`thread-<index>` once it is gone).
+fn other_thread_name(index: u32) -> String {
+    crate::local::threads::all()
+        .iter()
+        .find(|t| t.index == index)
+        .map_or_else(|| format!("thread-{index}"), |t| t.name.clone())
 }
 
 /// What the trace says about section `id`.
@@ -221,6 +233,7 @@ impl Trace {
             calls: 0,
             buffered: 0,
             named: Vec::new(),
+            flows: 0,
             map: TickMap::new(),
             flushed_ns: clock::monotonic_ns(),
             memory: (None, None),
@@ -428,6 +441,10 @@ impl Trace {
                 }
                 continue;
             }
+            if matches!(r.depth, record::HOLD | record::WAIT | record::LOCK_FLOW) {
+                self.on_lock(thread, r);
+                continue;
+            }
             if r.depth == record::COUNTER {
                 if !self.admit() {
                     continue;
@@ -477,6 +494,52 @@ impl Trace {
             };
             self.emit(|format, out| format.mark(out, &mark, &name));
         }
+    }
+
+    /// A lock's hold, wait or hand-over, recorded by `thread`.
+    fn on_lock(&mut self, thread: &ThreadState, r: &Record) {
+        if !self.admit() {
+            return;
+        }
+        let lock = crate::local::locks::name(r.section)
+            .unwrap_or("lock")
+            .to_owned();
+        let start_ns = self.map.to_ns(r.start);
+        let end_ns = self.map.to_ns(r.end).max(start_ns);
+        // Another thread named in the record (index + 1; 0: unknown), named in the trace first.
+        let other = |this: &mut Self, one: u64| -> Option<(u32, String)> {
+            let index = (one as u32).checked_sub(1)?;
+            let name = other_thread_name(index);
+            this.name_thread(index, &name);
+            Some((index, name))
+        };
+        if r.depth == record::LOCK_FLOW {
+            let Some((from, _)) = other(self, r.mark_id()) else {
+                return;
+            };
+            self.flows += 1;
+            let flow = LockFlow {
+                lock,
+                id: self.flows,
+                from: (from, start_ns),
+                to: (thread.index, end_ns),
+            };
+            self.emit(|format, out| format.lock_flow(out, &flow));
+            return;
+        }
+        let holder = match r.depth {
+            record::WAIT => other(self, r.mark_id() & u32::MAX as u64).map(|(_, name)| name),
+            _ => None,
+        };
+        let slice = LockSlice {
+            thread: thread.index,
+            lock: (lock, r.section),
+            wait: r.depth == record::WAIT,
+            start_ns,
+            end_ns,
+            holder,
+        };
+        self.emit(|format, out| format.lock_slice(out, &slice));
     }
 
     /// CPU time read at `ticks` for each of `threads` (`(thread, CPU ns since its first section)`): each

@@ -39,10 +39,13 @@
 //! whole packets only.
 
 mod counters;
+mod locks;
 pub(crate) mod packets;
 pub(super) mod wire;
 
-use super::trace::{Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary, arg_key};
+use super::trace::{
+    Call, Encoder, Identity, LockFlow, LockSlice, Mark, MarkKind, SectionText, Summary, arg_key,
+};
 use crate::base::registry::SectionId;
 use crate::data::args::ArgValue;
 use crate::data::figures::CpuFigures;
@@ -150,6 +153,8 @@ pub(crate) struct Perfetto {
     cpu_tracks: Vec<bool>,
     /// Whether the `Heap` counter track was described.
     heap_track: bool,
+    /// The lock tracks described so far (thread and lock), by uuid.
+    lock_tracks: std::collections::HashSet<u64>,
     /// By thread index: whether its interval statistics' tracks were described.
     interval_tracks: Vec<bool>,
     /// The `counter!` tracks described so far, by counter name: their uuids.
@@ -256,6 +261,7 @@ impl Perfetto {
             absolute: None,
             cpu_tracks: Vec::new(),
             heap_track: false,
+            lock_tracks: std::collections::HashSet::new(),
             interval_tracks: Vec::new(),
             counter_tracks: std::collections::HashMap::new(),
             next_sequence: FIRST_CALL_SEQUENCE,
@@ -595,6 +601,12 @@ impl Encoder for Perfetto {
     }
     fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
         Perfetto::counter(self, out, ts_ns, name, value);
+    }
+    fn lock_slice(&mut self, out: &mut Vec<u8>, slice: &LockSlice) {
+        Perfetto::lock_slice(self, out, slice);
+    }
+    fn lock_flow(&mut self, out: &mut Vec<u8>, flow: &LockFlow) {
+        Perfetto::lock_flow(self, out, flow);
     }
     fn interval(
         &mut self,
