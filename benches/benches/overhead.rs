@@ -9,6 +9,7 @@ fn main() {
     let all: Vec<_> = cases::FLOORS
         .iter()
         .chain(&cases::PERFGRAPH)
+        .chain(&cases::LOCKS)
         .copied()
         .collect();
     bench_cases(&mut c, &all);

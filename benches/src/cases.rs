@@ -36,6 +36,20 @@ fn init_clock() {
     black_box(perfgraph_core::clock_source());
 }
 
+thread_local! {
+    /// Each thread's own: uncontended on two threads too.
+    static STD_MUTEX: std::sync::Mutex<u64> = const { std::sync::Mutex::new(0) };
+    static PG_MUTEX: perfgraph_core::sync::Mutex<u64> =
+        const { perfgraph_core::sync::Mutex::new("bench", 0) };
+}
+
+/// An uncontended lock and unlock of std's `Mutex` around the leaf's work.
+#[inline(never)]
+fn std_mutex() {
+    STD_MUTEX.with(|m| *m.lock().unwrap() += 1);
+    body();
+}
+
 /// The floors: an empty `#[inline(never)]` call, a pair of `Instant::now()`, a pair of perfgraph's raw clock
 /// reads (`rdtsc` when the TSC is invariant, else `clock_gettime(CLOCK_MONOTONIC)`).
 pub const FLOORS: [Case; 3] = [
@@ -88,6 +102,19 @@ fn pg_event() {
     perfgraph_core::event!("tick", args(n = black_box(7u64)));
     body();
 }
+
+/// The same with `perfgraph_core::sync::Mutex`.
+#[inline(never)]
+fn pg_mutex() {
+    PG_MUTEX.with(|m| *m.lock().unwrap() += 1);
+    body();
+}
+
+/// std's `Mutex` and perfgraph's, uncontended, side by side: the lock's cost is the difference.
+pub const LOCKS: [Case; 2] = [
+    Case::new(case::STD_MUTEX, |n| repeat(n, std_mutex)),
+    Case::new(case::PERFGRAPH_MUTEX, |n| repeat(n, pg_mutex)).with_setup(verbosity_on),
+];
 
 #[inline(never)]
 fn pg_counter() {

@@ -45,6 +45,10 @@ pub mod case {
     pub const PERFGRAPH_EVENT_TRACED: &str = "perfgraph/event_traced";
     /// A `counter!` sample (no trace: the thread's counter table).
     pub const PERFGRAPH_COUNTER: &str = "perfgraph/counter";
+    /// An uncontended lock and unlock of std's `Mutex`: the baseline of [`PERFGRAPH_MUTEX`].
+    pub const STD_MUTEX: &str = "floor/std_mutex";
+    /// An uncontended lock and unlock of `perfgraph_core::sync::Mutex` (no trace).
+    pub const PERFGRAPH_MUTEX: &str = "perfgraph/mutex";
     /// A `#[timed]` leaf with perfgraph-core built without `enabled` (`benches/compiled-out`).
     pub const PERFGRAPH_COMPILED_OUT_TIMED: &str = "perfgraph/compiled_out_timed";
     /// A `time_section!` leaf with perfgraph-core built without `enabled` (`benches/compiled-out`).

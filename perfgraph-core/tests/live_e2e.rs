@@ -140,6 +140,21 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 fn child(scenario: &str) {
     match scenario {
+        "lock" => {
+            let queue = std::sync::Arc::new(perfgraph_core::sync::Mutex::new("queue", 0));
+            let held = queue.lock().unwrap();
+            let waiter = {
+                let queue = std::sync::Arc::clone(&queue);
+                common::spawn_named("worker", move || *queue.lock().unwrap() += 1)
+            };
+            while queue.waiting() == 0 {
+                std::thread::yield_now();
+            }
+            // Past the time limit (0.2 s), with dots.
+            sleep_ms(700);
+            drop(held);
+            waiter.join().unwrap();
+        }
         "args" => {
             refining(3, "mesh-A");
             let url = "https://example.org/data".to_owned();
@@ -313,6 +328,30 @@ fn live_messages_name_their_args() {
         ctx()
     );
     assert!(!r.stderr.contains('{'), "no placeholder left: {}", ctx());
+}
+
+fn a_thread_blocked_on_a_lock_says_what_it_waits_for_and_who_holds_it() {
+    let r = run(&mut command("lock"));
+    assert!(r.success && r.stdout == "child done\n", "{}", r.stdout);
+    let l = lines(&r.stderr);
+    let ctx = || format!("stderr:\n{}", r.stderr);
+    assert!(
+        l.iter()
+            .any(|l| l.starts_with("worker: Waiting for queue (held by main).")),
+        "{}",
+        ctx()
+    );
+    let last = l
+        .iter()
+        .rfind(|l| l.starts_with("worker: "))
+        .unwrap_or_else(|| panic!("{}", ctx()));
+    let (head, s, _) = stats(last);
+    assert!(
+        head.contains("Waiting for queue (held by main)"),
+        "{}",
+        ctx()
+    );
+    assert!((0.6..5.0).contains(&s), "{}", ctx());
 }
 
 fn threads_have_their_name_as_prefix() {
@@ -523,6 +562,10 @@ fn main() {
         (
             "live_messages_name_their_args",
             live_messages_name_their_args,
+        ),
+        (
+            "a_thread_blocked_on_a_lock_says_what_it_waits_for_and_who_holds_it",
+            a_thread_blocked_on_a_lock_says_what_it_waits_for_and_who_holds_it,
         ),
         (
             "program_output_gives_currently_and_still",

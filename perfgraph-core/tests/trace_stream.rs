@@ -135,6 +135,7 @@ fn child_entry() {
         Ok("through_exit") => through_exit(),
         Ok("args") => with_args(),
         Ok("fat_args") => fat_args(),
+        Ok("locks") => locks(),
         _ => {}
     }
 }
@@ -160,6 +161,83 @@ fn refine(tile: u32, mesh: &str) -> u32 {
 #[perfgraph_core::timed(args(url))]
 async fn download(url: String) -> usize {
     url.len()
+}
+
+/// Waits until `lock` has `n` threads waiting for it.
+fn until_waiting<T>(lock: &perfgraph_core::sync::Mutex<T>, n: u32) {
+    while lock.waiting() < n {
+        std::thread::yield_now();
+    }
+}
+
+/// Two locks with a known schedule. `handover`: the test's thread (`child_entry`) holds it while `w1`, `w2` and `w3` all
+/// wait, then lets go (three waits naming it). `chain`: `a` holds it while `b` waits; `a` lets go,
+/// and `b`, holding it, waits until `c` waits, then lets go (`b`'s wait names `a`, `c`'s names `b`).
+fn locks() {
+    use perfgraph_core::sync::Mutex;
+    use std::sync::{Arc, mpsc};
+    let handover = Arc::new(Mutex::new("handover", 0u32));
+    let held = handover.lock().unwrap();
+    let workers: Vec<_> = (1..=3)
+        .map(|i| {
+            let lock = Arc::clone(&handover);
+            std::thread::Builder::new()
+                .name(format!("w{i}"))
+                .spawn(move || *lock.lock().unwrap() += 1)
+                .unwrap()
+        })
+        .collect();
+    until_waiting(&handover, 3);
+    drop(held);
+    for w in workers {
+        w.join().unwrap();
+    }
+    assert_eq!(*handover.lock().unwrap(), 3);
+
+    let chain = Arc::new(Mutex::new("chain", ()));
+    let (a_holds, a_held) = mpsc::channel();
+    let (let_a_go, a_may_go) = mpsc::channel::<()>();
+    let a = {
+        let lock = Arc::clone(&chain);
+        std::thread::Builder::new()
+            .name("a".into())
+            .spawn(move || {
+                let g = lock.lock().unwrap();
+                a_holds.send(()).unwrap();
+                a_may_go.recv().unwrap();
+                drop(g);
+            })
+            .unwrap()
+    };
+    a_held.recv().unwrap();
+    let b = {
+        let lock = Arc::clone(&chain);
+        std::thread::Builder::new()
+            .name("b".into())
+            .spawn(move || {
+                let g = lock.lock().unwrap();
+                // `c` waits for `b` before `b` lets go.
+                until_waiting(&lock, 1);
+                drop(g);
+            })
+            .unwrap()
+    };
+    until_waiting(&chain, 1);
+    let_a_go.send(()).unwrap();
+    a.join().unwrap();
+    // `b` holds it now (it waited, so nobody else could take it first): `c` waits for `b`.
+    while chain.waiting() > 0 {
+        std::thread::yield_now();
+    }
+    let c = {
+        let lock = Arc::clone(&chain);
+        std::thread::Builder::new()
+            .name("c".into())
+            .spawn(move || drop(lock.lock().unwrap()))
+            .unwrap()
+    };
+    b.join().unwrap();
+    c.join().unwrap();
 }
 
 /// Events with eight text args each at the longest a text arg keeps, all of it escaped in JSON (quotes and
@@ -653,6 +731,159 @@ fn events_with_the_longest_args_keep_the_limit_and_the_page_rule() {
         b.len() <= 192 && b.ends_with('…') && !b.contains('\u{1}'),
         "{b:?}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn lock_waits_holds_and_hand_overs_are_in_both_formats_and_the_report() {
+    let dir = fresh_dir("locks");
+    let json = dir.join("locks.json");
+    let out = child(
+        "locks",
+        &[
+            ("PERFGRAPH_TRACE", json.to_str().unwrap()),
+            ("PERFGRAPH_REPORT", "locks"),
+        ],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The report: exact counts.
+    let row = |name: &str| -> Vec<String> {
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("| {name} ")))
+            .unwrap_or_else(|| panic!("no {name} row in\n{stderr}"));
+        line.split('|').map(|c| c.trim().to_owned()).collect()
+    };
+    // Lock | Acquisitions | Contended | Wait(s) | Max wait(ms) | Hold(s) | Max hold(ms) | Max waiters
+    let handover = row("handover");
+    assert_eq!(
+        (&handover[2][..], &handover[3][..], &handover[8][..]),
+        ("5", "3", "3"),
+        "{stderr}"
+    );
+    let chain = row("chain");
+    assert_eq!(
+        (&chain[2][..], &chain[3][..], &chain[8][..]),
+        ("3", "2", "1"),
+        "{stderr}"
+    );
+
+    // Chrome: the waits with their holders, a hold per acquisition, a flow per hand-over.
+    let events: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let thread_of = |tid: &Value| -> String {
+        events
+            .iter()
+            .find(|e| e["name"] == "thread_name" && &e["tid"] == tid)
+            .map_or("?".into(), |e| {
+                e["args"]["name"].as_str().unwrap().to_owned()
+            })
+    };
+    let mut waits: Vec<(String, String, String)> = events
+        .iter()
+        .filter(|e| {
+            e["cat"] == "lock"
+                && e["ph"] == "X"
+                && e["name"].as_str().unwrap().starts_with("wait: ")
+        })
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_owned(),
+                thread_of(&e["tid"]),
+                e["args"]["holder"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    waits.sort();
+    let w = |l: &str, t: &str, h: &str| (format!("wait: {l}"), t.to_owned(), h.to_owned());
+    assert_eq!(
+        waits,
+        [
+            w("chain", "b", "a"),
+            w("chain", "c", "b"),
+            w("handover", "w1", "child_entry"),
+            w("handover", "w2", "child_entry"),
+            w("handover", "w3", "child_entry"),
+        ]
+    );
+    let holds = events
+        .iter()
+        .filter(|e| {
+            e["cat"] == "lock"
+                && e["ph"] == "X"
+                && e["name"].as_str().unwrap().starts_with("hold: ")
+        })
+        .count();
+    assert_eq!(holds, 8);
+    let starts = events
+        .iter()
+        .filter(|e| e["cat"] == "lock" && e["ph"] == "s")
+        .count();
+    let ends = events
+        .iter()
+        .filter(|e| e["cat"] == "lock" && e["ph"] == "f")
+        .count();
+    assert_eq!((starts, ends), (5, 5));
+
+    // Perfetto, decoded by Perfetto's own classes.
+    let pftrace = dir.join("locks.pftrace");
+    let out = child("locks", &[("PERFGRAPH_TRACE", pftrace.to_str().unwrap())])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Some(d) = decode_with_perfetto(&pftrace, false) {
+        let mut waits: Vec<(String, String, String)> = d["locks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l[1].as_str().unwrap().starts_with("wait: "))
+            .map(|l| {
+                let s = |i: usize| l[i].as_str().unwrap_or("").to_owned();
+                (s(1), s(0), s(2))
+            })
+            .collect();
+        waits.sort();
+        assert_eq!(
+            waits,
+            [
+                w("chain", "b", "a"),
+                w("chain", "c", "b"),
+                w("handover", "w1", "child_entry"),
+                w("handover", "w2", "child_entry"),
+                w("handover", "w3", "child_entry"),
+            ],
+            "{d}"
+        );
+        let mut chain_flows: Vec<(String, String)> = d["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f[2] == "release: chain")
+            .map(|f| {
+                (
+                    f[0].as_str().unwrap().to_owned(),
+                    f[1].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        chain_flows.sort();
+        assert_eq!(
+            chain_flows,
+            [
+                ("a".to_owned(), "b".to_owned()),
+                ("b".to_owned(), "c".to_owned())
+            ],
+            "{d}"
+        );
+        assert_eq!(d["flows"].as_array().unwrap().len(), 5, "{d}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

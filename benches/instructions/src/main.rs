@@ -13,7 +13,8 @@
 //! Cases: `section` (a `time_section!` leaf), `section-args` (the same with two integer args) and
 //! `section-args-traced` (recording them as a trace would: `__private::record_as_if_tracing`),
 //! `event-traced` (an `event!` with one integer arg, recorded as a trace would), `counter` and
-//! `counter-traced` (a `counter!`), `poll` (a poll of a pending `time_future!`), `span`
+//! `counter-traced` (a `counter!`), `std-mutex` (an uncontended lock and unlock of std's `Mutex`),
+//! `mutex` and `mutex-traced` (the same with `perfgraph_core::sync::Mutex`), `poll` (a poll of a pending `time_future!`), `span`
 //! (an `info_span!` entered and exited, then closed, under tracing + `Registry` + a no-op layer: the
 //! baseline, since a `Registry` with no layer never frees closed spans), `span-layer` (the same with
 //! perfgraph's `TracingLayer` in place of the no-op layer, as users install it), `span-stacked` (the
@@ -46,6 +47,19 @@ fn event_leaf(i: u64) {
 #[inline(never)]
 fn counter_leaf(i: u64) {
     perfgraph_core::counter!("depth", i);
+}
+
+static STD_MUTEX: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
+static PG_MUTEX: perfgraph_core::sync::Mutex<u64> = perfgraph_core::sync::Mutex::new("m", 0);
+
+#[inline(never)]
+fn std_mutex_leaf() {
+    *STD_MUTEX.lock().unwrap() += 1;
+}
+
+#[inline(never)]
+fn pg_mutex_leaf() {
+    *PG_MUTEX.lock().unwrap() += 1;
 }
 
 #[inline(never)]
@@ -98,6 +112,17 @@ fn main() {
                 counter_leaf(i);
             }
         }
+        "std-mutex" => {
+            for _ in 0..n {
+                std_mutex_leaf();
+            }
+        }
+        "mutex" | "mutex-traced" => {
+            perfgraph_core::__private::record_as_if_tracing(case.ends_with("traced"));
+            for _ in 0..n {
+                pg_mutex_leaf();
+            }
+        }
         "poll" => {
             let mut future = std::pin::pin!(perfgraph_core::time_future!(
                 "leaf",
@@ -125,7 +150,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: perfgraph-instructions section|section-args[-traced]|event-traced|counter[-traced]|poll|span[-nested]|span-layer[-nested]|span-stacked[-nested] N"
+                "usage: perfgraph-instructions section|section-args[-traced]|event-traced|counter[-traced]|std-mutex|mutex[-traced]|poll|span[-nested]|span-layer[-nested]|span-stacked[-nested] N"
             );
             std::process::exit(2);
         }

@@ -324,6 +324,7 @@ fn main() {
         all.push(TRACING_CHROME);
     } else {
         all.extend(cases::PERFGRAPH);
+        all.extend(cases::LOCKS);
         all.extend(PEERS);
     }
     let mut c = criterion();
@@ -332,6 +333,7 @@ fn main() {
         let mine: Vec<Case> = cases::FLOORS
             .iter()
             .chain(&cases::PERFGRAPH)
+            .chain(&cases::LOCKS)
             .copied()
             .collect();
         bench_cases_cpu(&mut c, &mine);

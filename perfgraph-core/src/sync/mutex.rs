@@ -97,14 +97,14 @@ impl<T: ?Sized> Mutex<T> {
             return wrap(self, None, self.inner.lock());
         };
         match self.inner.try_lock() {
-            Ok(g) => Ok(self.guard(g, self.state.acquired(thread, None))),
+            Ok(g) => Ok(self.guard(g, self.state.acquired(thread, None, true))),
             Err(TryLockError::Poisoned(p)) => Err(PoisonError::new(
-                self.guard(p.into_inner(), self.state.acquired(thread, None)),
+                self.guard(p.into_inner(), self.state.acquired(thread, None, true)),
             )),
             Err(TryLockError::WouldBlock) => {
                 let wait = self.state.begin_wait(thread);
                 let r = self.inner.lock();
-                let hold = self.state.acquired(thread, Some(wait));
+                let hold = self.state.acquired(thread, Some(wait), true);
                 wrap(self, Some(hold), r)
             }
         }
@@ -121,7 +121,7 @@ impl<T: ?Sized> Mutex<T> {
     /// ```
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
         let thread = LockState::thread();
-        let hold = |s: &Self| thread.map(|t| s.state.acquired(t, None));
+        let hold = |s: &Self| thread.map(|t| s.state.acquired(t, None, true));
         match self.inner.try_lock() {
             Ok(g) => Ok(self.guard(g, hold(self))),
             Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
@@ -129,6 +129,12 @@ impl<T: ?Sized> Mutex<T> {
             ))),
             Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
         }
+    }
+
+    /// How many threads wait for it now (for tests that need a thread to be waiting before they go on).
+    #[doc(hidden)]
+    pub fn waiting(&self) -> u32 {
+        self.state.waiting()
     }
 
     /// Whether a thread panicked while holding the mutex (as std's).

@@ -82,7 +82,7 @@ impl<T> RwLock<T> {
 
 /// The four ways in: shared or exclusive, blocking or not, each std's call and its guard's wrapper.
 macro_rules! acquire {
-    ($(#[$doc:meta])* $fn:ident, $try_doc:meta, $try:ident, $guard:ident) => {
+    ($(#[$doc:meta])* $fn:ident, $try_doc:meta, $try:ident, $guard:ident, $exclusive:expr) => {
         $(#[$doc])*
         pub fn $fn(&self) -> LockResult<$guard<'_, T>> {
             let Some(thread) = LockState::thread() else {
@@ -99,7 +99,7 @@ macro_rules! acquire {
                     (self.inner.$fn(), Some(wait))
                 }
             };
-            let hold = Some(self.state.acquired(thread, wait));
+            let hold = Some(self.state.acquired(thread, wait, $exclusive));
             match r {
                 Ok(g) => Ok($guard { lock: self, hold, inner: g }),
                 Err(p) => Err(PoisonError::new($guard { lock: self, hold, inner: p.into_inner() })),
@@ -108,7 +108,7 @@ macro_rules! acquire {
 
         #[$try_doc]
         pub fn $try(&self) -> TryLockResult<$guard<'_, T>> {
-            let hold = || LockState::thread().map(|t| self.state.acquired(t, None));
+            let hold = || LockState::thread().map(|t| self.state.acquired(t, None, $exclusive));
             match self.inner.$try() {
                 Ok(g) => Ok($guard { lock: self, hold: hold(), inner: g }),
                 Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
@@ -141,7 +141,8 @@ impl<T: ?Sized> RwLock<T> {
         read,
         doc = "Shared access if no writer holds the lock now (as std's `try_read`).",
         try_read,
-        RwLockReadGuard
+        RwLockReadGuard,
+        false
     );
 
     acquire!(
@@ -155,7 +156,8 @@ impl<T: ?Sized> RwLock<T> {
         write,
         doc = "Exclusive access if nobody holds the lock now (as std's `try_write`).",
         try_write,
-        RwLockWriteGuard
+        RwLockWriteGuard,
+        true
     );
 
     /// Whether a writer panicked while holding the lock (as std's).

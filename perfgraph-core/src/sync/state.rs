@@ -51,6 +51,8 @@ pub(crate) struct Hold {
     thread: &'static ThreadState,
     /// Clock ticks at the acquisition.
     start: u64,
+    /// Held alone (a `Mutex`, a `RwLock`'s writer), not shared (a `RwLock`'s reader).
+    exclusive: bool,
 }
 
 impl LockState {
@@ -72,10 +74,15 @@ impl LockState {
         self.counts.get_or_init(|| locks::register(self.name))
     }
 
-    /// The calling thread's state, if locks record now (anything records: `PERFGRAPH_VERBOSITY` is not
-    /// `off`); its first lock registers the thread, as a first section does.
+    /// The calling thread's state, if locks record now (built with the `enabled` feature, and anything
+    /// records: `PERFGRAPH_VERBOSITY` is not `off`); its first lock registers the thread, as a first
+    /// section does.
     #[inline]
     pub fn thread() -> Option<&'static ThreadState> {
+        if !cfg!(feature = "enabled") {
+            // Compiled out: std's lock, nothing recorded.
+            return None;
+        }
         let ptr = threads::current_ptr();
         if ptr.is_null() {
             return cold_thread();
@@ -104,16 +111,25 @@ impl LockState {
         }
     }
 
-    /// `thread` acquired the lock: after `wait` if it had to wait. Returns the hold to record at its
-    /// release.
+    /// `thread` acquired the lock, alone (`exclusive`) or shared: after `wait` if it had to wait. Returns
+    /// the hold to record at its release.
     #[inline]
-    pub fn acquired(&self, thread: &'static ThreadState, wait: Option<Wait>) -> Hold {
+    pub fn acquired(
+        &self,
+        thread: &'static ThreadState,
+        wait: Option<Wait>,
+        exclusive: bool,
+    ) -> Hold {
         let start = clock::now().0;
         self.holder.store(thread.index + 1, Ordering::Relaxed);
         if let Some(w) = wait {
             self.end_wait(thread, w, start);
         }
-        Hold { thread, start }
+        Hold {
+            thread,
+            start,
+            exclusive,
+        }
     }
 
     /// The end of a wait that ended at `acquired` ticks: its figures, its marks, and live print's line.
@@ -161,7 +177,7 @@ impl LockState {
             .store(h.thread.index + 1, Ordering::Relaxed);
         self.released_at.store(end, Ordering::Relaxed);
         let counts = self.counts();
-        counts.held(end.saturating_sub(h.start));
+        counts.held(end.saturating_sub(h.start), h.exclusive);
         if marks::wanted() {
             // SAFETY: guards are `!Send`, so this is the thread that acquired, `h.thread`'s owner.
             unsafe {
@@ -169,6 +185,12 @@ impl LockState {
                     .push_mark(Record::mark(counts.name, h.start, end, HOLD, 0))
             };
         }
+    }
+
+    /// Threads waiting for it now.
+    pub fn waiting(&self) -> u32 {
+        // Relaxed: a count for tests to poll.
+        self.waiters.load(Ordering::Relaxed)
     }
 
     /// The lock is dropped: its figures go to its name's totals.

@@ -77,6 +77,10 @@ pub(crate) struct Live {
     /// The last [`tick`](Live::tick) decided nothing: the program had the floor (a partial line, a thread
     /// inside `suspend`, a destination with no room), so the wake-ups of that pass are not handled yet.
     deferred: bool,
+    /// By thread index: the wait for a lock (`perfgraph_core::sync`) last shown to the printer as a call
+    /// one level below the thread's innermost section (`Waiting for queue (held by worker-2)`), until the
+    /// wait's record ends it.
+    waits: HashMap<u32, Call>,
 }
 
 /// What a drain delivered to live print, kept until the printer decides under the terminal's lock.
@@ -122,6 +126,7 @@ impl Live {
             pending: Vec::new(),
             ended: Vec::new(),
             deferred: false,
+            waits: HashMap::new(),
             next_due_ns: u64::MAX,
         })
     }
@@ -167,6 +172,7 @@ impl Live {
 
     /// Thread `index` was folded: live print forgets it (it was not [`busy`](Live::busy)).
     pub(crate) fn forget(&mut self, index: u32) {
+        self.waits.remove(&index);
         if let Some(t) = self.slots.remove(&index) {
             self.printer.forget(t);
             self.free.push(t);
@@ -251,10 +257,29 @@ impl Live {
     /// Marks `thread` pushed since the last drain: with `PERFGRAPH_LIVE=all`, a line for each `event!`,
     /// `message (name=value, ...)`.
     pub(crate) fn on_events(&mut self, thread: &ThreadState, marks: &[Record]) {
-        if !self.printer.all() {
-            return;
+        for r in marks.iter().filter(|r| r.depth == record::WAIT) {
+            // The end of a wait shown as a call: its line ends as a section's does.
+            if let Some(call) = self
+                .waits
+                .get(&thread.index)
+                .filter(|c| c.start == r.start)
+                .cloned()
+            {
+                self.waits.remove(&thread.index);
+                let t = self.slot(thread.index);
+                let mem = process::rss_kb();
+                let ended = Ended {
+                    call,
+                    end: r.end,
+                    mem_start_kb: mem,
+                    mem_end_kb: mem,
+                    heap_alert: None,
+                };
+                self.drained.push(Drained::Ended(t, ended));
+            }
         }
-        for r in marks.iter().filter(|r| r.depth == record::EVENT) {
+        let all = self.printer.all();
+        for r in marks.iter().filter(|r| r.depth == record::EVENT && all) {
             let Some(site) = crate::local::marks::event_site(r.section) else {
                 continue;
             };
@@ -352,6 +377,9 @@ impl Live {
                     dots: info.dots,
                 })
             }));
+            if let Some((since, lock, holder)) = state.waiting.read() {
+                calls.push(self.wait_call(state, threads, since, lock, holder, calls.last()));
+            }
             self.printer.running(t, &calls, now);
         }
         self.decide_futures();
@@ -371,6 +399,41 @@ impl Live {
         let wait = wait.min(self.snapshot_period_ns);
         self.next_due_ns = sys::monotonic_ns().saturating_add(wait);
         Some(wait)
+    }
+
+    /// The call live print shows for `state`'s wait since `since` for lock name `lock` (held by thread
+    /// `holder` - 1 then, 0: unknown), one level below `innermost`: the one shown before for this wait.
+    fn wait_call(
+        &mut self,
+        state: &ThreadState,
+        threads: &[Arc<ThreadState>],
+        since: u64,
+        lock: u32,
+        holder: u32,
+        innermost: Option<&Call>,
+    ) -> Call {
+        if let Some(c) = self.waits.get(&state.index).filter(|c| c.start == since) {
+            return c.clone();
+        }
+        let name = crate::local::locks::name(lock).unwrap_or("a lock");
+        let message = match holder.checked_sub(1) {
+            Some(h) => {
+                let holder = threads
+                    .iter()
+                    .find(|t| t.index == h)
+                    .map_or_else(|| format!("thread-{h}"), |t| t.name.clone());
+                format!("Waiting for {name} (held by {holder})")
+            }
+            None => format!("Waiting for {name}"),
+        };
+        let call = Call {
+            depth: innermost.map_or(0, |c| c.depth + 1),
+            start: since,
+            message: message.into(),
+            dots: true,
+        };
+        self.waits.insert(state.index, call.clone());
+        call
     }
 
     /// Hands the decided text to the screen. If the screen had to drop it (stderr full for long), what is on

@@ -137,6 +137,9 @@ pub(crate) struct Trace {
     named: Vec<bool>,
     /// Flows written so far (locks handed over): the next one's id.
     flows: u64,
+    /// The names of the last threads named, newest last: a lock's wait names its holder, which may have
+    /// exited and left the live list since. At most [`RECENT_NAMES`].
+    recent_names: std::collections::VecDeque<(u32, String)>,
     map: TickMap,
     /// Monotonic ns of the last write to the file.
     flushed_ns: u64,
@@ -167,6 +170,9 @@ fn args_bytes(names: &[&str], args: &[ArgValue]) -> u64 {
         })
         .sum()
 }
+
+/// Thread names the trace keeps for the locks' holders (see `Trace::recent_names`).
+const RECENT_NAMES: usize = 1024;
 
 /// The name of thread `index`, as the live list has it (`thread-<index>` once it is gone).
 fn other_thread_name(index: u32) -> String {
@@ -234,6 +240,7 @@ impl Trace {
             buffered: 0,
             named: Vec::new(),
             flows: 0,
+            recent_names: std::collections::VecDeque::new(),
             map: TickMap::new(),
             flushed_ns: clock::monotonic_ns(),
             memory: (None, None),
@@ -300,6 +307,10 @@ impl Trace {
             return;
         }
         self.named[i] = true;
+        if self.recent_names.len() == RECENT_NAMES {
+            self.recent_names.pop_front();
+        }
+        self.recent_names.push_back((index, name.to_owned()));
         self.emit(|format, out| format.thread(out, index, name));
     }
 
@@ -509,7 +520,10 @@ impl Trace {
         // Another thread named in the record (index + 1; 0: unknown), named in the trace first.
         let other = |this: &mut Self, one: u64| -> Option<(u32, String)> {
             let index = (one as u32).checked_sub(1)?;
-            let name = other_thread_name(index);
+            let name = match this.recent_names.iter().rev().find(|(i, _)| *i == index) {
+                Some((_, name)) => name.clone(),
+                None => other_thread_name(index),
+            };
             this.name_thread(index, &name);
             Some((index, name))
         };

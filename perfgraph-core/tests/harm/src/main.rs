@@ -46,8 +46,12 @@ fn lines() {
     }
 }
 
+/// A lock the mixed shape takes at each step (perfgraph's, recording its holds).
+static STEPS: perfgraph_core::sync::Mutex<u32> = perfgraph_core::sync::Mutex::new("pgmark steps", 0);
+
 /// stdout and stderr mixed, with dots coming in between; each step also sets a counter and raises an
-/// event, and the section records an arg: none of them may change what the program shows.
+/// event, takes a lock of `perfgraph_core::sync`, and the section records an arg: none of them may change
+/// what the program shows.
 #[timed(live = "pgmark mixing", dots, args(steps = 40))]
 fn mixed() {
     for i in 0..40 {
@@ -55,6 +59,7 @@ fn mixed() {
         eprintln!("err {i}");
         perfgraph_core::counter!("pgmark step", i);
         perfgraph_core::event!("pgmark step done", args(i));
+        *STEPS.lock().unwrap() += 1;
         sleep_ms(2);
     }
 }

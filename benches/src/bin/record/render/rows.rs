@@ -170,6 +170,17 @@ pub const ROWS: &[Row] = &[
         "perfgraph, an `event!` (in the leaf)",
         "`event!(\"tick\", args(n))` and an empty body, recorded as a trace wants it",
     ),
+    floor_row(
+        case::STD_MUTEX,
+        "std's `Mutex`, lock and unlock",
+        "uncontended (the thread's own), around the leaf's body",
+    ),
+    perfgraph_row(
+        process::MAIN,
+        case::PERFGRAPH_MUTEX,
+        "perfgraph's `sync::Mutex`, lock and unlock",
+        "the same, no trace",
+    ),
     perfgraph_row(
         process::MAIN,
         case::PERFGRAPH_COUNTER,

@@ -45,6 +45,8 @@ const MEDIANS: &[Medians] = &[
     (process::MAIN, case::PERFGRAPH_ARGS_TRACED, 44.35, 46.80, Some((44.01, 45.12))),
     (process::MAIN, case::PERFGRAPH_EVENT_TRACED, 20.41, 21.33, Some((20.12, 20.87))),
     (process::MAIN, case::PERFGRAPH_COUNTER, 14.73, 15.60, Some((14.52, 15.01))),
+    (process::MAIN, case::STD_MUTEX, 9.81, 10.12, Some((9.70, 9.95))),
+    (process::MAIN, case::PERFGRAPH_MUTEX, 24.30, 25.41, Some((24.02, 24.88))),
     (process::MAIN, case::PUFFIN_ON, 72.04, 75.01, None),
     (process::MAIN, case::PUFFIN_OFF, 1.02, 1.11, None),
     (process::MAIN, case::FASTRACE_ROOT_SPAN, 74.43, 157.02, None),
