@@ -40,4 +40,7 @@ fn main() {
     std::hint::black_box(total);
     // One counter, for `perfgraph report --counters` and the merge of counters: the rank, set once.
     perfgraph_core::counter!("rank", r);
+    // One lock, for `perfgraph report --locks`: taken once.
+    static DONE: perfgraph_core::sync::Mutex<u64> = perfgraph_core::sync::Mutex::new("done", 0);
+    *DONE.lock().unwrap() += total;
 }

@@ -78,6 +78,7 @@ fn report_prints_what_the_process_printed_byte_for_byte() {
         "cpu",
         "alloc",
         "counters",
+        "locks",
     ] {
         let out = run(example(&[
             ("PERFGRAPH_REPORT", selection),
@@ -100,6 +101,8 @@ fn report_prints_what_the_process_printed_byte_for_byte() {
     assert!(all.contains("\nCPU:\n---"), "{all}");
     assert!(all.contains("\nAllocations:\n---"), "{all}");
     assert!(all.contains("\nCounters:\n---"), "{all}");
+    assert!(all.contains("\nLocks:\n---"), "{all}");
+    assert!(all.contains("| done |            1 |         0 |"), "{all}");
     assert!(
         all.contains("| rank    |       1 |    0 |   0 |   0 |    0 |"),
         "{all}"
@@ -163,6 +166,9 @@ fn check_four_ranks(dir: &Path) {
         (&json!(4), &json!(0.0), &json!(3.0), &json!(6.0)),
         "{rank}"
     );
+    // And each took the lock `done` once.
+    assert_eq!(v["locks"][0]["name"], "done");
+    assert_eq!(v["locks"][0]["acquisitions"], 4);
     let step = v["tree"]
         .as_array()
         .unwrap()

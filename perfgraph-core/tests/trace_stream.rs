@@ -271,6 +271,19 @@ fn with_args() {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     assert!(f.as_mut().poll(&mut cx).is_ready());
     perfgraph_core::event!("done");
+    // Two threads contending a lock: `contender` waits while this thread holds it.
+    let lock = std::sync::Arc::new(perfgraph_core::sync::Mutex::new("results", 0u32));
+    let held = lock.lock().unwrap();
+    let contender = {
+        let lock = std::sync::Arc::clone(&lock);
+        std::thread::Builder::new()
+            .name("contender".into())
+            .spawn(move || *lock.lock().unwrap() += 1)
+            .unwrap()
+    };
+    until_waiting(&lock, 1);
+    drop(held);
+    contender.join().unwrap();
 }
 
 #[perfgraph_core::timed(level = 1)]
@@ -631,6 +644,18 @@ fn args_and_events_are_in_both_formats() {
     assert_eq!(residual.len(), 3);
     assert_eq!(residual[1]["ph"], "C");
     assert_eq!(residual[1]["args"]["residual"], 0.5);
+    // The contended lock: a wait naming the holder, two holds, the hand-over.
+    let wait = find("wait: results");
+    assert_eq!(wait.len(), 1);
+    assert_eq!(wait[0]["args"]["holder"], "child_entry");
+    assert_eq!(find("hold: results").len(), 2);
+    assert_eq!(
+        find("results")
+            .iter()
+            .map(|e| e["ph"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["s", "f"]
+    );
     let download = find("download");
     let life = download.iter().find(|e| e["ph"] == "b").unwrap();
     assert_eq!(life["args"]["url"], "https://example.org/x");
@@ -668,6 +693,23 @@ fn args_and_events_are_in_both_formats() {
         assert_eq!(
             d["counters"]["residual"],
             serde_json::json!([1.0, 0.5, 1.0 / 3.0])
+        );
+        assert!(
+            d["locks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l[0] == "contender" && l[1] == "wait: results" && l[2] == "child_entry"),
+            "{d}"
+        );
+        assert_eq!(
+            d["flows"],
+            serde_json::json!([[
+                "child_entry",
+                "contender",
+                "release: results",
+                "acquire: results"
+            ]])
         );
         // The interval statistics (at least the last interval, closed at exit) on the thread's tracks.
         let intervals = &d["intervals"]["child_entry"];
