@@ -234,16 +234,18 @@ impl Waiting {
         self.since.store(since.max(1), Ordering::Release);
     }
 
-    /// The wait ended. Owner only.
+    /// The wait ended (its record, if any, pushed before). Owner only.
     #[inline]
     pub fn end(&self) {
-        // Relaxed: a reader that still sees the wait shows it one pass longer, as a section just ended.
-        self.since.store(0, Ordering::Relaxed);
+        // Release: pairs with the Acquire load in `read`: a reader that sees the wait over also sees the
+        // ring's head past the wait's record, so the drain after it brings the record (as a section's
+        // end record comes before its lower depth is published).
+        self.since.store(0, Ordering::Release);
     }
 
     /// `(since ticks, lock name id, holder index + 1)` while the thread waits.
     pub fn read(&self) -> Option<(u64, u32, u32)> {
-        // Acquire: pairs with the Release store in `start`.
+        // Acquire: pairs with the Release stores in `start` and `end`.
         let since = self.since.load(Ordering::Acquire);
         (since != 0).then(|| {
             (

@@ -136,7 +136,6 @@ impl LockState {
     #[cold]
     #[inline(never)]
     fn end_wait(&self, thread: &'static ThreadState, w: Wait, acquired: u64) {
-        thread.waiting.end();
         self.waiters.fetch_sub(1, Ordering::Relaxed);
         let counts = self.counts();
         let ticks = acquired.saturating_sub(w.start);
@@ -162,6 +161,8 @@ impl LockState {
                 }
             }
         }
+        // After the marks: live print, seeing the wait over, finds its record in the ring.
+        thread.waiting.end();
         if shown {
             // Live print may show this wait: its line ends now, not at the next scheduled pass.
             process::wake();
