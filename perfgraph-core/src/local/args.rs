@@ -9,7 +9,6 @@
 use std::fmt::Display;
 
 use super::marks;
-use super::record::{ARG_PAIRS, ARGS};
 use super::ring::WORDS;
 use crate::data::args::{ArgValue, MAX_ARGS};
 
@@ -57,6 +56,12 @@ via_primitive!(
     u8 => Uint as u64, u16 => Uint as u64, u32 => Uint as u64, u64 => Uint as u64, usize => Uint as u64,
     f32 => Float as f64, f64 => Float as f64, bool => Bool as bool,
 );
+
+/// The `depth` of a record that carries the first two args of the call or event record that follows it
+/// ([`push_args`]); `ARGS - k` carries pair `k` (below `local::record`'s CPU figures, which check it).
+pub const ARGS: u32 = u32::MAX - 12;
+/// Records of args a call or event pushes at most: two args each.
+pub const ARG_PAIRS: usize = MAX_ARGS.div_ceil(2);
 
 /// The kind of an arg in its record, 4 bits.
 const INT: u64 = 1;

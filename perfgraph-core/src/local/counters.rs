@@ -275,26 +275,6 @@ impl Drop for CounterTable {
     }
 }
 
-/// What every thread's `counter!`s set, live and exited, one row per counter name, by name.
-pub fn gather() -> Vec<crate::data::counters::CounterStats> {
-    let mut by_name: std::collections::BTreeMap<&'static str, Stats> =
-        std::collections::BTreeMap::new();
-    for (id, stats) in super::threads::counters() {
-        if let Some(site) = site(id) {
-            by_name.entry(site.name).or_default().combine(&stats);
-        }
-    }
-    by_name
-        .into_iter()
-        .map(|(name, s)| {
-            let mut row = crate::data::counters::CounterStats::new(name);
-            (row.samples, row.sum, row.min, row.max, row.last) =
-                (s.samples, s.sum, s.min, s.max, s.last);
-            row
-        })
-        .collect()
-}
-
 /// The value a `counter!` takes: any primitive number.
 #[diagnostic::on_unimplemented(
     message = "`counter!` takes a number, not `{Self}`",

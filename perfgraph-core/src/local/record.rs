@@ -9,7 +9,6 @@
 //! pushes them the same way, two a record, before its own ([`ARGS`], `local::args`).
 
 use crate::base::registry::SectionId;
-use crate::data::args::MAX_ARGS;
 use crate::data::figures::CpuFigures;
 use crate::local::args::{self, RawArgs};
 use crate::local::ring::WORDS;
@@ -76,11 +75,8 @@ const MARKS: u32 = LOCK_FLOW;
 pub const CPU_FIGURES: u32 = u32::MAX - 8;
 /// Records of CPU figures a call pushes at most: two figures each.
 pub const CPU_PAIRS: usize = CpuFigures::COUNT.div_ceil(2);
-/// The `depth` of a record that carries the first two args of the call or event record that follows it
-/// (`local::args::push_args`); `ARGS - k` carries pair `k`.
-pub const ARGS: u32 = u32::MAX - 12;
-/// Records of args a call or event pushes at most: two args each.
-pub const ARG_PAIRS: usize = MAX_ARGS.div_ceil(2);
+// The args' records (`ARGS - k` carries pair `k`): their depths are `local::args`'s, as their words are.
+use crate::local::args::ARGS;
 
 const _: () = assert!(
     CPU_FIGURES - CPU_PAIRS as u32 >= ARGS,

@@ -90,7 +90,7 @@ pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
         },
         overhead_ns_per_section: process::overhead_ns(),
         heap_counted: heap::installed(),
-        counters: super::counters::gather(),
+        counters: counters(),
         locks: super::locks::gather(|ticks| scale.delta_ns(Ticks(ticks))),
     };
     (run, threads)
@@ -189,4 +189,25 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
     let mut tree = CallTree { nodes };
     tree.reorder();
     tree
+}
+
+/// What every thread's `counter!`s set, live and exited, one row per counter name, by name.
+/// What every thread's `counter!`s set, live and exited, one row per counter name, by name.
+fn counters() -> Vec<crate::data::counters::CounterStats> {
+    let mut by_name: std::collections::BTreeMap<&'static str, super::counters::Stats> =
+        std::collections::BTreeMap::new();
+    for (id, stats) in threads::counters() {
+        if let Some(site) = super::counters::site(id) {
+            by_name.entry(site.name).or_default().combine(&stats);
+        }
+    }
+    by_name
+        .into_iter()
+        .map(|(name, s)| {
+            let mut row = crate::data::counters::CounterStats::new(name);
+            (row.samples, row.sum, row.min, row.max, row.last) =
+                (s.samples, s.sum, s.min, s.max, s.last);
+            row
+        })
+        .collect()
 }
