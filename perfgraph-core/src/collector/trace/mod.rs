@@ -137,6 +137,8 @@ pub(crate) struct Trace {
     named: Vec<bool>,
     /// Flows written so far (locks handed over): the next one's id.
     flows: u64,
+    /// The threads the last interval's counter tracks had a value for.
+    interval_threads: Vec<u32>,
     /// The names of the last threads named, newest last: a lock's wait names its holder, which may have
     /// exited and left the live list since. At most [`RECENT_NAMES`].
     recent_names: std::collections::VecDeque<(u32, String)>,
@@ -240,6 +242,7 @@ impl Trace {
             buffered: 0,
             named: Vec::new(),
             flows: 0,
+            interval_threads: Vec::new(),
             recent_names: std::collections::VecDeque::new(),
             map: TickMap::new(),
             flushed_ns: clock::monotonic_ns(),
@@ -587,22 +590,36 @@ impl Trace {
         closed: &crate::collector::interval::Interval,
         names: impl Fn(u32) -> String,
     ) {
-        let ns = self.map.to_ns(closed.end);
-        let length_ns = ns.saturating_sub(self.map.to_ns(closed.end.saturating_sub(closed.length)));
+        // At the interval's start: a counter's value holds until the next one, so it spans the interval
+        // it measured.
+        let ns = self.map.to_ns(closed.end.saturating_sub(closed.length));
+        let length_ns = self.map.to_ns(closed.end).saturating_sub(ns);
         if length_ns == 0 {
             return;
         }
-        for (thread, calls, inside) in closed.top_level() {
+        let mut rows: Vec<(u32, f64, f64)> = closed
+            .top_level()
+            .into_iter()
+            .map(|(thread, calls, inside)| {
+                let per_second = calls as f64 * 1e9 / length_ns as f64;
+                let busy = 100.0 * clock::scale().delta_ns(Ticks(inside)) as f64 / length_ns as f64;
+                (thread, per_second, busy.min(100.0))
+            })
+            .collect();
+        // A thread that ran sections in the interval before but none in this one drops to 0, once, rather
+        // than keep its last value on the plot.
+        let now: Vec<u32> = rows.iter().map(|r| r.0).collect();
+        for &thread in self.interval_threads.iter().filter(|t| !now.contains(t)) {
+            rows.push((thread, 0.0, 0.0));
+        }
+        self.interval_threads = now;
+        for (thread, per_second, busy) in rows {
             if !self.fits() {
                 return;
             }
             let name = names(thread);
             self.name_thread(thread, &name);
-            let per_second = calls as f64 * 1e9 / length_ns as f64;
-            let busy = 100.0 * clock::scale().delta_ns(Ticks(inside)) as f64 / length_ns as f64;
-            self.emit(|format, out| {
-                format.interval(out, ns, thread, &name, per_second, busy.min(100.0))
-            });
+            self.emit(|format, out| format.interval(out, ns, thread, &name, per_second, busy));
         }
     }
 
