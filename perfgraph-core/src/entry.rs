@@ -136,29 +136,47 @@ fn event_enabled<const N: usize>(site: &'static EventSite, args: impl FnOnce() -
 #[inline]
 pub fn counter(site: &'static CounterSite, value: impl CounterValue) {
     let value = value.to_f64();
-    let ptr = threads::current_ptr();
-    let state = if ptr.is_null() {
-        if !verbosity::records(0) {
-            return;
-        }
-        start();
-        threads::current()
-    } else {
-        // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive while the thread runs.
-        unsafe { &*ptr }
-    };
-    if !verbosity::records(0) {
+    let Some(state) = recording_thread() else {
         return;
-    }
+    };
     let id = site.id();
     let now = clock::now().0;
-    // SAFETY: `state` is this thread's own state.
+    // SAFETY: `state` is this thread's own state (`recording_thread` returns the calling thread's).
     unsafe {
         state.counters.record(id, value, now);
         if marks::wanted() {
             state.push_mark(Record::mark(id, now, now, COUNTER, value.to_bits()));
         }
     }
+}
+
+/// The calling thread's state if anything records now (`PERFGRAPH_VERBOSITY` is not `off`): what a
+/// `counter!` and a lock of `perfgraph_core::sync` record on. At the thread's first call it starts the
+/// runtime and registers the thread, as a first section does.
+#[inline]
+pub(crate) fn recording_thread() -> Option<&'static ThreadState> {
+    let ptr = threads::current_ptr();
+    if ptr.is_null() {
+        return first_recording_thread();
+    }
+    // Relaxed inside: one load of the verbosity's threshold.
+    if !verbosity::records(0) {
+        return None;
+    }
+    // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive while the thread runs.
+    Some(unsafe { &*ptr })
+}
+
+/// [`recording_thread`] on a thread that has not recorded yet: the settings are read first (the runtime's
+/// start), so `PERFGRAPH_VERBOSITY=off` registers nothing.
+#[cold]
+#[inline(never)]
+fn first_recording_thread() -> Option<&'static ThreadState> {
+    start();
+    if !verbosity::records(0) {
+        return None;
+    }
+    Some(threads::current())
 }
 
 /// For a timed future's poll: the calling thread's state (starting the runtime and the thread if need

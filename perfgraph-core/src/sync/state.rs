@@ -11,7 +11,6 @@ use crate::local::locks::{self, LockCounts};
 use crate::local::marks;
 use crate::local::record::{HOLD, LOCK_FLOW, Record, WAIT};
 use crate::local::thread::{LIVE_LIMIT_TICKS, ThreadState};
-use crate::local::{threads, verbosity};
 
 /// A lock's own recording state. All `Relaxed`: the lock itself orders what its holders write here (a
 /// holder's stores happen before its unlock, which happens before the next holder's lock), and the figures
@@ -74,25 +73,15 @@ impl LockState {
         self.counts.get_or_init(|| locks::register(self.name))
     }
 
-    /// The calling thread's state, if locks record now (built with the `enabled` feature, and anything
-    /// records: `PERFGRAPH_VERBOSITY` is not `off`); its first lock registers the thread, as a first
-    /// section does.
+    /// The calling thread's state, if locks record now: built with the `enabled` feature, and anything
+    /// records (`entry::recording_thread`).
     #[inline]
     pub fn thread() -> Option<&'static ThreadState> {
         if !cfg!(feature = "enabled") {
             // Compiled out: std's lock, nothing recorded.
             return None;
         }
-        let ptr = threads::current_ptr();
-        if ptr.is_null() {
-            return cold_thread();
-        }
-        // Relaxed inside: one load of the verbosity's threshold.
-        if !verbosity::records(0) {
-            return None;
-        }
-        // SAFETY: a non-null `current_ptr` is this thread's own state, kept alive while the thread runs.
-        Some(unsafe { &*ptr })
+        entry::recording_thread()
     }
 
     /// The request could not take the lock at once: the wait starts now, `thread` waits.
@@ -200,15 +189,4 @@ impl LockState {
             locks::retire(c);
         }
     }
-}
-
-/// [`LockState::thread`] on a thread that has not recorded yet: starts the runtime and registers it.
-#[cold]
-#[inline(never)]
-fn cold_thread() -> Option<&'static ThreadState> {
-    if !verbosity::records(0) {
-        return None;
-    }
-    entry::start();
-    Some(threads::current())
 }
