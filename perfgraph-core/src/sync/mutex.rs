@@ -63,13 +63,8 @@ impl<T> Mutex<T> {
     /// assert_eq!(m.into_inner().unwrap(), 5);
     /// ```
     pub fn into_inner(self) -> LockResult<T> {
-        let mut this = std::mem::ManuallyDrop::new(self);
-        this.state.retire();
-        // SAFETY: `this` is never used again nor dropped; `inner` is read out once and `state`'s only
-        // resources were just given back (`retire`), the rest of it being plain values.
-        let inner = unsafe { std::ptr::read(&this.inner) };
-        // SAFETY: as above, `state` is dropped in place once, its figures already retired.
-        unsafe { std::ptr::drop_in_place(&mut this.state) };
+        // `state` drops here, giving its figures to its name's totals.
+        let Mutex { state: _, inner } = self;
         inner.into_inner()
     }
 }
@@ -193,12 +188,6 @@ fn wrap<'a, T: ?Sized>(
     }
 }
 
-impl<T: ?Sized> Drop for Mutex<T> {
-    fn drop(&mut self) {
-        self.state.retire();
-    }
-}
-
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
@@ -247,5 +236,24 @@ impl<T: Default> Default for Mutex<T> {
     /// A mutex named `"(unnamed)"` holding `T::default()`.
     fn default() -> Mutex<T> {
         Mutex::new("(unnamed)", T::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Mutex;
+
+    /// Taken apart or dropped, a lock leaves its figures under its name.
+    #[test]
+    fn into_inner_and_drop_keep_the_figures() {
+        let a = Mutex::new("mutex::tests kept", 1);
+        drop(a.lock().unwrap());
+        assert_eq!(a.into_inner().unwrap(), 1);
+        let b = Mutex::new("mutex::tests kept", 2);
+        drop(b.lock().unwrap());
+        drop(b);
+        let rows = crate::local::locks::gather(|t| t);
+        let row = rows.iter().find(|r| r.name == "mutex::tests kept").unwrap();
+        assert_eq!(row.acquisitions, 2);
     }
 }

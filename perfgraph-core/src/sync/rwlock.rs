@@ -70,12 +70,8 @@ impl<T> RwLock<T> {
     /// assert_eq!(perfgraph_core::sync::RwLock::new("table", 3).into_inner().unwrap(), 3);
     /// ```
     pub fn into_inner(self) -> LockResult<T> {
-        let mut this = std::mem::ManuallyDrop::new(self);
-        this.state.retire();
-        // SAFETY: `this` is never used again nor dropped; `inner` is read out once.
-        let inner = unsafe { std::ptr::read(&this.inner) };
-        // SAFETY: `state` is dropped in place once, its figures already retired.
-        unsafe { std::ptr::drop_in_place(&mut this.state) };
+        // `state` drops here, giving its figures to its name's totals.
+        let RwLock { state: _, inner } = self;
         inner.into_inner()
     }
 }
@@ -188,12 +184,6 @@ impl<T: ?Sized> RwLock<T> {
     /// ```
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         self.inner.get_mut()
-    }
-}
-
-impl<T: ?Sized> Drop for RwLock<T> {
-    fn drop(&mut self) {
-        self.state.retire();
     }
 }
 

@@ -182,9 +182,11 @@ impl LockState {
         // Relaxed: a count for tests to poll.
         self.waiters.load(Ordering::Relaxed)
     }
+}
 
-    /// The lock is dropped: its figures go to its name's totals.
-    pub fn retire(&mut self) {
+impl Drop for LockState {
+    /// The lock is dropped (or taken apart by `into_inner`): its figures go to its name's totals.
+    fn drop(&mut self) {
         if let Some(c) = self.counts.get() {
             locks::retire(c);
         }
