@@ -317,32 +317,13 @@ pub struct FutureArgs {
 
 impl Parse for FutureArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let usage = "time_future! takes the section name as a string literal, then the future, e.g. \
-                     `time_future!(\"fetch\", async { ... }, level = 2)`";
-        if !input.peek(LitStr) {
-            return Err(if input.is_empty() {
-                Error::new(Span::call_site(), usage)
-            } else {
-                let tokens: proc_macro2::TokenStream = input.parse()?;
-                Error::new_spanned(tokens, usage)
-            });
-        }
-        let name = input.parse::<LitStr>()?;
-        non_empty(
-            &name,
+        let (name, future, options) = literal_and_expr(
+            input,
+            "time_future! takes the section name as a string literal, then the future, e.g. \
+             `time_future!(\"fetch\", async { ... }, level = 2)`",
             "the section name must not be empty: say what the future does, e.g. `time_future!(\"fetch\", f)`",
+            Macro::Future,
         )?;
-        if input.is_empty() {
-            return Err(Error::new_spanned(&name, usage));
-        }
-        input.parse::<Token![,]>()?;
-        let future: syn::Expr = input.parse()?;
-        let options = if input.is_empty() {
-            Options::default()
-        } else {
-            input.parse::<Token![,]>()?;
-            parse_options(input, Macro::Future)?
-        };
         Ok(FutureArgs {
             name,
             future,
@@ -353,32 +334,20 @@ impl Parse for FutureArgs {
 
 impl Parse for SectionArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let name = if input.peek(LitStr) {
-            input.parse::<LitStr>()?
-        } else if input.is_empty() {
-            return Err(Error::new(
-                Span::call_site(),
-                "time_section! needs a section name first: `time_section!(\"name\")`, optionally followed by \
-                 options: ".to_owned() + &accepted_options(Macro::Section),
-            ));
-        } else {
-            let tokens: proc_macro2::TokenStream = input.parse()?;
-            return Err(Error::new_spanned(
-                tokens,
-                "time_section! takes the section name as a string literal first, e.g. \
-                 `time_section!(\"residual\", level = 2)`",
-            ));
-        };
+        let name = leading_literal(
+            input,
+            &("time_section! needs a section name first: `time_section!(\"name\")`, optionally followed by \
+               options: "
+                .to_owned()
+                + &accepted_options(Macro::Section)),
+            "time_section! takes the section name as a string literal first, e.g. \
+             `time_section!(\"residual\", level = 2)`",
+        )?;
         non_empty(
             &name,
             "the section name must not be empty: say what the section does, e.g. `time_section!(\"residual\")`",
         )?;
-        let options = if input.is_empty() {
-            Options::default()
-        } else {
-            input.parse::<Token![,]>()?;
-            parse_options(input, Macro::Section)?
-        };
+        let options = trailing_options(input, Macro::Section)?;
         Ok(SectionArgs { name, options })
     }
 }
@@ -395,24 +364,12 @@ impl Parse for EventArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let usage = "event! takes its message as a string literal first, e.g. \
                      `event!(\"checkpoint written\", args(step))`";
-        let message = if input.peek(LitStr) {
-            input.parse::<LitStr>()?
-        } else if input.is_empty() {
-            return Err(Error::new(Span::call_site(), usage));
-        } else {
-            let tokens: proc_macro2::TokenStream = input.parse()?;
-            return Err(Error::new_spanned(tokens, usage));
-        };
+        let message = leading_literal(input, usage, usage)?;
         non_empty(
             &message,
             "the event's message must not be empty: say what happened",
         )?;
-        let options = if input.is_empty() {
-            Options::default()
-        } else {
-            input.parse::<Token![,]>()?;
-            parse_options(input, Macro::Event)?
-        };
+        let options = trailing_options(input, Macro::Event)?;
         Ok(EventArgs { message, options })
     }
 }
@@ -429,38 +386,59 @@ pub struct CounterArgs {
 
 impl Parse for CounterArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let usage = "counter! takes the counter's name as a string literal, then its value, e.g. \
-                     `counter!(\"residual\", r)`";
-        if !input.peek(LitStr) {
-            return Err(if input.is_empty() {
-                Error::new(Span::call_site(), usage)
-            } else {
-                let tokens: proc_macro2::TokenStream = input.parse()?;
-                Error::new_spanned(tokens, usage)
-            });
-        }
-        let name = input.parse::<LitStr>()?;
-        non_empty(
-            &name,
+        let (name, value, options) = literal_and_expr(
+            input,
+            "counter! takes the counter's name as a string literal, then its value, e.g. \
+             `counter!(\"residual\", r)`",
             "the counter's name must not be empty: say what it counts",
+            Macro::Counter,
         )?;
-        if input.is_empty() {
-            return Err(Error::new_spanned(&name, usage));
-        }
-        input.parse::<Token![,]>()?;
-        let value: syn::Expr = input.parse()?;
-        let options = if input.is_empty() {
-            Options::default()
-        } else {
-            input.parse::<Token![,]>()?;
-            parse_options(input, Macro::Counter)?
-        };
         Ok(CounterArgs {
             name,
             value,
             options,
         })
     }
+}
+
+/// The string literal a macro's arguments start with. Without arguments, the error `if_missing` at the
+/// call; with something else first, `usage` under it.
+fn leading_literal(input: ParseStream, if_missing: &str, usage: &str) -> syn::Result<LitStr> {
+    if input.peek(LitStr) {
+        input.parse()
+    } else if input.is_empty() {
+        Err(Error::new(Span::call_site(), if_missing))
+    } else {
+        let tokens: proc_macro2::TokenStream = input.parse()?;
+        Err(Error::new_spanned(tokens, usage))
+    }
+}
+
+/// The options after a macro's positional arguments (`, option, ...`), none if nothing follows.
+fn trailing_options(input: ParseStream, mac: Macro) -> syn::Result<Options> {
+    if input.is_empty() {
+        return Ok(Options::default());
+    }
+    input.parse::<Token![,]>()?;
+    parse_options(input, mac)
+}
+
+/// `"name", expr, options`, as `time_future!` and `counter!` take them: a non-empty literal (`if_empty`
+/// under an empty one), an expression (`usage` under a literal alone), then `mac`'s options.
+fn literal_and_expr(
+    input: ParseStream,
+    usage: &str,
+    if_empty: &str,
+    mac: Macro,
+) -> syn::Result<(LitStr, syn::Expr, Options)> {
+    let name = leading_literal(input, usage, usage)?;
+    non_empty(&name, if_empty)?;
+    if input.is_empty() {
+        return Err(Error::new_spanned(&name, usage));
+    }
+    input.parse::<Token![,]>()?;
+    let expr: syn::Expr = input.parse()?;
+    Ok((name, expr, trailing_options(input, mac)?))
 }
 
 /// Rejects an empty or all-blank literal with `message`.
