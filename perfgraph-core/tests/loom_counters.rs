@@ -8,6 +8,8 @@
 
 #![allow(dead_code, missing_docs)] // reason: the included module has items only the runtime uses.
 
+mod loom_model;
+
 mod base {
     pub(crate) mod sync {
         pub(crate) use loom::sync::atomic;
@@ -32,14 +34,7 @@ fn update(n: u64) -> [u64; WORDS] {
 
 #[test]
 fn a_reading_is_one_update_whole_and_never_goes_back() {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(1);
-    }
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = std::sync::Arc::clone(&runs);
-    builder.check(move || {
-        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let n = loom_model::check(1, || {
         let slot = Arc::new(Slot::default());
         let reader = {
             let slot = slot.clone();
@@ -61,7 +56,6 @@ fn a_reading_is_one_update_whole_and_never_goes_back() {
         reader.join().unwrap();
         assert_eq!(slot.read(), update(2));
     });
-    let n = runs.load(std::sync::atomic::Ordering::Relaxed);
     // Not vacuous: loom 0.7 stops after one interleaving for some shapes (tokio-rs/loom#392, a spawned
     // thread whose first operation is a load); with the owner on the model's main thread it runs 25,717.
     assert!(n > 1_000, "the model explored {n} interleavings only");

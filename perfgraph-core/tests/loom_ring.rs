@@ -8,6 +8,8 @@
 
 #![allow(dead_code, missing_docs)] // reason: the included module has items only the runtime uses.
 
+mod loom_model;
+
 mod base {
     pub(crate) mod sync {
         pub(crate) use loom::sync::atomic;
@@ -27,23 +29,7 @@ use local::ring::{Cursor, Ring, Slot};
 use loom::sync::Arc;
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    // Counted, so a model loom runs only once is an error rather than a pass: loom 0.7 stops after one
-    // interleaving when a spawned thread's first operation is a load (tokio-rs/loom#392).
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = std::sync::Arc::clone(&runs);
-    builder.check(move || {
-        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f()
-    });
-    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
-    assert!(
-        runs > 1,
-        "loom explored {runs} interleaving: the model checks nothing"
-    );
+    loom_model::check(2, f);
 }
 
 fn record(i: u64) -> [u64; 4] {

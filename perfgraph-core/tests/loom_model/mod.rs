@@ -1,0 +1,27 @@
+//! The loom models' one runner (`mod loom_model;` in each `tests/loom_*.rs`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Checks `f` under every interleaving with at most `bound` preemptions (`LOOM_MAX_PREEMPTIONS`, if set,
+/// instead); returns how many interleavings loom ran. Counted, so that a model loom runs only once is an
+/// error rather than a pass: loom 0.7 stops after one interleaving when a spawned thread's first operation
+/// is a load (tokio-rs/loom#392), and then checks nothing.
+pub fn check(bound: usize, f: impl Fn() + Sync + Send + 'static) -> usize {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(bound);
+    }
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    builder.check(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        f()
+    });
+    let runs = runs.load(Ordering::Relaxed);
+    assert!(
+        runs > 1,
+        "loom explored {runs} interleaving: the model checks nothing"
+    );
+    runs
+}
