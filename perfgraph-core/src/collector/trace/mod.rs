@@ -139,6 +139,8 @@ pub(crate) struct Trace {
     flows: u64,
     /// The threads the last interval's counter tracks had a value for.
     interval_threads: Vec<u32>,
+    /// Lock names by id, as looked up (bounded by the distinct names).
+    lock_names: Vec<Option<String>>,
     /// The names of the last threads named, newest last: a lock's wait names its holder, which may have
     /// exited and left the live list since. At most [`RECENT_NAMES`].
     recent_names: std::collections::VecDeque<(u32, String)>,
@@ -243,6 +245,7 @@ impl Trace {
             named: Vec::new(),
             flows: 0,
             interval_threads: Vec::new(),
+            lock_names: Vec::new(),
             recent_names: std::collections::VecDeque::new(),
             map: TickMap::new(),
             flushed_ns: clock::monotonic_ns(),
@@ -515,9 +518,7 @@ impl Trace {
         if !self.admit() {
             return;
         }
-        let lock = crate::local::locks::name(r.section)
-            .unwrap_or("lock")
-            .to_owned();
+        let lock = self.lock_name(r.section);
         let start_ns = self.map.to_ns(r.start);
         let end_ns = self.map.to_ns(r.end).max(start_ns);
         // Another thread named in the record (index + 1; 0: unknown), named in the trace first.
@@ -557,6 +558,17 @@ impl Trace {
             holder,
         };
         self.emit(|format, out| format.lock_slice(out, &slice));
+    }
+
+    /// The name of lock name id `id`, looked up in the locks' table (under its lock) once per name.
+    fn lock_name(&mut self, id: u32) -> String {
+        let i = id as usize;
+        if self.lock_names.len() <= i {
+            self.lock_names.resize(i + 1, None);
+        }
+        self.lock_names[i]
+            .get_or_insert_with(|| crate::local::locks::name(id).unwrap_or("lock").to_owned())
+            .clone()
     }
 
     /// CPU time read at `ticks` for each of `threads` (`(thread, CPU ns since its first section)`): each
