@@ -840,17 +840,16 @@ fn lock_waits_holds_and_hand_overs_are_in_both_formats_and_the_report() {
         })
         .collect();
     waits.sort();
+    // Every wait (by name), its thread and the holder it names: the same in both formats.
     let w = |l: &str, t: &str, h: &str| (format!("wait: {l}"), t.to_owned(), h.to_owned());
-    assert_eq!(
-        waits,
-        [
-            w("chain", "b", "a"),
-            w("chain", "c", "b"),
-            w("handover", "w1", "child_entry"),
-            w("handover", "w2", "child_entry"),
-            w("handover", "w3", "child_entry"),
-        ]
-    );
+    let expected_waits = [
+        w("chain", "b", "a"),
+        w("chain", "c", "b"),
+        w("handover", "w1", "child_entry"),
+        w("handover", "w2", "child_entry"),
+        w("handover", "w3", "child_entry"),
+    ];
+    assert_eq!(waits, expected_waits);
     let holds = events
         .iter()
         .filter(|e| {
@@ -892,17 +891,7 @@ fn lock_waits_holds_and_hand_overs_are_in_both_formats_and_the_report() {
             })
             .collect();
         waits.sort();
-        assert_eq!(
-            waits,
-            [
-                w("chain", "b", "a"),
-                w("chain", "c", "b"),
-                w("handover", "w1", "child_entry"),
-                w("handover", "w2", "child_entry"),
-                w("handover", "w3", "child_entry"),
-            ],
-            "{d}"
-        );
+        assert_eq!(waits, expected_waits, "{d}");
         let mut chain_flows: Vec<(String, String)> = d["flows"]
             .as_array()
             .unwrap()
