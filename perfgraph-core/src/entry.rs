@@ -78,7 +78,7 @@ fn fill_live_text(
         return;
     };
     if let Some(text) = filled_message(site, values) {
-        state.live_texts.set(depth, start, text.to_string());
+        state.live_texts.set(depth, start, text);
     }
 }
 

@@ -20,7 +20,7 @@ pub struct LiveTexts(Mutex<Vec<Slot>>);
 
 impl LiveTexts {
     /// The call at `depth` that started at `start` shows `text`. Owner only.
-    pub fn set(&self, depth: u32, start: u64, text: String) {
+    pub fn set(&self, depth: u32, start: u64, text: Arc<str>) {
         let depth = depth as usize;
         if depth >= DEPTHS {
             return;
@@ -29,7 +29,7 @@ impl LiveTexts {
         if slots.len() <= depth {
             slots.resize(depth + 1, None);
         }
-        slots[depth] = Some((start, Arc::from(text)));
+        slots[depth] = Some((start, text));
     }
 
     /// The filled message of the call at `depth` that started at `start`, if it has one.
