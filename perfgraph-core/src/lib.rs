@@ -40,6 +40,7 @@
 
 // The layers, from the bottom up; each imports only those before it (docs/design.md draws them). `data`
 // is also the public module of the recorded data's types.
+pub mod attach;
 mod base;
 mod collector;
 pub mod data;

@@ -283,6 +283,10 @@ pub struct Config {
     /// `PERFGRAPH_SWITCHES`: `off` (default) or `on` (every section that reads its CPU clock also counts the
     /// thread's context switches: `voluntary_switches` and `involuntary_switches`).
     pub switches: bool,
+    /// `PERFGRAPH_LISTEN`: `on` (default) or `off`. On: the background thread answers `perfgraph ps`, `dump`,
+    /// `trace` and `top` on a private Unix socket (`$XDG_RUNTIME_DIR/perfgraph/<pid>.sock`, else
+    /// `/tmp/perfgraph-<uid>/<pid>.sock`); only with the `listen` cargo feature.
+    pub listen: bool,
 }
 
 /// Which sections read resident memory themselves at entry and exit (`PERFGRAPH_MEM_EXACT`), instead of
@@ -320,6 +324,7 @@ impl Default for Config {
             mem_exact: MemExact::Live,
             cpu_all: false,
             switches: false,
+            listen: true,
         }
     }
 }
@@ -408,7 +413,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 19] = [
+const VARIABLES: [Variable; 20] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -595,6 +600,17 @@ const VARIABLES: [Variable; 19] = [
         apply: |c, v| match v {
             "on" => set(&mut c.signals, Some(true)),
             "off" => set(&mut c.signals, Some(false)),
+            _ => false,
+        },
+        list_refuses: None,
+    },
+    Variable {
+        name: "PERFGRAPH_LISTEN",
+        accepted: "on, off",
+        default: "on",
+        apply: |c, v| match v {
+            "on" => set(&mut c.listen, Some(true)),
+            "off" => set(&mut c.listen, Some(false)),
             _ => false,
         },
         list_refuses: None,

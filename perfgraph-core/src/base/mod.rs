@@ -6,6 +6,7 @@
 //! * [`identity`]: which process this is (pid, rank, host, wall-clock anchor), and output paths'
 //!   placeholders;
 //! * [`config`]: the `PERFGRAPH_*` settings;
+//! * [`control`]: the control socket's protocol (requests, where the sockets are);
 //! * [`heap`]: the counting allocator and its per-thread counters;
 //! * [`process`]: the process-wide state (started, the background thread's inbox, exit progress, the
 //!   resident-set figure);
@@ -16,6 +17,7 @@
 pub(crate) mod buckets;
 pub(crate) mod clock;
 pub(crate) mod config;
+pub(crate) mod control;
 pub(crate) mod heap;
 pub(crate) mod identity;
 pub(crate) mod process;

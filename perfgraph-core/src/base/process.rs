@@ -47,9 +47,20 @@ fn ring() {
     if !collecting() {
         return;
     }
+    // Relaxed: read by the background thread only to end its wait; the unpark orders the rest.
+    RINGS.fetch_add(1, Ordering::Relaxed);
     if let Some(thread) = COLLECTOR.get() {
         thread.unpark();
     }
+}
+
+/// How many times the doorbell rang.
+static RINGS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times the doorbell rang so far: the background thread, waking between passes to look at the
+/// control socket, goes back to sleep only if this has not moved since before its last pass.
+pub fn rings() -> u64 {
+    RINGS.load(Ordering::Relaxed)
 }
 
 /// Set once the runtime's one-time start has finished (settings read, clock chosen).

@@ -135,6 +135,10 @@ enum Kind {
         target: PathBuf,
         temp: Option<PathBuf>,
     },
+    /// A client of the control socket (a `perfgraph trace` window), written non-blocking like a stream;
+    /// never waited for: what it has not taken at the end goes back to the socket's server
+    /// ([`Stream::into_peer`]).
+    Socket(super::listen::Peer),
 }
 
 /// Opens the stream `path` for writing without blocking; `None` for a named pipe without a reader.
@@ -227,6 +231,35 @@ impl Stream {
         Ok(())
     }
 
+    /// A stream to a control-socket client (a trace window), the trace's format chosen by the caller.
+    pub(crate) fn socket(peer: super::listen::Peer) -> Stream {
+        Stream {
+            variable: "perfgraph trace",
+            path: PathBuf::from("(control socket)"),
+            file: None,
+            kind: Kind::Socket(peer),
+            backlog: Vec::new(),
+            written: 0,
+        }
+    }
+
+    /// A control-socket client's stream, and what it has not taken yet; `None` for a file or stream.
+    pub(crate) fn into_peer(mut self) -> Option<(super::listen::Peer, Vec<u8>)> {
+        let backlog = std::mem::take(&mut self.backlog);
+        // `Stream` has a `Drop`: take the kind out through a placeholder.
+        let kind = std::mem::replace(
+            &mut self.kind,
+            Kind::Stream {
+                path: PathBuf::new(),
+                follow: false,
+            },
+        );
+        match kind {
+            Kind::Socket(peer) => Some((peer, backlog)),
+            _ => None,
+        }
+    }
+
     /// Writes all of `bytes` (a regular file), or as much as the stream takes now, keeping the rest. On
     /// an error nothing of `bytes` counts: a regular file is cut back to what it held before, so it ends
     /// after a whole write; a stream whose reader is [`STREAM_BACKLOG`] behind refuses it (`WouldBlock`).
@@ -265,6 +298,20 @@ impl Stream {
 
     /// Hands the stream what it takes now of the backlog (opening it first if it had no reader).
     fn send(&mut self) -> io::Result<()> {
+        if let Kind::Socket(peer) = &mut self.kind {
+            let mut sent = 0;
+            while sent < self.backlog.len() {
+                match crate::base::sys::send(peer.stream(), &self.backlog[sent..]) {
+                    Ok(0) => break,
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(e),
+                }
+            }
+            self.backlog.drain(..sent);
+            return Ok(());
+        }
         if self.file.is_none()
             && let Kind::Stream { path, follow } = &self.kind
         {
@@ -317,7 +364,7 @@ impl Stream {
             Kind::File {
                 temp: Some(temp), ..
             } => Partial::Temporary(temp.clone()),
-            Kind::Stream { .. } => Partial::Nothing,
+            Kind::Stream { .. } | Kind::Socket(_) => Partial::Nothing,
         };
         set_current(Some((self.variable, self.path.clone(), partial)));
     }
@@ -371,6 +418,21 @@ impl Stream {
                     drop(file);
                     Ok(())
                 })
+            }
+            Kind::Socket(peer) => {
+                // At exit (a window still open): the client gets what it takes within a second.
+                let stream = peer.stream();
+                let _ = stream.set_nonblocking(false);
+                let _ = stream.set_write_timeout(Some(std::time::Duration::from_secs(1)));
+                let mut sent = 0;
+                while sent < self.backlog.len() {
+                    match crate::base::sys::send(stream, &self.backlog[sent..]) {
+                        Ok(n) if n > 0 => sent += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        _ => break,
+                    }
+                }
+                Ok(())
             }
         };
         set_current(None);

@@ -20,6 +20,7 @@ pub(crate) mod exit;
 pub(crate) mod files;
 pub(crate) mod fork;
 pub(crate) mod interval;
+pub(crate) mod listen;
 pub(crate) mod live;
 pub(crate) mod memory;
 pub(crate) mod outputs;
@@ -33,12 +34,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::base::config::Config;
+use crate::base::control::Request;
 use crate::base::process::{self, Message};
 use crate::base::{clock, heap, registry, sys};
 use crate::local::record::{Decoder, Record};
 use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
-use crate::local::threads;
+use crate::local::{snapshot, threads};
 use live::Live;
 use outputs::Outputs;
 
@@ -122,6 +124,10 @@ pub(crate) struct Collector {
     warned_unmapped: bool,
     live: Option<Live>,
     outputs: Outputs,
+    /// The control socket (`PERFGRAPH_LISTEN`), while it listens.
+    server: Option<listen::Server>,
+    /// The settings (a `dump` takes a report with them).
+    config: Config,
 }
 
 impl Collector {
@@ -147,7 +153,41 @@ impl Collector {
             marks: Vec::new(),
             warned_interleaved: false,
             warned_unmapped: false,
+            server: None,
+            config,
         }
+    }
+
+    /// Opens the control socket, if the settings and the build want one.
+    fn listen(&mut self) {
+        if cfg!(feature = "listen") && self.config.listen {
+            self.server = listen::Server::open();
+        }
+    }
+
+    /// Looks at the control socket: accepts, reads, writes, and answers the requests read whole. Returns
+    /// how long the thread may sleep before it looks again.
+    fn serve(&mut self) -> Option<Duration> {
+        let server = self.server.as_mut()?;
+        let mono = clock::monotonic_ns();
+        for asked in server.poll(mono) {
+            let reply = match asked.request {
+                Request::Status => Ok(listen::status::json()),
+                Request::Dump if !server.has_room(0) => Err("busy: replies waiting".to_owned()),
+                Request::Dump => Ok(snapshot::report(&self.config).json().into_bytes()),
+                Request::Trace { seconds, perfetto } => {
+                    match self.outputs.open_window(asked.peer, seconds, perfetto) {
+                        Ok(()) => continue,
+                        Err((peer, why)) => {
+                            server.reply(peer, Err(why), mono);
+                            continue;
+                        }
+                    }
+                }
+            };
+            server.reply(asked.peer, reply, mono);
+        }
+        Some(server.poll_within())
     }
 
     /// One pass: sample memory if due, drain the rings if anyone needs it, let the outputs act. Returns the
@@ -165,15 +205,17 @@ impl Collector {
         }
         // The records of what woke us are visible (`process::wakes` is an Acquire load).
         let wakes = process::wakes();
+        let every_record = self.needs_every_record || self.outputs.window_open();
         let drain = force_drain
             || wakes != self.seen_wakes
-            || self.needs_every_record
+            || every_record
             || mono >= self.next_drain
             || self.live.as_ref().is_some_and(Live::wants_drain);
         self.seen_wakes = wakes;
         // An interval that is due ends now, before the drain, so a call that ends meanwhile is in the
-        // records or in the running snapshot, never in neither.
+        // records or in the running snapshot, never in neither; so does a trace window whose time is up.
         self.outputs.before_drain(clock::now().0);
+        let window_ends = self.outputs.window_due(clock::now().0);
         if drain {
             let found = self.drain();
             self.drain_period = if found {
@@ -182,11 +224,17 @@ impl Collector {
                 (self.drain_period * 2).min(DRAIN_QUIET_MAX.as_nanos() as u64)
             };
             self.next_drain = mono + self.drain_period;
-            if self.needs_every_record {
+            if every_record {
                 self.next_drain = mono + self.fill_time(mono);
             }
         } else {
             self.refresh_threads();
+        }
+        if window_ends
+            && let Some((peer, rest)) = self.outputs.end_window()
+            && let Some(server) = &mut self.server
+        {
+            server.send(peer, rest, mono);
         }
         let now = clock::now().0;
         let mut deadline = self.memory.next_ns().min(self.next_drain);
@@ -364,6 +412,10 @@ impl Collector {
 
     /// The final pass at process exit.
     fn finish(&mut self) {
+        // First: no client connects to a process that will not answer.
+        if let Some(server) = self.server.take() {
+            server.close();
+        }
         self.pass(true);
         process::progress();
         // Once more: sections that left the last pass's snapshot have their end records in the rings now.
@@ -401,6 +453,7 @@ fn background(config: Config) {
     heap::pause();
     overhead::measure();
     let mut collector = Collector::new(config);
+    collector.listen();
     let inbox = process::receiver();
     loop {
         // The exit is a message, and the flag `begin_shutdown` set before sending it.
@@ -409,12 +462,22 @@ fn background(config: Config) {
             collector.finish();
             break;
         }
+        let rings = process::rings();
         let deadline = collector.pass(false);
         process::count_pass();
-        let now = clock::monotonic_ns();
-        if deadline > now {
+        loop {
+            let poll = collector.serve();
+            let now = clock::monotonic_ns();
+            if deadline <= now {
+                break;
+            }
             // Until the deadline or the doorbell (a wake-up or a message): the next pass acts on both.
-            std::thread::park_timeout(Duration::from_nanos(deadline - now));
+            // While the control socket listens, it is looked at in between.
+            let wait = Duration::from_nanos(deadline - now);
+            std::thread::park_timeout(poll.map_or(wait, |p| p.min(wait)));
+            if poll.is_none() || process::rings() != rings || process::shutting_down() {
+                break;
+            }
         }
     }
     exit::finished();

@@ -12,17 +12,18 @@ use std::sync::Arc;
 
 use super::files;
 use super::interval::{self, Interval, Intervals};
+use super::listen::Peer;
 use super::live::screen;
 use super::trace::Trace;
 use crate::base::clock::{self, Ticks};
-use crate::base::config::{Config, ReportSelection};
+use crate::base::config::{Config, ReportSelection, TraceFormat};
 use crate::base::{heap, identity, process, registry, sys};
 use crate::export::trace::{Identity, Losses};
 use crate::export::{folded, json};
 use crate::local::record::Record;
 use crate::local::thread::ThreadState;
 use crate::local::threads;
-use crate::local::{ring, snapshot};
+use crate::local::{marks, ring, snapshot};
 
 /// An output path with its `{pid}`, `{rank}` and `{host}` placeholders filled in for this process.
 fn expanded(path: &std::path::Path) -> PathBuf {
@@ -49,6 +50,8 @@ pub(crate) struct Outputs {
     interval: Option<(u64, Intervals)>,
     /// `PERFGRAPH_TRACE`, streamed as the program runs.
     trace: Option<Trace>,
+    /// A trace window a `perfgraph trace` client asked for, and the ticks at which it ends.
+    window: Option<(Trace, u64)>,
     folded: Option<PathBuf>,
     json: Option<PathBuf>,
     /// Thread names by index, for the trace and the interval statistics, which name threads that may
@@ -72,6 +75,7 @@ impl Outputs {
                     &identity(),
                 )
             }),
+            window: None,
             folded: config.folded.as_deref().map(expanded),
             json: config.json.as_deref().map(expanded),
             names: HashMap::new(),
@@ -84,6 +88,93 @@ impl Outputs {
     pub(crate) fn end_trace_at(&mut self, ticks: u64) {
         if let Some(trace) = &mut self.trace {
             trace.end_at(ticks);
+        }
+        if let Some((window, end)) = &mut self.window {
+            window.end_at(ticks.min(*end));
+        }
+    }
+
+    /// Opens a trace window of `seconds` for a control-socket client (`perfgraph trace`): from now on
+    /// every record is drained and written to it too, with what a trace wants recorded (args, events,
+    /// counters, locks), until it ends ([`Outputs::window_due`]). One at a time: a second gets its peer
+    /// back with the reason.
+    pub(crate) fn open_window(
+        &mut self,
+        peer: Peer,
+        seconds: f64,
+        perfetto: bool,
+    ) -> Result<(), (Peer, String)> {
+        if self.window.is_some() {
+            return Err((
+                peer,
+                "busy: a trace window is being recorded already".to_owned(),
+            ));
+        }
+        let mut peer = peer;
+        if crate::base::sys::send(peer.stream(), b"ok\n").is_err() {
+            return Ok(());
+        }
+        let format = if perfetto {
+            TraceFormat::Perfetto
+        } else {
+            TraceFormat::Chrome
+        };
+        let trace = Trace::window(
+            files::Stream::socket(peer),
+            format,
+            self.config.trace_limit,
+            self.config.trace_compress,
+            &identity(),
+        );
+        let end = clock::now().0 + clock::scale().ticks((seconds * 1e9) as u64).0;
+        self.window = Some((trace, end));
+        self.share_texts();
+        marks::set_wanted(true);
+        Ok(())
+    }
+
+    /// Whether a trace window is open: the rings are then drained at every pass.
+    pub(crate) fn window_open(&self) -> bool {
+        self.window.is_some()
+    }
+
+    /// Before the drain: if the window's time is up (`now` ticks), it ends at its end time, so the drain
+    /// that follows brings every call that ended by then. Returns whether it did ([`Outputs::end_window`]
+    /// comes after the drain).
+    pub(crate) fn window_due(&mut self, now: u64) -> bool {
+        match &mut self.window {
+            Some((trace, end)) if now >= *end => {
+                trace.end_at(*end);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After the drain that followed [`Outputs::window_due`]: the window's closing event, and its
+    /// client with what it has not taken yet.
+    pub(crate) fn end_window(&mut self) -> Option<(Peer, Vec<u8>)> {
+        let (trace, _) = self.window.take()?;
+        marks::set_wanted(self.trace.is_some());
+        self.share_texts();
+        let threads = threads::all();
+        trace.finish_window(&threads, self.losses(&threads))
+    }
+
+    /// With two traces (the file's and a window), the window is fed first and copies the text args; the
+    /// file's takes them.
+    fn share_texts(&mut self) {
+        if let Some((window, _)) = &mut self.window {
+            window.takes_texts = self.trace.is_none();
+        }
+    }
+
+    /// What the traces lack that is not theirs to know: ring overflow, threads without a ring.
+    fn losses(&self, threads: &[Arc<ThreadState>]) -> Losses {
+        Losses {
+            ring_overflow: ring_dropped(threads),
+            unmapped_ring_threads: ring::unmapped(),
+            ..Losses::default()
         }
     }
 
@@ -103,6 +194,9 @@ impl Outputs {
             };
             intervals.on_records(thread.index, records, &open);
         }
+        if let Some((window, _)) = &mut self.window {
+            window.on_records(thread, records);
+        }
         if let Some(trace) = &mut self.trace {
             trace.on_records(thread, records);
         }
@@ -110,6 +204,9 @@ impl Outputs {
 
     /// Marks (futures' lives, instant events) `thread` pushed since the last pass.
     pub(crate) fn on_marks(&mut self, thread: &ThreadState, marks: &[Record]) {
+        if let Some((window, _)) = &mut self.window {
+            window.on_marks(thread, marks);
+        }
         if let Some(trace) = &mut self.trace {
             trace.on_marks(thread, marks);
         }
@@ -118,7 +215,8 @@ impl Outputs {
     /// A resident-memory sample taken at `ticks`; the trace samples each thread's CPU time with it, and
     /// the process's heap when the counting allocator counts.
     pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
-        if let Some(trace) = &mut self.trace {
+        let window = self.window.as_mut().map(|(w, _)| w);
+        for trace in self.trace.iter_mut().chain(window) {
             trace.on_memory(ticks, bytes);
             if heap::counting() {
                 trace.on_heap(ticks, heap::process_heap());
@@ -137,7 +235,8 @@ impl Outputs {
 
     /// Live print printed `text` at `ticks`.
     pub(crate) fn on_printed(&mut self, ticks: u64, text: &str) {
-        if let Some(trace) = &mut self.trace {
+        let window = self.window.as_mut().map(|(w, _)| w);
+        for trace in self.trace.iter_mut().chain(window) {
             trace.on_printed(ticks, text);
         }
     }
@@ -161,7 +260,11 @@ impl Outputs {
     /// After the drain: prints the interval that `before_drain` ended, if any. Returns how long (ns) the
     /// background thread may sleep before the next interval is due.
     pub(crate) fn tick(&mut self, now: u64) -> Option<u64> {
-        let trace_wait = self.trace.as_mut().and_then(Trace::tick);
+        let window_wait = self.window.as_mut().and_then(|(w, _)| w.tick());
+        let trace_wait = match (self.trace.as_mut().and_then(Trace::tick), window_wait) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let Some((interval_ns, intervals)) = self.interval.as_mut() else {
             return trace_wait;
         };
@@ -218,12 +321,13 @@ impl Outputs {
         process::progress();
         let mut notes = String::new();
         let mut results = Vec::new();
+        if let Some((window, _)) = self.window.take() {
+            // The client gets the rest within a second (the stream's `finish`); no line on stderr: the
+            // client's trace says what it lacks.
+            let _ = window.finish(&threads, self.losses(&threads));
+        }
         if let Some(trace) = self.trace.take() {
-            let losses = Losses {
-                ring_overflow: ring_dropped(&threads),
-                unmapped_ring_threads: ring::unmapped(),
-                ..Losses::default()
-            };
+            let losses = self.losses(&threads);
             if let Some(line) = trace.finish(&threads, losses) {
                 notes.push_str(&line);
                 notes.push('\n');

@@ -6,8 +6,10 @@
 //! output is captured, the descriptor fd 2 led to before. [`stream`]: the calls behind that capture (pipes,
 //! pseudo-terminals, the forked forwarder).
 
+mod socket;
 mod stream;
 
+pub use socket::*;
 pub use stream::*;
 
 use super::process;

@@ -156,6 +156,11 @@ pub(crate) struct Trace {
     /// Ticks at which the trace ends (set at exit, before the last drain): records ending later are after
     /// it, and not written.
     end_ticks: Option<u64>,
+    /// Ticks at which a trace window (`perfgraph trace`) starts: records that ended before are not in it.
+    start_ticks: u64,
+    /// Whether this trace takes the text args and messages it writes (the last trace fed does), or only
+    /// copies them, for another trace to take.
+    pub(crate) takes_texts: bool,
 }
 
 /// At most how many bytes `args` (named `names`) add to an event in either format: each name, quoted and
@@ -213,12 +218,52 @@ impl Trace {
         compression: TraceCompress,
         who: &Identity,
     ) -> Trace {
+        let file = files::Stream::open("PERFGRAPH_TRACE", path);
+        Trace::start(
+            path,
+            file,
+            TraceFormat::of_path(path),
+            limit,
+            compression,
+            who,
+        )
+    }
+
+    /// A trace window (`perfgraph trace`): the calls that end from now on, written to a control-socket
+    /// client's `stream` in `format`, until [`end_at`](Self::end_at).
+    pub(crate) fn window(
+        stream: files::Stream,
+        format: TraceFormat,
+        limit: Option<u64>,
+        compression: TraceCompress,
+        who: &Identity,
+    ) -> Trace {
+        let mut trace = Trace::start(
+            Path::new("(perfgraph trace)"),
+            Ok(stream),
+            format,
+            limit,
+            compression,
+            who,
+        );
+        trace.start_ticks = clock::now().0;
+        trace
+    }
+
+    fn start(
+        path: &Path,
+        file: Result<files::Stream, String>,
+        format: TraceFormat,
+        limit: Option<u64>,
+        compression: TraceCompress,
+        who: &Identity,
+    ) -> Trace {
         let mut buffer = Vec::with_capacity(FLUSH_BYTES + 64 * 1024);
-        let format: Box<dyn Encoder> = match TraceFormat::of_path(path) {
+        let format: Box<dyn Encoder> = match format {
             TraceFormat::Perfetto => Box::new(Perfetto::header(&mut buffer, who)),
             TraceFormat::Chrome => Box::new(Chrome::header(&mut buffer, who)),
         };
-        let (file, error) = match files::Stream::open("PERFGRAPH_TRACE", path) {
+        let (file, error) = match file {
             Ok(f) => (Some(f), None),
             Err(e) => (None, Some(e)),
         };
@@ -253,6 +298,8 @@ impl Trace {
             heap: None,
             cpu: Vec::new(),
             end_ticks: None,
+            start_ticks: 0,
+            takes_texts: true,
         };
         // The header goes into the file, which then takes its name: from now on a run that is killed
         // leaves its trace, readable up to its last write, under the name asked for.
@@ -384,9 +431,28 @@ impl Trace {
         self.end_ticks = Some(ticks);
     }
 
-    /// Whether a record ending at `end` ticks is after the trace's end.
+    /// Whether a record ending at `end` ticks is outside the trace: after its end, or before a window's
+    /// start.
     fn after_end(&self, end: u64) -> bool {
-        self.end_ticks.is_some_and(|e| end > e)
+        self.end_ticks.is_some_and(|e| end > e) || end < self.start_ticks
+    }
+
+    /// The text args of `record`: taken, or copied when another trace takes them.
+    fn args_of(&self, record: &Record) -> Vec<ArgValue> {
+        match record.args {
+            Some(a) if self.takes_texts => a.take(),
+            Some(a) => a.peek(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The message of instant `id`: taken, or copied when another trace takes it.
+    fn message(&self, id: u64) -> Option<String> {
+        if self.takes_texts {
+            marks::take(id)
+        } else {
+            marks::peek(id)
+        }
     }
 
     /// Records `thread` completed since the last drain, in the order they ended.
@@ -398,7 +464,7 @@ impl Trace {
         }
         for r in records {
             // Taken whether or not the call is written, so no text arg is left behind.
-            let args = r.args.map(|a| a.take()).unwrap_or_default();
+            let args = self.args_of(r);
             if self.after_end(r.end) {
                 continue;
             }
@@ -450,11 +516,11 @@ impl Trace {
         self.name_thread(thread.index, &thread.name);
         for r in records {
             // Taken whether or not the mark is written, so no text arg is left behind.
-            let values = r.args.map(|a| a.take()).unwrap_or_default();
+            let values = self.args_of(r);
             if self.after_end(r.end) {
                 if r.depth == record::INSTANT {
                     // The message is taken all the same, so none is left behind.
-                    let _ = marks::take(r.mark_id());
+                    let _ = self.message(r.mark_id());
                 }
                 continue;
             }
@@ -495,7 +561,7 @@ impl Trace {
                 },
                 record::EVENT => MarkKind::Event,
                 // The message is taken whether or not it is written, so none is left behind.
-                _ => MarkKind::Instant(marks::take(r.mark_id()).unwrap_or_default()),
+                _ => MarkKind::Instant(self.message(r.mark_id()).unwrap_or_default()),
             };
             if !self.admit_with(extra) {
                 continue;
@@ -718,8 +784,45 @@ impl Trace {
     pub(crate) fn finish(
         mut self,
         threads: &[std::sync::Arc<ThreadState>],
-        mut losses: Losses,
+        losses: Losses,
     ) -> Option<String> {
+        let summary = self.close(threads, losses);
+        if let Some(syncer) = self.syncer.take() {
+            syncer.stop();
+        }
+        if let Some(file) = self.file.take()
+            && let Err(e) = file.finish()
+        {
+            self.error = Some(e);
+        }
+        if let Some(error) = self.error {
+            return Some(error);
+        }
+        let sentence = summary.losses.sentence();
+        (!sentence.is_empty()).then(|| {
+            format!(
+                "perfgraph: trace {:?}: {} section calls written; {sentence} (the file says so too)",
+                self.path.display().to_string(),
+                summary.calls
+            )
+        })
+    }
+
+    /// The end of a trace window, after the drain that brought every call that ended by its end: as
+    /// [`finish`](Self::finish), but nothing waits for the client. Returns the client and what it has not
+    /// taken yet, for the control socket to send as it takes it (`None`: the client is gone).
+    pub(crate) fn finish_window(
+        mut self,
+        threads: &[std::sync::Arc<ThreadState>],
+        losses: Losses,
+    ) -> Option<(super::listen::Peer, Vec<u8>)> {
+        self.close(threads, losses);
+        self.file.take().and_then(files::Stream::into_peer)
+    }
+
+    /// The calls still running (ending now, marked unfinished), the last memory figure held to the end,
+    /// and the closing event with what is missing, written out.
+    fn close(&mut self, threads: &[std::sync::Arc<ThreadState>], mut losses: Losses) -> Summary {
         let end_ticks = self.end_ticks.unwrap_or_else(|| clock::now().0);
         let end_ns = self.map.to_ns(end_ticks);
         let mut unfinished = 0;
@@ -767,25 +870,7 @@ impl Trace {
         self.disk_full = false;
         self.emit(|format, out| format.footer(out, &summary));
         self.flush();
-        if let Some(syncer) = self.syncer.take() {
-            syncer.stop();
-        }
-        if let Some(file) = self.file.take()
-            && let Err(e) = file.finish()
-        {
-            self.error = Some(e);
-        }
-        if let Some(error) = self.error {
-            return Some(error);
-        }
-        let sentence = summary.losses.sentence();
-        (!sentence.is_empty()).then(|| {
-            format!(
-                "perfgraph: trace {:?}: {} section calls written; {sentence} (the file says so too)",
-                self.path.display().to_string(),
-                summary.calls
-            )
-        })
+        summary
     }
 }
 

@@ -1,0 +1,246 @@
+//! Looking into a running program: the client side of the control socket every instrumented process
+//! listens on (`PERFGRAPH_LISTEN`, on by default), what `perfgraph ps`, `dump`, `trace` and `top` use.
+//!
+//! Each process listens on `<pid>.sock` in a private directory ([`directory`]) of the user's, answered by
+//! its background thread; only the same user (or root) may ask, and only for snapshots.
+//!
+//! ```no_run
+//! use perfgraph_core::attach;
+//!
+//! for p in attach::processes() {
+//!     println!("{} {} ({} threads)", p.pid, p.program, p.threads.len());
+//!     let report = attach::report(p.pid).unwrap();
+//!     print!("{}", report);
+//! }
+//! ```
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::base::control::{self, Request};
+use crate::base::sys;
+use crate::data::Report;
+
+/// How long a process has to answer `status` or `dump` before the client gives up.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The directory of the sockets: `$XDG_RUNTIME_DIR/perfgraph`, else `/tmp/perfgraph-<uid>`.
+///
+/// ```
+/// let dir = perfgraph_core::attach::directory();
+/// assert!(dir.ends_with("perfgraph") || dir.to_string_lossy().starts_with("/tmp/perfgraph-"));
+/// ```
+pub fn directory() -> PathBuf {
+    control::directory(
+        std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
+        sys::effective_uid(),
+    )
+}
+
+/// A running process as its `status` describes it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Status {
+    /// Its process id.
+    pub pid: u32,
+    /// Its program's name.
+    pub program: String,
+    /// Its host's name.
+    pub host: String,
+    /// Its rank, under a launcher that sets one (0 otherwise).
+    pub rank: u32,
+    /// Wall-clock time of its runtime's start, ns since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// Time since its runtime's start, ns.
+    pub wall_ns: u64,
+    /// Its resident memory, bytes, as last sampled.
+    pub rss_bytes: u64,
+    /// Its heap (net bytes allocated), where it counts allocations (`CountingAllocator`).
+    pub heap_bytes: Option<i64>,
+    /// Sections registered so far.
+    pub sections: u64,
+    /// Threads that recorded and exited.
+    pub exited_threads: u64,
+    /// Its live threads that recorded, in order of their first section.
+    pub threads: Vec<LiveThread>,
+}
+
+/// A live thread of a [`Status`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LiveThread {
+    /// Dense number in order of first section.
+    pub index: u32,
+    /// Its name, as the reports show it.
+    pub name: String,
+    /// Whether it is the main thread.
+    pub main: bool,
+    /// From its first section to now, ns.
+    pub alive_ns: u64,
+    /// CPU time it used since its first section, ns.
+    pub cpu_ns: u64,
+    /// What it runs now, outermost first.
+    pub running: Vec<LiveSection>,
+}
+
+/// A section running on a [`LiveThread`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LiveSection {
+    /// The section's name.
+    pub name: String,
+    /// Nesting depth, 0 outermost.
+    pub depth: u32,
+    /// Time since it started, ns.
+    pub elapsed_ns: u64,
+}
+
+/// Every process of this user that answers on its socket, by pid. Sockets of processes that no longer
+/// exist are removed on the way.
+pub fn processes() -> Vec<Status> {
+    let dir = directory();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut pids: Vec<u32> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(control::pid_of))
+        .collect();
+    pids.sort_unstable();
+    let mut found = Vec::new();
+    for pid in pids {
+        match status(pid) {
+            Ok(s) => found.push(s),
+            Err(_) if !sys::process_exists(pid) => {
+                sys::remove_socket(&dir.join(control::socket_name(pid)));
+            }
+            Err(_) => {}
+        }
+    }
+    found
+}
+
+/// Asks process `pid` for its [`Status`].
+pub fn status(pid: u32) -> io::Result<Status> {
+    let mut body = Vec::new();
+    ask(pid, Request::Status, ANSWER_TIMEOUT)?.read_to_end(&mut body)?;
+    let v: Value = serde_json::from_slice(&body).map_err(|e| invalid(pid, &e.to_string()))?;
+    if v["format"] != "perfgraph-status" {
+        return Err(invalid(pid, "not a perfgraph status"));
+    }
+    Ok(read_status(&v))
+}
+
+/// Process `pid`'s call-tree JSON now, in `PERFGRAPH_JSON`'s schema, running sections counted with their
+/// time so far (a node's `running`).
+pub fn dump(pid: u32) -> io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    ask(pid, Request::Dump, ANSWER_TIMEOUT)?.read_to_end(&mut body)?;
+    Ok(body)
+}
+
+/// Process `pid`'s report now: [`dump`] read back.
+pub fn report(pid: u32) -> io::Result<Report> {
+    let body = dump(pid)?;
+    Report::read_json(&body[..]).map_err(|e| invalid(pid, &e.to_string()))
+}
+
+/// Has process `pid` trace the next `seconds` seconds (Perfetto protobuf if `perfetto`, else Chrome
+/// JSON), and writes the trace to `out` as it comes. Returns the bytes written. The trace is complete
+/// when its last event is the closing one, which says what it lacks.
+pub fn trace(pid: u32, seconds: f64, perfetto: bool, out: &mut dyn Write) -> io::Result<u64> {
+    let wait = Duration::from_secs_f64(seconds.max(0.0)) + ANSWER_TIMEOUT;
+    let mut reader = ask(pid, Request::Trace { seconds, perfetto }, wait)?;
+    io::copy(&mut reader, out)
+}
+
+/// Connects to process `pid`, sends `request`, and reads the answer's first line: the rest of the answer
+/// follows in the reader returned; an `error:` line is the error.
+fn ask(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<UnixStream>> {
+    let path = directory().join(control::socket_name(pid));
+    let mut stream = sys::connect(&path).map_err(|e| {
+        let why = match e.kind() {
+            io::ErrorKind::NotFound => {
+                "no such process listening (PERFGRAPH_LISTEN on?)".to_owned()
+            }
+            io::ErrorKind::ConnectionRefused => "it does not listen any more".to_owned(),
+            io::ErrorKind::WouldBlock => "it is too busy to answer".to_owned(),
+            _ => e.to_string(),
+        };
+        io::Error::new(e.kind(), format!("process {pid}: {why}"))
+    })?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
+    stream.write_all(request.line().as_bytes())?;
+    let mut reader = BufReader::new(stream);
+    let mut first = Vec::new();
+    (&mut reader)
+        .take(control::MAX_REQUEST as u64 * 4)
+        .read_until(b'\n', &mut first)
+        .map_err(|e| io::Error::new(e.kind(), format!("process {pid}: {e}")))?;
+    match first.as_slice() {
+        b"ok\n" => Ok(reader),
+        line => {
+            let text = String::from_utf8_lossy(line);
+            let text = text.trim_end();
+            let why = text.strip_prefix("error: ").unwrap_or(if text.is_empty() {
+                "no answer (it exited?)"
+            } else {
+                text
+            });
+            Err(io::Error::other(format!("process {pid}: {why}")))
+        }
+    }
+}
+
+fn invalid(pid: u32, why: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("process {pid}: {why}"))
+}
+
+fn read_status(v: &Value) -> Status {
+    let u = |v: &Value| v.as_u64().unwrap_or(0);
+    let s = |v: &Value| v.as_str().unwrap_or("").to_owned();
+    let threads = v["threads"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| LiveThread {
+                    index: u(&t["index"]) as u32,
+                    name: s(&t["name"]),
+                    main: t["main"].as_bool().unwrap_or(false),
+                    alive_ns: u(&t["alive_ns"]),
+                    cpu_ns: u(&t["cpu_ns"]),
+                    running: t["running"]
+                        .as_array()
+                        .map(|r| {
+                            r.iter()
+                                .map(|f| LiveSection {
+                                    name: s(&f["name"]),
+                                    depth: u(&f["depth"]) as u32,
+                                    elapsed_ns: u(&f["elapsed_ns"]),
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Status {
+        pid: u(&v["pid"]) as u32,
+        program: s(&v["program"]),
+        host: s(&v["host"]),
+        rank: u(&v["rank"]) as u32,
+        start_unix_ns: u(&v["start_unix_ns"]),
+        wall_ns: u(&v["wall_ns"]),
+        rss_bytes: u(&v["rss_bytes"]),
+        heap_bytes: v["heap_bytes"].as_i64(),
+        sections: u(&v["sections"]),
+        exited_threads: u(&v["exited_threads"]),
+        threads,
+    }
+}

@@ -1,0 +1,236 @@
+//! The calls behind the control socket (`collector::listen`, and its clients in `attach`): the private
+//! directory, the listening socket and its peers' credentials, and whether a process is alive.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+
+/// `fd` moved to a descriptor above 2 (close-on-exec) if it is one of 0, 1, 2: a program that closed
+/// its standard descriptors must not find perfgraph's socket on them.
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC with a minimum descriptor number has no memory-safety preconditions.
+    let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` is a descriptor we just made and nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+/// Why a directory is not private enough to hold the sockets, if it is not: not a directory (a symbolic
+/// link included: `lstat`), not owned by `uid`, or open to group or others.
+pub fn not_private(dir: &Path, uid: u32) -> Option<String> {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) => return Some(e.to_string()),
+    };
+    if meta.file_type().is_symlink() {
+        return Some("it is a symbolic link".to_owned());
+    }
+    if !meta.is_dir() {
+        return Some("it is not a directory".to_owned());
+    }
+    if meta.uid() != uid {
+        return Some(format!("it is owned by uid {}, not {uid}", meta.uid()));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Some(format!(
+            "its mode is {:o}: group or others have access",
+            meta.permissions().mode() & 0o7777
+        ));
+    }
+    None
+}
+
+/// Creates `dir` with mode 0700 unless it exists (its parent must exist); then checks it ([`not_private`]).
+pub fn private_directory(dir: &Path, uid: u32) -> Result<(), String> {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e.to_string()),
+    }
+    match not_private(dir, uid) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}
+
+/// A listening Unix socket at `path` (which must not exist), mode 0600, non-blocking, close-on-exec and
+/// above fd 2. The mode is set before `listen`: until then nobody can connect.
+pub fn listen(path: &Path, backlog: i32) -> io::Result<UnixListener> {
+    // std binds with SOCK_CLOEXEC and listens at once (backlog 128 on Linux); we want the mode first.
+    // SAFETY: plain socket(2) call; the result is checked.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a descriptor we just made and nothing else owns.
+    let fd = above_stdio(unsafe { OwnedFd::from_raw_fd(fd) })?;
+    let (addr, len) = unix_address(path)?;
+    // SAFETY: `addr` is a valid sockaddr_un of `len` bytes, alive for the call.
+    if unsafe { libc::bind(fd.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let chmod = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    // SAFETY: listen on our own bound socket.
+    if chmod.is_err() || unsafe { libc::listen(fd.as_raw_fd(), backlog) } != 0 {
+        let e = chmod.err().unwrap_or_else(io::Error::last_os_error);
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    let listener = UnixListener::from(fd);
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// A `sockaddr_un` for `path`, or an error if the path does not fit in one (108 bytes on Linux).
+fn unix_address(path: &Path) -> io::Result<(libc::sockaddr_un, libc::socklen_t)> {
+    // SAFETY: an all-zero sockaddr_un is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.len() >= addr.sun_path.len() || bytes.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "the socket's path is longer than {} bytes",
+                addr.sun_path.len() - 1
+            ),
+        ));
+    }
+    for (to, from) in addr.sun_path.iter_mut().zip(bytes) {
+        *to = *from as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
+    Ok((addr, len as libc::socklen_t))
+}
+
+/// The next pending connection, non-blocking and above fd 2; `Ok(None)` when none is pending.
+pub fn accept(listener: &UnixListener) -> io::Result<Option<UnixStream>> {
+    match listener.accept() {
+        Ok((stream, _)) => {
+            let fd = above_stdio(OwnedFd::from(stream))?;
+            let stream = UnixStream::from(fd);
+            stream.set_nonblocking(true)?;
+            Ok(Some(stream))
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The user id of the process at the other end of `stream`, as the kernel recorded it when it connected
+/// (`SO_PEERCRED`); `None` where it cannot be read.
+pub fn peer_uid(stream: &UnixStream) -> Option<u32> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // SAFETY: an all-zero ucred is a valid value for getsockopt to overwrite.
+        let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        // SAFETY: `cred` and `len` are valid for writing and describe a ucred.
+        let rc = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_PEERCRED,
+                (&raw mut cred).cast(),
+                &mut len,
+            )
+        };
+        (rc == 0 && len as usize == std::mem::size_of::<libc::ucred>()).then_some(cred.uid)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let mut uid: libc::uid_t = 0;
+        let mut gid: libc::gid_t = 0;
+        // SAFETY: `uid` and `gid` are valid for writing.
+        let rc = unsafe { libc::getpeereid(stream.as_raw_fd(), &mut uid, &mut gid) };
+        (rc == 0).then_some(uid)
+    }
+}
+
+/// Connects to the socket at `path` without waiting for a listener whose queue is full (that is
+/// `WouldBlock`); the stream returned blocks, close-on-exec.
+pub fn connect(path: &Path) -> io::Result<UnixStream> {
+    // SAFETY: plain socket(2) call; the result is checked.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a descriptor we just made and nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let (addr, len) = unix_address(path)?;
+    // SAFETY: `addr` is a valid sockaddr_un of `len` bytes, alive for the call.
+    if unsafe { libc::connect(fd.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let stream = UnixStream::from(fd);
+    stream.set_nonblocking(false)?;
+    Ok(stream)
+}
+
+/// Whether process `pid` exists (`kill(pid, 0)`: one we may not signal exists too).
+pub fn process_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 sends nothing; it only checks.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Closes `fd` (in a forked child: the parent's sockets). Async-signal-safe.
+pub fn close(fd: RawFd) {
+    // SAFETY: closing a descriptor the caller owns and no Rust object will close again.
+    unsafe {
+        libc::close(fd);
+    }
+}
+
+/// Removes the socket file `path` (a stale one, or ours at exit) if it is a socket.
+pub fn remove_socket(path: &Path) {
+    use std::os::unix::fs::FileTypeExt;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// The raw descriptor of `stream`, for the fork handler's list (see `collector::listen`).
+pub fn raw_of(stream: &UnixStream) -> RawFd {
+    stream.as_raw_fd()
+}
+
+/// One `send` of `bytes` on `stream`, without SIGPIPE when the client has gone (`MSG_NOSIGNAL`: a
+/// program that restored SIGPIPE's default must not die of our client's leaving); `EPIPE` instead.
+pub fn send(stream: &UnixStream, bytes: &[u8]) -> io::Result<usize> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let flags = libc::MSG_NOSIGNAL;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let flags = 0;
+    // SAFETY: the pointer and length describe `bytes`, initialised and alive for the call.
+    let n = unsafe {
+        libc::send(
+            stream.as_raw_fd(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            flags,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}

@@ -1,0 +1,379 @@
+//! The control socket (`PERFGRAPH_LISTEN`): the background thread listens on a private Unix socket and
+//! answers `perfgraph ps`, `dump`, `trace` and `top` (the protocol: [`control`](crate::base::control)).
+//!
+//! No thread of its own: between its passes the background thread accepts and reads, non-blocking, at
+//! least every [`LISTEN_POLL`] ([`Server::poll_within`]), and writes each reply as the client takes it.
+//! Nothing here waits for a client. What a client can hold is bounded: [`MAX_CONNECTIONS`] at once (a new
+//! one then closes the oldest that has not finished its request), [`MAX_REQUEST`] bytes of request,
+//! [`REQUEST_TIMEOUT`] to send it, [`REPLY_TIMEOUT`] to take the reply, and [`MAX_REPLY_BYTES`] of
+//! replies waiting in all. A peer of another user (`SO_PEERCRED`; root excepted) is refused at once.
+//!
+//! Nothing is inherited and nothing left behind: every descriptor is close-on-exec and above fd 2, a
+//! forked child closes them all ([`close_in_child`]), the socket is removed at exit ([`Server::close`]),
+//! and stale sockets of dead processes are removed at the next start ([`dir`]).
+
+pub(crate) mod dir;
+pub(crate) mod status;
+
+use std::io::{self, Read};
+use std::os::fd::RawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+use crate::base::control::{self, MAX_REQUEST, Request};
+use crate::base::sys;
+
+/// Longest the background thread sleeps while listening: how late an idle process may answer.
+pub const LISTEN_POLL: Duration = Duration::from_millis(100);
+
+/// Longest it sleeps while a client is connected.
+pub const BUSY_POLL: Duration = Duration::from_millis(5);
+
+/// Clients connected at once, at most.
+pub const MAX_CONNECTIONS: usize = 16;
+
+/// Time a client has to send its request line.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Time a client has to take its reply.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Bytes of replies waiting for their clients, at most, all clients together: a request past it is
+/// answered `error: busy`.
+pub const MAX_REPLY_BYTES: usize = 256 << 20;
+
+/// Pending connections the kernel queues for us.
+const BACKLOG: i32 = 64;
+
+/// The descriptors the background thread holds for the socket (the listener, its clients' and a trace
+/// window's), for a forked child to close: -1 is a free slot.
+static FDS: [AtomicI32; MAX_CONNECTIONS + 2] = [const { AtomicI32::new(-1) }; MAX_CONNECTIONS + 2];
+
+fn track(fd: RawFd) {
+    for slot in &FDS {
+        // Relaxed: read only by a forked child, in the thread that forked, which sees the memory as the
+        // fork found it.
+        if slot
+            .compare_exchange(-1, fd, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+fn untrack(fd: RawFd) {
+    for slot in &FDS {
+        if slot
+            .compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// In a forked child (`collector::fork`): closes the parent's socket descriptors, so a client's
+/// connection ends with the parent, and the child's `exec` or life holds nothing of ours. Async-signal-safe.
+pub(crate) fn close_in_child() {
+    for slot in &FDS {
+        let fd = slot.swap(-1, Ordering::Relaxed);
+        if fd >= 0 {
+            sys::close(fd);
+        }
+    }
+}
+
+/// One client's connection; its descriptor is tracked for [`close_in_child`] while it lives.
+pub(crate) struct Peer {
+    stream: UnixStream,
+}
+
+impl Peer {
+    fn new(stream: UnixStream) -> Peer {
+        track(sys::raw_of(&stream));
+        Peer { stream }
+    }
+
+    /// The connection, to write to (non-blocking).
+    pub(crate) fn stream(&mut self) -> &mut UnixStream {
+        &mut self.stream
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        untrack(sys::raw_of(&self.stream));
+    }
+}
+
+/// A request read whole, for the collector to answer.
+pub(crate) struct Asked {
+    pub peer: Peer,
+    pub request: Request,
+}
+
+enum State {
+    /// The request line so far.
+    Reading(Vec<u8>),
+    /// The reply, and how much of it the client took.
+    Writing { out: Vec<u8>, sent: usize },
+}
+
+struct Conn {
+    peer: Peer,
+    /// Monotonic ns of its accept (reading) or of its reply (writing).
+    since: u64,
+    state: State,
+}
+
+/// The listening socket and its clients, owned by the background thread.
+pub(crate) struct Server {
+    listener: UnixListener,
+    path: PathBuf,
+    uid: u32,
+    conns: Vec<Conn>,
+}
+
+impl Server {
+    /// Listens at `<directory>/<pid>.sock` (see [`dir`]). On failure, one warning line and `None`.
+    pub(crate) fn open() -> Option<Server> {
+        let uid = sys::effective_uid();
+        let opened = dir::prepare(uid).and_then(|dir| {
+            let path = dir.join(control::socket_name(sys::process_id()));
+            // Ours from a process of the same pid that died, or that `exec`ed a program without us.
+            sys::remove_socket(&path);
+            sys::listen(&path, BACKLOG)
+                .map(|listener| (listener, path.clone()))
+                .map_err(|e| format!("cannot listen at {:?}: {e}", path.display().to_string()))
+        });
+        match opened {
+            Ok((listener, path)) => {
+                track(std::os::fd::AsRawFd::as_raw_fd(&listener));
+                Some(Server {
+                    listener,
+                    path,
+                    uid,
+                    conns: Vec::new(),
+                })
+            }
+            Err(why) => {
+                super::live::screen::warn(&format!(
+                    "perfgraph: warning: no control socket (`perfgraph ps`, `dump`, `trace` and `top` will \
+                     not see this process): {why}; PERFGRAPH_LISTEN=off turns it off"
+                ));
+                None
+            }
+        }
+    }
+
+    /// How long the background thread may sleep before it looks at the socket again.
+    pub(crate) fn poll_within(&self) -> Duration {
+        if self.conns.is_empty() {
+            LISTEN_POLL
+        } else {
+            BUSY_POLL
+        }
+    }
+
+    /// Accepts what is pending, reads requests, writes replies, drops clients past their time. Returns
+    /// the requests read whole, for the collector to answer with [`reply`](Server::reply) (or to keep
+    /// the peer, a trace window).
+    pub(crate) fn poll(&mut self, mono: u64) -> Vec<Asked> {
+        self.accept(mono);
+        let mut asked = Vec::new();
+        let mut i = 0;
+        while i < self.conns.len() {
+            let conn = &mut self.conns[i];
+            let keep = match &mut conn.state {
+                State::Reading(line) => match read_line(&mut conn.peer.stream, line) {
+                    Ok(None) => mono.saturating_sub(conn.since) < REQUEST_TIMEOUT.as_nanos() as u64,
+                    Ok(Some(Ok(request))) => {
+                        let conn = self.conns.swap_remove(i);
+                        asked.push(Asked {
+                            peer: conn.peer,
+                            request,
+                        });
+                        continue;
+                    }
+                    Ok(Some(Err(why))) => {
+                        conn.state = State::Writing {
+                            out: error_reply(&why),
+                            sent: 0,
+                        };
+                        conn.since = mono;
+                        true
+                    }
+                    Err(_) => false,
+                },
+                State::Writing { out, sent } => {
+                    match write_some(&mut conn.peer.stream, out, sent) {
+                        Ok(done) => {
+                            !done
+                                && mono.saturating_sub(conn.since) < REPLY_TIMEOUT.as_nanos() as u64
+                        }
+                        Err(_) => false,
+                    }
+                }
+            };
+            if keep {
+                i += 1;
+            } else {
+                self.conns.swap_remove(i);
+            }
+        }
+        asked
+    }
+
+    fn accept(&mut self, mono: u64) {
+        // At most a queue's worth per pass: a flood of connections cannot keep the thread here.
+        for _ in 0..BACKLOG {
+            let stream = match sys::accept(&self.listener) {
+                Ok(Some(s)) => s,
+                Ok(None) | Err(_) => return,
+            };
+            let peer = Peer::new(stream);
+            let uid = sys::peer_uid(&peer.stream);
+            if uid != Some(self.uid) && uid != Some(0) {
+                let _ = sys::send(
+                    &peer.stream,
+                    &error_reply(
+                        "permission denied: only the process's own user (or root) may ask",
+                    ),
+                );
+                continue;
+            }
+            if self.conns.len() >= MAX_CONNECTIONS {
+                // The oldest that has not finished its request makes room; failing that, the newcomer
+                // is told.
+                let reading = self
+                    .conns
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| matches!(c.state, State::Reading(_)))
+                    .min_by_key(|(_, c)| c.since)
+                    .map(|(i, _)| i);
+                match reading {
+                    Some(i) => {
+                        self.conns.swap_remove(i);
+                    }
+                    None => {
+                        let _ = sys::send(&peer.stream, &error_reply("busy: too many clients"));
+                        continue;
+                    }
+                }
+            }
+            self.conns.push(Conn {
+                peer,
+                since: mono,
+                state: State::Reading(Vec::new()),
+            });
+        }
+    }
+
+    /// Bytes of replies waiting for their clients.
+    fn waiting_bytes(&self) -> usize {
+        self.conns
+            .iter()
+            .map(|c| match &c.state {
+                State::Writing { out, sent } => out.len() - sent,
+                State::Reading(_) => 0,
+            })
+            .sum()
+    }
+
+    /// Whether a reply of about `bytes` more fits under [`MAX_REPLY_BYTES`].
+    pub(crate) fn has_room(&self, bytes: usize) -> bool {
+        self.waiting_bytes() + bytes <= MAX_REPLY_BYTES
+    }
+
+    /// Answers `peer` with `body` after `ok`, or with an error line, written as the client takes it.
+    pub(crate) fn reply(&mut self, peer: Peer, reply: Result<Vec<u8>, String>, mono: u64) {
+        let out = match reply {
+            Ok(body) => {
+                let mut out = Vec::with_capacity(body.len() + 3);
+                out.extend_from_slice(b"ok\n");
+                out.extend_from_slice(&body);
+                out
+            }
+            Err(why) => error_reply(&why),
+        };
+        self.send(peer, out, mono);
+    }
+
+    /// Writes `out` to `peer` as it takes it (the rest of a trace window's stream, say).
+    pub(crate) fn send(&mut self, mut peer: Peer, out: Vec<u8>, mono: u64) {
+        let mut sent = 0;
+        if matches!(write_some(&mut peer.stream, &out, &mut sent), Ok(false))
+            && self.conns.len() < MAX_CONNECTIONS + 1
+        {
+            self.conns.push(Conn {
+                peer,
+                since: mono,
+                state: State::Writing { out, sent },
+            });
+        }
+    }
+
+    /// At exit: stops listening and removes the socket, first thing, so no client connects to a process
+    /// that will not answer. Replies still waiting get what the exit allows: nothing more.
+    pub(crate) fn close(self) {
+        sys::remove_socket(&self.path);
+        untrack(std::os::fd::AsRawFd::as_raw_fd(&self.listener));
+    }
+}
+
+/// `error: <why>\n`, `why` on one line.
+fn error_reply(why: &str) -> Vec<u8> {
+    let mut out = b"error: ".to_vec();
+    out.extend(why.bytes().map(|b| if b == b'\n' { b' ' } else { b }));
+    out.push(b'\n');
+    out
+}
+
+/// Reads what the client sent; `Some` once its line is whole (or too long, or never to end), `Err` when
+/// the client is gone or the connection failed.
+fn read_line(
+    stream: &mut UnixStream,
+    line: &mut Vec<u8>,
+) -> io::Result<Option<Result<Request, String>>> {
+    let mut buf = [0u8; MAX_REQUEST];
+    loop {
+        let room = MAX_REQUEST - line.len();
+        match stream.read(&mut buf[..room.max(1)]) {
+            Ok(0) => {
+                return Ok(Some(Err(if line.is_empty() {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                } else {
+                    "request ended without a newline".to_owned()
+                })));
+            }
+            Ok(n) => line.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        if let Some(end) = line.iter().position(|&b| b == b'\n') {
+            return Ok(Some(control::parse(&line[..end])));
+        }
+        if line.len() >= MAX_REQUEST {
+            return Ok(Some(control::parse(line)));
+        }
+    }
+}
+
+/// Writes what the client takes now of `out[*sent..]`; `Ok(true)` once all of it is sent.
+fn write_some(stream: &mut UnixStream, out: &[u8], sent: &mut usize) -> io::Result<bool> {
+    while *sent < out.len() {
+        match sys::send(stream, &out[*sent..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => *sent += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
