@@ -1,9 +1,10 @@
 //! `perfgraph`: reports from a run's call-tree JSON, a diff of two runs for CI, and merges of many
-//! processes' runs and traces.
+//! processes' runs and traces; and a look into running programs (`ps`, `dump`, `trace`, `top`).
 //!
 //! Every error on the input is one line naming the file and what is wrong, and exit code 2; `diff` exits
 //! 1 when a section regressed past the threshold, 0 otherwise.
 
+mod attach;
 mod diff;
 mod load;
 mod trace;
@@ -39,11 +40,42 @@ enum Command {
     /// processes kept), or with --trace their traces into one timeline.
     #[command(after_help = LIMITS)]
     Merge(MergeArgs),
+    /// Lists this user's running instrumented processes (pid, program, started, threads, sections): those
+    /// that answer on their control socket (PERFGRAPH_LISTEN, on by default).
+    Ps,
+    /// Writes a running process's call-tree JSON now (PERFGRAPH_JSON's schema, running sections marked by
+    /// each node's `running`), which `report`, `diff` and `merge` read like any run's file.
+    Dump(DumpArgs),
+    /// Has a running process record a trace of the next N seconds, whether or not PERFGRAPH_TRACE was
+    /// set, and writes it to the file (Perfetto for .pftrace / .perfetto-trace, Chrome JSON otherwise).
+    Trace(TraceArgs),
+}
+
+#[derive(Args, Debug)]
+struct DumpArgs {
+    /// The process id.
+    pid: u32,
+    /// Where to write the JSON ("-" or none: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct TraceArgs {
+    /// The process id.
+    pid: u32,
+    /// How long to trace, seconds.
+    #[arg(long, value_name = "N", default_value_t = 5.0)]
+    seconds: f64,
+    /// The trace file: .pftrace or .perfetto-trace for Perfetto's format, anything else Chrome JSON.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
 }
 
 #[derive(Args, Debug)]
 struct ReportArgs {
-    /// The call-tree JSON (PERFGRAPH_JSON, or the output of `perfgraph merge`).
+    /// The call-tree JSON (PERFGRAPH_JSON, or the output of `perfgraph merge`), or the pid of a running
+    /// process (its tables now).
     file: PathBuf,
     /// The `Performance Graph:` table.
     #[arg(long)]
@@ -151,6 +183,9 @@ fn main() -> ExitCode {
         ),
         Command::Merge(a) if a.trace => trace::merge(&a.files, a.output.as_deref()).map(|_| 0),
         Command::Merge(a) => merge(&a.files, a.output.as_deref(), a.allow_duplicates).map(|_| 0),
+        Command::Ps => attach::ps().map(|_| 0),
+        Command::Dump(a) => attach::dump(a.pid, a.output.as_deref()).map(|_| 0),
+        Command::Trace(a) => attach::trace(a.pid, a.seconds, &a.output).map(|_| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -162,7 +197,10 @@ fn main() -> ExitCode {
 }
 
 fn report(a: &ReportArgs) -> Result<u8, Failure> {
-    let r = load::run(&a.file)?;
+    let r = match attach::pid_argument(&a.file) {
+        Some(pid) => attach::report(pid)?,
+        None => load::run(&a.file)?,
+    };
     let none = !(a.graph
         || a.branch
         || a.sections.is_some()

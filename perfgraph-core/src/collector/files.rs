@@ -296,6 +296,14 @@ impl Stream {
         self.send()
     }
 
+    /// Hands a stream what it takes now of its backlog, if it has one waiting.
+    pub(crate) fn pump(&mut self) -> io::Result<()> {
+        if self.backlog.is_empty() {
+            return Ok(());
+        }
+        self.send()
+    }
+
     /// Hands the stream what it takes now of the backlog (opening it first if it had no reader).
     fn send(&mut self) -> io::Result<()> {
         if let Kind::Socket(peer) = &mut self.kind {

@@ -166,28 +166,42 @@ impl Collector {
     }
 
     /// Looks at the control socket: accepts, reads, writes, and answers the requests read whole. Returns
-    /// how long the thread may sleep before it looks again.
+    /// how long the thread may sleep before it looks again (zero: a pass is wanted now).
     fn serve(&mut self) -> Option<Duration> {
-        let server = self.server.as_mut()?;
         let mono = clock::monotonic_ns();
-        for asked in server.poll(mono) {
+        let asked = self.server.as_mut()?.poll(mono);
+        let mut pass_now = false;
+        for asked in asked {
             let reply = match asked.request {
                 Request::Status => Ok(listen::status::json()),
-                Request::Dump if !server.has_room(0) => Err("busy: replies waiting".to_owned()),
+                Request::Dump if !self.server.as_ref()?.has_room(0) => {
+                    Err("busy: replies waiting".to_owned())
+                }
                 Request::Dump => Ok(snapshot::report(&self.config).json().into_bytes()),
                 Request::Trace { seconds, perfetto } => {
+                    // The rings caught up first: what they lost before the window is not the window's.
+                    if !self.outputs.window_open() {
+                        self.drain();
+                    }
                     match self.outputs.open_window(asked.peer, seconds, perfetto) {
-                        Ok(()) => continue,
+                        // A pass now: from here the drains are paced by how fast the rings fill.
+                        Ok(()) => {
+                            pass_now = true;
+                            continue;
+                        }
                         Err((peer, why)) => {
-                            server.reply(peer, Err(why), mono);
+                            self.server.as_mut()?.reply(peer, Err(why), mono);
                             continue;
                         }
                     }
                 }
             };
-            server.reply(asked.peer, reply, mono);
+            self.server.as_mut()?.reply(asked.peer, reply, mono);
         }
-        Some(server.poll_within())
+        if pass_now {
+            return Some(Duration::ZERO);
+        }
+        Some(self.server.as_ref()?.poll_within())
     }
 
     /// One pass: sample memory if due, drain the rings if anyone needs it, let the outputs act. Returns the
@@ -468,7 +482,7 @@ fn background(config: Config) {
         loop {
             let poll = collector.serve();
             let now = clock::monotonic_ns();
-            if deadline <= now {
+            if deadline <= now || poll == Some(Duration::ZERO) {
                 break;
             }
             // Until the deadline or the doorbell (a wake-up or a message): the next pass acts on both.

@@ -41,6 +41,16 @@ fn identity() -> Identity {
     }
 }
 
+/// A trace window (`perfgraph trace`).
+struct Window {
+    trace: Trace,
+    /// Ticks at which it ends.
+    end: u64,
+    /// The records each thread had lost to ring overflow when it opened: only those lost since are the
+    /// window's.
+    dropped_before: Vec<(String, u64)>,
+}
+
 /// State of the at-exit outputs, owned by the background thread.
 pub(crate) struct Outputs {
     /// The settings (the report needs to know whether an output needs every record).
@@ -50,8 +60,9 @@ pub(crate) struct Outputs {
     interval: Option<(u64, Intervals)>,
     /// `PERFGRAPH_TRACE`, streamed as the program runs.
     trace: Option<Trace>,
-    /// A trace window a `perfgraph trace` client asked for, and the ticks at which it ends.
-    window: Option<(Trace, u64)>,
+    /// A trace window a `perfgraph trace` client asked for, the ticks at which it ends, and the records
+    /// each thread had lost to ring overflow when it opened (only those lost since are the window's).
+    window: Option<Window>,
     folded: Option<PathBuf>,
     json: Option<PathBuf>,
     /// Thread names by index, for the trace and the interval statistics, which name threads that may
@@ -89,8 +100,8 @@ impl Outputs {
         if let Some(trace) = &mut self.trace {
             trace.end_at(ticks);
         }
-        if let Some((window, end)) = &mut self.window {
-            window.end_at(ticks.min(*end));
+        if let Some(w) = &mut self.window {
+            w.trace.end_at(ticks.min(w.end));
         }
     }
 
@@ -127,7 +138,12 @@ impl Outputs {
             &identity(),
         );
         let end = clock::now().0 + clock::scale().ticks((seconds * 1e9) as u64).0;
-        self.window = Some((trace, end));
+        let before = ring_dropped(&threads::all());
+        self.window = Some(Window {
+            trace,
+            end,
+            dropped_before: before,
+        });
         self.share_texts();
         marks::set_wanted(true);
         Ok(())
@@ -143,8 +159,8 @@ impl Outputs {
     /// comes after the drain).
     pub(crate) fn window_due(&mut self, now: u64) -> bool {
         match &mut self.window {
-            Some((trace, end)) if now >= *end => {
-                trace.end_at(*end);
+            Some(w) if now >= w.end => {
+                w.trace.end_at(w.end);
                 true
             }
             _ => false,
@@ -154,18 +170,22 @@ impl Outputs {
     /// After the drain that followed [`Outputs::window_due`]: the window's closing event, and its
     /// client with what it has not taken yet.
     pub(crate) fn end_window(&mut self) -> Option<(Peer, Vec<u8>)> {
-        let (trace, _) = self.window.take()?;
+        let Window {
+            trace,
+            dropped_before: before,
+            ..
+        } = self.window.take()?;
         marks::set_wanted(self.trace.is_some());
         self.share_texts();
         let threads = threads::all();
-        trace.finish_window(&threads, self.losses(&threads))
+        trace.finish_window(&threads, window_losses(self.losses(&threads), &before))
     }
 
     /// With two traces (the file's and a window), the window is fed first and copies the text args; the
     /// file's takes them.
     fn share_texts(&mut self) {
-        if let Some((window, _)) = &mut self.window {
-            window.takes_texts = self.trace.is_none();
+        if let Some(w) = &mut self.window {
+            w.trace.takes_texts = self.trace.is_none();
         }
     }
 
@@ -194,8 +214,8 @@ impl Outputs {
             };
             intervals.on_records(thread.index, records, &open);
         }
-        if let Some((window, _)) = &mut self.window {
-            window.on_records(thread, records);
+        if let Some(w) = &mut self.window {
+            w.trace.on_records(thread, records);
         }
         if let Some(trace) = &mut self.trace {
             trace.on_records(thread, records);
@@ -204,8 +224,8 @@ impl Outputs {
 
     /// Marks (futures' lives, instant events) `thread` pushed since the last pass.
     pub(crate) fn on_marks(&mut self, thread: &ThreadState, marks: &[Record]) {
-        if let Some((window, _)) = &mut self.window {
-            window.on_marks(thread, marks);
+        if let Some(w) = &mut self.window {
+            w.trace.on_marks(thread, marks);
         }
         if let Some(trace) = &mut self.trace {
             trace.on_marks(thread, marks);
@@ -215,7 +235,7 @@ impl Outputs {
     /// A resident-memory sample taken at `ticks`; the trace samples each thread's CPU time with it, and
     /// the process's heap when the counting allocator counts.
     pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
-        let window = self.window.as_mut().map(|(w, _)| w);
+        let window = self.window.as_mut().map(|w| &mut w.trace);
         for trace in self.trace.iter_mut().chain(window) {
             trace.on_memory(ticks, bytes);
             if heap::counting() {
@@ -235,7 +255,7 @@ impl Outputs {
 
     /// Live print printed `text` at `ticks`.
     pub(crate) fn on_printed(&mut self, ticks: u64, text: &str) {
-        let window = self.window.as_mut().map(|(w, _)| w);
+        let window = self.window.as_mut().map(|w| &mut w.trace);
         for trace in self.trace.iter_mut().chain(window) {
             trace.on_printed(ticks, text);
         }
@@ -260,7 +280,7 @@ impl Outputs {
     /// After the drain: prints the interval that `before_drain` ended, if any. Returns how long (ns) the
     /// background thread may sleep before the next interval is due.
     pub(crate) fn tick(&mut self, now: u64) -> Option<u64> {
-        let window_wait = self.window.as_mut().and_then(|(w, _)| w.tick());
+        let window_wait = self.window.as_mut().and_then(|w| w.trace.tick());
         let trace_wait = match (self.trace.as_mut().and_then(Trace::tick), window_wait) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -321,10 +341,15 @@ impl Outputs {
         process::progress();
         let mut notes = String::new();
         let mut results = Vec::new();
-        if let Some((window, _)) = self.window.take() {
+        if let Some(Window {
+            trace: window,
+            dropped_before: before,
+            ..
+        }) = self.window.take()
+        {
             // The client gets the rest within a second (the stream's `finish`); no line on stderr: the
             // client's trace says what it lacks.
-            let _ = window.finish(&threads, self.losses(&threads));
+            let _ = window.finish(&threads, window_losses(self.losses(&threads), &before));
         }
         if let Some(trace) = self.trace.take() {
             let losses = self.losses(&threads);
@@ -356,6 +381,17 @@ impl Outputs {
             screen::write_block(&notes);
         }
     }
+}
+
+/// A window's losses: the ring overflow since it opened (`before`: each thread's count then).
+fn window_losses(mut losses: Losses, before: &[(String, u64)]) -> Losses {
+    for (name, count) in &mut losses.ring_overflow {
+        if let Some((_, then)) = before.iter().find(|(n, _)| n == name) {
+            *count = count.saturating_sub(*then);
+        }
+    }
+    losses.ring_overflow.retain(|(_, n)| *n > 0);
+    losses
 }
 
 /// When the interval that started at `start` ends (ticks); recomputed each pass, as the tick length is

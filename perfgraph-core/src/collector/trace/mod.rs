@@ -717,6 +717,12 @@ impl Trace {
     /// before the next write is due.
     pub(crate) fn tick(&mut self) -> Option<u64> {
         self.map.follow();
+        // A stream's reader gets what it takes of the backlog at every pass, not only at the next write.
+        if let Some(file) = &mut self.file
+            && file.pump().is_err()
+        {
+            self.file = None;
+        }
         let interval = FLUSH_INTERVAL.as_nanos() as u64;
         let since = clock::monotonic_ns().saturating_sub(self.flushed_ns);
         if since >= interval {

@@ -1,0 +1,113 @@
+//! `ps`, `dump`, `trace` and `report <pid>`: the running processes, through their control sockets
+//! (`perfgraph_core::attach`). Every failure is one line naming the process.
+
+use std::io::Write;
+use std::path::Path;
+
+use perfgraph_core::attach;
+use perfgraph_core::data::Report;
+
+use crate::{Failure, load};
+
+fn failure(e: &std::io::Error) -> Failure {
+    Failure(e.to_string())
+}
+
+/// `report`'s argument as a pid: digits only, and no file of that name.
+pub fn pid_argument(arg: &Path) -> Option<u32> {
+    let text = arg.to_str()?;
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    (digits && !arg.exists())
+        .then(|| text.parse().ok())
+        .flatten()
+}
+
+/// The report of running process `pid`, now.
+pub fn report(pid: u32) -> Result<Report, Failure> {
+    attach::report(pid).map_err(|e| failure(&e))
+}
+
+/// `perfgraph ps`: one row per process that answers.
+pub fn ps() -> Result<(), Failure> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut text = String::from("    PID  STARTED  THREADS  SECTIONS  PROGRAM\n");
+    for p in attach::processes() {
+        let ago = now.saturating_sub(p.start_unix_ns) / 1_000_000_000;
+        text.push_str(&format!(
+            "{:>7}  {:>7}  {:>7}  {:>8}  {}\n",
+            p.pid,
+            format!("{} ago", duration(ago)),
+            p.threads.len(),
+            p.sections,
+            p.program
+        ));
+    }
+    load::print(&text)
+}
+
+/// `3s`, `4m05s`, `2h07m`, `3d04h`.
+fn duration(s: u64) -> String {
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d{:02}h", s / 86400, s % 86400 / 3600),
+    }
+}
+
+/// `perfgraph dump <pid> [-o file]`.
+pub fn dump(pid: u32, output: Option<&Path>) -> Result<(), Failure> {
+    let json = attach::dump(pid).map_err(|e| failure(&e))?;
+    load::write(output, |out| out.write_all(&json))
+}
+
+/// `perfgraph trace <pid> --seconds N -o file`: the trace, as the process streams it, into the file. The
+/// file is made at the trace's first bytes: a process that is not there, or refuses, leaves no file.
+pub fn trace(pid: u32, seconds: f64, output: &Path) -> Result<(), Failure> {
+    let perfetto = output
+        .extension()
+        .is_some_and(|e| e == "pftrace" || e == "perfetto-trace");
+    let mut file = LazyFile {
+        path: output,
+        file: None,
+    };
+    let written = attach::trace(pid, seconds, perfetto, &mut file);
+    let flushed = match &mut file.file {
+        Some(f) => f.flush(),
+        None => Ok(()),
+    };
+    let bytes = written.map_err(|e| match &file.file {
+        // The file's own error names the file.
+        Some(_) if e.kind() != std::io::ErrorKind::Other => {
+            Failure(format!("{}: {e}", output.display()))
+        }
+        _ => failure(&e),
+    })?;
+    flushed.map_err(|e| Failure(format!("{}: {e}", output.display())))?;
+    eprintln!(
+        "perfgraph: trace of process {pid}: {bytes} bytes in {}",
+        output.display()
+    );
+    Ok(())
+}
+
+/// A file created at its first write.
+struct LazyFile<'a> {
+    path: &'a Path,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl Write for LazyFile<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.file.is_none() {
+            self.file = Some(std::io::BufWriter::new(std::fs::File::create(self.path)?));
+        }
+        self.file.as_mut().map_or(Ok(0), |f| f.write(buf))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
