@@ -32,15 +32,16 @@
 //!   lines never split its lines (`PERFGRAPH_CAPTURE`).
 //! * `signals` (default): SIGINT, SIGTERM and SIGHUP write the reports and files before the process dies
 //!   of them (`PERFGRAPH_SIGNALS`), and SIGABRT ends an open live line.
+//! * `listen` (default): the background thread answers `perfgraph ps`, `dump`, `trace` and `top` on a
+//!   private Unix socket (`PERFGRAPH_LISTEN`; the client side is [`attach`]).
 //! * `tracing`: `TracingLayer`, a `tracing_subscriber` layer that makes every span the subscriber enables a
 //!   section.
 //!
-//! `capture` and `signals` are process-wide, so they are the binary's choice: a library depends with
+//! `capture`, `signals` and `listen` are process-wide, so they are the binary's choice: a library depends with
 //! `default-features = false, features = ["enabled"]`.
 
 // The layers, from the bottom up; each imports only those before it (docs/design.md draws them). `data`
 // is also the public module of the recorded data's types.
-pub mod attach;
 mod base;
 mod collector;
 pub mod data;
@@ -52,6 +53,8 @@ mod report;
 pub mod sync;
 #[cfg(feature = "tracing")]
 mod tracing_layer;
+// The client of other processes' control sockets (entry-point level: it reads their reports back).
+pub mod attach;
 
 /// The settings: what [`config()`] returns, read from the `PERFGRAPH_*` variables (the user guide lists
 /// them), and the values some of them take.

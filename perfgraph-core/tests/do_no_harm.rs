@@ -12,7 +12,8 @@
 //!   left open in a pipe or file (where nothing can be redrawn);
 //! * on a terminal, the same final screen once perfgraph's rows are removed, so also the same order: a
 //!   shell's `after=` line after everything the program wrote;
-//! * nothing left behind: no process still running the program, no file beside the output file.
+//! * nothing left behind: no process still running the program, no file beside the output file, no
+//!   control socket (each run has a runtime directory of its own, `XDG_RUNTIME_DIR`).
 //!
 //! `DO_NO_HARM_RUNS=N` sets the runs per shape and setting (default 20); `cargo test --test do_no_harm --
 //! --ignored` runs the long form (200 runs).
@@ -145,6 +146,10 @@ struct Outcome {
     screen: Vec<String>,
     /// A terminal's bytes as read, for a failure's message.
     raw: Vec<u8>,
+    /// Whether the run made its control socket's directory (`PERFGRAPH_LISTEN`), in a runtime directory
+    /// of its own (`XDG_RUNTIME_DIR`), and what it left there (nothing, but after an `exec`).
+    listened: bool,
+    sockets_left: Vec<String>,
 }
 
 fn command(program: &Path, shape: &str) -> Command {
@@ -183,12 +188,16 @@ fn run(program: &Path, shape: &str, setting: Setting) -> Outcome {
         _ => command(program, shape),
     };
     cmd.stdin(stdin_answer());
+    let runtime = temp_dir(&format!("{shape}-runtime"));
+    cmd.env("XDG_RUNTIME_DIR", &runtime);
     let mut outcome = Outcome {
         status: ExitStatus::from_raw(0),
         out: Vec::new(),
         err: Vec::new(),
         screen: Vec::new(),
         raw: Vec::new(),
+        listened: false,
+        sockets_left: Vec::new(),
     };
     match setting {
         Setting::Terminal | Setting::Shell => {
@@ -261,6 +270,15 @@ fn run(program: &Path, shape: &str, setting: Setting) -> Outcome {
             std::fs::remove_dir_all(&dir).unwrap();
         }
     }
+    let sockets = runtime.join("perfgraph");
+    outcome.listened = sockets.exists();
+    outcome.sockets_left = std::fs::read_dir(&sockets)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    std::fs::remove_dir_all(&runtime).unwrap();
     outcome
 }
 
@@ -515,7 +533,11 @@ fn differential_in(
                 handles.into_iter().map(|h| h.join().unwrap()).collect()
             });
             for (k, ours) in outcomes.iter().enumerate() {
-                if let Err(e) = compare(setting, ours, &theirs).and_then(|()| also(setting, ours)) {
+                let left = sockets_left(shape, ours);
+                if let Err(e) = compare(setting, ours, &theirs)
+                    .and(left)
+                    .and_then(|()| also(setting, ours))
+                {
                     failures.push(format!("{shape} {setting:?} run {}: {e}", done + k + 1));
                 }
             }
@@ -549,6 +571,20 @@ fn differential_in(
             .collect::<Vec<_>>()
             .join("\n\n")
     );
+}
+
+/// The control socket is removed at every exit perfgraph sees. A process that dies without one (a signal
+/// perfgraph does not handle: SIGPIPE restored to its default, SIGKILL) or that `exec`s another program
+/// leaves it, stale, for the next start or `perfgraph ps` to remove (tests/attach.rs in perfgraph-cli,
+/// docs/user-guide.md).
+fn sockets_left(shape: &str, ours: &Outcome) -> Result<(), String> {
+    let handled = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+    let unseen_death = ours.status.signal().is_some_and(|s| !handled.contains(&s));
+    if ours.sockets_left.is_empty() || shape == "exec" || unseen_death {
+        Ok(())
+    } else {
+        Err(format!("sockets left behind: {:?}", ours.sockets_left))
+    }
 }
 
 fn nothing_more(_: Setting, _: &Outcome) -> Result<(), String> {
@@ -660,13 +696,20 @@ fn exec_after_a_live_line() {
 }
 
 /// A binary that gets perfgraph only through a library depending with `default-features = false,
-/// features = ["enabled"]` records and shows live lines, but its descriptors and signals (SIGTERM here) are
-/// left alone; with perfgraph-core's default features (the binary's own choice) both are taken.
+/// features = ["enabled"]` records and shows live lines, but its descriptors, signals (SIGTERM here) and
+/// control socket are left alone; with perfgraph-core's default features (the binary's own choice) both are taken.
 #[test]
 fn a_library_leaves_descriptors_and_signals_to_the_binary() {
     let b = builds();
     let describe = |program: &Path| {
         let out = run(program, "describe", Setting::Pipe);
+        // The control socket is the binary's choice too (the `listen` feature).
+        assert_eq!(
+            out.listened,
+            program == b.with.as_path(),
+            "{}",
+            program.display()
+        );
         let text = String::from_utf8_lossy(&out.out).into_owned();
         assert!(out.status.success(), "{text}");
         assert!(

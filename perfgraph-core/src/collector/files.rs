@@ -296,9 +296,10 @@ impl Stream {
         self.send()
     }
 
-    /// Hands a stream what it takes now of its backlog, if it has one waiting.
+    /// Hands a control-socket client what it takes now of the backlog, if one is waiting (other streams
+    /// get theirs at the next write, and at the end).
     pub(crate) fn pump(&mut self) -> io::Result<()> {
-        if self.backlog.is_empty() {
+        if self.backlog.is_empty() || !matches!(self.kind, Kind::Socket(_)) {
             return Ok(());
         }
         self.send()

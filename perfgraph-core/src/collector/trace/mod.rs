@@ -717,7 +717,8 @@ impl Trace {
     /// before the next write is due.
     pub(crate) fn tick(&mut self) -> Option<u64> {
         self.map.follow();
-        // A stream's reader gets what it takes of the backlog at every pass, not only at the next write.
+        // A trace window's client gets what it takes of the backlog at every pass, not only at the next
+        // write; one that has gone gets nothing more.
         if let Some(file) = &mut self.file
             && file.pump().is_err()
         {

@@ -1,0 +1,586 @@
+//! Looking into a running program, end to end: a long-running instrumented child (`examples/service`) is
+//! found by `perfgraph ps`, dumped mid-section (its running sections in the JSON), reported by pid, and
+//! traced for 2 seconds (a valid trace of that window, in both formats: the Perfetto one read by Perfetto's
+//! own Python classes when they are installed); its control socket refuses another user, survives 1,000
+//! clients that send garbage or hang, and is gone when it exits. Each test has a private
+//! `XDG_RUNTIME_DIR`, so its sockets are its own.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
+
+/// Generous: only catches a hang, on a machine with both cores busy.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn service_example() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let path = dir.join("examples").join("service");
+    assert!(path.exists(), "{} not built", path.display());
+    path
+}
+
+/// A fresh scratch directory for one test, mode 0700 (it is the runtime directory).
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("perfgraph-attach-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    dir
+}
+
+/// The running service; stopped (a byte on its stdin) and waited for when dropped.
+struct Service {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    runtime: PathBuf,
+}
+
+impl Service {
+    fn start(runtime: &Path) -> Service {
+        let mut child = Command::new(service_example())
+            .env("XDG_RUNTIME_DIR", runtime)
+            .env("PERFGRAPH_LIVE", "off")
+            .env("PERFGRAPH_CAPTURE", "off")
+            .env_remove("PERFGRAPH_LISTEN")
+            .env_remove("PERFGRAPH_TRACE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let s = Service {
+            child,
+            stdin,
+            runtime: runtime.to_owned(),
+        };
+        // Listening once its socket is there and answers.
+        let start = Instant::now();
+        while !s.socket().exists()
+            || cli(&s.runtime, &["dump", &s.pid().to_string()])
+                .status
+                .code()
+                != Some(0)
+        {
+            assert!(start.elapsed() < PATIENCE, "the service never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        s
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.runtime
+            .join("perfgraph")
+            .join(format!("{}.sock", self.pid()))
+    }
+
+    /// Stops it; returns its output.
+    fn stop(mut self) -> Output {
+        drop(self.stdin.take());
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_end(&mut out)
+            .unwrap();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_end(&mut err)
+            .unwrap();
+        let status = self.child.wait().unwrap();
+        Output {
+            status,
+            stdout: out,
+            stderr: err,
+        }
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn cli(runtime: &Path, args: &[&str]) -> Output {
+    Command::new(CLI)
+        .env("XDG_RUNTIME_DIR", runtime)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// What the service printed, unaffected by what was asked of it: its one line, nothing on stderr, exit 0.
+fn unharmed(out: &Output) {
+    assert!(out.status.success(), "{out:?}");
+    assert!(text(&out.stdout).starts_with("done "), "{out:?}");
+    assert_eq!(text(&out.stderr), "", "stderr");
+}
+
+#[test]
+fn ps_dump_report_and_trace_a_running_process() {
+    let runtime = scratch("e2e");
+    let service = Service::start(&runtime);
+    let pid = service.pid().to_string();
+
+    // `ps`: the process, with its two threads and three sections.
+    let ps = cli(&runtime, &["ps"]);
+    assert!(ps.status.success(), "{ps:?}");
+    let ps = text(&ps.stdout);
+    let row = ps
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(pid.as_str()))
+        .unwrap_or_else(|| panic!("{pid} not in:\n{ps}"));
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cols.last(), Some(&"service"), "{row}");
+    assert_eq!(cols[cols.len() - 3], "2", "threads: {row}");
+    assert_eq!(cols[cols.len() - 2], "3", "sections: {row}");
+
+    // `dump`, mid-section: `solve` on the main thread and `assemble` on the worker are running.
+    let file = runtime.join("now.json");
+    let dump = cli(&runtime, &["dump", &pid, "-o", file.to_str().unwrap()]);
+    assert!(dump.status.success(), "{dump:?}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["format"], "perfgraph-call-tree");
+    assert_eq!(v["pid"].as_u64(), Some(u64::from(service.pid())));
+    let node = |name: &str| {
+        v["tree"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    assert_eq!(node("solve")["running"], 1);
+    assert_eq!(node("assemble")["running"], 1);
+    assert!(node("residual")["calls"].as_u64().unwrap() > 0);
+    // ... which `report` reads like any run's file, and `report <pid>` prints directly.
+    let from_file = cli(&runtime, &["report", file.to_str().unwrap(), "--graph"]);
+    assert!(from_file.status.success(), "{from_file:?}");
+    assert!(text(&from_file.stdout).contains("|   solve "));
+    let live = cli(&runtime, &["report", &pid, "--threads"]);
+    assert!(live.status.success(), "{live:?}");
+    let live = text(&live.stdout);
+    assert!(
+        live.contains("Threads:") && live.contains("| worker "),
+        "{live}"
+    );
+    assert!(live.contains("calls had not ended"), "{live}");
+
+    // `trace` for 2 seconds, both formats.
+    for name in ["window.json", "window.pftrace"] {
+        let path = runtime.join(name);
+        let before = Instant::now();
+        let t = cli(
+            &runtime,
+            &[
+                "trace",
+                &pid,
+                "--seconds",
+                "2",
+                "-o",
+                path.to_str().unwrap(),
+            ],
+        );
+        assert!(t.status.success(), "{t:?}");
+        assert!(before.elapsed() >= Duration::from_secs(2), "a 2 s window");
+        assert!(text(&t.stderr).contains("bytes in"), "{t:?}");
+        if name.ends_with(".json") {
+            check_chrome_window(&path);
+        } else {
+            check_perfetto_window(&path);
+        }
+    }
+    unharmed(&service.stop());
+}
+
+/// A Chrome trace of the window: whole (its closing event says complete, nothing missing), the calls in
+/// it, and the two running sections as unfinished slices.
+fn check_chrome_window(path: &Path) {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let events = v.as_array().unwrap();
+    let end = events.last().unwrap();
+    assert_eq!(end["name"], "perfgraph trace end", "{end}");
+    assert_eq!(end["args"]["complete"], true, "{end}");
+    assert_eq!(end["args"]["dropped_ring_overflow"], 0, "{end}");
+    assert_eq!(end["args"]["dropped_unwritten"], 0, "{end}");
+    assert_eq!(end["args"]["unfinished"], 2, "{end}");
+    let calls = events.iter().filter(|e| e["name"] == "residual").count();
+    assert!(calls > 1000, "{calls} residual calls in 2 s");
+    assert!(events.iter().any(|e| e["name"] == "solve"));
+    // Every call of the window ended in it: none before its first event's time by more than a call.
+    let first_ts = events
+        .iter()
+        .filter(|e| e["name"] == "residual")
+        .filter_map(|e| e["ts"].as_f64())
+        .fold(f64::MAX, f64::min);
+    let end_ts = end["ts"].as_f64().unwrap();
+    assert!(end_ts - first_ts >= 1_900_000.0, "{first_ts}..{end_ts} µs");
+}
+
+fn check_perfetto_window(path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    assert!(bytes.len() > 1000);
+    let Some(python) = perfetto_python() else {
+        eprintln!(
+            "note: the Perfetto check of the trace window is skipped: no Python with the `perfetto` and \
+             `protobuf` packages (set PERFETTO_CHECK_PYTHON; .ci/run does)"
+        );
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../perfgraph-core/tests/perfetto/check_trace.py");
+    let out = Command::new(python).arg(script).arg(path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "check_trace.py: {}",
+        text(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["end"]["dropped_ring_overflow"], 0, "{}", v["end"]);
+    assert_eq!(v["end"]["dropped_unwritten"], 0, "{}", v["end"]);
+    assert_eq!(v["unfinished"], 2);
+    assert!(v["names"]["residual"].as_u64().unwrap() > 1000);
+}
+
+/// The Python that has Perfetto's classes: `PERFETTO_CHECK_PYTHON` (which must), else `python3` if it has.
+fn perfetto_python() -> Option<String> {
+    let can = |python: &str| {
+        Command::new(python)
+            .args([
+                "-c",
+                "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+            ])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Ok(python) = std::env::var("PERFETTO_CHECK_PYTHON") {
+        assert!(
+            can(&python),
+            "PERFETTO_CHECK_PYTHON={python} cannot import perfetto's classes"
+        );
+        return Some(python);
+    }
+    can("python3").then(|| "python3".to_owned())
+}
+
+#[test]
+fn the_socket_is_private_and_gone_at_exit() {
+    let runtime = scratch("private");
+    let service = Service::start(&runtime);
+    let dir = runtime.join("perfgraph");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&service.socket()), 0o600);
+    let socket = service.socket();
+    unharmed(&service.stop());
+    assert!(!socket.exists(), "the socket is removed at exit");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn a_stale_socket_of_a_dead_process_is_removed() {
+    let runtime = scratch("stale");
+    let dir = runtime.join("perfgraph");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // A process that is gone, its socket left (as SIGKILL leaves it).
+    let mut dead = Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let stale = dir.join(format!("{dead_pid}.sock"));
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    assert!(stale.exists());
+    // `ps` removes it (and lists nothing).
+    let ps = cli(&runtime, &["ps"]);
+    assert!(ps.status.success());
+    assert_eq!(text(&ps.stdout).lines().count(), 1, "{}", text(&ps.stdout));
+    assert!(!stale.exists(), "ps removes a dead process's socket");
+    // So does the next start.
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    let service = Service::start(&runtime);
+    assert!(!stale.exists(), "a start removes a dead process's socket");
+    unharmed(&service.stop());
+}
+
+#[test]
+fn a_directory_that_is_not_private_is_refused_with_one_line() {
+    for (what, make) in [
+        ("symbolic link", make_link as fn(&Path)),
+        ("group or others", make_open),
+    ] {
+        let runtime = scratch(&what.replace(' ', "-"));
+        make(&runtime);
+        let mut child = Command::new(service_example())
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("PERFGRAPH_LIVE", "off")
+            .env("PERFGRAPH_CAPTURE", "off")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        drop(child.stdin.take());
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        assert!(text(&out.stdout).starts_with("done "));
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("perfgraph: warning: no control socket") && err.contains(what),
+            "{err}"
+        );
+        // Nothing was put where the link leads.
+        assert_eq!(
+            std::fs::read_dir(runtime.join("elsewhere")).map_or(0, |d| d.count()),
+            0
+        );
+    }
+}
+
+fn make_link(runtime: &Path) {
+    std::fs::create_dir_all(runtime.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(runtime.join("elsewhere"), runtime.join("perfgraph")).unwrap();
+}
+
+fn make_open(runtime: &Path) {
+    let dir = runtime.join("perfgraph");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Whether this test runs as root: only root can act as a second user.
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
+    })
+}
+
+/// `perfgraph dump <pid>` run as uid/gid 65534 (nobody); with `dac_override`, keeping the capability to
+/// pass the directory's permissions, so that only the socket's own check of the peer's uid stands in
+/// its way.
+fn dump_as_nobody(runtime: &Path, pid: u32, dac_override: bool) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(CLI);
+    cmd.env("XDG_RUNTIME_DIR", runtime)
+        .args(["dump", &pid.to_string()]);
+    // SAFETY: the closure makes only async-signal-safe system calls (prctl, setresgid, setresuid, capset)
+    // on plain stack data, in the child between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || become_nobody(dac_override));
+    }
+    cmd.output().unwrap()
+}
+
+fn become_nobody(dac_override: bool) -> std::io::Result<()> {
+    const CAP_DAC_OVERRIDE: u32 = 1;
+    const VERSION_3: u32 = 0x2008_0522;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let check = |rc: libc::c_long| {
+        if rc < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    };
+    // SAFETY: plain system calls on valid arguments (the structs are the kernel's layout for capset).
+    unsafe {
+        check(libc::prctl(libc::PR_SET_KEEPCAPS, 1, 0, 0, 0) as libc::c_long)?;
+        check(libc::setgroups(0, std::ptr::null()) as libc::c_long)?;
+        check(libc::setresgid(65534, 65534, 65534) as libc::c_long)?;
+        check(libc::setresuid(65534, 65534, 65534) as libc::c_long)?;
+        if dac_override {
+            let bit = 1 << CAP_DAC_OVERRIDE;
+            let header = Header {
+                version: VERSION_3,
+                pid: 0,
+            };
+            let data = [
+                Data {
+                    effective: bit,
+                    permitted: bit,
+                    inheritable: bit,
+                },
+                Data {
+                    effective: 0,
+                    permitted: 0,
+                    inheritable: 0,
+                },
+            ];
+            check(libc::syscall(libc::SYS_capset, &header, data.as_ptr()))?;
+            check(libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_RAISE,
+                CAP_DAC_OVERRIDE as libc::c_ulong,
+                0,
+                0,
+            ) as libc::c_long)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn another_user_is_refused() {
+    if !is_root() {
+        // To the process's stderr itself (`eprintln!` is captured by the test harness): visible.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "note: another_user_is_refused did NOT run: acting as a second user needs root"
+        );
+        return;
+    }
+    let runtime = scratch("uid");
+    let service = Service::start(&runtime);
+    // The directory keeps them out.
+    let out = dump_as_nobody(&runtime, service.pid(), false);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(text(&out.stderr).contains("Permission denied"), "{out:?}");
+    assert!(out.stdout.is_empty());
+    // Past the directory (CAP_DAC_OVERRIDE), the socket refuses the peer's uid.
+    let out = dump_as_nobody(&runtime, service.pid(), true);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        text(&out.stderr).contains("permission denied: only the process's own user"),
+        "{out:?}"
+    );
+    assert!(out.stdout.is_empty());
+    // Root (this test) is answered.
+    let ok = cli(&runtime, &["dump", &service.pid().to_string()]);
+    assert!(ok.status.success(), "{ok:?}");
+    unharmed(&service.stop());
+}
+
+/// Open descriptors of process `pid`.
+fn fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// Resident memory of process `pid`, KiB.
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_thousand_clients_that_send_garbage_or_hang_do_no_harm() {
+    let runtime = scratch("flood");
+    let service = Service::start(&runtime);
+    let pid = service.pid();
+    let socket = service.socket();
+    let fds_before = fds(pid);
+    let rss_before = rss_kb(pid);
+    let clients: Vec<_> = (0..10)
+        .map(|t| {
+            let socket = socket.clone();
+            std::thread::spawn(move || {
+                let mut hung = Vec::new();
+                for i in 0..100 {
+                    let Ok(mut s) = UnixStream::connect(&socket) else {
+                        continue;
+                    };
+                    let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+                    match (t * 100 + i) % 5 {
+                        // Hangs: connects and says nothing, holding the connection.
+                        0 => hung.push(s),
+                        // Garbage without a newline, then hangs.
+                        1 => {
+                            let _ = s.write_all(b"\x00\xff GET / HTTP/1.1");
+                            hung.push(s);
+                        }
+                        // A line far past the limit.
+                        2 => {
+                            let _ = s.write_all(&vec![b'A'; 64 * 1024]);
+                        }
+                        // Garbage lines.
+                        3 => {
+                            let _ = s.write_all(b"perfgraph/1 trace -1 /etc/passwd\nmore\n");
+                        }
+                        // A good request, its answer never read.
+                        _ => {
+                            let _ = s.write_all(b"perfgraph/1 dump\n");
+                            hung.push(s);
+                        }
+                    }
+                }
+                hung
+            })
+        })
+        .collect();
+    let hung: Vec<_> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    // Meanwhile the process answers whoever asks properly.
+    let start = Instant::now();
+    loop {
+        let out = cli(&runtime, &["dump", &pid.to_string()]);
+        if out.status.success() {
+            assert!(text(&out.stdout).contains("\"residual\""));
+            break;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "no answer during the flood: {out:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(hung);
+    // The clients' descriptors go (the hung ones within the request time limit), and memory did not grow
+    // with them.
+    let start = Instant::now();
+    while fds(pid) > fds_before {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "{} descriptors, {fds_before} before",
+            fds(pid)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let grown = rss_kb(pid).saturating_sub(rss_before);
+    assert!(grown < 64 * 1024, "resident memory grew {grown} KiB");
+    unharmed(&service.stop());
+}
