@@ -111,9 +111,18 @@ pub fn processes() -> Vec<Status> {
         .filter_map(|e| e.file_name().to_str().and_then(control::pid_of))
         .collect();
     pids.sort_unstable();
+    // Every request goes out first: each process answers at its background thread's next look (up to
+    // 200 ms), all of them at once.
+    let asked: Vec<(u32, io::Result<BufReader<UnixStream>>)> = pids
+        .into_iter()
+        .map(|pid| (pid, send(pid, Request::Status, ANSWER_TIMEOUT)))
+        .collect();
     let mut found = Vec::new();
-    for pid in pids {
-        match status(pid) {
+    for (pid, sent) in asked {
+        match sent
+            .and_then(|reader| read_answer(pid, reader))
+            .and_then(|r| parse_status(pid, r))
+        {
             Ok(s) => found.push(s),
             Err(_) if !sys::process_exists(pid) => {
                 sys::remove_socket(&dir.join(control::socket_name(pid)));
@@ -126,8 +135,12 @@ pub fn processes() -> Vec<Status> {
 
 /// Asks process `pid` for its [`Status`].
 pub fn status(pid: u32) -> io::Result<Status> {
+    parse_status(pid, ask(pid, Request::Status, ANSWER_TIMEOUT)?)
+}
+
+fn parse_status(pid: u32, mut answer: BufReader<UnixStream>) -> io::Result<Status> {
     let mut body = Vec::new();
-    ask(pid, Request::Status, ANSWER_TIMEOUT)?.read_to_end(&mut body)?;
+    answer.read_to_end(&mut body)?;
     let v: Value = serde_json::from_slice(&body).map_err(|e| invalid(pid, &e.to_string()))?;
     if v["format"] != "perfgraph-status" {
         return Err(invalid(pid, "not a perfgraph status"));
@@ -161,6 +174,11 @@ pub fn trace(pid: u32, seconds: f64, perfetto: bool, out: &mut dyn Write) -> io:
 /// Connects to process `pid`, sends `request`, and reads the answer's first line: the rest of the answer
 /// follows in the reader returned; an `error:` line is the error.
 fn ask(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<UnixStream>> {
+    read_answer(pid, send(pid, request, timeout)?)
+}
+
+/// Connects to process `pid` and sends `request`; the answer is for [`read_answer`].
+fn send(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<UnixStream>> {
     let path = directory().join(control::socket_name(pid));
     let mut stream = sys::connect(&path).map_err(|e| {
         let why = match e.kind() {
@@ -176,7 +194,11 @@ fn ask(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<Un
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(Duration::from_secs(5)))?;
     stream.write_all(request.line().as_bytes())?;
-    let mut reader = BufReader::new(stream);
+    Ok(BufReader::new(stream))
+}
+
+/// Reads an answer's first line: `ok` leaves the rest in the reader; an `error:` line is the error.
+fn read_answer(pid: u32, mut reader: BufReader<UnixStream>) -> io::Result<BufReader<UnixStream>> {
     let mut first = Vec::new();
     (&mut reader)
         .take(control::MAX_REQUEST as u64 * 4)

@@ -201,7 +201,7 @@ impl Collector {
         if pass_now {
             return Some(Duration::ZERO);
         }
-        Some(self.server.as_ref()?.poll_within())
+        Some(self.server.as_ref()?.poll_within(clock::monotonic_ns()))
     }
 
     /// One pass: sample memory if due, drain the rings if anyone needs it, let the outputs act. Returns the

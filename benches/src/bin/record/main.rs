@@ -11,7 +11,8 @@
 //! memory and trace figures; `record --trace-only FILE SCRATCH` measures the trace figures alone and
 //! replaces their section of FILE; `record --lifecycle-only FILE SAVED` renders the lifecycle section of FILE
 //! again from the saved output of the full-size tests; `record --heap` measures and prints only the section on exact heap
-//! accounting, `record --cpu` the one on CPU time per section, and `record --layer BIN` the `TracingLayer`
+//! accounting, `record --cpu` the one on CPU time per section, `record --listen` the one on the control socket
+//! (`record --listen-child MODE SECONDS` is its idle child), and `record --layer BIN` the `TracingLayer`
 //! target's rounds of the peers bench BIN, to look at them without a whole run.)
 //!
 //! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
@@ -33,6 +34,17 @@ fn main() {
             "{}",
             render::cpu_section(&measure::cpu::CpuClock::measure())
         );
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--listen") {
+        print!(
+            "{}",
+            render::listen_section(&measure::listen::Listen::measure())
+        );
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--listen-child") {
+        measure::listen::child(&args[1], args[2].parse().expect("seconds"));
         return;
     }
     if args.first().map(String::as_str) == Some("--layer") {

@@ -2,7 +2,8 @@
 //! answers `perfgraph ps`, `dump`, `trace` and `top` (the protocol: [`control`](crate::base::control)).
 //!
 //! No thread of its own: between its passes the background thread accepts and reads, non-blocking, at
-//! least every [`LISTEN_POLL`] ([`Server::poll_within`]), and writes each reply as the client takes it.
+//! least every [`LISTEN_POLL`] (every [`BUSY_POLL`] while a client is connected or has just asked:
+//! [`Server::poll_within`]), and writes each reply as the client takes it.
 //! Nothing here waits for a client. What a client can hold is bounded: [`MAX_CONNECTIONS`] at once (a new
 //! one then closes the oldest that has not finished its request), [`MAX_REQUEST`] bytes of request,
 //! [`REQUEST_TIMEOUT`] to send it, [`REPLY_TIMEOUT`] to take the reply, and [`MAX_REPLY_BYTES`] of
@@ -25,11 +26,17 @@ use std::time::Duration;
 use crate::base::control::{self, MAX_REQUEST, Request};
 use crate::base::sys;
 
-/// Longest the background thread sleeps while listening: how late an idle process may answer.
-pub const LISTEN_POLL: Duration = Duration::from_millis(100);
+/// Longest the background thread sleeps while listening: how late an idle process may answer. Each look
+/// costs the idle thread a wake-up (about 19 µs of its time on the 2-core VM of docs/performance.md, where
+/// 100 ms made 0.095% of a core); 200 ms keeps it near half the 0.1% bound.
+pub const LISTEN_POLL: Duration = Duration::from_millis(200);
 
-/// Longest it sleeps while a client is connected.
+/// Longest it sleeps while a client is connected, and for [`BUSY_TIME`] after one asked something (a
+/// client such as `perfgraph top` asks again soon: `status`, then `dump`, every refresh).
 pub const BUSY_POLL: Duration = Duration::from_millis(5);
+
+/// How long after a request the socket is looked at every [`BUSY_POLL`].
+pub const BUSY_TIME: Duration = Duration::from_secs(2);
 
 /// Clients connected at once, at most.
 pub const MAX_CONNECTIONS: usize = 16;
@@ -135,6 +142,8 @@ pub(crate) struct Server {
     path: PathBuf,
     uid: u32,
     conns: Vec<Conn>,
+    /// Monotonic ns of the last request read.
+    asked_ns: u64,
 }
 
 impl Server {
@@ -157,6 +166,7 @@ impl Server {
                     path,
                     uid,
                     conns: Vec::new(),
+                    asked_ns: 0,
                 })
             }
             Err(why) => {
@@ -170,8 +180,9 @@ impl Server {
     }
 
     /// How long the background thread may sleep before it looks at the socket again.
-    pub(crate) fn poll_within(&self) -> Duration {
-        if self.conns.is_empty() {
+    pub(crate) fn poll_within(&self, mono: u64) -> Duration {
+        let recent = mono.saturating_sub(self.asked_ns) < BUSY_TIME.as_nanos() as u64;
+        if self.conns.is_empty() && !recent {
             LISTEN_POLL
         } else {
             BUSY_POLL
@@ -191,6 +202,7 @@ impl Server {
                 State::Reading(line) => match read_line(&mut conn.peer.stream, line) {
                     Ok(None) => mono.saturating_sub(conn.since) < REQUEST_TIMEOUT.as_nanos() as u64,
                     Ok(Some(Ok(request))) => {
+                        self.asked_ns = mono;
                         let conn = self.conns.swap_remove(i);
                         asked.push(Asked {
                             peer: conn.peer,

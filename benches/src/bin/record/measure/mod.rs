@@ -10,6 +10,7 @@ pub mod heap;
 pub mod layer;
 pub mod layouts;
 pub mod lifecycle;
+pub mod listen;
 pub mod machine;
 pub mod merge;
 pub mod results;
@@ -27,6 +28,7 @@ use heap::Heap;
 use layer::LayerRounds;
 use layouts::Layouts;
 use lifecycle::Lifecycle;
+use listen::Listen;
 use machine::Machine;
 use merge::Merge;
 use results::Results;
@@ -84,6 +86,8 @@ pub struct Record {
     pub alloc_peers: Option<AllocPeers>,
     /// One thread-CPU-clock read's cost (the `cpu` option).
     pub cpu: CpuClock,
+    /// The control socket's cost: idle, and while a client refreshes.
+    pub listen: Listen,
 }
 
 /// Measures everything, in the order the record has always measured it: the machine, the Criterion
@@ -109,6 +113,7 @@ pub fn record(inputs: &Inputs) -> Record {
     let heap = Heap::measure();
     let alloc_peers = inputs.alloc_peers.as_deref().and_then(AllocPeers::measure);
     let cpu = CpuClock::measure();
+    let listen = Listen::measure();
     Record {
         machine,
         results,
@@ -123,6 +128,7 @@ pub fn record(inputs: &Inputs) -> Record {
         heap,
         alloc_peers,
         cpu,
+        listen,
     }
 }
 

@@ -12,6 +12,7 @@ mod latency;
 mod layer;
 mod layouts;
 pub mod lifecycle;
+mod listen;
 mod overhead;
 mod rows;
 mod rss;
@@ -52,6 +53,14 @@ pub fn render(r: &Record) -> String {
     heap::write(&mut doc, &r.heap);
     alloc_peers::write(&mut doc, r.alloc_peers.as_ref());
     cpu::write(&mut doc, &r.cpu);
+    listen::write(&mut doc, &r.listen);
+    doc
+}
+
+/// The section on the control socket alone (`record --listen`).
+pub fn listen_section(l: &crate::measure::listen::Listen) -> String {
+    let mut doc = String::new();
+    listen::write(&mut doc, l);
     doc
 }
 

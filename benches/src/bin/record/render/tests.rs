@@ -18,6 +18,7 @@ use crate::measure::heap::Heap;
 use crate::measure::layer::LayerRounds;
 use crate::measure::layouts::Layouts;
 use crate::measure::lifecycle::{Churn, Forks, Lifecycle, Limited};
+use crate::measure::listen::Listen;
 use crate::measure::machine::Machine;
 use crate::measure::merge::Merge;
 use crate::measure::results::Results;
@@ -213,6 +214,17 @@ fn canned() -> Record {
             switches_ns: Some(190.5),
             reads: 200_000,
             rounds: 20,
+        },
+        listen: Listen {
+            idle_seconds: 20,
+            idle_cpu_on: Some(0.012),
+            idle_cpu_off: Some(0.0),
+            quiet_ns: 20.0,
+            asked_ns: 20.5,
+            phases: 10,
+            refreshes: 98,
+            refresh_ms: 52.3,
+            dump_bytes: 9_000,
         },
     }
 }

@@ -1,0 +1,185 @@
+//! What the control socket (`PERFGRAPH_LISTEN`) costs: the background thread's CPU time in an idle process
+//! with the socket open and with it off (two child processes side by side, `record --listen-child MODE
+//! SECONDS`), and a recording thread's time per section while a client asks for what `perfgraph top`
+//! asks for at each refresh (`status`, then `dump` read back as a report) every 100 ms, against the same
+//! thread with nobody asking, in alternating phases in `record`'s own process.
+
+use std::hint::black_box;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long the idle children are watched.
+const IDLE_SECONDS: u64 = 20;
+/// Phases of each kind (alternating), and how long each lasts.
+const PHASES: usize = 10;
+const PHASE: Duration = Duration::from_millis(1000);
+/// Sections per timed batch within a phase.
+const BATCH: u64 = 20_000;
+/// The client's period, as `perfgraph top --interval 0.1`.
+const REFRESH: Duration = Duration::from_millis(100);
+
+/// The figures.
+pub struct Listen {
+    /// Seconds the idle children were watched.
+    pub idle_seconds: u64,
+    /// The background thread's CPU time over them, as a share of one core (percent): socket on, off.
+    pub idle_cpu_on: Option<f64>,
+    pub idle_cpu_off: Option<f64>,
+    /// Median ns per section of the recording thread: nobody asking, a client every 100 ms.
+    pub quiet_ns: f64,
+    pub asked_ns: f64,
+    /// Phases of each, and refreshes the client made in all.
+    pub phases: usize,
+    pub refreshes: u64,
+    /// Median time of one refresh (status + dump + reading it back), ms, and the dump's size, bytes.
+    pub refresh_ms: f64,
+    pub dump_bytes: usize,
+}
+
+impl Listen {
+    pub fn measure() -> Listen {
+        let (idle_cpu_on, idle_cpu_off) = idle();
+        let recording = recording();
+        Listen {
+            idle_seconds: IDLE_SECONDS,
+            idle_cpu_on,
+            idle_cpu_off,
+            ..recording
+        }
+    }
+}
+
+/// The child: one section (the runtime starts, the socket opens), then nothing for `seconds`.
+pub fn child(mode: &str, seconds: u64) {
+    // SAFETY: set before anything reads the environment (the first section reads the settings).
+    unsafe { std::env::set_var("PERFGRAPH_LISTEN", mode) };
+    {
+        perfgraph_core::time_section!("start");
+    }
+    std::thread::sleep(Duration::from_secs(seconds));
+}
+
+/// The CPU time (ns) of the thread named `perfgraph` of process `pid`: the scheduler's own count
+/// (`/proc/<pid>/task/<tid>/schedstat`, ns), else `stat`'s user + system ticks (10 ms each).
+fn background_cpu_ns(pid: u32) -> Option<u64> {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() != "perfgraph" {
+            continue;
+        }
+        if let Some(ns) = std::fs::read_to_string(task.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        {
+            return Some(ns);
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+        // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split(' ').collect();
+        let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        return Some(ticks * 10_000_000);
+    }
+    None
+}
+
+/// The idle children, side by side: percent of a core their background threads used.
+fn idle() -> (Option<f64>, Option<f64>) {
+    let me = std::env::current_exe().expect("own path");
+    let spawn = |mode: &str| {
+        Command::new(&me)
+            .args(["--listen-child", mode, &(IDLE_SECONDS + 3).to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the child")
+    };
+    let mut on = spawn("on");
+    let mut off = spawn("off");
+    std::thread::sleep(Duration::from_secs(1));
+    let first = (background_cpu_ns(on.id()), background_cpu_ns(off.id()));
+    std::thread::sleep(Duration::from_secs(IDLE_SECONDS));
+    let last = (background_cpu_ns(on.id()), background_cpu_ns(off.id()));
+    let _ = on.wait();
+    let _ = off.wait();
+    let share = |a: Option<u64>, b: Option<u64>| {
+        Some((b? - a?) as f64 / (IDLE_SECONDS as f64 * 1e9) * 100.0)
+    };
+    (share(first.0, last.0), share(first.1, last.1))
+}
+
+#[inline(never)]
+fn leaf(i: u64) -> u64 {
+    perfgraph_core::time_section!("listen_leaf");
+    black_box(i)
+}
+
+/// A recording thread's ns per section in phases with and without a client refreshing every 100 ms.
+fn recording() -> Listen {
+    let pid = std::process::id();
+    let asking = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let client = {
+        let (asking, stop) = (Arc::clone(&asking), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut times = Vec::new();
+            let mut bytes = 0;
+            while !stop.load(Ordering::Relaxed) {
+                if asking.load(Ordering::Relaxed) {
+                    let t = Instant::now();
+                    let ok = perfgraph_core::attach::status(pid).is_ok();
+                    let dump = perfgraph_core::attach::dump(pid).unwrap_or_default();
+                    bytes = dump.len();
+                    let read = perfgraph_core::data::Report::read_json(&dump[..]).is_ok();
+                    if ok && read {
+                        times.push(t.elapsed().as_secs_f64() * 1e3);
+                    }
+                    std::thread::sleep(REFRESH.saturating_sub(t.elapsed()));
+                } else {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            (times, bytes)
+        })
+    };
+    let batch = || {
+        let t = Instant::now();
+        for i in 0..BATCH {
+            black_box(leaf(i));
+        }
+        t.elapsed().as_nanos() as f64 / BATCH as f64
+    };
+    // Warm up: the first sections allocate the thread's state.
+    for _ in 0..10 {
+        batch();
+    }
+    let (mut quiet, mut asked) = (Vec::new(), Vec::new());
+    for phase in 0..2 * PHASES {
+        let on = phase % 2 == 1;
+        asking.store(on, Ordering::Relaxed);
+        let start = Instant::now();
+        while start.elapsed() < PHASE {
+            let ns = batch();
+            if on { asked.push(ns) } else { quiet.push(ns) }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (times, dump_bytes) = client.join().expect("the client");
+    let median = |v: Vec<f64>| perfgraph_benches::stats::median(v, |&x| x).unwrap_or(f64::NAN);
+    Listen {
+        idle_seconds: 0,
+        idle_cpu_on: None,
+        idle_cpu_off: None,
+        quiet_ns: median(quiet),
+        asked_ns: median(asked),
+        phases: PHASES,
+        refreshes: times.len() as u64,
+        refresh_ms: median(times),
+        dump_bytes,
+    }
+}

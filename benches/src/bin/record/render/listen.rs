@@ -1,0 +1,44 @@
+//! The cost of the control socket (`PERFGRAPH_LISTEN`): the idle background thread, and a recording thread
+//! while a client refreshes every 100 ms as `perfgraph top --interval 0.1` does.
+
+use std::fmt::Write as _;
+
+use crate::measure::listen::Listen;
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or_else(|| "not readable here".to_owned(), |p| format!("{p:.3}%"))
+}
+
+/// The section.
+pub fn write(doc: &mut String, l: &Listen) {
+    let _ = writeln!(
+        doc,
+        "\n## The control socket (`PERFGRAPH_LISTEN`)\n\n\
+         **Idle.** Two child processes of `record`, side by side, each records one section and then sleeps; \
+         the time their background thread ran (the scheduler's count, `/proc/<pid>/task/<tid>/schedstat`) over \
+         {secs} s, as a share of one core. With the socket on, the thread wakes every 100 ms to look at it.\n\n\
+         | Background thread, idle | CPU (share of one core) |\n|---|---:|\n\
+         | `PERFGRAPH_LISTEN=on` (default) | {on} |\n\
+         | `PERFGRAPH_LISTEN=off` | {off} |\n\n\
+         **While `top` refreshes every 100 ms.** In `record`'s own process, one thread records sections \
+         (`time_section!` in a loop, batches of 20,000) in {phases} phases of 1 s with nobody asking, \
+         alternating with {phases} in which a client thread asks the process's own socket, every 100 ms, \
+         for what `perfgraph top` asks at each refresh: `status`, then `dump`, read back as a report \
+         ({refreshes} refreshes; a dump of {bytes} bytes; a refresh took {ms:.1} ms, median: the first \
+         request waits for the background thread's next look at the socket, up to 100 ms, the next within 5 ms). The median batch of each kind:\n\n\
+         | Recording thread | ns per section |\n|---|---:|\n\
+         | nobody asking | {quiet:.1} |\n\
+         | a client every 100 ms | {asked:.1} |\n\
+         | ratio | {ratio:.3} |",
+        secs = l.idle_seconds,
+        on = percent(l.idle_cpu_on),
+        off = percent(l.idle_cpu_off),
+        phases = l.phases,
+        refreshes = l.refreshes,
+        bytes = l.dump_bytes,
+        ms = l.refresh_ms,
+        quiet = l.quiet_ns,
+        asked = l.asked_ns,
+        ratio = l.asked_ns / l.quiet_ns,
+    );
+}
