@@ -1,6 +1,7 @@
 //! `fork()` while other threads record, report and merge: every child records a section and exits at once
 //! (`_exit`, or `std::process::exit` through perfgraph's exit handler), never hangs on a lock it inherited
-//! held, prints no perfgraph line, and writes none of the parent's files.
+//! held, prints no perfgraph line, writes none of the parent's files, and holds none of the parent's
+//! control-socket descriptors.
 //!
 //! It has its own `main` (`harness = false`): the parent is a child process of the test, with settings of
 //! its own, that forks `FORK_COUNT` (default 200) children and prints one summary line:
@@ -46,6 +47,20 @@ fn child_work() -> u64 {
 fn child(index: usize, err_fd: i32) -> ! {
     // SAFETY: `err_fd` is the write end of a pipe this process owns; fd 2 is replaced by a copy of it.
     unsafe { libc::dup2(err_fd, 2) };
+    // The parent's control socket and its clients' connections are closed in the child.
+    let sockets = std::fs::read_dir("/proc/self/fd").map_or(0, |d| {
+        d.flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path())
+                    .is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
+            })
+            .count()
+    });
+    if sockets > 0 {
+        eprintln!("child {index}: {sockets} socket descriptors inherited from the parent");
+        // SAFETY: `_exit` ends the process at once; nothing of this process is needed any more.
+        unsafe { libc::_exit(3) };
+    }
     child_work();
     if index % 4 == 1 {
         // A thread that recorded nothing in the parent registers itself (the thread list's lock).
@@ -121,6 +136,13 @@ fn parent() {
     // the one race docs/user-guide.md ("fork") says is not covered, where the child inherits the start half
     // done and waits for it for good. Both happened here, 1 run in about 40 on a loaded machine.
     perfgraph_core::threads();
+    // The control socket is open before the first fork: the children must not hold it.
+    let socket = perfgraph_core::attach::directory().join(format!("{}.sock", std::process::id()));
+    let start = Instant::now();
+    while !socket.exists() && start.elapsed() < HANG {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(socket.exists(), "no control socket at {}", socket.display());
     let stop = Arc::new(AtomicBool::new(false));
     let mut helpers = Vec::new();
     for name in ["recorder-a", "recorder-b"] {
@@ -175,6 +197,7 @@ fn forks_while_others_record_report_and_merge() {
         .env("PERFGRAPH_JSON", &json)
         .env("PERFGRAPH_REPORT", "graph")
         .env("PERFGRAPH_TIME_LIMIT", "0.05")
+        .env("XDG_RUNTIME_DIR", &dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -206,6 +229,9 @@ fn forks_while_others_record_report_and_merge() {
     let written = std::fs::read_to_string(&json).unwrap();
     assert!(written.contains("fork::recorder"), "{written}");
     assert!(stderr.contains("Performance Graph:"), "{ctx}");
+    // No child removed the parent's socket early, and the parent removed it at its exit.
+    let left: Vec<_> = std::fs::read_dir(dir.join("perfgraph")).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
