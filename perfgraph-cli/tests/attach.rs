@@ -289,6 +289,30 @@ fn perfetto_python() -> Option<String> {
     can("python3").then(|| "python3".to_owned())
 }
 
+/// The descriptors of process `pid` that are sockets: (fd, whether it is close-on-exec).
+fn socket_fds(pid: u32) -> Vec<(i32, bool)> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        let fd: i32 = e.file_name().to_string_lossy().parse().unwrap();
+        let socket =
+            std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().starts_with("socket:"));
+        if !socket {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap_or_default();
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+            .unwrap_or(0);
+        found.push((fd, flags & libc::O_CLOEXEC as u32 != 0));
+    }
+    found
+}
+
 #[test]
 fn the_socket_is_private_and_gone_at_exit() {
     let runtime = scratch("private");
@@ -297,10 +321,59 @@ fn the_socket_is_private_and_gone_at_exit() {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&dir), 0o700);
     assert_eq!(mode(&service.socket()), 0o600);
+    // With a client connected: the listener and the client's connection, both close-on-exec, above fd 2.
+    let client = UnixStream::connect(service.socket()).unwrap();
+    let start = Instant::now();
+    while socket_fds(service.pid()).len() < 2 {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "{:?}",
+            socket_fds(service.pid())
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (fd, cloexec) in socket_fds(service.pid()) {
+        assert!(fd > 2 && cloexec, "fd {fd}, close-on-exec {cloexec}");
+    }
+    drop(client);
     let socket = service.socket();
     unharmed(&service.stop());
     assert!(!socket.exists(), "the socket is removed at exit");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+/// A program that closed its standard error finds nothing of perfgraph's on fd 2: not the file it reads
+/// resident memory from, not the socket, not a client's connection.
+#[test]
+fn nothing_lands_on_a_closed_standard_descriptor() {
+    let runtime = scratch("stdio");
+    let mut child = Command::new(service_example())
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("PERFGRAPH_LIVE", "off")
+        .env("PERFGRAPH_CAPTURE", "off")
+        .env("SERVICE_CLOSE_STDERR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let socket = runtime
+        .join("perfgraph")
+        .join(format!("{}.sock", child.id()));
+    let start = Instant::now();
+    while !socket.exists() {
+        assert!(start.elapsed() < PATIENCE, "the service never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let client = UnixStream::connect(&socket).unwrap();
+    while socket_fds(child.id()).len() < 2 {
+        assert!(start.elapsed() < PATIENCE, "{:?}", socket_fds(child.id()));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let fd2 = std::fs::read_link(format!("/proc/{}/fd/2", child.id()));
+    drop(client);
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    assert!(fd2.is_err(), "fd 2 is {fd2:?}");
 }
 
 #[test]

@@ -57,8 +57,15 @@ pub(crate) fn install() {
 
 /// Opens the self-pipe and starts the thread that reads it. `false` (nothing installed) if either fails.
 fn start_watcher() -> bool {
-    // Close-on-exec, both ends: a program that `exec`s hands neither on.
+    // Close-on-exec, both ends: a program that `exec`s hands neither on; above fd 2, where a program that
+    // closed its standard error would find them.
     let Ok((reader, writer)) = std::io::pipe() else {
+        return false;
+    };
+    let (Ok(reader), Ok(writer)) = (
+        sys::above_stdio(reader.into()).map(std::io::PipeReader::from),
+        sys::above_stdio(writer.into()).map(std::io::PipeWriter::from),
+    ) else {
         return false;
     };
     if !sys::set_nonblocking(writer.as_raw_fd()) {

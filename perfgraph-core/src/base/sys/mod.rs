@@ -52,6 +52,22 @@ pub fn tsc_is_trustworthy() -> bool {
     false
 }
 
+/// `fd` moved to a descriptor above 2 (close-on-exec) if it is one of 0, 1, 2: a program that closed its
+/// standard descriptors must find none of perfgraph's there (its next `open` expects the lowest free one).
+pub fn above_stdio(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC with a minimum descriptor number has no memory-safety preconditions.
+    let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `new` is a descriptor we just made and nothing else owns.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(new) })
+}
+
 /// The process's resident set in bytes, or `None` if it cannot be read.
 ///
 /// Linux: field 2 of `/proc/self/statm` (resident pages) times the page size from `sysconf(_SC_PAGESIZE)`,
@@ -64,7 +80,10 @@ pub fn rss_bytes() -> Option<u64> {
     static STATM: OnceLock<Option<std::fs::File>> = OnceLock::new();
     static PAGE: OnceLock<u64> = OnceLock::new();
     let file = STATM
-        .get_or_init(|| std::fs::File::open("/proc/self/statm").ok())
+        .get_or_init(|| {
+            let file = std::fs::File::open("/proc/self/statm").ok()?;
+            above_stdio(file.into()).ok().map(std::fs::File::from)
+        })
         .as_ref()?;
     // SAFETY: sysconf has no preconditions.
     let page = *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {

@@ -3,25 +3,12 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use super::above_stdio;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
-
-/// `fd` moved to a descriptor above 2 (close-on-exec) if it is one of 0, 1, 2: a program that closed
-/// its standard descriptors must not find perfgraph's socket on them.
-fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
-    if fd.as_raw_fd() > 2 {
-        return Ok(fd);
-    }
-    // SAFETY: F_DUPFD_CLOEXEC with a minimum descriptor number has no memory-safety preconditions.
-    let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
-    if new < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `new` is a descriptor we just made and nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(new) })
-}
 
 /// Why a directory is not private enough to hold the sockets, if it is not: not a directory (a symbolic
 /// link included: `lstat`), not owned by `uid`, or open to group or others.
