@@ -26,6 +26,10 @@ use crate::base::sys;
 use crate::data::Report;
 
 /// How long a process has to answer `status` or `dump` before the client gives up.
+///
+/// ```
+/// assert_eq!(perfgraph_core::attach::ANSWER_TIMEOUT.as_secs(), 30);
+/// ```
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The directory of the sockets: `$XDG_RUNTIME_DIR/perfgraph`, else `/tmp/perfgraph-<uid>`.
@@ -101,6 +105,12 @@ pub struct LiveSection {
 
 /// Every process of this user that answers on its socket, by pid. Sockets of processes that no longer
 /// exist are removed on the way.
+///
+/// ```no_run
+/// for p in perfgraph_core::attach::processes() {
+///     println!("{:>7} {} {} threads", p.pid, p.program, p.threads.len());
+/// }
+/// ```
 pub fn processes() -> Vec<Status> {
     let dir = directory();
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -134,6 +144,15 @@ pub fn processes() -> Vec<Status> {
 }
 
 /// Asks process `pid` for its [`Status`].
+///
+/// ```no_run
+/// let s = perfgraph_core::attach::status(12345)?;
+/// for t in &s.threads {
+///     let now: Vec<&str> = t.running.iter().map(|r| r.name.as_str()).collect();
+///     println!("{}: {}", t.name, now.join(" > "));
+/// }
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn status(pid: u32) -> io::Result<Status> {
     parse_status(pid, ask(pid, Request::Status, ANSWER_TIMEOUT)?)
 }
@@ -150,6 +169,11 @@ fn parse_status(pid: u32, mut answer: BufReader<UnixStream>) -> io::Result<Statu
 
 /// Process `pid`'s call-tree JSON now, in `PERFGRAPH_JSON`'s schema, running sections counted with their
 /// time so far (a node's `running`).
+///
+/// ```no_run
+/// std::fs::write("now.json", perfgraph_core::attach::dump(12345)?)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn dump(pid: u32) -> io::Result<Vec<u8>> {
     let mut body = Vec::new();
     ask(pid, Request::Dump, ANSWER_TIMEOUT)?.read_to_end(&mut body)?;
@@ -157,6 +181,12 @@ pub fn dump(pid: u32) -> io::Result<Vec<u8>> {
 }
 
 /// Process `pid`'s report now: [`dump`] read back.
+///
+/// ```no_run
+/// let r = perfgraph_core::attach::report(12345)?;
+/// print!("{}", r.graph_table());
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn report(pid: u32) -> io::Result<Report> {
     let body = dump(pid)?;
     Report::read_json(&body[..]).map_err(|e| invalid(pid, &e.to_string()))
@@ -165,6 +195,12 @@ pub fn report(pid: u32) -> io::Result<Report> {
 /// Has process `pid` trace the next `seconds` seconds (Perfetto protobuf if `perfetto`, else Chrome
 /// JSON), and writes the trace to `out` as it comes. Returns the bytes written. The trace is complete
 /// when its last event is the closing one, which says what it lacks.
+///
+/// ```no_run
+/// let mut file = std::fs::File::create("next-10s.pftrace")?;
+/// perfgraph_core::attach::trace(12345, 10.0, true, &mut file)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn trace(pid: u32, seconds: f64, perfetto: bool, out: &mut dyn Write) -> io::Result<u64> {
     let wait = Duration::from_secs_f64(seconds.max(0.0)) + ANSWER_TIMEOUT;
     let mut reader = ask(pid, Request::Trace { seconds, perfetto }, wait)?;
