@@ -9,17 +9,22 @@ use std::process::Command;
 
 const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
 
-/// The example program of the CLI's tests (built by `cargo test` next to the test binaries).
-fn ranks_example() -> PathBuf {
+/// An example program of the CLI's tests (built by `cargo test` next to the test binaries).
+fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let path = exe
         .parent()
         .unwrap()
         .parent()
         .unwrap()
-        .join("examples/ranks");
+        .join("examples")
+        .join(name);
     assert!(path.exists(), "{} not built", path.display());
     path
+}
+
+fn ranks_example() -> PathBuf {
+    example("ranks")
 }
 
 /// Runs the example as `rank` in `dir`, with `vars`.
@@ -110,6 +115,22 @@ fn the_docs_perfgraph_commands_run_as_written() {
     for name in ["run.json", "base.json", "head.json", "baseline.json"] {
         rank_run(&dir, 0, &[("PERFGRAPH_JSON", name)]);
     }
+    // The running program the commands that look into one name as process 12345 (`ps`, `report <pid>`,
+    // `dump`, `trace`): the CLI's service example, in a runtime directory of its own.
+    let runtime = dir.join("runtime");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let mut service = Command::new(example("service"))
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("PERFGRAPH_LIVE", "off")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let socket = runtime.join(format!("perfgraph/{}.sock", service.id()));
+    let start = std::time::Instant::now();
+    while !socket.exists() && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let path = format!(
         "{}:{}",
         Path::new(CLI).parent().unwrap().display(),
@@ -117,11 +138,17 @@ fn the_docs_perfgraph_commands_run_as_written() {
     );
     let mut failed = Vec::new();
     for (doc, command) in &all {
+        if command.starts_with("perfgraph top ") {
+            // Interactive: tests/top.rs runs it under a pseudo-terminal.
+            continue;
+        }
+        let command = command.replace("12345", &service.id().to_string());
         let out = Command::new("sh")
             .arg("-c")
-            .arg(command)
+            .arg(&command)
             .current_dir(&dir)
             .env("PATH", &path)
+            .env("XDG_RUNTIME_DIR", &runtime)
             .output()
             .unwrap();
         let code = out.status.code();
@@ -133,6 +160,8 @@ fn the_docs_perfgraph_commands_run_as_written() {
             ));
         }
     }
+    drop(service.stdin.take());
+    let _ = service.wait();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

@@ -2,7 +2,8 @@
 //! with the socket open and with it off (two child processes side by side, `record --listen-child MODE
 //! SECONDS`), and a recording thread's time per section while a client asks for what `perfgraph top`
 //! asks for at each refresh (`status`, then `dump` read back as a report) every 100 ms, against the same
-//! thread with nobody asking, in alternating phases in `record`'s own process.
+//! thread with nobody asking, in alternating phases in `record`'s own process; and what a trace window
+//! (`perfgraph trace`) of a child recording at a fixed rate holds and lacks.
 
 use std::hint::black_box;
 use std::process::{Command, Stdio};
@@ -36,16 +37,85 @@ pub struct Listen {
     /// Median time of one refresh (status + dump + reading it back), ms, and the dump's size, bytes.
     pub refresh_ms: f64,
     pub dump_bytes: usize,
+    /// Trace windows (`perfgraph trace --seconds 2`, Chrome JSON) of a child recording on two threads at
+    /// each rate per thread: `(rate, calls in the window, lost to ring overflow, not written, bytes)`.
+    pub windows: Vec<(u64, u64, u64, u64, u64)>,
+}
+
+/// Rates per thread of the trace-window runs (two threads each).
+const WINDOW_RATES: [u64; 3] = [250_000, 1_000_000, 2_000_000];
+
+/// A writer that keeps the count of bytes and the last 64 KiB (where the trace's closing event is).
+#[derive(Default)]
+struct Tail {
+    bytes: u64,
+    tail: Vec<u8>,
+}
+
+impl std::io::Write for Tail {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes += buf.len() as u64;
+        self.tail.extend_from_slice(buf);
+        if self.tail.len() > 128 << 10 {
+            self.tail.drain(..self.tail.len() - (64 << 10));
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The number after `"key":` in `text`'s last occurrence.
+fn field(text: &str, key: &str) -> Option<u64> {
+    let at = text.rfind(&format!("\"{key}\":"))? + key.len() + 3;
+    let digits: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// A 2 s trace window of a child recording at `rate` per thread on two threads (`record --trace-child`,
+/// no trace of its own), taken a second into its run.
+fn window(rate: u64) -> Option<(u64, u64, u64, u64, u64)> {
+    let me = std::env::current_exe().expect("own path");
+    let mut child = Command::new(&me)
+        .args(["--trace-child", &rate.to_string(), "5", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let socket = perfgraph_core::attach::directory().join(format!("{}.sock", child.id()));
+    let start = Instant::now();
+    while !socket.exists() && start.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_secs(1).saturating_sub(start.elapsed()));
+    let mut tail = Tail::default();
+    let traced = perfgraph_core::attach::trace(child.id(), 2.0, false, &mut tail);
+    let _ = child.wait();
+    traced.ok()?;
+    let text = String::from_utf8_lossy(&tail.tail);
+    Some((
+        rate,
+        field(&text, "events")?,
+        field(&text, "dropped_ring_overflow")?,
+        field(&text, "dropped_unwritten")?,
+        tail.bytes,
+    ))
 }
 
 impl Listen {
     pub fn measure() -> Listen {
         let (idle_cpu_on, idle_cpu_off) = idle();
         let recording = recording();
+        let windows = WINDOW_RATES.iter().filter_map(|&r| window(r)).collect();
         Listen {
             idle_seconds: IDLE_SECONDS,
             idle_cpu_on,
             idle_cpu_off,
+            windows,
             ..recording
         }
     }
@@ -181,5 +251,6 @@ fn recording() -> Listen {
         refreshes: times.len() as u64,
         refresh_ms: median(times),
         dump_bytes,
+        windows: Vec::new(),
     }
 }

@@ -16,7 +16,7 @@ pub fn write(doc: &mut String, l: &Listen) {
         "\n## The control socket (`PERFGRAPH_LISTEN`)\n\n\
          **Idle.** Two child processes of `record`, side by side, each records one section and then sleeps; \
          the time their background thread ran (the scheduler's count, `/proc/<pid>/task/<tid>/schedstat`) over \
-         {secs} s, as a share of one core. With the socket on, the thread wakes every 100 ms to look at it.\n\n\
+         {secs} s, as a share of one core. With the socket on, the thread wakes every 200 ms to look at it.\n\n\
          | Background thread, idle | CPU (share of one core) |\n|---|---:|\n\
          | `PERFGRAPH_LISTEN=on` (default) | {on} |\n\
          | `PERFGRAPH_LISTEN=off` | {off} |\n\n\
@@ -25,7 +25,7 @@ pub fn write(doc: &mut String, l: &Listen) {
          alternating with {phases} in which a client thread asks the process's own socket, every 100 ms, \
          for what `perfgraph top` asks at each refresh: `status`, then `dump`, read back as a report \
          ({refreshes} refreshes; a dump of {bytes} bytes; a refresh took {ms:.1} ms, median: the first \
-         request waits for the background thread's next look at the socket, up to 100 ms, the next within 5 ms). The median batch of each kind:\n\n\
+         request waits for the background thread's next look at the socket, up to 200 ms, the next within 5 ms). The median batch of each kind:\n\n\
          | Recording thread | ns per section |\n|---|---:|\n\
          | nobody asking | {quiet:.1} |\n\
          | a client every 100 ms | {asked:.1} |\n\
@@ -41,4 +41,22 @@ pub fn write(doc: &mut String, l: &Listen) {
         asked = l.asked_ns,
         ratio = l.asked_ns / l.quiet_ns,
     );
+    let _ = writeln!(
+        doc,
+        "\n**Trace windows.** A child of `record` records on two threads at a fixed rate each (`record \
+         --trace-child`, no `PERFGRAPH_TRACE`); a second into its run, a client asks for a 2 s window \
+         (`perfgraph trace --seconds 2`, Chrome JSON; its threads' rings are the 8,192 records of a process \
+         without a trace). From the window's closing event:\n\n\
+         | Rate per thread | Calls in the window | Lost to ring overflow | Not written | Bytes |\n\
+         |---:|---:|---:|---:|---:|"
+    );
+    for (rate, calls, overflow, unwritten, bytes) in &l.windows {
+        let _ = writeln!(
+            doc,
+            "| {rate} | {calls} | {overflow} | {unwritten} | {bytes} |"
+        );
+    }
+    if l.windows.is_empty() {
+        let _ = writeln!(doc, "| (no window could be taken) | | | | |");
+    }
 }

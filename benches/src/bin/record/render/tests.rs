@@ -225,6 +225,7 @@ fn canned() -> Record {
             refreshes: 98,
             refresh_ms: 52.3,
             dump_bytes: 9_000,
+            windows: vec![(250_000, 1_000_000, 0, 0, 90_000_000)],
         },
     }
 }
