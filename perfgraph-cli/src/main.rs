@@ -7,6 +7,7 @@
 mod attach;
 mod diff;
 mod load;
+mod top;
 mod trace;
 
 use std::collections::HashMap;
@@ -49,6 +50,19 @@ enum Command {
     /// Has a running process record a trace of the next N seconds, whether or not PERFGRAPH_TRACE was
     /// set, and writes it to the file (Perfetto for .pftrace / .perfetto-trace, Chrome JSON otherwise).
     Trace(TraceArgs),
+    /// A live terminal UI on a running process: what each thread runs now, the call graph, the heaviest
+    /// sections with their latency percentiles, the threads, memory. Keys: q quit, tab or 1-4 pane, s
+    /// sort, n top 10, / filter by name.
+    Top(TopArgs),
+}
+
+#[derive(Args, Debug)]
+struct TopArgs {
+    /// The process id.
+    pid: u32,
+    /// Seconds between refreshes (at least 0.1).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    interval: f64,
 }
 
 #[derive(Args, Debug)]
@@ -186,6 +200,7 @@ fn main() -> ExitCode {
         Command::Ps => attach::ps().map(|_| 0),
         Command::Dump(a) => attach::dump(a.pid, a.output.as_deref()).map(|_| 0),
         Command::Trace(a) => attach::trace(a.pid, a.seconds, &a.output).map(|_| 0),
+        Command::Top(a) => top::run(a.pid, a.interval),
     };
     match result {
         Ok(code) => ExitCode::from(code),

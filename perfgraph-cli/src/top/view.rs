@@ -1,0 +1,481 @@
+//! What `perfgraph top` shows, as plain rows: a pure function of the last snapshot (the process's status
+//! and report) and the UI's state (pane, sort key, top N, filter). `draw` puts the rows on the screen.
+
+use perfgraph_core::data::Report;
+
+/// A thread and what it runs now (from the process's `status`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadNow {
+    pub name: String,
+    pub alive_ns: u64,
+    pub cpu_ns: u64,
+    /// What it runs, outermost first: (section, ns since it started).
+    pub running: Vec<(String, u64)>,
+}
+
+/// The last snapshot of the process.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub pid: u32,
+    pub program: String,
+    pub wall_ns: u64,
+    pub rss_bytes: u64,
+    pub heap_bytes: Option<i64>,
+    pub threads: Vec<ThreadNow>,
+    pub report: Report,
+}
+
+/// The panes, in the order of their keys `1`..`4`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Running,
+    Graph,
+    Sections,
+    Threads,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 4] = [Pane::Running, Pane::Graph, Pane::Sections, Pane::Threads];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Running => "Running",
+            Pane::Graph => "Call graph",
+            Pane::Sections => "Heaviest sections",
+            Pane::Threads => "Threads",
+        }
+    }
+}
+
+/// What the call graph and the sections are sorted by (`s` cycles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sort {
+    Total,
+    SelfTime,
+    Calls,
+    Name,
+}
+
+impl Sort {
+    pub fn next(self) -> Sort {
+        match self {
+            Sort::Total => Sort::SelfTime,
+            Sort::SelfTime => Sort::Calls,
+            Sort::Calls => Sort::Name,
+            Sort::Name => Sort::Total,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Sort::Total => "total",
+            Sort::SelfTime => "self",
+            Sort::Calls => "calls",
+            Sort::Name => "name",
+        }
+    }
+}
+
+/// Rows shown with the top-N toggle on.
+pub const TOP_N: usize = 10;
+
+/// The UI's state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ui {
+    pub pane: Pane,
+    pub sort: Sort,
+    pub top_n: bool,
+    /// The name filter applied (case-insensitive substring), and the one being typed after `/`.
+    pub filter: String,
+    pub typing: Option<String>,
+}
+
+impl Default for Ui {
+    fn default() -> Ui {
+        Ui {
+            pane: Pane::Running,
+            sort: Sort::Total,
+            top_n: false,
+            filter: String::new(),
+            typing: None,
+        }
+    }
+}
+
+/// A table: its header and rows of cells; `first` is how far the first cell of each row is indented.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Table {
+    pub header: Vec<&'static str>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Seconds with three decimals.
+fn secs(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e9)
+}
+
+/// A duration for a person: `850 ns`, `12.4 µs`, `3.2 ms`, `1.25 s`.
+pub fn short(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.1} µs", ns as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} ms", ns as f64 / 1e6),
+        _ => format!("{:.2} s", ns as f64 / 1e9),
+    }
+}
+
+/// Bytes as MB with one decimal.
+pub fn mb(bytes: i64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+fn matches(name: &str, filter: &str) -> bool {
+    filter.is_empty() || name.to_lowercase().contains(&filter.to_lowercase())
+}
+
+/// The table of pane `ui.pane`.
+pub fn table(s: &Snapshot, ui: &Ui) -> Table {
+    let mut t = match ui.pane {
+        Pane::Running => running(s, ui),
+        Pane::Graph => graph(s, ui),
+        Pane::Sections => sections(s, ui),
+        Pane::Threads => threads(s, ui),
+    };
+    if ui.top_n && ui.pane != Pane::Running {
+        t.rows.truncate(TOP_N);
+    }
+    t
+}
+
+/// Each thread's running sections, outermost first, as live print shows them.
+fn running(s: &Snapshot, ui: &Ui) -> Table {
+    let mut rows = Vec::new();
+    for t in &s.threads {
+        if !matches(&t.name, &ui.filter) && !t.running.iter().any(|(n, _)| matches(n, &ui.filter)) {
+            continue;
+        }
+        if t.running.is_empty() {
+            rows.push(vec![
+                t.name.clone(),
+                "(between sections)".to_owned(),
+                String::new(),
+            ]);
+        }
+        for (depth, (name, elapsed)) in t.running.iter().enumerate() {
+            let thread = if depth == 0 {
+                t.name.clone()
+            } else {
+                String::new()
+            };
+            rows.push(vec![
+                thread,
+                format!("{}{name}", "  ".repeat(depth)),
+                short(*elapsed),
+            ]);
+        }
+    }
+    Table {
+        header: vec!["Thread", "Running now", "Elapsed"],
+        rows,
+    }
+}
+
+/// The combined call tree, siblings sorted by `ui.sort` (the tree's shape kept), or only the rows whose
+/// name matches the filter.
+fn graph(s: &Snapshot, ui: &Ui) -> Table {
+    let nodes = &s.report.tree.nodes;
+    let wall = s.report.run.wall_ns.max(1) as f64;
+    let mut rows = Vec::new();
+    let mut order = Vec::new();
+    if !nodes.is_empty() {
+        let mut stack = vec![0usize];
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            let mut children = nodes[i].children.clone();
+            children.sort_by(|&a, &b| compare(ui.sort, &nodes[b], &nodes[a]));
+            // Reversed onto the stack: the first child comes out first.
+            stack.extend(children.into_iter().rev());
+        }
+    }
+    for i in order.into_iter().skip(1) {
+        let n = &nodes[i];
+        if !matches(n.name, &ui.filter) {
+            continue;
+        }
+        rows.push(vec![
+            format!(
+                "{}{}",
+                "  ".repeat(n.depth.saturating_sub(1) as usize),
+                n.name
+            ),
+            n.calls.to_string(),
+            if n.running > 0 {
+                n.running.to_string()
+            } else {
+                String::new()
+            },
+            secs(n.self_ns),
+            secs(n.total_ns),
+            format!("{:.1}", n.total_ns as f64 * 100.0 / wall),
+        ]);
+    }
+    Table {
+        header: vec!["Section", "Calls", "Running", "Self(s)", "Total(s)", "%"],
+        rows,
+    }
+}
+
+/// Sibling order: the larger figure first (for `Name`, alphabetical).
+fn compare(
+    sort: Sort,
+    b: &perfgraph_core::data::CallNode,
+    a: &perfgraph_core::data::CallNode,
+) -> std::cmp::Ordering {
+    match sort {
+        Sort::Total => b.total_ns.cmp(&a.total_ns),
+        Sort::SelfTime => b.self_ns.cmp(&a.self_ns),
+        Sort::Calls => b.calls.cmp(&a.calls),
+        Sort::Name => a.name.cmp(b.name),
+    }
+}
+
+/// The sections by name (over paths and threads), with their latency percentiles.
+fn sections(s: &Snapshot, ui: &Ui) -> Table {
+    let mut all = s.report.heaviest_sections(usize::MAX);
+    all.retain(|t| matches(t.name, &ui.filter));
+    // Total time per name: the sum over the tree's nodes of that name (a recursion counts once per level).
+    let total = |name: &str| -> u64 {
+        s.report
+            .tree
+            .nodes
+            .iter()
+            .filter(|n| n.name == name)
+            .map(|n| n.total_ns)
+            .sum()
+    };
+    match ui.sort {
+        Sort::Total => all.sort_by_key(|t| std::cmp::Reverse(total(t.name))),
+        Sort::SelfTime => all.sort_by_key(|t| std::cmp::Reverse(t.self_ns)),
+        Sort::Calls => all.sort_by_key(|t| std::cmp::Reverse(t.calls)),
+        Sort::Name => all.sort_by(|a, b| a.name.cmp(b.name)),
+    }
+    let rows = all
+        .iter()
+        .map(|t| {
+            let l = &t.latency;
+            let pct = |p: f64| {
+                if l.count == 0 {
+                    "-".to_owned()
+                } else {
+                    short(l.percentile(p))
+                }
+            };
+            vec![
+                t.name.to_owned(),
+                t.calls.to_string(),
+                secs(t.self_ns),
+                secs(total(t.name)),
+                pct(50.0),
+                pct(90.0),
+                pct(99.0),
+                if l.count == 0 {
+                    "-".to_owned()
+                } else {
+                    short(l.max_ns)
+                },
+            ]
+        })
+        .collect();
+    Table {
+        header: vec![
+            "Section", "Calls", "Self(s)", "Total(s)", "p50", "p90", "p99", "Max",
+        ],
+        rows,
+    }
+}
+
+/// The threads: time alive, in sections, CPU, calls.
+fn threads(s: &Snapshot, ui: &Ui) -> Table {
+    let mut rows: Vec<Vec<String>> = s
+        .report
+        .threads
+        .iter()
+        .filter(|t| matches(&t.name, &ui.filter))
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                secs(t.alive_ns),
+                secs(t.busy_ns),
+                format!("{:.1}", t.busy_ns as f64 * 100.0 / t.alive_ns.max(1) as f64),
+                secs(t.cpu_ns),
+                format!("{:.1}", t.cpu_ns as f64 * 100.0 / t.alive_ns.max(1) as f64),
+                t.calls.to_string(),
+                if t.exited {
+                    "exited".to_owned()
+                } else {
+                    String::new()
+                },
+            ]
+        })
+        .collect();
+    let key = |r: &Vec<String>, i: usize| r[i].parse::<f64>().unwrap_or(0.0);
+    match ui.sort {
+        Sort::Total => rows.sort_by(|a, b| key(b, 2).total_cmp(&key(a, 2))),
+        Sort::SelfTime => rows.sort_by(|a, b| key(b, 4).total_cmp(&key(a, 4))),
+        Sort::Calls => rows.sort_by(|a, b| key(b, 6).total_cmp(&key(a, 6))),
+        Sort::Name => rows.sort_by(|a, b| a[0].cmp(&b[0])),
+    }
+    Table {
+        header: vec![
+            "Thread", "Alive(s)", "Busy(s)", "Busy %", "CPU(s)", "CPU %", "Calls", "",
+        ],
+        rows,
+    }
+}
+
+/// The header line: the process, its time, its memory.
+pub fn header(s: &Snapshot) -> String {
+    let heap = s
+        .heap_bytes
+        .map_or_else(String::new, |h| format!("  heap {}", mb(h)));
+    format!(
+        "{} (pid {})  up {}  rss {}{heap}  threads {}",
+        s.program,
+        s.pid,
+        short(s.wall_ns),
+        mb(s.rss_bytes as i64),
+        s.threads.len()
+    )
+}
+
+/// A snapshot for the tests of `view` and `draw`.
+#[cfg(test)]
+pub mod tests_support {
+    use super::*;
+    use perfgraph_core::data::{CallNode, CallTree, RunInfo, ThreadSnapshot};
+
+    /// A run of `demo`: `solve` (2 calls, one running) calling `residual` (1000 calls), and `assemble`.
+    pub fn snapshot() -> Snapshot {
+        let mut root = CallNode::new(0, "(root)", 0, 0, None);
+        root.children = vec![1, 3];
+        let mut solve = CallNode::new(1, "solve", 1, 1, Some(0));
+        solve.calls = 2;
+        solve.running = 1;
+        solve.total_ns = 3_000_000_000;
+        solve.self_ns = 1_000_000_000;
+        solve.children = vec![2];
+        let mut residual = CallNode::new(2, "residual", 1, 2, Some(1));
+        residual.calls = 1000;
+        residual.total_ns = 2_000_000_000;
+        residual.self_ns = 2_000_000_000;
+        let mut assemble = CallNode::new(3, "assemble", 1, 1, Some(0));
+        assemble.calls = 5000;
+        assemble.total_ns = 500_000_000;
+        assemble.self_ns = 500_000_000;
+        root.total_ns = 3_500_000_000;
+        let tree = CallTree::new(vec![root, solve, residual, assemble]);
+        let mut main = ThreadSnapshot::new(0, "main", tree);
+        main.is_main = true;
+        let report = Report::build(RunInfo::new("demo", "tsc", 4_000_000_000), &[main]);
+        Snapshot {
+            pid: 42,
+            program: "demo".into(),
+            wall_ns: 4_000_000_000,
+            rss_bytes: 12_500_000,
+            heap_bytes: None,
+            threads: vec![ThreadNow {
+                name: "main".into(),
+                alive_ns: 4_000_000_000,
+                cpu_ns: 3_000_000_000,
+                running: vec![("solve".into(), 1_500_000_000), ("residual".into(), 2_000)],
+            }],
+            report,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::snapshot;
+    use super::*;
+
+    #[test]
+    fn running_shows_each_threads_stack_with_elapsed_times() {
+        let t = table(&snapshot(), &Ui::default());
+        assert_eq!(
+            t.rows,
+            [
+                vec!["main".to_owned(), "solve".into(), "1.50 s".into()],
+                vec![String::new(), "  residual".into(), "2.0 µs".into()],
+            ]
+        );
+    }
+
+    #[test]
+    fn the_graph_keeps_its_shape_and_sorts_siblings() {
+        let mut ui = Ui {
+            pane: Pane::Graph,
+            ..Ui::default()
+        };
+        let names = |ui: &Ui| -> Vec<String> {
+            table(&snapshot(), ui)
+                .rows
+                .iter()
+                .map(|r| r[0].clone())
+                .collect()
+        };
+        assert_eq!(names(&ui), ["solve", "  residual", "assemble"]);
+        ui.sort = Sort::Calls;
+        assert_eq!(names(&ui), ["assemble", "solve", "  residual"]);
+        ui.filter = "RESID".into();
+        assert_eq!(names(&ui), ["  residual"]);
+        let running = &table(
+            &snapshot(),
+            &Ui {
+                pane: Pane::Graph,
+                ..Ui::default()
+            },
+        )
+        .rows[0];
+        assert_eq!(running[2], "1", "solve is running");
+    }
+
+    #[test]
+    fn top_n_cuts_the_tables_and_sections_sort_by_self_time() {
+        let ui = Ui {
+            pane: Pane::Sections,
+            sort: Sort::SelfTime,
+            ..Ui::default()
+        };
+        let t = table(&snapshot(), &ui);
+        let names: Vec<&str> = t.rows.iter().map(|r| r[0].as_str()).collect();
+        // The root (the program's time outside sections) is a row, as in `Heaviest Sections:`.
+        assert_eq!(names, ["residual", "solve", "assemble", "demo"]);
+        let mut big = snapshot();
+        let many: Vec<ThreadNow> = (0..30)
+            .map(|i| ThreadNow {
+                name: format!("w{i}"),
+                alive_ns: 1,
+                cpu_ns: 1,
+                running: vec![("solve".into(), 1)],
+            })
+            .collect();
+        big.threads = many;
+        let graph = Ui {
+            pane: Pane::Graph,
+            top_n: true,
+            ..Ui::default()
+        };
+        assert!(table(&big, &graph).rows.len() <= TOP_N);
+        // The running pane shows every thread.
+        assert_eq!(table(&big, &Ui::default()).rows.len(), 30);
+    }
+
+    #[test]
+    fn the_header_names_the_process_and_its_memory() {
+        assert_eq!(
+            header(&snapshot()),
+            "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1"
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! `perfgraph top` end to end, under a real pseudo-terminal whose bytes a terminal emulator (`vt100`)
+//! renders: the section running in a long-running child (`examples/service`) is on the screen, the panes
+//! switch with their keys, `q` quits with status 0; and when the child exits, the screen says so and keeps
+//! the last snapshot. No wall-clock bound but a generous one that only catches a hang.
+
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
+const PATIENCE: Duration = Duration::from_secs(60);
+const ROWS: u16 = 30;
+const COLS: u16 = 110;
+
+fn service_example() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/service");
+    assert!(path.exists(), "{} not built", path.display());
+    path
+}
+
+/// Killed and waited for when dropped, whatever happened.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// A pseudo-terminal of `COLS` x `ROWS`: (master, slave).
+fn open_pty() -> (OwnedFd, OwnedFd) {
+    let (mut master, mut slave) = (0, 0);
+    let size = libc::winsize {
+        ws_row: ROWS,
+        ws_col: COLS,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: the pointers are to live locals; openpty writes the two descriptors and reads `size`.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: openpty gave us these two descriptors; nothing else owns them.
+    unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
+}
+
+/// The screen `top` drew, kept up to date by a thread that reads the master.
+struct Screen {
+    parser: Arc<Mutex<vt100::Parser>>,
+    master: std::fs::File,
+}
+
+impl Screen {
+    fn text(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Waits until the screen holds `what`; panics with the screen after [`PATIENCE`].
+    fn wait_for(&self, what: &str) {
+        let start = Instant::now();
+        while !self.text().contains(what) {
+            assert!(
+                start.elapsed() < PATIENCE,
+                "{what:?} never on the screen:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn press(&mut self, keys: &str) {
+        self.master.write_all(keys.as_bytes()).unwrap();
+    }
+}
+
+/// `perfgraph top <pid>` on a pseudo-terminal.
+fn top(runtime: &Path, pid: u32) -> (Reaped, Screen) {
+    let (master, slave) = open_pty();
+    let slave = std::fs::File::from(slave);
+    let child = Command::new(CLI)
+        .args(["top", &pid.to_string(), "--interval", "0.2"])
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("TERM", "xterm-256color")
+        .env_remove("NO_COLOR")
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave)
+        .spawn()
+        .unwrap();
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(
+        std::num::NonZeroU16::new(ROWS).unwrap(),
+        std::num::NonZeroU16::new(COLS).unwrap(),
+        0,
+    )));
+    let reader = std::fs::File::from(master);
+    let writer = reader.try_clone().unwrap();
+    let feed = Arc::clone(&parser);
+    std::thread::spawn(move || {
+        let mut reader = reader;
+        let mut buf = [0u8; 65536];
+        // Until `top` and the test have both closed the slave (EIO).
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            feed.lock().unwrap().process(&buf[..n]);
+        }
+    });
+    (
+        Reaped(child),
+        Screen {
+            parser,
+            master: writer,
+        },
+    )
+}
+
+/// The service, listening in `runtime`.
+fn service(runtime: &Path) -> Reaped {
+    let child = Command::new(service_example())
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("PERFGRAPH_LIVE", "off")
+        .env("PERFGRAPH_CAPTURE", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let socket = runtime.join(format!("perfgraph/{}.sock", child.id()));
+    let start = Instant::now();
+    while !socket.exists() {
+        assert!(start.elapsed() < PATIENCE, "the service never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Reaped(child)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("perfgraph-top-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    dir
+}
+
+/// Waits for `child` to exit; its status code.
+fn exit_code(child: &mut Reaped) -> Option<i32> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(start.elapsed() < PATIENCE, "top did not quit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn top_shows_the_running_section_switches_panes_and_quits() {
+    let runtime = scratch("live");
+    let mut svc = service(&runtime);
+    let (mut top, mut screen) = top(&runtime, svc.0.id());
+    screen.wait_for("Running now");
+    screen.wait_for("solve");
+    screen.wait_for("assemble");
+    screen.wait_for(&format!("service (pid {})", svc.0.id()));
+    // The call graph: `residual` under both.
+    screen.press("2");
+    screen.wait_for("  residual");
+    // Heaviest sections with their percentiles.
+    screen.press("3");
+    screen.wait_for("p99");
+    // A filter typed after `/`.
+    screen.press("/resid\r");
+    screen.wait_for("filter: resid");
+    screen.press("q");
+    assert_eq!(exit_code(&mut top), Some(0), "{}", screen.text());
+    drop(svc.0.stdin.take());
+    assert!(svc.0.wait().unwrap().success());
+}
+
+#[test]
+fn top_says_when_the_process_exited_and_keeps_its_last_snapshot() {
+    let runtime = scratch("exit");
+    let mut svc = service(&runtime);
+    let pid = svc.0.id();
+    let (mut top, mut screen) = top(&runtime, pid);
+    screen.wait_for("solve");
+    drop(svc.0.stdin.take());
+    assert!(svc.0.wait().unwrap().success());
+    screen.wait_for(&format!("process {pid} exited"));
+    let text = screen.text();
+    assert!(
+        text.contains("solve") && text.contains("assemble"),
+        "{text}"
+    );
+    screen.press("q");
+    assert_eq!(exit_code(&mut top), Some(0), "{}", screen.text());
+}
+
+#[test]
+fn top_of_no_process_is_one_line_and_exit_2() {
+    let runtime = scratch("none");
+    let out = Command::new(CLI)
+        .args(["top", "999999999"])
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("perfgraph: process 999999999: "), "{err}");
+}
