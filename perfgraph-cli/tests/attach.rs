@@ -5,121 +5,27 @@
 //! clients that send garbage or hang, and is gone when it exits. Each test has a private
 //! `XDG_RUNTIME_DIR`, so its sockets are its own.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod common;
+
+use common::{PATIENCE, Service, example};
+
 const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
 
-/// Generous: only catches a hang, on a machine with both cores busy.
-const PATIENCE: Duration = Duration::from_secs(60);
-
 fn service_example() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let path = dir.join("examples").join("service");
-    assert!(path.exists(), "{} not built", path.display());
-    path
+    example("service")
 }
 
-/// A fresh scratch directory for one test, mode 0700 (it is the runtime directory).
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("perfgraph-attach-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-    dir
-}
-
-/// The running service; stopped (a byte on its stdin) and waited for when dropped.
-struct Service {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    runtime: PathBuf,
-}
-
-impl Service {
-    fn start(runtime: &Path) -> Service {
-        let mut child = Command::new(service_example())
-            .env("XDG_RUNTIME_DIR", runtime)
-            .env("PERFGRAPH_LIVE", "off")
-            .env("PERFGRAPH_CAPTURE", "off")
-            .env_remove("PERFGRAPH_LISTEN")
-            .env_remove("PERFGRAPH_TRACE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take();
-        let s = Service {
-            child,
-            stdin,
-            runtime: runtime.to_owned(),
-        };
-        // Listening once its socket is there and answers.
-        let start = Instant::now();
-        while !s.socket().exists()
-            || cli(&s.runtime, &["dump", &s.pid().to_string()])
-                .status
-                .code()
-                != Some(0)
-        {
-            assert!(start.elapsed() < PATIENCE, "the service never listened");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        s
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn socket(&self) -> PathBuf {
-        self.runtime
-            .join("perfgraph")
-            .join(format!("{}.sock", self.pid()))
-    }
-
-    /// Stops it; returns its output.
-    fn stop(mut self) -> Output {
-        drop(self.stdin.take());
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_end(&mut out)
-            .unwrap();
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_end(&mut err)
-            .unwrap();
-        let status = self.child.wait().unwrap();
-        Output {
-            status,
-            stdout: out,
-            stderr: err,
-        }
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+    common::scratch("perfgraph-attach", name)
 }
 
 fn cli(runtime: &Path, args: &[&str]) -> Output {

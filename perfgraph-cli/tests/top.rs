@@ -6,26 +6,17 @@
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{PATIENCE, Service};
+
 const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
-const PATIENCE: Duration = Duration::from_secs(60);
 const ROWS: u16 = 30;
 const COLS: u16 = 110;
-
-fn service_example() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/service");
-    assert!(path.exists(), "{} not built", path.display());
-    path
-}
 
 /// Killed and waited for when dropped, whatever happened.
 struct Reaped(Child);
@@ -134,33 +125,8 @@ fn top(runtime: &Path, pid: u32) -> (Reaped, Screen) {
     )
 }
 
-/// The service, listening in `runtime`.
-fn service(runtime: &Path) -> Reaped {
-    let child = Command::new(service_example())
-        .env("XDG_RUNTIME_DIR", runtime)
-        .env("PERFGRAPH_LIVE", "off")
-        .env("PERFGRAPH_CAPTURE", "off")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let socket = runtime.join(format!("perfgraph/{}.sock", child.id()));
-    let start = Instant::now();
-    while !socket.exists() {
-        assert!(start.elapsed() < PATIENCE, "the service never listened");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Reaped(child)
-}
-
 fn scratch(name: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join(format!("perfgraph-top-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-    dir
+    common::scratch("perfgraph-top", name)
 }
 
 /// Waits for `child` to exit; its status code.
@@ -178,12 +144,12 @@ fn exit_code(child: &mut Reaped) -> Option<i32> {
 #[test]
 fn top_shows_the_running_section_switches_panes_and_quits() {
     let runtime = scratch("live");
-    let mut svc = service(&runtime);
-    let (mut top, mut screen) = top(&runtime, svc.0.id());
+    let svc = Service::start(&runtime);
+    let (mut top, mut screen) = top(&runtime, svc.pid());
     screen.wait_for("Running now");
     screen.wait_for("solve");
     screen.wait_for("assemble");
-    screen.wait_for(&format!("service (pid {})", svc.0.id()));
+    screen.wait_for(&format!("service (pid {})", svc.pid()));
     // The call graph: `residual` under both.
     screen.press("2");
     screen.wait_for("  residual");
@@ -195,19 +161,17 @@ fn top_shows_the_running_section_switches_panes_and_quits() {
     screen.wait_for("filter: resid");
     screen.press("q");
     assert_eq!(exit_code(&mut top), Some(0), "{}", screen.text());
-    drop(svc.0.stdin.take());
-    assert!(svc.0.wait().unwrap().success());
+    assert!(svc.stop().status.success());
 }
 
 #[test]
 fn top_says_when_the_process_exited_and_keeps_its_last_snapshot() {
     let runtime = scratch("exit");
-    let mut svc = service(&runtime);
-    let pid = svc.0.id();
+    let svc = Service::start(&runtime);
+    let pid = svc.pid();
     let (mut top, mut screen) = top(&runtime, pid);
     screen.wait_for("solve");
-    drop(svc.0.stdin.take());
-    assert!(svc.0.wait().unwrap().success());
+    assert!(svc.stop().status.success());
     screen.wait_for(&format!("process {pid} exited"));
     let text = screen.text();
     assert!(

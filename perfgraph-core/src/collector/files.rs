@@ -308,18 +308,9 @@ impl Stream {
     /// Hands the stream what it takes now of the backlog (opening it first if it had no reader).
     fn send(&mut self) -> io::Result<()> {
         if let Kind::Socket(peer) = &mut self.kind {
-            let mut sent = 0;
-            while sent < self.backlog.len() {
-                match crate::base::sys::send(peer.stream(), &self.backlog[sent..]) {
-                    Ok(0) => break,
-                    Ok(n) => sent += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => return Err(e),
-                }
-            }
-            self.backlog.drain(..sent);
-            return Ok(());
+            return send_backlog(&mut self.backlog, |b| {
+                crate::base::sys::send(peer.stream(), b)
+            });
         }
         if self.file.is_none()
             && let Kind::Stream { path, follow } = &self.kind
@@ -329,18 +320,7 @@ impl Stream {
         let Some(file) = &mut self.file else {
             return Ok(());
         };
-        let mut sent = 0;
-        while sent < self.backlog.len() {
-            match file.write(&self.backlog[sent..]) {
-                Ok(0) => break,
-                Ok(n) => sent += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e),
-            }
-        }
-        self.backlog.drain(..sent);
-        Ok(())
+        send_backlog(&mut self.backlog, |b| file.write(b))
     }
 
     /// Whether this is a regular file (created under a temporary name), not a stream.
@@ -447,6 +427,28 @@ impl Stream {
         set_current(None);
         result.map_err(|e| error_line(self.variable, &self.path, &e))
     }
+}
+
+/// Writes what `write` (non-blocking) takes now of `backlog`, and keeps the rest.
+fn send_backlog(
+    backlog: &mut Vec<u8>,
+    mut write: impl FnMut(&[u8]) -> io::Result<usize>,
+) -> io::Result<()> {
+    let mut sent = 0;
+    let result = loop {
+        if sent == backlog.len() {
+            break Ok(());
+        }
+        match write(&backlog[sent..]) {
+            Ok(0) => break Ok(()),
+            Ok(n) => sent += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    backlog.drain(..sent);
+    result
 }
 
 impl Drop for Stream {

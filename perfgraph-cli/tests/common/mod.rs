@@ -1,0 +1,115 @@
+//! What the CLI's tests share: the example programs they run, scratch directories, and a running
+//! `examples/service` stopped and reaped whatever happens.
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Generous: only catches a hang, on a machine with both cores busy.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Example program `name` of perfgraph-cli (`cargo test` builds the examples next to the test binaries).
+pub fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let path = dir.join("examples").join(name);
+    assert!(path.exists(), "{} not built", path.display());
+    path
+}
+
+/// A fresh scratch directory `<tmp>/<prefix>-<pid>-<name>`, mode 0700 (fit for an `XDG_RUNTIME_DIR`).
+pub fn scratch(prefix: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    dir
+}
+
+/// The running `examples/service`, listening in its own runtime directory; stopped (its stdin closed)
+/// and reaped when dropped.
+pub struct Service {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    runtime: PathBuf,
+}
+
+impl Service {
+    /// Starts it with `XDG_RUNTIME_DIR=runtime` and perfgraph quiet, and waits until its socket takes
+    /// connections.
+    pub fn start(runtime: &Path) -> Service {
+        let mut child = Command::new(example("service"))
+            .env("XDG_RUNTIME_DIR", runtime)
+            .env("PERFGRAPH_LIVE", "off")
+            .env("PERFGRAPH_CAPTURE", "off")
+            .env_remove("PERFGRAPH_LISTEN")
+            .env_remove("PERFGRAPH_TRACE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let s = Service {
+            child,
+            stdin,
+            runtime: runtime.to_owned(),
+        };
+        let start = Instant::now();
+        while UnixStream::connect(s.socket()).is_err() {
+            assert!(start.elapsed() < PATIENCE, "the service never listened");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        s
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.runtime
+            .join("perfgraph")
+            .join(format!("{}.sock", self.pid()))
+    }
+
+    /// Stops it; returns its output.
+    pub fn stop(mut self) -> Output {
+        drop(self.stdin.take());
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_end(&mut out)
+            .unwrap();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_end(&mut err)
+            .unwrap();
+        let status = self.child.wait().unwrap();
+        Output {
+            status,
+            stdout: out,
+            stderr: err,
+        }
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
