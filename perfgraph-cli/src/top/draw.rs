@@ -120,6 +120,12 @@ mod tests {
         let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
         terminal.draw(|f| draw(f, s)).unwrap();
         let buffer = terminal.backend().buffer().clone();
+        // `NO_COLOR`: not one cell with a colour of its own.
+        let coloured = buffer
+            .content()
+            .iter()
+            .any(|c| c.fg != Color::Reset || c.bg != Color::Reset);
+        assert_eq!(coloured, s.colour, "colours drawn: {coloured}");
         (0..h)
             .map(|y| {
                 (0..w)
