@@ -216,7 +216,7 @@ fn ask(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<Un
 /// Connects to process `pid` and sends `request`; the answer is for [`read_answer`].
 fn send(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<UnixStream>> {
     let path = directory().join(control::socket_name(pid));
-    let mut stream = sys::connect(&path).map_err(|e| {
+    let stream = sys::connect(&path).map_err(|e| {
         let why = match e.kind() {
             io::ErrorKind::NotFound => {
                 "no such process listening (PERFGRAPH_LISTEN on?)".to_owned()
@@ -229,17 +229,46 @@ fn send(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<U
     })?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(Duration::from_secs(5)))?;
-    stream.write_all(request.line().as_bytes())?;
+    // `send` without SIGPIPE: a program of its own that uses this client must not die of a process that
+    // closed first.
+    let line = request.line();
+    let mut sent = 0;
+    let written = loop {
+        if sent == line.len() {
+            break Ok(());
+        }
+        match sys::send(&stream, &line.as_bytes()[sent..]) {
+            Ok(n) => sent += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    match written {
+        // A process that refuses (another user's, or too busy) answers with its line and closes, maybe
+        // before the request is sent: its line is still there to read.
+        Err(e)
+            if e.kind() != io::ErrorKind::BrokenPipe
+                && e.kind() != io::ErrorKind::ConnectionReset =>
+        {
+            return Err(io::Error::new(e.kind(), format!("process {pid}: {e}")));
+        }
+        _ => {}
+    }
     Ok(BufReader::new(stream))
 }
 
 /// Reads an answer's first line: `ok` leaves the rest in the reader; an `error:` line is the error.
 fn read_answer(pid: u32, mut reader: BufReader<UnixStream>) -> io::Result<BufReader<UnixStream>> {
     let mut first = Vec::new();
-    (&mut reader)
+    let read = (&mut reader)
         .take(control::MAX_REQUEST as u64 * 4)
-        .read_until(b'\n', &mut first)
-        .map_err(|e| io::Error::new(e.kind(), format!("process {pid}: {e}")))?;
+        .read_until(b'\n', &mut first);
+    // A refusal's line may be followed by a reset (the process closed with our request unread).
+    if let Err(e) = read
+        && !first.ends_with(b"\n")
+    {
+        return Err(io::Error::new(e.kind(), format!("process {pid}: {e}")));
+    }
     match first.as_slice() {
         b"ok\n" => Ok(reader),
         line => {

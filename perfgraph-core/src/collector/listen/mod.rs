@@ -249,6 +249,9 @@ impl Server {
             let peer = Peer::new(stream);
             let uid = sys::peer_uid(&peer.stream);
             if uid != Some(self.uid) && uid != Some(0) {
+                // What it sent so far is read and dropped first: closed with unread data, the socket
+                // would reset the connection before the client reads why.
+                let _ = std::io::Read::read(&mut &peer.stream, &mut [0u8; MAX_REQUEST]);
                 let _ = sys::send(
                     &peer.stream,
                     &error_reply(
