@@ -50,6 +50,12 @@ fn open_pty() -> (OwnedFd, OwnedFd) {
         )
     };
     assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // Close-on-exec, both: the children of tests running beside this one must not hold this terminal
+    // (the child given the slave as its stdio gets copies without the flag).
+    for fd in [master, slave] {
+        // SAFETY: fcntl on the descriptors openpty just gave us.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
     // SAFETY: openpty gave us these two descriptors; nothing else owns them.
     unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
 }
