@@ -189,6 +189,33 @@ fn top_says_when_the_process_exited_and_keeps_its_last_snapshot() {
 }
 
 #[test]
+fn sigterm_ends_top_with_the_terminal_given_back() {
+    use std::os::unix::process::ExitStatusExt;
+    let runtime = scratch("sigterm");
+    let svc = Service::start(&runtime);
+    let (mut top, screen) = top(&runtime, svc.pid());
+    screen.wait_for("solve");
+    assert!(screen.parser.lock().unwrap().screen().alternate_screen());
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(top.0.id() as i32, libc::SIGTERM) };
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = top.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < PATIENCE, "top did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    // The main screen is back (the reader may still be taking the last bytes).
+    while screen.parser.lock().unwrap().screen().alternate_screen() {
+        assert!(start.elapsed() < PATIENCE, "still on the alternate screen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(svc.stop().status.success());
+}
+
+#[test]
 fn top_of_no_process_is_one_line_and_exit_2() {
     let runtime = scratch("none");
     let out = Command::new(CLI)

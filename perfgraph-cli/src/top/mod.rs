@@ -7,6 +7,7 @@ mod draw;
 mod view;
 
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use perfgraph_core::attach;
@@ -19,16 +20,32 @@ use view::{Pane, Snapshot, ThreadNow, Ui};
 /// Shortest refresh interval, seconds.
 pub const MIN_INTERVAL: f64 = 0.1;
 
+/// The signal that asked `top` to end (SIGTERM, SIGHUP, SIGINT), 0 for none: set by signal-hook's handler,
+/// read by the loop, which gives the terminal back before the signal's default action ends the process.
+static SIGNALLED: AtomicUsize = AtomicUsize::new(0);
+
+/// Longest the loop waits for a key before it looks at [`SIGNALLED`].
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
 /// Runs the UI until `q`. The process is asked once before the terminal is taken: one that does not
 /// answer is one line and exit 2, as for the other subcommands.
 pub fn run(pid: u32, interval: f64) -> Result<u8, Failure> {
     let interval = Duration::from_secs_f64(interval.max(MIN_INTERVAL));
     let first = fetch(pid).map_err(|e| Failure(e.to_string()))?;
     let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    // Raw mode and the alternate screen, restored on every way out (a panic too: `init`'s hook).
+    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        let _ = signal_hook::flag::register_usize(sig, &SIGNALLED, sig as usize);
+    }
+    // Raw mode and the alternate screen, restored on every way out (a panic too: `init`'s hook; a
+    // signal: the loop sees it and returns).
     let mut terminal = ratatui::init();
     let result = run_loop(&mut terminal, pid, interval, first, colour);
     ratatui::restore();
+    let sig = SIGNALLED.load(Ordering::SeqCst);
+    if sig != 0 {
+        // Ends as the signal would have ended it (the exit status says so), the terminal given back.
+        let _ = signal_hook::low_level::emulate_default_handler(sig as i32);
+    }
     result
         .map(|()| 0)
         .map_err(|e| Failure(format!("terminal: {e}")))
@@ -86,7 +103,12 @@ fn run_loop(
                 },
             );
         })?;
-        let wait = next.saturating_duration_since(Instant::now());
+        let wait = next
+            .saturating_duration_since(Instant::now())
+            .min(SIGNAL_CHECK);
+        if SIGNALLED.load(Ordering::SeqCst) != 0 {
+            return Ok(());
+        }
         if event::poll(wait)?
             && let Event::Key(key) = event::read()?
             && key.kind == KeyEventKind::Press
