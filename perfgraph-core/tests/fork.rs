@@ -47,7 +47,8 @@ fn child_work() -> u64 {
 fn child(index: usize, err_fd: i32) -> ! {
     // SAFETY: `err_fd` is the write end of a pipe this process owns; fd 2 is replaced by a copy of it.
     unsafe { libc::dup2(err_fd, 2) };
-    // The parent's control socket and its clients' connections are closed in the child.
+    // The parent's control socket, its Prometheus endpoint and their clients' connections are closed in
+    // the child.
     let sockets = std::fs::read_dir("/proc/self/fd").map_or(0, |d| {
         d.flatten()
             .filter(|e| {
@@ -198,6 +199,8 @@ fn forks_while_others_record_report_and_merge() {
         .env("PERFGRAPH_REPORT", "graph")
         .env("PERFGRAPH_TIME_LIMIT", "0.05")
         .env("XDG_RUNTIME_DIR", &dir)
+        // The Prometheus endpoint's listener too (an ephemeral port): a child holds none of it.
+        .env("PERFGRAPH_PROMETHEUS", "127.0.0.1:0")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

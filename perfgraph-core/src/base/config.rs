@@ -287,6 +287,9 @@ pub struct Config {
     /// `trace` and `top` on a private Unix socket (`$XDG_RUNTIME_DIR/perfgraph/<pid>.sock`, else
     /// `/tmp/perfgraph-<uid>/<pid>.sock`); only with the `listen` cargo feature.
     pub listen: bool,
+    /// `PERFGRAPH_PROMETHEUS`: the address (`127.0.0.1:9464`) where the background thread serves `GET
+    /// /metrics` in Prometheus's text format. Default off.
+    pub prometheus: Option<std::net::SocketAddr>,
 }
 
 /// Which sections read resident memory themselves at entry and exit (`PERFGRAPH_MEM_EXACT`), instead of
@@ -325,6 +328,7 @@ impl Default for Config {
             cpu_all: false,
             switches: false,
             listen: true,
+            prometheus: None,
         }
     }
 }
@@ -413,7 +417,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 20] = [
+const VARIABLES: [Variable; 21] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -511,6 +515,13 @@ const VARIABLES: [Variable; 20] = [
         accepted: "a file path",
         default: "off",
         apply: |c, v| set(&mut c.json, path(v)),
+        list_refuses: None,
+    },
+    Variable {
+        name: "PERFGRAPH_PROMETHEUS",
+        accepted: "an address to listen on, IP:port (127.0.0.1:9464, [::1]:9464), or off",
+        default: "off",
+        apply: |c, v| v == "off" || set(&mut c.prometheus, v.parse().ok().map(Some)),
         list_refuses: None,
     },
     Variable {

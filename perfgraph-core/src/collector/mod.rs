@@ -25,6 +25,7 @@ pub(crate) mod live;
 pub(crate) mod memory;
 pub(crate) mod outputs;
 pub(crate) mod overhead;
+pub(crate) mod prometheus;
 pub(crate) mod signals;
 pub(crate) mod terminal;
 pub(crate) mod trace;
@@ -126,6 +127,8 @@ pub(crate) struct Collector {
     outputs: Outputs,
     /// The control socket (`PERFGRAPH_LISTEN`), while it listens.
     server: Option<listen::Server>,
+    /// The Prometheus endpoint (`PERFGRAPH_PROMETHEUS`), while it listens.
+    metrics: Option<prometheus::Endpoint>,
     /// The settings (a `dump` takes a report with them).
     config: Config,
 }
@@ -154,20 +157,55 @@ impl Collector {
             warned_interleaved: false,
             warned_unmapped: false,
             server: None,
+            metrics: None,
             config,
         }
     }
 
-    /// Opens the control socket, if the settings and the build want one.
+    /// Opens the control socket, if the settings and the build want one, and the Prometheus endpoint if
+    /// the settings name an address.
     fn listen(&mut self) {
         if cfg!(feature = "listen") && self.config.listen {
             self.server = listen::Server::open();
         }
+        if let Some(addr) = self.config.prometheus {
+            self.metrics = prometheus::Endpoint::open(addr);
+        }
+    }
+
+    /// Serves the Prometheus endpoint's scrapes. Returns how long the thread may sleep before it looks
+    /// again.
+    fn serve_metrics(&mut self) -> Option<Duration> {
+        let endpoint = self.metrics.as_mut()?;
+        let mono = clock::monotonic_ns();
+        let config = &self.config;
+        endpoint.poll(mono, &mut || {
+            let report = snapshot::report(config);
+            crate::export::prometheus::render(
+                &report,
+                crate::export::prometheus::Process {
+                    rss_bytes: u64::from(process::rss_kb()) * 1024,
+                    heap_bytes: heap::counting().then(heap::process_heap),
+                    threads: threads::all().len(),
+                },
+            )
+        });
+        Some(endpoint.poll_within(mono))
     }
 
     /// Looks at the control socket: accepts, reads, writes, and answers the requests read whole. Returns
     /// how long the thread may sleep before it looks again (zero: a pass is wanted now).
     fn serve(&mut self) -> Option<Duration> {
+        let metrics = self.serve_metrics();
+        let socket = self.serve_socket();
+        match (metrics, socket) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The control socket's part of [`serve`](Self::serve).
+    fn serve_socket(&mut self) -> Option<Duration> {
         let mono = clock::monotonic_ns();
         let asked = self.server.as_mut()?.poll(mono);
         let mut pass_now = false;
@@ -429,6 +467,9 @@ impl Collector {
         // First: no client connects to a process that will not answer.
         if let Some(server) = self.server.take() {
             server.close();
+        }
+        if let Some(endpoint) = self.metrics.take() {
+            endpoint.close();
         }
         self.pass(true);
         process::progress();

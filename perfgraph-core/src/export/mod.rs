@@ -1,5 +1,5 @@
 //! The file formats: the trace as Chrome JSON ([`chrome`]) or Perfetto protobuf ([`perfetto`]), both fed
-//! the events of [`trace`]; folded stacks ([`folded`]) and the call-tree JSON ([`json`]), and the call-tree
+//! the events of [`trace`]; folded stacks ([`folded`]), the call-tree JSON ([`json`]) and Prometheus's text format ([`prometheus`]), and the call-tree
 //! JSON and the Chrome trace read back ([`json_read`], [`chrome_read`], both through [`json_input`]'s
 //! bounded input). A streamed trace's file keeps the page rule ([`pages`]: no event crosses
 //! a 4 KB page boundary); [`perfetto::packets`] frames a Perfetto file's padding and deflated bundles. Each is a
@@ -13,4 +13,5 @@ pub(crate) mod json_input;
 pub(crate) mod json_read;
 pub(crate) mod pages;
 pub(crate) mod perfetto;
+pub(crate) mod prometheus;
 pub(crate) mod trace;

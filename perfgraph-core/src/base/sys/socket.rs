@@ -195,13 +195,34 @@ pub fn remove_socket(path: &Path) {
 }
 
 /// The raw descriptor of `stream`, for the fork handler's list (see `collector::listen`).
-pub fn raw_of(stream: &UnixStream) -> RawFd {
+pub fn raw_of(stream: &impl AsRawFd) -> RawFd {
     stream.as_raw_fd()
 }
 
-/// One `send` of `bytes` on `stream`, without SIGPIPE when the client has gone (`MSG_NOSIGNAL`: a
-/// program that restored SIGPIPE's default must not die of our client's leaving); `EPIPE` instead.
-pub fn send(stream: &UnixStream, bytes: &[u8]) -> io::Result<usize> {
+/// A TCP listener at `addr`, non-blocking, close-on-exec and above fd 2 (`PERFGRAPH_PROMETHEUS`).
+pub fn listen_tcp(addr: std::net::SocketAddr) -> io::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind(addr)?;
+    let listener = std::net::TcpListener::from(above_stdio(OwnedFd::from(listener))?);
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// The next pending TCP connection, non-blocking and above fd 2; `Ok(None)` when none is pending.
+pub fn accept_tcp(listener: &std::net::TcpListener) -> io::Result<Option<std::net::TcpStream>> {
+    match listener.accept() {
+        Ok((stream, _)) => {
+            let stream = std::net::TcpStream::from(above_stdio(OwnedFd::from(stream))?);
+            stream.set_nonblocking(true)?;
+            Ok(Some(stream))
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// One `send` of `bytes` on the socket `stream`, without SIGPIPE when the peer has gone (`MSG_NOSIGNAL`:
+/// a program that restored SIGPIPE's default must not die of our client's leaving); `EPIPE` instead.
+pub fn send(stream: &impl AsRawFd, bytes: &[u8]) -> io::Result<usize> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     let flags = libc::MSG_NOSIGNAL;
     #[cfg(not(any(target_os = "linux", target_os = "android")))]

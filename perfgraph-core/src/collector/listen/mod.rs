@@ -55,10 +55,12 @@ pub const MAX_REPLY_BYTES: usize = 256 << 20;
 const BACKLOG: i32 = 64;
 
 /// The descriptors the background thread holds for the socket (the listener, its clients' and a trace
-/// window's), for a forked child to close: -1 is a free slot.
-static FDS: [AtomicI32; MAX_CONNECTIONS + 2] = [const { AtomicI32::new(-1) }; MAX_CONNECTIONS + 2];
+/// window's) and for the Prometheus endpoint (`collector::prometheus`: its listener and clients), for a
+/// forked child to close: -1 is a free slot.
+static FDS: [AtomicI32; 2 * MAX_CONNECTIONS + 3] =
+    [const { AtomicI32::new(-1) }; 2 * MAX_CONNECTIONS + 3];
 
-fn track(fd: RawFd) {
+pub(crate) fn track(fd: RawFd) {
     for slot in &FDS {
         // Relaxed: read only by a forked child, in the thread that forked, which sees the memory as the
         // fork found it.
@@ -71,7 +73,7 @@ fn track(fd: RawFd) {
     }
 }
 
-fn untrack(fd: RawFd) {
+pub(crate) fn untrack(fd: RawFd) {
     for slot in &FDS {
         if slot
             .compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed)

@@ -1,0 +1,183 @@
+//! `PERFGRAPH_PROMETHEUS` against a real Prometheus server (Debian's `prometheus` package, which `.ci/run`
+//! installs): it scrapes a running program (`examples/service`, 5,000 `residual` calls on each of two
+//! threads, then still), and its HTTP API must give the program's exact count for
+//! `perfgraph_section_calls_total` and the histogram's `_count`. Without the server the test says loudly
+//! that it did not run.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{PATIENCE, example};
+use serde_json::Value;
+
+/// A port free on 127.0.0.1 now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `GET path` on 127.0.0.1:`port`: the status line and the body.
+fn get(port: u16, path: &str) -> Option<(String, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    Some((head.lines().next()?.to_owned(), body.to_owned()))
+}
+
+/// Killed and waited for when dropped.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The value Prometheus holds for `query` (an instant vector of one series), once it has one.
+fn query(port: u16, query: &str) -> Option<String> {
+    let encoded: String = query
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let (status, body) = get(port, &format!("/api/v1/query?query={encoded}"))?;
+    if !status.contains("200") {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&body).ok()?;
+    Some(v["data"]["result"][0]["value"][1].as_str()?.to_owned())
+}
+
+#[test]
+fn prometheus_scrapes_the_exact_counts() {
+    let Ok(prometheus) = which("prometheus") else {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "note: prometheus_scrapes_the_exact_counts did NOT run: no `prometheus` server on PATH \
+             (Debian's package `prometheus`; .ci/run installs it)"
+        );
+        return;
+    };
+    let dir = common::scratch("perfgraph-prometheus", "scrape");
+    let (metrics, web) = (free_port(), free_port());
+    let mut service = Command::new(example("service"))
+        .env("XDG_RUNTIME_DIR", &dir)
+        .env("PERFGRAPH_LIVE", "off")
+        .env("PERFGRAPH_PROMETHEUS", format!("127.0.0.1:{metrics}"))
+        .env("SERVICE_CALLS", "5000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = service.stdin.take();
+    let service = Reaped(service);
+    // The endpoint itself: only GET /metrics.
+    let start = Instant::now();
+    let text = loop {
+        if let Some((status, body)) = get(metrics, "/metrics")
+            && status.contains("200")
+            && body.contains("perfgraph_section_calls_total{section=\"residual\"} 10000")
+        {
+            break body;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "no /metrics with the 10,000 calls"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(text.contains("# TYPE perfgraph_section_duration_seconds histogram"));
+    assert!(get(metrics, "/").unwrap().0.contains("404"));
+
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: perfgraph\n    \
+             static_configs:\n      - targets: ['127.0.0.1:{metrics}']\n"
+        ),
+    )
+    .unwrap();
+    let server = Reaped(
+        Command::new(prometheus)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{web}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    for (q, want) in [
+        (
+            "perfgraph_section_calls_total{section=\"residual\"}",
+            "10000",
+        ),
+        (
+            "perfgraph_section_duration_seconds_count{section=\"residual\"}",
+            "10000",
+        ),
+        ("perfgraph_threads", "2"),
+    ] {
+        loop {
+            let got = query(web, q);
+            if got.as_deref() == Some(want) {
+                break;
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "Prometheus never had {q} = {want} (last: {got:?})"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+    drop(server);
+    drop(stdin);
+    let mut service = service;
+    let status = service.0.wait().unwrap();
+    let mut err = String::new();
+    service
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(err, "", "stderr");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `name` on PATH.
+fn which(name: &str) -> Result<std::path::PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|p| p.join(name))
+                .find(|p| Path::new(p).is_file())
+        })
+        .ok_or(())
+}

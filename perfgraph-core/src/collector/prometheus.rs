@@ -1,0 +1,241 @@
+//! The Prometheus endpoint (`PERFGRAPH_PROMETHEUS=127.0.0.1:9464`): the background thread serves `GET
+//! /metrics` (the text of [`export::prometheus`](crate::export::prometheus)) on the address it was given,
+//! and nothing else: another path is 404, another method 405.
+//!
+//! As the control socket ([`listen`](super::listen)), no thread of its own and never a wait: the
+//! background thread accepts, reads and writes between its passes, non-blocking; a scrape is answered at
+//! its next look (at most every 200 ms, every 5 ms for 2 s after one). Bounded: [`MAX_CLIENTS`] at once (a
+//! new one closes the oldest still sending its request), [`MAX_REQUEST`] bytes of request head, 2 s to send
+//! it and 10 s to take the answer. Descriptors close-on-exec, above fd 2, closed in a forked child. A
+//! failure to bind is one warning line.
+
+use std::io::{self, Read};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::Duration;
+
+use super::listen::{self, BUSY_POLL, BUSY_TIME, LISTEN_POLL};
+use crate::base::sys;
+
+/// Clients at once, at most.
+pub const MAX_CLIENTS: usize = 16;
+
+/// Longest request head (request line and headers), bytes.
+pub const MAX_REQUEST: usize = 8192;
+
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A client: its request so far, or its answer and how much of it it took.
+struct Client {
+    stream: TcpStream,
+    since: u64,
+    request: Vec<u8>,
+    answer: Option<(Vec<u8>, usize)>,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        listen::untrack(sys::raw_of(&self.stream));
+    }
+}
+
+/// The endpoint, owned by the background thread.
+pub(crate) struct Endpoint {
+    listener: TcpListener,
+    clients: Vec<Client>,
+    /// Monotonic ns of the last request read.
+    asked_ns: u64,
+}
+
+/// What a request head asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Asked {
+    Metrics,
+    Other(&'static str),
+}
+
+/// Reads a request head (up to its blank line): `GET /metrics` (a query string allowed) or the status to
+/// answer with.
+fn parse(head: &[u8]) -> Asked {
+    let line = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_ascii_whitespace();
+    let (method, target) = (words.next(), words.next());
+    match (method, target) {
+        (Some("GET"), Some(t)) if t == "/metrics" || t.starts_with("/metrics?") => Asked::Metrics,
+        (Some("GET"), Some(_)) => Asked::Other("404 Not Found"),
+        (Some(_), Some(_)) => Asked::Other("405 Method Not Allowed"),
+        _ => Asked::Other("400 Bad Request"),
+    }
+}
+
+/// An HTTP/1.1 answer that closes the connection.
+fn answer(status: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+impl Endpoint {
+    /// Binds `addr`; on failure, one warning line and `None`.
+    pub(crate) fn open(addr: SocketAddr) -> Option<Endpoint> {
+        match sys::listen_tcp(addr) {
+            Ok(listener) => {
+                listen::track(sys::raw_of(&listener));
+                Some(Endpoint {
+                    listener,
+                    clients: Vec::new(),
+                    asked_ns: 0,
+                })
+            }
+            Err(e) => {
+                super::live::screen::warn(&format!(
+                    "perfgraph: warning: PERFGRAPH_PROMETHEUS: cannot listen at {addr}: {e}; no /metrics"
+                ));
+                None
+            }
+        }
+    }
+
+    /// How long the background thread may sleep before it looks again.
+    pub(crate) fn poll_within(&self, mono: u64) -> Duration {
+        let recent = mono.saturating_sub(self.asked_ns) < BUSY_TIME.as_nanos() as u64;
+        if self.clients.is_empty() && !recent {
+            LISTEN_POLL
+        } else {
+            BUSY_POLL
+        }
+    }
+
+    /// Accepts, reads, answers (`metrics` renders the text, only when a scrape asks for it), writes,
+    /// and drops clients past their time.
+    pub(crate) fn poll(&mut self, mono: u64, metrics: &mut dyn FnMut() -> String) {
+        for _ in 0..MAX_CLIENTS {
+            let Ok(Some(stream)) = sys::accept_tcp(&self.listener) else {
+                break;
+            };
+            listen::track(sys::raw_of(&stream));
+            if self.clients.len() >= MAX_CLIENTS {
+                let oldest = self
+                    .clients
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.answer.is_none())
+                    .min_by_key(|(_, c)| c.since)
+                    .map(|(i, _)| i);
+                match oldest {
+                    Some(i) => {
+                        self.clients.swap_remove(i);
+                    }
+                    None => {
+                        listen::untrack(sys::raw_of(&stream));
+                        continue;
+                    }
+                }
+            }
+            self.clients.push(Client {
+                stream,
+                since: mono,
+                request: Vec::new(),
+                answer: None,
+            });
+        }
+        let mut i = 0;
+        while i < self.clients.len() {
+            let keep = self.step(i, mono, metrics);
+            if keep {
+                i += 1;
+            } else {
+                self.clients.swap_remove(i);
+            }
+        }
+    }
+
+    /// One client's turn; `false` when it is done with.
+    fn step(&mut self, i: usize, mono: u64, metrics: &mut dyn FnMut() -> String) -> bool {
+        let c = &mut self.clients[i];
+        if c.answer.is_none() {
+            let mut buf = [0u8; 4096];
+            loop {
+                match c.stream.read(&mut buf) {
+                    Ok(0) => return false,
+                    Ok(n) => c.request.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return false,
+                }
+                if c.request.len() >= MAX_REQUEST {
+                    break;
+                }
+            }
+            let whole = c.request.windows(4).any(|w| w == b"\r\n\r\n")
+                || c.request.windows(2).any(|w| w == b"\n\n");
+            if !whole && c.request.len() < MAX_REQUEST {
+                return mono.saturating_sub(c.since) < REQUEST_TIMEOUT.as_nanos() as u64;
+            }
+            let out = if !whole {
+                answer("431 Request Header Fields Too Large", "")
+            } else {
+                match parse(&c.request) {
+                    Asked::Metrics => answer("200 OK", &metrics()),
+                    Asked::Other(status) => answer(status, "only GET /metrics is served here\n"),
+                }
+            };
+            self.asked_ns = mono;
+            let c = &mut self.clients[i];
+            c.answer = Some((out, 0));
+            c.since = mono;
+        }
+        let c = &mut self.clients[i];
+        let Some((out, sent)) = &mut c.answer else {
+            return true;
+        };
+        while *sent < out.len() {
+            match sys::send(&c.stream, &out[*sent..]) {
+                Ok(0) => return false,
+                Ok(n) => *sent += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return mono.saturating_sub(c.since) < REPLY_TIMEOUT.as_nanos() as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
+    /// At exit: stops listening.
+    pub(crate) fn close(self) {
+        listen::untrack(sys::raw_of(&self.listener));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_get_metrics_is_served() {
+        assert_eq!(
+            parse(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Asked::Metrics
+        );
+        assert_eq!(
+            parse(b"GET /metrics?name[]=x HTTP/1.1\r\n\r\n"),
+            Asked::Metrics
+        );
+        assert_eq!(
+            parse(b"GET / HTTP/1.1\r\n\r\n"),
+            Asked::Other("404 Not Found")
+        );
+        assert_eq!(
+            parse(b"POST /metrics HTTP/1.1\r\n\r\n"),
+            Asked::Other("405 Method Not Allowed")
+        );
+        assert_eq!(parse(b"\xff\r\n\r\n"), Asked::Other("400 Bad Request"));
+        assert_eq!(parse(b""), Asked::Other("400 Bad Request"));
+    }
+}

@@ -1,0 +1,352 @@
+//! Prometheus's text exposition format (version 0.0.4) of a report: what `PERFGRAPH_PROMETHEUS` serves
+//! at `GET /metrics`. Pure: the report and the process's figures in, the text out.
+//!
+//! Per section, by name (every call path and thread summed):
+//!
+//! * `perfgraph_section_calls_total`: calls started, exactly (a counter);
+//! * `perfgraph_section_seconds_total`: time in the section, children included (a counter; a section
+//!   that recurses counts its outermost calls only, so no second is counted twice);
+//! * `perfgraph_section_self_seconds_total`: time in the section not in its children;
+//! * `perfgraph_section_duration_seconds`: a histogram of the completed calls' durations with the bounds
+//!   of [`BOUNDS_NS`] (`_bucket`, `_sum`, `_count`). perfgraph's own histogram is finer (log-linear, 64
+//!   buckets per power of two): each of its buckets counts under the first bound at or above its midpoint,
+//!   so a call within 1.6% of a bound may land on either side of it, and `_sum` is the sum of those
+//!   midpoints.
+//!
+//! Then the process: `perfgraph_resident_memory_bytes`, `perfgraph_heap_bytes` (with the counting
+//! allocator), `perfgraph_threads` (live threads that recorded). At most [`MAX_SECTIONS`] sections are
+//! exported, the heaviest by total time; a comment line says how many more there were.
+
+use std::fmt::Write as _;
+
+use crate::base::buckets;
+use crate::data::Report;
+
+/// Sections exported at most (the series' cardinality: 28 per section).
+pub const MAX_SECTIONS: usize = 500;
+
+/// The histogram's upper bounds, ns: 1, 2.5 and 5 of every power of ten from 1 µs to 10 s (`+Inf` after).
+pub const BOUNDS_NS: [u64; 22] = [
+    1_000,
+    2_500,
+    5_000,
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    2_500_000,
+    5_000_000,
+    10_000_000,
+    25_000_000,
+    50_000_000,
+    100_000_000,
+    250_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_500_000_000,
+    5_000_000_000,
+    10_000_000_000,
+];
+
+/// One section's figures, by name.
+struct Section<'a> {
+    name: &'a str,
+    calls: u64,
+    total_ns: u64,
+    self_ns: u64,
+    /// Completed calls per bound of [`BOUNDS_NS`] and `+Inf` (not cumulative), and the sum of their
+    /// durations, ns.
+    counts: [u64; BOUNDS_NS.len() + 1],
+    sum_ns: u128,
+}
+
+/// The process's own figures.
+#[derive(Debug, Clone, Copy)]
+pub struct Process {
+    pub rss_bytes: u64,
+    pub heap_bytes: Option<i64>,
+    pub threads: usize,
+}
+
+/// A label value escaped as the format wants (`\`, `"` and newlines).
+fn label(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Seconds from ns, as the format writes a float.
+fn seconds(ns: u128) -> String {
+    format!("{}", ns as f64 / 1e9)
+}
+
+/// The sections of `report`'s tree by name, heaviest (total time) first.
+fn sections(report: &Report) -> Vec<Section<'_>> {
+    let nodes = &report.tree.nodes;
+    let mut out: Vec<Section> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = Default::default();
+    for n in nodes.iter().skip(1) {
+        let k = *at.entry(n.name).or_insert_with(|| {
+            out.push(Section {
+                name: n.name,
+                calls: 0,
+                total_ns: 0,
+                self_ns: 0,
+                counts: [0; BOUNDS_NS.len() + 1],
+                sum_ns: 0,
+            });
+            out.len() - 1
+        });
+        let s = &mut out[k];
+        s.calls += n.calls;
+        s.self_ns += n.self_ns;
+        // Outermost calls only: no ancestor of the same name.
+        let mut up = n.parent;
+        let mut nested = false;
+        while let Some(p) = up.filter(|&p| p != 0) {
+            if nodes[p].name == n.name {
+                nested = true;
+                break;
+            }
+            up = nodes[p].parent;
+        }
+        if !nested {
+            s.total_ns += n.total_ns;
+        }
+        for &(bucket, calls) in &n.latency.buckets {
+            let mid = buckets::middle(bucket as usize).clamp(n.latency.min_ns, n.latency.max_ns);
+            let b = BOUNDS_NS.partition_point(|&bound| bound < mid);
+            s.counts[b] += calls;
+            s.sum_ns += mid as u128 * calls as u128;
+        }
+    }
+    out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(b.name)));
+    out
+}
+
+/// The text served at `/metrics`.
+pub fn render(report: &Report, process: Process) -> String {
+    let mut all = sections(report);
+    let left_out = all.len().saturating_sub(MAX_SECTIONS);
+    all.truncate(MAX_SECTIONS);
+    let mut out = String::new();
+    let family = |out: &mut String, name: &str, kind: &str, help: &str| {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    };
+    family(
+        &mut out,
+        "perfgraph_section_calls_total",
+        "counter",
+        "Calls of the section started, every call path and thread summed.",
+    );
+    for s in &all {
+        let _ = writeln!(
+            out,
+            "perfgraph_section_calls_total{{section=\"{}\"}} {}",
+            label(s.name),
+            s.calls
+        );
+    }
+    family(
+        &mut out,
+        "perfgraph_section_seconds_total",
+        "counter",
+        "Time in the section, children included (outermost calls of a recursion only).",
+    );
+    for s in &all {
+        let _ = writeln!(
+            out,
+            "perfgraph_section_seconds_total{{section=\"{}\"}} {}",
+            label(s.name),
+            seconds(s.total_ns as u128)
+        );
+    }
+    family(
+        &mut out,
+        "perfgraph_section_self_seconds_total",
+        "counter",
+        "Time in the section not in its children.",
+    );
+    for s in &all {
+        let _ = writeln!(
+            out,
+            "perfgraph_section_self_seconds_total{{section=\"{}\"}} {}",
+            label(s.name),
+            seconds(s.self_ns as u128)
+        );
+    }
+    family(
+        &mut out,
+        "perfgraph_section_duration_seconds",
+        "histogram",
+        "Durations of the section's completed calls.",
+    );
+    for s in &all {
+        let name = label(s.name);
+        let mut cumulative = 0;
+        for (i, bound) in BOUNDS_NS.iter().enumerate() {
+            cumulative += s.counts[i];
+            let _ = writeln!(
+                out,
+                "perfgraph_section_duration_seconds_bucket{{section=\"{name}\",le=\"{}\"}} {cumulative}",
+                seconds(*bound as u128)
+            );
+        }
+        cumulative += s.counts[BOUNDS_NS.len()];
+        let _ = writeln!(
+            out,
+            "perfgraph_section_duration_seconds_bucket{{section=\"{name}\",le=\"+Inf\"}} {cumulative}\n\
+             perfgraph_section_duration_seconds_sum{{section=\"{name}\"}} {}\n\
+             perfgraph_section_duration_seconds_count{{section=\"{name}\"}} {cumulative}",
+            seconds(s.sum_ns)
+        );
+    }
+    family(
+        &mut out,
+        "perfgraph_resident_memory_bytes",
+        "gauge",
+        "The process's resident memory, as last sampled.",
+    );
+    let _ = writeln!(out, "perfgraph_resident_memory_bytes {}", process.rss_bytes);
+    if let Some(heap) = process.heap_bytes {
+        family(
+            &mut out,
+            "perfgraph_heap_bytes",
+            "gauge",
+            "The process's heap: bytes allocated and not freed (perfgraph's counting allocator).",
+        );
+        let _ = writeln!(out, "perfgraph_heap_bytes {heap}");
+    }
+    family(
+        &mut out,
+        "perfgraph_threads",
+        "gauge",
+        "Live threads that recorded a section.",
+    );
+    let _ = writeln!(out, "perfgraph_threads {}", process.threads);
+    if left_out > 0 {
+        let _ = writeln!(
+            out,
+            "# perfgraph: {left_out} more sections not exported (at most {MAX_SECTIONS}, the heaviest)"
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{CallNode, CallTree, RunInfo, ThreadSnapshot};
+
+    fn report() -> Report {
+        let mut root = CallNode::new(0, "(root)", 0, 0, None);
+        root.children = vec![1];
+        let mut solve = CallNode::new(1, "solve \"x\"", 1, 1, Some(0));
+        solve.calls = 2;
+        solve.total_ns = 3_000_000_000;
+        solve.self_ns = 1_000_000_000;
+        solve.children = vec![2];
+        // A recursion: `solve` inside `solve` counts its calls, not its time again.
+        let mut inner = CallNode::new(1, "solve \"x\"", 1, 2, Some(1));
+        inner.calls = 3;
+        inner.total_ns = 2_000_000_000;
+        inner.self_ns = 2_000_000_000;
+        for (ns, calls) in [(800, 1), (3_000, 2), (20_000_000_000, 1)] {
+            solve.latency.record(ns, calls);
+        }
+        let tree = CallTree::new(vec![root, solve, inner]);
+        Report::build(
+            RunInfo::new("demo", "tsc", 4_000_000_000),
+            &[ThreadSnapshot::new(0, "main", tree)],
+        )
+    }
+
+    #[test]
+    fn the_text_counts_calls_times_and_buckets() {
+        let text = render(
+            &report(),
+            Process {
+                rss_bytes: 1 << 20,
+                heap_bytes: None,
+                threads: 1,
+            },
+        );
+        let line = |start: &str| {
+            text.lines()
+                .find(|l| l.starts_with(start))
+                .unwrap_or_else(|| panic!("no {start} in\n{text}"))
+                .to_owned()
+        };
+        let section = "section=\"solve \\\"x\\\"\"";
+        assert_eq!(
+            line(&format!("perfgraph_section_calls_total{{{section}}}")),
+            format!("perfgraph_section_calls_total{{{section}}} 5")
+        );
+        assert!(line(&format!("perfgraph_section_seconds_total{{{section}}}")).ends_with(" 3"));
+        assert!(
+            line(&format!(
+                "perfgraph_section_self_seconds_total{{{section}}}"
+            ))
+            .ends_with(" 3")
+        );
+        // 800 ns under 1 µs; 3 µs under 5 µs; 20 s only under +Inf.
+        assert!(
+            line(&format!(
+                "perfgraph_section_duration_seconds_bucket{{{section},le=\"0.000001\"}}"
+            ))
+            .ends_with(" 1")
+        );
+        assert!(
+            line(&format!(
+                "perfgraph_section_duration_seconds_bucket{{{section},le=\"0.0000025\"}}"
+            ))
+            .ends_with(" 1")
+        );
+        assert!(
+            line(&format!(
+                "perfgraph_section_duration_seconds_bucket{{{section},le=\"0.000005\"}}"
+            ))
+            .ends_with(" 3")
+        );
+        assert!(
+            line(&format!(
+                "perfgraph_section_duration_seconds_bucket{{{section},le=\"10\"}}"
+            ))
+            .ends_with(" 3")
+        );
+        assert!(
+            line(&format!(
+                "perfgraph_section_duration_seconds_bucket{{{section},le=\"+Inf\"}}"
+            ))
+            .ends_with(" 4")
+        );
+        assert!(
+            line(&format!(
+                "perfgraph_section_duration_seconds_count{{{section}}}"
+            ))
+            .ends_with(" 4")
+        );
+        assert_eq!(
+            line("perfgraph_resident_memory_bytes "),
+            "perfgraph_resident_memory_bytes 1048576"
+        );
+        assert!(!text.contains("perfgraph_heap_bytes"));
+        assert_eq!(line("perfgraph_threads "), "perfgraph_threads 1");
+        // Every family has its HELP and TYPE before its samples.
+        assert!(
+            text.find("# TYPE perfgraph_section_calls_total counter")
+                .unwrap()
+                < text.find("perfgraph_section_calls_total{").unwrap()
+        );
+    }
+}
