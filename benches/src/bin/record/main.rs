@@ -12,7 +12,8 @@
 //! replaces their section of FILE; `record --lifecycle-only FILE SAVED` renders the lifecycle section of FILE
 //! again from the saved output of the full-size tests; `record --heap` measures and prints only the section on exact heap
 //! accounting, `record --cpu` the one on CPU time per section, `record --listen` the one on the control socket
-//! (`record --listen-child MODE SECONDS` is its idle child), and `record --layer BIN` the `TracingLayer`
+//! (`record --listen-child MODE SECONDS` is its idle child, `record --metrics-child SECONDS` the one with
+//! 100 sections it scrapes), and `record --layer BIN` the `TracingLayer`
 //! target's rounds of the peers bench BIN, to look at them without a whole run.)
 //!
 //! [`measure`] gathers every figure into a [`measure::Record`] of plain data; [`render`] turns that into the
@@ -41,6 +42,10 @@ fn main() {
             "{}",
             render::listen_section(&measure::listen::Listen::measure())
         );
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--metrics-child") {
+        measure::listen::metrics_child(args[1].parse().expect("seconds"));
         return;
     }
     if args.first().map(String::as_str) == Some("--listen-child") {

@@ -40,6 +40,183 @@ pub struct Listen {
     /// Trace windows (`perfgraph trace --seconds 2`, Chrome JSON) of a child recording on two threads at
     /// each rate per thread: `(rate, calls in the window, lost to ring overflow, not written, bytes)`.
     pub windows: Vec<(u64, u64, u64, u64, u64)>,
+    /// A `/metrics` scrape of a process with 100 sections: bytes of text, and the background thread's
+    /// time per scrape, µs (over [`SCRAPES`] in a row); `None` if it could not be measured.
+    pub scrape: Option<(usize, f64)>,
+    pub scrapes: u64,
+}
+
+/// Scrapes of `/metrics` timed, of a child with 100 sections.
+const SCRAPES: u64 = 200;
+
+/// Each named section once, `$calls` times (distinct names need distinct call sites).
+macro_rules! hundred_sections {
+    ($calls:expr, $($name:literal),*) => {
+        for i in 0..$calls {
+            $(
+                {
+                    perfgraph_core::time_section!($name);
+                    black_box(i);
+                }
+            )*
+        }
+    };
+}
+
+/// The child of the scrape measure: 100 sections, 1,000 calls each, then nothing for `seconds`.
+pub fn metrics_child(seconds: u64) {
+    hundred_sections!(
+        1000u64,
+        "metric_000",
+        "metric_001",
+        "metric_002",
+        "metric_003",
+        "metric_004",
+        "metric_005",
+        "metric_006",
+        "metric_007",
+        "metric_008",
+        "metric_009",
+        "metric_010",
+        "metric_011",
+        "metric_012",
+        "metric_013",
+        "metric_014",
+        "metric_015",
+        "metric_016",
+        "metric_017",
+        "metric_018",
+        "metric_019",
+        "metric_020",
+        "metric_021",
+        "metric_022",
+        "metric_023",
+        "metric_024",
+        "metric_025",
+        "metric_026",
+        "metric_027",
+        "metric_028",
+        "metric_029",
+        "metric_030",
+        "metric_031",
+        "metric_032",
+        "metric_033",
+        "metric_034",
+        "metric_035",
+        "metric_036",
+        "metric_037",
+        "metric_038",
+        "metric_039",
+        "metric_040",
+        "metric_041",
+        "metric_042",
+        "metric_043",
+        "metric_044",
+        "metric_045",
+        "metric_046",
+        "metric_047",
+        "metric_048",
+        "metric_049",
+        "metric_050",
+        "metric_051",
+        "metric_052",
+        "metric_053",
+        "metric_054",
+        "metric_055",
+        "metric_056",
+        "metric_057",
+        "metric_058",
+        "metric_059",
+        "metric_060",
+        "metric_061",
+        "metric_062",
+        "metric_063",
+        "metric_064",
+        "metric_065",
+        "metric_066",
+        "metric_067",
+        "metric_068",
+        "metric_069",
+        "metric_070",
+        "metric_071",
+        "metric_072",
+        "metric_073",
+        "metric_074",
+        "metric_075",
+        "metric_076",
+        "metric_077",
+        "metric_078",
+        "metric_079",
+        "metric_080",
+        "metric_081",
+        "metric_082",
+        "metric_083",
+        "metric_084",
+        "metric_085",
+        "metric_086",
+        "metric_087",
+        "metric_088",
+        "metric_089",
+        "metric_090",
+        "metric_091",
+        "metric_092",
+        "metric_093",
+        "metric_094",
+        "metric_095",
+        "metric_096",
+        "metric_097",
+        "metric_098",
+        "metric_099"
+    );
+    std::thread::sleep(Duration::from_secs(seconds));
+}
+
+/// `(bytes, background thread µs)` per scrape of `/metrics` of a child with 100 sections.
+fn scrapes() -> Option<(usize, f64)> {
+    use std::io::{Read, Write};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .ok()?
+        .local_addr()
+        .ok()?
+        .port();
+    let me = std::env::current_exe().expect("own path");
+    let mut child = Command::new(&me)
+        .args(["--metrics-child", "60"])
+        .env("PERFGRAPH_PROMETHEUS", format!("127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let scrape = || -> Option<usize> {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .ok()?;
+        let mut body = Vec::new();
+        s.read_to_end(&mut body).ok()?;
+        let at = body.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+        Some(body.len() - at)
+    };
+    // Until the 100 sections are in.
+    let start = Instant::now();
+    let mut bytes = 0;
+    while start.elapsed() < Duration::from_secs(20) {
+        let text_ok = scrape().is_some_and(|b| {
+            bytes = b;
+            b > 100 * 2000
+        });
+        if text_ok {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = background_cpu_ns(child.id());
+    for _ in 0..SCRAPES {
+        scrape()?;
+    }
+    let after = background_cpu_ns(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    Some((bytes, (after? - before?) as f64 / SCRAPES as f64 / 1e3))
 }
 
 /// Rates per thread of the trace-window runs (two threads each).
@@ -111,7 +288,10 @@ impl Listen {
         let (idle_cpu_on, idle_cpu_off) = idle();
         let recording = recording();
         let windows = WINDOW_RATES.iter().filter_map(|&r| window(r)).collect();
+        let scrape = scrapes();
         Listen {
+            scrape,
+            scrapes: SCRAPES,
             idle_seconds: IDLE_SECONDS,
             idle_cpu_on,
             idle_cpu_off,
@@ -252,5 +432,7 @@ fn recording() -> Listen {
         refresh_ms: median(times),
         dump_bytes,
         windows: Vec::new(),
+        scrape: None,
+        scrapes: 0,
     }
 }

@@ -226,6 +226,8 @@ fn canned() -> Record {
             refresh_ms: 52.3,
             dump_bytes: 9_000,
             windows: vec![(250_000, 1_000_000, 0, 0, 90_000_000)],
+            scrape: Some((250_000, 800.0)),
+            scrapes: 200,
         },
     }
 }
