@@ -321,6 +321,11 @@ pub fn skipped() -> Vec<SectionInfo> {
     ids.into_iter().filter_map(info).collect()
 }
 
+/// How many sections are registered (what `all().len()` would say, without copying them).
+pub fn count() -> u32 {
+    *REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Every registered section, by id.
 pub fn all() -> Vec<SectionInfo> {
     let count = *REGISTRY.lock().unwrap_or_else(|e| e.into_inner());

@@ -236,12 +236,19 @@ impl Outputs {
     /// the process's heap when the counting allocator counts.
     pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
         let window = self.window.as_mut().map(|w| &mut w.trace);
-        for trace in self.trace.iter_mut().chain(window) {
+        let mut traces = self.trace.iter_mut().chain(window).peekable();
+        if traces.peek().is_none() {
+            return;
+        }
+        // Read once for both traces (the file's and a window).
+        let heap = heap::counting().then(heap::process_heap);
+        let threads = threads::all();
+        for trace in traces {
             trace.on_memory(ticks, bytes);
-            if heap::counting() {
-                trace.on_heap(ticks, heap::process_heap());
+            if let Some(heap) = heap {
+                trace.on_heap(ticks, heap);
             }
-            trace.on_cpu(ticks, &threads::all());
+            trace.on_cpu(ticks, &threads);
         }
     }
 

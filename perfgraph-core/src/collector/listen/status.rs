@@ -50,7 +50,7 @@ pub(crate) fn json() -> Vec<u8> {
         "wall_ns": scale.to_ns(Ticks(now)),
         "rss_bytes": u64::from(process::rss_kb()) * 1024,
         "heap_bytes": heap::counting().then(heap::process_heap),
-        "sections": registry::all().len(),
+        "sections": registry::count(),
         "exited_threads": retired.iter().map(|g| g.threads).sum::<u64>(),
         "threads": threads,
     });
