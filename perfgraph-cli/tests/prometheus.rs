@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{PATIENCE, example};
+use common::{PATIENCE, Reaped, example};
 use serde_json::Value;
 
 /// A port free on 127.0.0.1 now.
@@ -37,16 +37,6 @@ fn get(port: u16, path: &str) -> Option<(String, String)> {
     s.read_to_string(&mut text).ok()?;
     let (head, body) = text.split_once("\r\n\r\n")?;
     Some((head.lines().next()?.to_owned(), body.to_owned()))
-}
-
-/// Killed and waited for when dropped.
-struct Reaped(std::process::Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// The value Prometheus holds for `query` (an instant vector of one series), once it has one.

@@ -6,29 +6,17 @@
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{PATIENCE, Service};
+use common::{PATIENCE, Reaped, Service};
 
 const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
 const ROWS: u16 = 30;
 const COLS: u16 = 110;
-
-/// Killed and waited for when dropped, whatever happened.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 /// A pseudo-terminal of `COLS` x `ROWS`: (master, slave).
 fn open_pty() -> (OwnedFd, OwnedFd) {

@@ -232,17 +232,11 @@ fn send(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<U
     // `send` without SIGPIPE: a program of its own that uses this client must not die of a process that
     // closed first.
     let line = request.line();
-    let mut sent = 0;
-    let written = loop {
-        if sent == line.len() {
-            break Ok(());
-        }
-        match sys::send(&stream, &line.as_bytes()[sent..]) {
-            Ok(n) => sent += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => break Err(e),
-        }
-    };
+    // The stream blocks (with a write timeout): not all sent is that timeout.
+    let written = sys::send_some(&stream, line.as_bytes(), &mut 0).and_then(|all| {
+        all.then_some(())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::WouldBlock))
+    });
     match written {
         // A process that refuses (another user's, or too busy) answers with its line and closes, maybe
         // before the request is sent: its line is still there to read.

@@ -31,6 +31,18 @@ pub fn scratch(prefix: &str, name: &str) -> PathBuf {
     dir
 }
 
+/// A child killed and waited for when dropped, whatever happened.
+pub struct Reaped(pub Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// The running `examples/service`, listening in its own runtime directory; stopped (its stdin closed)
 /// and reaped when dropped.
 pub struct Service {

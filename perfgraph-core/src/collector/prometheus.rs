@@ -13,7 +13,7 @@ use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
-use super::listen::{self, BUSY_POLL, BUSY_TIME, LISTEN_POLL};
+use super::listen;
 use crate::base::sys;
 
 /// Clients at once, at most.
@@ -102,12 +102,7 @@ impl Endpoint {
 
     /// How long the background thread may sleep before it looks again.
     pub(crate) fn poll_within(&self, mono: u64) -> Duration {
-        let recent = mono.saturating_sub(self.asked_ns) < BUSY_TIME.as_nanos() as u64;
-        if self.clients.is_empty() && !recent {
-            LISTEN_POLL
-        } else {
-            BUSY_POLL
-        }
+        listen::look_within(self.clients.is_empty(), self.asked_ns, mono)
     }
 
     /// Accepts, reads, answers (`metrics` renders the text, only when a scrape asks for it), writes,
@@ -119,13 +114,9 @@ impl Endpoint {
             };
             listen::track(sys::raw_of(&stream));
             if self.clients.len() >= MAX_CLIENTS {
-                let oldest = self
-                    .clients
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| c.answer.is_none())
-                    .min_by_key(|(_, c)| c.since)
-                    .map(|(i, _)| i);
+                let oldest = listen::oldest_reading(
+                    self.clients.iter().map(|c| (c.since, c.answer.is_none())),
+                );
                 match oldest {
                     Some(i) => {
                         self.clients.swap_remove(i);
@@ -193,18 +184,10 @@ impl Endpoint {
         let Some((out, sent)) = &mut c.answer else {
             return true;
         };
-        while *sent < out.len() {
-            match sys::send(&c.stream, &out[*sent..]) {
-                Ok(0) => return false,
-                Ok(n) => *sent += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    return mono.saturating_sub(c.since) < REPLY_TIMEOUT.as_nanos() as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return false,
-            }
+        match sys::send_some(&c.stream, out, sent) {
+            Ok(false) => mono.saturating_sub(c.since) < REPLY_TIMEOUT.as_nanos() as u64,
+            Ok(true) | Err(_) => false,
         }
-        false
     }
 
     /// At exit: stops listening.

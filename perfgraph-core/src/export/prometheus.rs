@@ -143,47 +143,30 @@ pub fn render(report: &Report, process: Process) -> String {
     let family = |out: &mut String, name: &str, kind: &str, help: &str| {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
     };
-    family(
-        &mut out,
-        "perfgraph_section_calls_total",
-        "counter",
-        "Calls of the section started, every call path and thread summed.",
-    );
-    for s in &all {
-        let _ = writeln!(
-            out,
-            "perfgraph_section_calls_total{{section=\"{}\"}} {}",
-            label(s.name),
-            s.calls
-        );
-    }
-    family(
-        &mut out,
-        "perfgraph_section_seconds_total",
-        "counter",
-        "Time in the section, children included (outermost calls of a recursion only).",
-    );
-    for s in &all {
-        let _ = writeln!(
-            out,
-            "perfgraph_section_seconds_total{{section=\"{}\"}} {}",
-            label(s.name),
-            seconds(s.total_ns as u128)
-        );
-    }
-    family(
-        &mut out,
-        "perfgraph_section_self_seconds_total",
-        "counter",
-        "Time in the section not in its children.",
-    );
-    for s in &all {
-        let _ = writeln!(
-            out,
-            "perfgraph_section_self_seconds_total{{section=\"{}\"}} {}",
-            label(s.name),
-            seconds(s.self_ns as u128)
-        );
+    // The three counters per section: name, help, value.
+    type Counter = (&'static str, &'static str, fn(&Section) -> String);
+    let counters: [Counter; 3] = [
+        (
+            "perfgraph_section_calls_total",
+            "Calls of the section started, every call path and thread summed.",
+            |s| s.calls.to_string(),
+        ),
+        (
+            "perfgraph_section_seconds_total",
+            "Time in the section, children included (outermost calls of a recursion only).",
+            |s| seconds(s.total_ns as u128),
+        ),
+        (
+            "perfgraph_section_self_seconds_total",
+            "Time in the section not in its children.",
+            |s| seconds(s.self_ns as u128),
+        ),
+    ];
+    for (name, help, value) in counters {
+        family(&mut out, name, "counter", help);
+        for s in &all {
+            let _ = writeln!(out, "{name}{{section=\"{}\"}} {}", label(s.name), value(s));
+        }
     }
     family(
         &mut out,

@@ -194,6 +194,21 @@ pub fn remove_socket(path: &Path) {
     }
 }
 
+/// Sends what `stream` takes now of `out[*sent..]` ([`send`], so without SIGPIPE), moving `sent`;
+/// `Ok(true)` once all of it is sent, `Ok(false)` when a non-blocking socket is full.
+pub fn send_some(stream: &impl AsRawFd, out: &[u8], sent: &mut usize) -> io::Result<bool> {
+    while *sent < out.len() {
+        match send(stream, &out[*sent..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => *sent += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
 /// The raw descriptor of `stream`, for the fork handler's list (see `collector::listen`).
 pub fn raw_of(stream: &impl AsRawFd) -> RawFd {
     stream.as_raw_fd()

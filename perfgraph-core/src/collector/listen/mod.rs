@@ -183,12 +183,7 @@ impl Server {
 
     /// How long the background thread may sleep before it looks at the socket again.
     pub(crate) fn poll_within(&self, mono: u64) -> Duration {
-        let recent = mono.saturating_sub(self.asked_ns) < BUSY_TIME.as_nanos() as u64;
-        if self.conns.is_empty() && !recent {
-            LISTEN_POLL
-        } else {
-            BUSY_POLL
-        }
+        look_within(self.conns.is_empty(), self.asked_ns, mono)
     }
 
     /// Accepts what is pending, reads requests, writes replies, drops clients past their time. Returns
@@ -223,7 +218,7 @@ impl Server {
                     Err(_) => false,
                 },
                 State::Writing { out, sent } => {
-                    match write_some(&mut conn.peer.stream, out, sent) {
+                    match sys::send_some(&conn.peer.stream, out, sent) {
                         Ok(done) => {
                             !done
                                 && mono.saturating_sub(conn.since) < REPLY_TIMEOUT.as_nanos() as u64
@@ -265,13 +260,11 @@ impl Server {
             if self.conns.len() >= MAX_CONNECTIONS {
                 // The oldest that has not finished its request makes room; failing that, the newcomer
                 // is told.
-                let reading = self
-                    .conns
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| matches!(c.state, State::Reading(_)))
-                    .min_by_key(|(_, c)| c.since)
-                    .map(|(i, _)| i);
+                let reading = oldest_reading(
+                    self.conns
+                        .iter()
+                        .map(|c| (c.since, matches!(c.state, State::Reading(_)))),
+                );
                 match reading {
                     Some(i) => {
                         self.conns.swap_remove(i);
@@ -321,9 +314,9 @@ impl Server {
     }
 
     /// Writes `out` to `peer` as it takes it (the rest of a trace window's stream, say).
-    pub(crate) fn send(&mut self, mut peer: Peer, out: Vec<u8>, mono: u64) {
+    pub(crate) fn send(&mut self, peer: Peer, out: Vec<u8>, mono: u64) {
         let mut sent = 0;
-        if matches!(write_some(&mut peer.stream, &out, &mut sent), Ok(false))
+        if matches!(sys::send_some(&peer.stream, &out, &mut sent), Ok(false))
             && self.conns.len() < MAX_CONNECTIONS + 1
         {
             self.conns.push(Conn {
@@ -340,6 +333,28 @@ impl Server {
         sys::remove_socket(&self.path);
         untrack(std::os::fd::AsRawFd::as_raw_fd(&self.listener));
     }
+}
+
+/// How long the background thread may sleep before it looks at a listener again: [`LISTEN_POLL`] when
+/// nobody is connected (`idle`) and nothing was asked for [`BUSY_TIME`] (the last request at `asked_ns`),
+/// else [`BUSY_POLL`]. The control socket's and the Prometheus endpoint's rule.
+pub(crate) fn look_within(idle: bool, asked_ns: u64, mono: u64) -> Duration {
+    let recent = mono.saturating_sub(asked_ns) < BUSY_TIME.as_nanos() as u64;
+    if idle && !recent {
+        LISTEN_POLL
+    } else {
+        BUSY_POLL
+    }
+}
+
+/// Which of the clients (`(since, still reading its request)` each) makes room for a new one: the oldest
+/// still reading; `None` if every one has its answer under way (the newcomer is then turned away).
+pub(crate) fn oldest_reading(clients: impl Iterator<Item = (u64, bool)>) -> Option<usize> {
+    clients
+        .enumerate()
+        .filter(|(_, (_, reading))| *reading)
+        .min_by_key(|(_, (since, _))| *since)
+        .map(|(i, _)| i)
 }
 
 /// `error: <why>\n`, `why` on one line.
@@ -379,18 +394,4 @@ fn read_line(
             return Ok(Some(control::parse(line)));
         }
     }
-}
-
-/// Writes what the client takes now of `out[*sent..]`; `Ok(true)` once all of it is sent.
-fn write_some(stream: &mut UnixStream, out: &[u8], sent: &mut usize) -> io::Result<bool> {
-    while *sent < out.len() {
-        match sys::send(stream, &out[*sent..]) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => *sent += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(true)
 }
