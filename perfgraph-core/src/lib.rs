@@ -71,7 +71,8 @@ pub mod attach;
 /// ```
 pub mod config {
     pub use crate::base::config::{
-        CaptureMode, Config, LiveMode, MemExact, ReportSelection, TraceCompress, TraceFormat,
+        CaptureMode, Config, LiveMode, MemExact, OtlpSpans, ReportSelection, TraceCompress,
+        TraceFormat,
     };
 }
 

@@ -69,6 +69,30 @@ pub enum TraceCompress {
     Off,
 }
 
+/// Which calls the OTLP export sends as spans (`PERFGRAPH_OTLP_SPANS`).
+///
+/// ```
+/// use perfgraph_core::config::{Config, OtlpSpans};
+///
+/// let (config, _) = Config::from_lookup(|name| match name {
+///     "PERFGRAPH_OTLP" => Some("http://127.0.0.1:4318".to_owned()),
+///     "PERFGRAPH_OTLP_SPANS" => Some("all".to_owned()),
+///     _ => None,
+/// });
+/// assert_eq!(config.otlp_spans, OtlpSpans::All);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OtlpSpans {
+    /// None: metrics only (`off`).
+    Off,
+    /// The calls that ran at least `PERFGRAPH_OTLP_SLOW` or printed a live line, and their callers on
+    /// their thread (`slow`, the default).
+    Slow,
+    /// Every call, for short runs (`all`).
+    All,
+}
+
 /// The format of a trace file, as `PERFGRAPH_TRACE`'s file name chooses it (and `perfgraph merge --trace`
 /// reads it).
 ///
@@ -290,6 +314,18 @@ pub struct Config {
     /// `PERFGRAPH_PROMETHEUS`: the address (`127.0.0.1:9464`) where the background thread serves `GET
     /// /metrics` in Prometheus's text format. Default off.
     pub prometheus: Option<std::net::SocketAddr>,
+    /// `PERFGRAPH_OTLP`: an OpenTelemetry collector's base URL (`http://host:4318`), to which the
+    /// background thread posts metrics (`/v1/metrics`) and spans (`/v1/traces`) in OTLP's protobuf
+    /// encoding. Default off.
+    pub otlp: Option<String>,
+    /// `PERFGRAPH_OTLP_INTERVAL` in seconds (default 10, at least 0.1): how often the OTLP export posts;
+    /// it also posts once at exit.
+    pub otlp_interval_ns: u64,
+    /// `PERFGRAPH_OTLP_SPANS`: `off`, `slow` (default) or `all`.
+    pub otlp_spans: OtlpSpans,
+    /// `PERFGRAPH_OTLP_SLOW` in seconds: the shortest call `PERFGRAPH_OTLP_SPANS=slow` sends; `None` (the
+    /// default) for `PERFGRAPH_TIME_LIMIT`'s value, live print's own idea of slow.
+    pub otlp_slow_ns: Option<u64>,
 }
 
 /// Which sections read resident memory themselves at entry and exit (`PERFGRAPH_MEM_EXACT`), instead of
@@ -329,6 +365,10 @@ impl Default for Config {
             switches: false,
             listen: true,
             prometheus: None,
+            otlp: None,
+            otlp_interval_ns: 10_000_000_000,
+            otlp_spans: OtlpSpans::Slow,
+            otlp_slow_ns: None,
         }
     }
 }
@@ -337,14 +377,19 @@ impl Config {
     /// Whether an output needs every section record (the trace, interval statistics), so the background
     /// thread must drain the rings at every pass and records lost to overflow are missing from it.
     pub fn needs_every_record(&self) -> bool {
-        self.trace.is_some() || self.interval_ns.is_some()
+        self.trace.is_some() || self.interval_ns.is_some() || self.otlp_spans_on()
     }
 
-    /// Records in each thread's ring: [`TRACE_RING_CAPACITY`] while a trace is written (it keeps every
-    /// record, and the rings must hold what threads record between two drains), else
-    /// [`RING_CAPACITY`].
+    /// Whether the OTLP export sends spans (so it reads every record, as the trace does).
+    pub(crate) fn otlp_spans_on(&self) -> bool {
+        self.otlp.is_some() && self.otlp_spans != OtlpSpans::Off
+    }
+
+    /// Records in each thread's ring: [`TRACE_RING_CAPACITY`] while a trace is written or every call is a
+    /// span (`PERFGRAPH_OTLP_SPANS=all`: they keep every record, and the rings must hold what threads
+    /// record between two drains), else [`RING_CAPACITY`].
     pub(crate) fn ring_capacity(&self) -> usize {
-        if self.trace.is_some() {
+        if self.trace.is_some() || self.otlp.is_some() && self.otlp_spans == OtlpSpans::All {
             TRACE_RING_CAPACITY
         } else {
             RING_CAPACITY
@@ -417,7 +462,7 @@ struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-const VARIABLES: [Variable; 21] = [
+const VARIABLES: [Variable; 25] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -522,6 +567,51 @@ const VARIABLES: [Variable; 21] = [
         accepted: "an address to listen on, IP:port (127.0.0.1:9464, [::1]:9464), or off",
         default: "off",
         apply: |c, v| v == "off" || set(&mut c.prometheus, v.parse().ok().map(Some)),
+        list_refuses: None,
+    },
+    Variable {
+        name: "PERFGRAPH_OTLP",
+        accepted: "an OTLP/HTTP collector's base URL, http://host[:port][/path] (http://127.0.0.1:4318), or off",
+        default: "off",
+        apply: |c, v| {
+            v == "off"
+                || set(
+                    &mut c.otlp,
+                    super::endpoint::Endpoint::parse(v).map(|_| Some(v.to_owned())),
+                )
+        },
+        list_refuses: None,
+    },
+    Variable {
+        name: "PERFGRAPH_OTLP_INTERVAL",
+        accepted: "a number of seconds >= 0.1, e.g. 10 or 0.5",
+        default: "10",
+        apply: |c, v| {
+            let ns = seconds_ns(v).filter(|&ns| ns >= 100_000_000);
+            set(&mut c.otlp_interval_ns, ns)
+        },
+        list_refuses: None,
+    },
+    Variable {
+        name: "PERFGRAPH_OTLP_SPANS",
+        accepted: "off, slow, all",
+        default: "slow",
+        apply: |c, v| {
+            let spans = match v {
+                "off" => OtlpSpans::Off,
+                "slow" => OtlpSpans::Slow,
+                "all" => OtlpSpans::All,
+                _ => return false,
+            };
+            set(&mut c.otlp_spans, Some(spans))
+        },
+        list_refuses: None,
+    },
+    Variable {
+        name: "PERFGRAPH_OTLP_SLOW",
+        accepted: "a number of seconds >= 0.001, e.g. 0.1",
+        default: "PERFGRAPH_TIME_LIMIT's value",
+        apply: |c, v| set(&mut c.otlp_slow_ns, seconds_ns(v).map(Some)),
         list_refuses: None,
     },
     Variable {

@@ -257,3 +257,45 @@ fn the_interval_depth_is_a_level_count_from_1_to_64() {
         );
     }
 }
+
+#[test]
+fn the_otlp_settings_need_an_http_url_and_spans_read_every_record() {
+    let (c, w) = parse(&[("PERFGRAPH_OTLP", "http://127.0.0.1:4318")]);
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(c.otlp.as_deref(), Some("http://127.0.0.1:4318"));
+    assert_eq!(c.otlp_spans, OtlpSpans::Slow);
+    assert_eq!(c.otlp_interval_ns, 10_000_000_000);
+    // Slow spans come from the drained records, with the usual rings; every call takes the trace's.
+    assert!(c.needs_every_record());
+    assert_eq!(c.ring_capacity(), RING_CAPACITY);
+    let (c, _) = parse(&[
+        ("PERFGRAPH_OTLP", "http://collector:4318/otlp"),
+        ("PERFGRAPH_OTLP_SPANS", "all"),
+        ("PERFGRAPH_OTLP_INTERVAL", "0.5"),
+        ("PERFGRAPH_OTLP_SLOW", "0.1"),
+    ]);
+    assert_eq!(c.ring_capacity(), TRACE_RING_CAPACITY);
+    assert_eq!(
+        (c.otlp_interval_ns, c.otlp_slow_ns),
+        (500_000_000, Some(100_000_000))
+    );
+    let (c, _) = parse(&[
+        ("PERFGRAPH_OTLP", "http://127.0.0.1:4318"),
+        ("PERFGRAPH_OTLP_SPANS", "off"),
+    ]);
+    assert!(!c.needs_every_record());
+    // Spans without a collector are nothing.
+    let (c, _) = parse(&[("PERFGRAPH_OTLP_SPANS", "all")]);
+    assert!(!c.needs_every_record());
+    for (name, bad) in [
+        ("PERFGRAPH_OTLP", "https://collector:4318"),
+        ("PERFGRAPH_OTLP", "collector:4318"),
+        ("PERFGRAPH_OTLP_INTERVAL", "0.01"),
+        ("PERFGRAPH_OTLP_SPANS", "some"),
+        ("PERFGRAPH_OTLP_SLOW", "0"),
+    ] {
+        let (c, w) = parse(&[(name, bad)]);
+        assert_eq!(w.len(), 1, "{name}={bad}: {w:?}");
+        assert_eq!(c, Config::default(), "{name}={bad}");
+    }
+}

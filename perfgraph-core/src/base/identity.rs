@@ -25,6 +25,16 @@ pub fn rank_from(lookup: impl Fn(&str) -> Option<String>) -> u32 {
         .unwrap_or(0)
 }
 
+/// The rank a launcher set (the first of [`RANK_VARIABLES`] set to a whole number), `None` without one.
+pub fn launcher_rank() -> Option<u32> {
+    static RANK: OnceLock<Option<u32>> = OnceLock::new();
+    *RANK.get_or_init(|| {
+        RANK_VARIABLES
+            .iter()
+            .find_map(|v| std::env::var(v).ok()?.trim().parse::<u32>().ok())
+    })
+}
+
 /// This process's rank (read from the environment once).
 pub fn rank() -> u32 {
     static RANK: OnceLock<u32> = OnceLock::new();

@@ -7,6 +7,7 @@
 //!   placeholders;
 //! * [`config`]: the `PERFGRAPH_*` settings;
 //! * [`control`]: the control socket's protocol (requests, where the sockets are);
+//! * [`endpoint`]: an OTLP collector's URL (`PERFGRAPH_OTLP`);
 //! * [`heap`]: the counting allocator and its per-thread counters;
 //! * [`process`]: the process-wide state (started, the background thread's inbox, exit progress, the
 //!   resident-set figure);
@@ -18,6 +19,7 @@ pub(crate) mod buckets;
 pub(crate) mod clock;
 pub(crate) mod config;
 pub(crate) mod control;
+pub(crate) mod endpoint;
 pub(crate) mod heap;
 pub(crate) mod identity;
 pub(crate) mod process;

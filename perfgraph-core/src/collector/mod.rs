@@ -23,6 +23,7 @@ pub(crate) mod interval;
 pub(crate) mod listen;
 pub(crate) mod live;
 pub(crate) mod memory;
+pub(crate) mod otlp;
 pub(crate) mod outputs;
 pub(crate) mod overhead;
 pub(crate) mod prometheus;
@@ -129,6 +130,8 @@ pub(crate) struct Collector {
     server: Option<listen::Server>,
     /// The Prometheus endpoint (`PERFGRAPH_PROMETHEUS`), while it listens.
     metrics: Option<prometheus::Endpoint>,
+    /// The OTLP export (`PERFGRAPH_OTLP`).
+    otlp: Option<otlp::Exporter>,
     /// The settings (a `dump` takes a report with them).
     config: Config,
 }
@@ -158,12 +161,13 @@ impl Collector {
             warned_unmapped: false,
             server: None,
             metrics: None,
+            otlp: None,
             config,
         }
     }
 
-    /// Opens the control socket, if the settings and the build want one, and the Prometheus endpoint if
-    /// the settings name an address.
+    /// Opens the control socket, if the settings and the build want one, the Prometheus endpoint if
+    /// the settings name an address, and the OTLP export if they name a collector.
     fn listen(&mut self) {
         if cfg!(feature = "listen") && self.config.listen {
             self.server = listen::Server::open();
@@ -171,6 +175,16 @@ impl Collector {
         if let Some(addr) = self.config.prometheus {
             self.metrics = prometheus::Endpoint::open(addr);
         }
+        self.otlp = otlp::Exporter::open(&self.config);
+    }
+
+    /// The OTLP export's part of [`serve`](Self::serve): its batches when due, its request moved on.
+    fn serve_otlp(&mut self) -> Option<Duration> {
+        let exporter = self.otlp.as_mut()?;
+        let mono = clock::monotonic_ns();
+        let config = &self.config;
+        exporter.poll(mono, &mut || (snapshot::report(config), process_figures()));
+        Some(exporter.poll_within(clock::monotonic_ns()))
     }
 
     /// Serves the Prometheus endpoint's scrapes. Returns how long the thread may sleep before it looks
@@ -180,15 +194,7 @@ impl Collector {
         let mono = clock::monotonic_ns();
         let config = &self.config;
         endpoint.poll(mono, &mut || {
-            let report = snapshot::report(config);
-            crate::export::prometheus::render(
-                &report,
-                crate::export::prometheus::Process {
-                    rss_bytes: u64::from(process::rss_kb()) * 1024,
-                    heap_bytes: heap::counting().then(heap::process_heap),
-                    threads: threads::all().len(),
-                },
-            )
+            crate::export::prometheus::render(&snapshot::report(config), process_figures())
         });
         Some(endpoint.poll_within(mono))
     }
@@ -196,12 +202,10 @@ impl Collector {
     /// Looks at the control socket: accepts, reads, writes, and answers the requests read whole. Returns
     /// how long the thread may sleep before it looks again (zero: a pass is wanted now).
     fn serve(&mut self) -> Option<Duration> {
-        let metrics = self.serve_metrics();
-        let socket = self.serve_socket();
-        match (metrics, socket) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.serve_metrics(), self.serve_otlp(), self.serve_socket()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The control socket's part of [`serve`](Self::serve).
@@ -363,6 +367,7 @@ impl Collector {
         }
         for t in self.tracked.iter_mut().filter(|t| !t.finished) {
             let exited = t.state.exited();
+            let dropped_before = t.cursor.dropped;
             self.records.clear();
             let records = &mut self.records;
             let decoder = &mut t.decoder;
@@ -395,6 +400,14 @@ impl Collector {
             }
             if !self.records.is_empty() {
                 self.outputs.on_records(&t.state, &self.records);
+                if let Some(otlp) = &mut self.otlp {
+                    otlp.on_records(&t.state, &self.records);
+                }
+            }
+            if let Some(otlp) = &mut self.otlp
+                && t.cursor.dropped > dropped_before
+            {
+                otlp.on_lost(t.cursor.dropped - dropped_before);
             }
             // The trace takes the text args it writes; any left (no trace took them) go now.
             for r in self.records.iter().chain(&self.marks) {
@@ -437,6 +450,7 @@ impl Collector {
     fn retire_finished(&mut self) {
         let live = &mut self.live;
         let outputs = &mut self.outputs;
+        let otlp = &mut self.otlp;
         let before = self.tracked.len();
         self.tracked.retain_mut(|t| {
             if !t.finished || t.pinned {
@@ -454,6 +468,9 @@ impl Collector {
             }
             if let Some(l) = live.as_mut() {
                 l.forget(index);
+            }
+            if let Some(o) = otlp.as_mut() {
+                o.forget(index);
             }
             false
         });
@@ -496,6 +513,19 @@ impl Collector {
         self.drain();
         process::progress();
         self.outputs.finish();
+        if let Some(exporter) = self.otlp.take() {
+            let config = &self.config;
+            exporter.finish(&mut || (snapshot::report(config), process_figures()));
+        }
+    }
+}
+
+/// The process's own figures, next to a report's, for the metrics exports.
+fn process_figures() -> crate::export::by_section::Process {
+    crate::export::by_section::Process {
+        rss_bytes: u64::from(process::rss_kb()) * 1024,
+        heap_bytes: heap::counting().then(heap::process_heap),
+        threads: threads::all().len(),
     }
 }
 

@@ -8,68 +8,16 @@
 //!   that recurses counts its outermost calls only, so no second is counted twice);
 //! * `perfgraph_section_self_seconds_total`: time in the section not in its children;
 //! * `perfgraph_section_duration_seconds`: a histogram of the completed calls' durations with the bounds
-//!   of [`BOUNDS_NS`] (`_bucket`, `_sum`, `_count`). perfgraph's own histogram is finer (log-linear, 64
-//!   buckets per power of two): each of its buckets counts under the first bound at or above its midpoint,
-//!   so a call within 1.6% of a bound may land on either side of it, and `_sum` is the sum of those
-//!   midpoints.
+//!   of [`BOUNDS_NS`] (`_bucket`, `_sum`, `_count`), as [`by_section`] places them.
 //!
 //! Then the process: `perfgraph_resident_memory_bytes`, `perfgraph_heap_bytes` (with the counting
 //! allocator), `perfgraph_threads` (live threads that recorded). At most [`MAX_SECTIONS`] sections are
-//! exported, the heaviest by total time; a comment line says how many more there were.
+//! exported ([`by_section`]), the heaviest by total time; a comment line says how many more there were.
 
 use std::fmt::Write as _;
 
-use crate::base::buckets;
+use super::by_section::{self, BOUNDS_NS, MAX_SECTIONS, Process, Section};
 use crate::data::Report;
-
-/// Sections exported at most (the series' cardinality: 28 per section).
-pub const MAX_SECTIONS: usize = 500;
-
-/// The histogram's upper bounds, ns: 1, 2.5 and 5 of every power of ten from 1 µs to 10 s (`+Inf` after).
-pub const BOUNDS_NS: [u64; 22] = [
-    1_000,
-    2_500,
-    5_000,
-    10_000,
-    25_000,
-    50_000,
-    100_000,
-    250_000,
-    500_000,
-    1_000_000,
-    2_500_000,
-    5_000_000,
-    10_000_000,
-    25_000_000,
-    50_000_000,
-    100_000_000,
-    250_000_000,
-    500_000_000,
-    1_000_000_000,
-    2_500_000_000,
-    5_000_000_000,
-    10_000_000_000,
-];
-
-/// One section's figures, by name.
-struct Section<'a> {
-    name: &'a str,
-    calls: u64,
-    total_ns: u64,
-    self_ns: u64,
-    /// Completed calls per bound of [`BOUNDS_NS`] and `+Inf` (not cumulative), and the sum of their
-    /// durations, ns.
-    counts: [u64; BOUNDS_NS.len() + 1],
-    sum_ns: u128,
-}
-
-/// The process's own figures.
-#[derive(Debug, Clone, Copy)]
-pub struct Process {
-    pub rss_bytes: u64,
-    pub heap_bytes: Option<i64>,
-    pub threads: usize,
-}
 
 /// A label value escaped as the format wants (`\`, `"` and newlines).
 fn label(value: &str) -> String {
@@ -90,55 +38,9 @@ fn seconds(ns: u128) -> String {
     format!("{}", ns as f64 / 1e9)
 }
 
-/// The sections of `report`'s tree by name, heaviest (total time) first.
-fn sections(report: &Report) -> Vec<Section<'_>> {
-    let nodes = &report.tree.nodes;
-    let mut out: Vec<Section> = Vec::new();
-    let mut at: std::collections::HashMap<&str, usize> = Default::default();
-    for n in nodes.iter().skip(1) {
-        let k = *at.entry(n.name).or_insert_with(|| {
-            out.push(Section {
-                name: n.name,
-                calls: 0,
-                total_ns: 0,
-                self_ns: 0,
-                counts: [0; BOUNDS_NS.len() + 1],
-                sum_ns: 0,
-            });
-            out.len() - 1
-        });
-        let s = &mut out[k];
-        s.calls += n.calls;
-        s.self_ns += n.self_ns;
-        // Outermost calls only: no ancestor of the same name.
-        let mut up = n.parent;
-        let mut nested = false;
-        while let Some(p) = up.filter(|&p| p != 0) {
-            if nodes[p].name == n.name {
-                nested = true;
-                break;
-            }
-            up = nodes[p].parent;
-        }
-        if !nested {
-            s.total_ns += n.total_ns;
-        }
-        for &(bucket, calls) in &n.latency.buckets {
-            let mid = buckets::middle(bucket as usize).clamp(n.latency.min_ns, n.latency.max_ns);
-            let b = BOUNDS_NS.partition_point(|&bound| bound < mid);
-            s.counts[b] += calls;
-            s.sum_ns += mid as u128 * calls as u128;
-        }
-    }
-    out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(b.name)));
-    out
-}
-
 /// The text served at `/metrics`.
 pub fn render(report: &Report, process: Process) -> String {
-    let mut all = sections(report);
-    let left_out = all.len().saturating_sub(MAX_SECTIONS);
-    all.truncate(MAX_SECTIONS);
+    let (all, left_out) = by_section::sections(report);
     let mut out = String::new();
     let family = |out: &mut String, name: &str, kind: &str, help: &str| {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");

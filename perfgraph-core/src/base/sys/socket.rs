@@ -257,3 +257,100 @@ pub fn send(stream: &impl AsRawFd, bytes: &[u8]) -> io::Result<usize> {
         Ok(n as usize)
     }
 }
+
+/// A TCP connection to `addr`, begun and not waited for (the OTLP export's): non-blocking, close-on-exec
+/// and above fd 2. [`connected`] says when it is made, or why it failed.
+pub fn connect_tcp(addr: std::net::SocketAddr) -> io::Result<std::net::TcpStream> {
+    let domain = if addr.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    // SAFETY: plain socket(2) call; the result is checked.
+    let fd = unsafe {
+        libc::socket(
+            domain,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a descriptor we just made and nothing else owns.
+    let fd = above_stdio(unsafe { OwnedFd::from_raw_fd(fd) })?;
+    // SAFETY: an all-zero sockaddr_storage is a valid value; it is large enough for either family.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        std::net::SocketAddr::V4(a) => {
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+            let sin = unsafe { &mut *(&raw mut storage).cast::<libc::sockaddr_in>() };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = a.port().to_be();
+            sin.sin_addr.s_addr = u32::from_ne_bytes(a.ip().octets());
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        std::net::SocketAddr::V6(a) => {
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+            let sin6 = unsafe { &mut *(&raw mut storage).cast::<libc::sockaddr_in6>() };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = a.port().to_be();
+            sin6.sin6_addr.s6_addr = a.ip().octets();
+            sin6.sin6_flowinfo = a.flowinfo();
+            sin6.sin6_scope_id = a.scope_id();
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    // SAFETY: `storage` holds a valid address of `len` bytes, alive for the call.
+    let rc = unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&raw const storage).cast(),
+            len as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+    }
+    Ok(std::net::TcpStream::from(fd))
+}
+
+/// Whether the connection [`connect_tcp`] began is made (`Ok(true)`), not yet (`Ok(false)`), or failed
+/// (its error). Never waits.
+pub fn connected(stream: &std::net::TcpStream) -> io::Result<bool> {
+    let mut p = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, a zero timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if n == 0 {
+        return Ok(false);
+    }
+    let mut err: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: SO_ERROR writes one c_int into `err`, whose size `len` gives.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&raw mut err).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if err != 0 {
+        return Err(io::Error::from_raw_os_error(err));
+    }
+    Ok(true)
+}

@@ -55,10 +55,10 @@ pub const MAX_REPLY_BYTES: usize = 256 << 20;
 const BACKLOG: i32 = 64;
 
 /// The descriptors the background thread holds for the socket (the listener, its clients' and a trace
-/// window's) and for the Prometheus endpoint (`collector::prometheus`: its listener and clients), for a
-/// forked child to close: -1 is a free slot.
-static FDS: [AtomicI32; 2 * MAX_CONNECTIONS + 3] =
-    [const { AtomicI32::new(-1) }; 2 * MAX_CONNECTIONS + 3];
+/// window's), for the Prometheus endpoint (`collector::prometheus`: its listener and clients) and for the
+/// OTLP export's request (`collector::otlp`), for a forked child to close: -1 is a free slot.
+static FDS: [AtomicI32; 2 * MAX_CONNECTIONS + 4] =
+    [const { AtomicI32::new(-1) }; 2 * MAX_CONNECTIONS + 4];
 
 pub(crate) fn track(fd: RawFd) {
     for slot in &FDS {

@@ -1,0 +1,529 @@
+//! The OTLP export (`PERFGRAPH_OTLP=http://host:4318`): every `PERFGRAPH_OTLP_INTERVAL` and once at exit,
+//! the background thread posts the sections' metrics ([`export::otlp::metrics`]) to `/v1/metrics`, and
+//! the spans `PERFGRAPH_OTLP_SPANS` chose ([`spans`]) to `/v1/traces`.
+//!
+//! Never a wait, as the control socket and the Prometheus endpoint: a request is begun and moved on at
+//! each look ([`http::Post`]), one at a time, given [`TIMEOUT`] in all. A host name is resolved on a
+//! short-lived thread of its own (`perfgraph-dns`), since `getaddrinfo` can block for seconds.
+//!
+//! A collector that is down or slow costs the program nothing: batches wait in a queue of at most
+//! [`MAX_QUEUED`] bytes (past it the oldest spans are dropped, and counted), a failed request is tried
+//! again after a back-off that doubles from 1 s to [`MAX_BACKOFF`] (or what `Retry-After` asked), a
+//! metrics batch still waiting when the next is made is replaced by it (the figures are cumulative: only
+//! a point in time is lost), and a batch the collector refuses for good (a 4xx other than 429) is
+//! dropped and counted. The first failure is one warning line; at exit, what was not delivered is one
+//! line more. At exit the last batches get at most [`EXIT_TIME`].
+//!
+//! [`export::otlp::metrics`]: crate::export::otlp::metrics
+
+pub(crate) mod http;
+pub(crate) mod spans;
+
+use std::collections::VecDeque;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::live::screen;
+use crate::base::clock;
+use crate::base::config::{Config, LiveMode, OtlpSpans};
+use crate::base::endpoint::Endpoint;
+use crate::base::{heap, identity, process, sys};
+use crate::data::Report;
+use crate::export::by_section::{self, Process};
+use crate::export::otlp::resource::{self, Who};
+use crate::export::otlp::{self as encode, Attributes};
+use crate::local::record::Record;
+use crate::local::thread::ThreadState;
+use http::{Outcome, Post};
+use spans::Spans;
+
+/// Bytes of batches waiting to be sent, at most.
+pub const MAX_QUEUED: usize = 32 << 20;
+
+/// A spans batch goes as soon as its spans take this many bytes, without waiting for the interval.
+pub const BATCH_BYTES: usize = 1 << 20;
+
+/// A request's whole time (connecting, sending, the answer's head).
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest back-off between tries.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The time the last batches get at exit.
+pub const EXIT_TIME: Duration = Duration::from_secs(1);
+
+/// How often a request under way is looked at.
+const BUSY_LOOK: Duration = Duration::from_millis(5);
+
+/// What a batch holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Metrics,
+    /// That many spans.
+    Spans(u64),
+}
+
+/// A request's body, waiting or under way.
+struct Batch {
+    kind: Kind,
+    body: Vec<u8>,
+}
+
+impl Batch {
+    fn path(&self) -> &'static str {
+        match self.kind {
+            Kind::Metrics => "/v1/metrics",
+            Kind::Spans(_) => "/v1/traces",
+        }
+    }
+}
+
+/// What was sent and what was not.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Tally {
+    pub(crate) metrics_sent: u64,
+    pub(crate) spans_sent: u64,
+    pub(crate) bytes_sent: u64,
+    /// Metrics batches not delivered (replaced by a newer one, refused, or left at exit).
+    pub(crate) metrics_dropped: u64,
+    /// Spans in batches not delivered (queue full, refused, or left at exit).
+    pub(crate) spans_dropped: u64,
+    /// Records lost to ring overflow before the export saw them (with `all`, each one a span).
+    pub(crate) ring_lost: u64,
+}
+
+/// The collector's addresses: known, or a lookup under way on its own thread.
+enum Address {
+    Known(Vec<SocketAddr>),
+    Looking(Arc<Mutex<Option<std::io::Result<Vec<SocketAddr>>>>>),
+}
+
+/// The exporter, owned by the background thread.
+pub(crate) struct Exporter {
+    url: String,
+    endpoint: Endpoint,
+    address: Address,
+    resource: Attributes,
+    interval_ns: u64,
+    /// Monotonic ns of the next export.
+    next_export: u64,
+    queue: VecDeque<Batch>,
+    queued_bytes: usize,
+    /// The request under way, its batch, and when it began (monotonic ns).
+    under_way: Option<(Post, Batch, u64)>,
+    /// No request begins before this (monotonic ns), after a failure.
+    retry_at: u64,
+    backoff_ns: u64,
+    /// Which of the collector's addresses the next request goes to (a host name may have several: an
+    /// address that takes no connection passes the request on to the next at once).
+    next_address: usize,
+    /// The first failure, once warned about.
+    warned: Option<String>,
+    spans: Option<Spans>,
+    all: bool,
+    tally: Tally,
+}
+
+/// Starts a lookup of `host` on a thread of its own.
+fn look_up(host: &str, port: u16) -> Address {
+    let slot = Arc::new(Mutex::new(None));
+    let answer = Arc::clone(&slot);
+    let host = host.to_owned();
+    // The thread inherits the background thread's blocked signals; what it allocates is perfgraph's.
+    let spawned = std::thread::Builder::new()
+        .name("perfgraph-dns".into())
+        .spawn(move || {
+            heap::pause();
+            let found = (host.as_str(), port)
+                .to_socket_addrs()
+                .map(|a| a.collect::<Vec<_>>());
+            if let Ok(mut slot) = answer.lock() {
+                *slot = Some(found);
+            }
+        });
+    if let Err(e) = spawned
+        && let Ok(mut slot) = slot.lock()
+    {
+        *slot = Some(Err(e));
+    }
+    Address::Looking(slot)
+}
+
+impl Exporter {
+    /// The exporter `config` asks for (`PERFGRAPH_OTLP` set), or `None`.
+    pub(crate) fn open(config: &Config) -> Option<Exporter> {
+        let url = config.otlp.clone()?;
+        let endpoint = Endpoint::parse(&url)?;
+        let (resource, bad) = resource::attributes(
+            &Who {
+                program: process::program_name(),
+                pid: sys::process_id(),
+                host: identity::host(),
+                rank: identity::launcher_rank(),
+            },
+            std::env::var("OTEL_SERVICE_NAME").ok().as_deref(),
+            std::env::var("OTEL_RESOURCE_ATTRIBUTES").ok().as_deref(),
+        );
+        if !bad.is_empty() {
+            screen::warn(&format!(
+                "perfgraph: warning: OTEL_RESOURCE_ATTRIBUTES: {bad:?} not key=value (values percent-encoded); \
+                 left out, the rest applies"
+            ));
+        }
+        let address = match endpoint.ip() {
+            Some(ip) => Address::Known(vec![SocketAddr::new(ip, endpoint.port)]),
+            None => look_up(&endpoint.host, endpoint.port),
+        };
+        let spans = config.otlp_spans_on().then(|| {
+            Spans::new(spans::Choice {
+                all: config.otlp_spans == OtlpSpans::All,
+                slow_ns: config.otlp_slow_ns.unwrap_or(config.time_limit_ns),
+                shown_ns: (config.live != LiveMode::Off && config.verbosity.is_some())
+                    .then_some(config.time_limit_ns),
+            })
+        });
+        Some(Exporter {
+            url,
+            endpoint,
+            address,
+            resource,
+            interval_ns: config.otlp_interval_ns,
+            next_export: clock::monotonic_ns() + config.otlp_interval_ns,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            under_way: None,
+            retry_at: 0,
+            backoff_ns: 0,
+            next_address: 0,
+            warned: None,
+            spans,
+            all: config.otlp_spans == OtlpSpans::All,
+            tally: Tally::default(),
+        })
+    }
+
+    /// The calls `thread` ended since the last drain, for the spans.
+    pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
+        if let Some(spans) = &mut self.spans {
+            spans.on_records(thread, records, clock::scale(), identity::start_unix_ns());
+        }
+    }
+
+    /// Records lost to ring overflow in the last drain.
+    pub(crate) fn on_lost(&mut self, records: u64) {
+        self.tally.ring_lost += records;
+    }
+
+    /// A thread folded after its last drain.
+    pub(crate) fn forget(&mut self, index: u32) {
+        if let Some(spans) = &mut self.spans {
+            spans.forget(index);
+        }
+    }
+
+    /// Spans lost so far, all causes (the `perfgraph.spans.lost` metric), when spans are on.
+    fn spans_lost(&self) -> Option<u64> {
+        let spans = self.spans.as_ref()?;
+        let ring = if self.all { self.tally.ring_lost } else { 0 };
+        Some(spans.lost + self.tally.spans_dropped + ring)
+    }
+
+    /// How long the background thread may sleep before it looks again.
+    pub(crate) fn poll_within(&self, mono: u64) -> Duration {
+        let looking = matches!(self.address, Address::Looking(_));
+        if self.under_way.is_some() || (looking && !self.queue.is_empty()) {
+            return BUSY_LOOK;
+        }
+        let mut at = self.next_export;
+        if !self.queue.is_empty() {
+            at = at.min(self.retry_at);
+        }
+        if self
+            .spans
+            .as_ref()
+            .is_some_and(|s| s.buffer.len() >= BATCH_BYTES)
+        {
+            at = mono;
+        }
+        Duration::from_nanos(at.saturating_sub(mono))
+    }
+
+    /// Makes the batches that are due (`figures` gives the report and the process's figures for the
+    /// metrics), and moves the requests on.
+    pub(crate) fn poll(&mut self, mono: u64, figures: &mut dyn FnMut() -> (Report, Process)) {
+        if mono >= self.next_export {
+            self.next_export = mono + self.interval_ns;
+            self.make_batches(figures);
+        } else if self
+            .spans
+            .as_ref()
+            .is_some_and(|s| s.buffer.len() >= BATCH_BYTES)
+        {
+            self.queue_spans();
+        }
+        self.send(mono, false);
+    }
+
+    /// The metrics batch and the spans batch, queued.
+    fn make_batches(&mut self, figures: &mut dyn FnMut() -> (Report, Process)) {
+        let (report, process) = figures();
+        let (sections, left_out) = by_section::sections(&report);
+        let body = encode::metrics::request(
+            &self.resource,
+            &sections,
+            left_out,
+            process,
+            encode::metrics::Times {
+                start_unix_ns: identity::start_unix_ns(),
+                now_unix_ns: identity::unix_now_ns(),
+            },
+            self.spans_lost(),
+        );
+        // A metrics batch still waiting is replaced: the figures are cumulative.
+        if let Some(i) = self.queue.iter().position(|b| b.kind == Kind::Metrics) {
+            let old = self.queue.remove(i).map_or(0, |b| b.body.len());
+            self.queued_bytes -= old;
+            self.tally.metrics_dropped += 1;
+        }
+        self.enqueue(Batch {
+            kind: Kind::Metrics,
+            body,
+        });
+        self.queue_spans();
+    }
+
+    /// The buffered spans, as a batch.
+    fn queue_spans(&mut self) {
+        let Some(spans) = &mut self.spans else {
+            return;
+        };
+        let (buffer, count) = spans.take();
+        if count == 0 {
+            return;
+        }
+        let body = encode::spans::request(&self.resource, &buffer);
+        self.enqueue(Batch {
+            kind: Kind::Spans(count),
+            body,
+        });
+    }
+
+    /// Queues `batch`; past [`MAX_QUEUED`], the oldest spans batches go (counted).
+    fn enqueue(&mut self, batch: Batch) {
+        self.queued_bytes += batch.body.len();
+        self.queue.push_back(batch);
+        while self.queued_bytes > MAX_QUEUED {
+            let Some(i) = self
+                .queue
+                .iter()
+                .position(|b| matches!(b.kind, Kind::Spans(_)))
+            else {
+                break;
+            };
+            if let Some(old) = self.queue.remove(i) {
+                self.queued_bytes -= old.body.len();
+                self.drop_batch(&old);
+            }
+        }
+    }
+
+    fn drop_batch(&mut self, batch: &Batch) {
+        match batch.kind {
+            Kind::Metrics => self.tally.metrics_dropped += 1,
+            Kind::Spans(n) => self.tally.spans_dropped += n,
+        }
+    }
+
+    /// The collector's address, once known; a lookup that failed is a failure like any other.
+    fn address(&mut self, mono: u64) -> Option<SocketAddr> {
+        if let Address::Looking(slot) = &self.address {
+            let found = slot.lock().ok()?.take()?;
+            match found {
+                Ok(addrs) if !addrs.is_empty() => self.address = Address::Known(addrs),
+                Ok(_) => {
+                    self.failed(mono, "the name has no address".into(), None);
+                    self.address = look_up(&self.endpoint.host, self.endpoint.port);
+                    return None;
+                }
+                Err(e) => {
+                    self.failed(
+                        mono,
+                        format!("cannot resolve {}: {e}", self.endpoint.host),
+                        None,
+                    );
+                    self.address = look_up(&self.endpoint.host, self.endpoint.port);
+                    return None;
+                }
+            }
+        }
+        match &self.address {
+            Address::Known(addrs) => addrs.get(self.next_address % addrs.len().max(1)).copied(),
+            Address::Looking(_) => None,
+        }
+    }
+
+    /// Moves the request under way on, and begins the next when it is time (`exiting`: at once, and a
+    /// failed batch is not tried again).
+    fn send(&mut self, mono: u64, exiting: bool) {
+        if let Some((post, _, began)) = &mut self.under_way {
+            let outcome = post.step().or_else(|| {
+                (mono.saturating_sub(*began) >= TIMEOUT.as_nanos() as u64).then(|| Outcome::Retry {
+                    why: format!("no answer within {} s", TIMEOUT.as_secs()),
+                    after_s: None,
+                })
+            });
+            let Some(outcome) = outcome else {
+                return;
+            };
+            let Some((_, batch, _)) = self.under_way.take() else {
+                return;
+            };
+            self.ended(mono, batch, outcome, exiting);
+        }
+        if self.queue.is_empty() || (!exiting && mono < self.retry_at) {
+            return;
+        }
+        let Some(addr) = self.address(mono) else {
+            return;
+        };
+        let Some(batch) = self.queue.pop_front() else {
+            return;
+        };
+        self.queued_bytes -= batch.body.len();
+        let bytes = http::request(
+            &self.endpoint.authority(),
+            &format!("{}{}", self.endpoint.prefix, batch.path()),
+            &batch.body,
+        );
+        match Post::begin(addr, bytes) {
+            Ok(post) => self.under_way = Some((post, batch, mono)),
+            Err(e) => self.ended(mono, batch, Outcome::Unreachable(http::short(&e)), exiting),
+        }
+    }
+
+    /// A request ended with `outcome`.
+    fn ended(&mut self, mono: u64, batch: Batch, outcome: Outcome, exiting: bool) {
+        match outcome {
+            Outcome::Taken => {
+                self.backoff_ns = 0;
+                self.retry_at = 0;
+                self.tally.bytes_sent += batch.body.len() as u64;
+                match batch.kind {
+                    Kind::Metrics => self.tally.metrics_sent += 1,
+                    Kind::Spans(n) => self.tally.spans_sent += n,
+                }
+            }
+            Outcome::Retry { why, after_s } => {
+                self.failed(mono, why, after_s);
+                let newer_metrics = batch.kind == Kind::Metrics
+                    && self.queue.iter().any(|b| b.kind == Kind::Metrics);
+                if exiting || newer_metrics {
+                    self.drop_batch(&batch);
+                } else {
+                    self.queued_bytes += batch.body.len();
+                    self.queue.push_front(batch);
+                }
+            }
+            Outcome::Unreachable(why) => {
+                let addresses = match &self.address {
+                    Address::Known(addrs) => addrs.len(),
+                    Address::Looking(_) => 1,
+                };
+                self.next_address += 1;
+                if !self.next_address.is_multiple_of(addresses) {
+                    // The host's next address, at once.
+                    self.queued_bytes += batch.body.len();
+                    self.queue.push_front(batch);
+                } else {
+                    self.ended(mono, batch, Outcome::Retry { why, after_s: None }, exiting);
+                }
+            }
+            Outcome::Refused(why) => {
+                self.failed(mono, why, None);
+                self.drop_batch(&batch);
+            }
+        }
+    }
+
+    /// A failure: the back-off grows, and the first one is a warning line.
+    fn failed(&mut self, mono: u64, why: String, after_s: Option<u64>) {
+        self.backoff_ns = (self.backoff_ns * 2).clamp(1_000_000_000, MAX_BACKOFF.as_nanos() as u64);
+        let wait = after_s.map_or(self.backoff_ns, |s| {
+            (s.saturating_mul(1_000_000_000)).min(MAX_BACKOFF.as_nanos() as u64)
+        });
+        self.retry_at = mono + wait;
+        if self.warned.is_none() && !process::shutting_down() {
+            screen::warn(&format!(
+                "perfgraph: warning: PERFGRAPH_OTLP: {}: {why}; trying again with back-off",
+                self.url
+            ));
+        }
+        if self.warned.is_none() {
+            self.warned = Some(why);
+        }
+    }
+
+    /// At exit: the last batches, given at most [`EXIT_TIME`]; then one line on what was not delivered.
+    pub(crate) fn finish(mut self, figures: &mut dyn FnMut() -> (Report, Process)) {
+        self.make_batches(figures);
+        let start = clock::monotonic_ns();
+        let end = start + EXIT_TIME.as_nanos() as u64;
+        loop {
+            let mono = clock::monotonic_ns();
+            if mono >= end || (self.queue.is_empty() && self.under_way.is_none()) {
+                break;
+            }
+            self.send(mono, true);
+            if self.queue.is_empty() && self.under_way.is_none() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if let Some((_, batch, _)) = self.under_way.take() {
+            self.warned.get_or_insert_with(|| {
+                format!("no answer within {} ms at exit", EXIT_TIME.as_millis())
+            });
+            self.drop_batch(&batch);
+        }
+        for batch in std::mem::take(&mut self.queue) {
+            self.drop_batch(&batch);
+        }
+        process::progress();
+        let t = self.tally;
+        let spans_lost = self.spans_lost().unwrap_or(0);
+        if t.metrics_dropped == 0 && spans_lost == 0 && t.ring_lost == 0 {
+            return;
+        }
+        let mut what = vec![];
+        if t.metrics_dropped > 0 {
+            what.push(format!(
+                "{} of {} metrics exports",
+                t.metrics_dropped,
+                t.metrics_dropped + t.metrics_sent
+            ));
+        }
+        if spans_lost > 0 {
+            what.push(format!(
+                "{spans_lost} of {} spans",
+                spans_lost + t.spans_sent
+            ));
+        }
+        let mut line = String::from("perfgraph: warning: PERFGRAPH_OTLP: ");
+        if !what.is_empty() {
+            line += &format!(
+                "{} not delivered ({})",
+                what.join(" and "),
+                self.warned.as_deref().unwrap_or("ring overflow")
+            );
+        }
+        if t.ring_lost > 0 && !self.all {
+            line += &format!(
+                "{}{} calls lost to ring overflow before the slow ones were picked",
+                if what.is_empty() { "" } else { "; " },
+                t.ring_lost
+            );
+        }
+        screen::warn(&line);
+    }
+}

@@ -1,0 +1,194 @@
+//! Calls to spans (`PERFGRAPH_OTLP_SPANS`), from the records the background thread drains.
+//!
+//! A thread's records arrive as its calls end: a call's children before the call. So a call is chosen
+//! when its record comes (`all`: every call; `slow`: one that ran at least the threshold, or that live
+//! print showed, having a live message and running past the time limit), and its callers on the thread
+//! are then chosen too, whatever their time, when theirs come: each exported span's parent is exported,
+//! and a tree of spans is whole. A caller's span id (and the trace id of the call at depth 0) is made
+//! when its first chosen child is, and kept by depth until the caller's record comes. A record lost to
+//! ring overflow leaves its slot behind: a call takes the slot at its depth only if it started before the
+//! child that made it, and the slots deeper than a record's are dropped.
+
+use std::collections::HashMap;
+
+use crate::base::clock::{Scale, Ticks};
+use crate::base::registry;
+use crate::export::otlp::spans::{self, Span};
+use crate::local::record::Record;
+use crate::local::thread::ThreadState;
+
+/// Bytes of encoded spans held at most (about 150,000 spans): past it, spans are lost and counted.
+pub(crate) const MAX_BUFFER: usize = 16 << 20;
+
+/// A caller chosen by a child, waiting for its own record.
+#[derive(Clone, Copy)]
+struct Open {
+    span_id: [u8; 8],
+    trace_id: [u8; 16],
+    /// The earliest start (ticks) of a chosen descendant: the caller started before it.
+    first_child: u64,
+}
+
+/// One thread's slots, by depth.
+struct Thread {
+    name: String,
+    open: Vec<Option<Open>>,
+}
+
+/// Which calls are spans.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Choice {
+    /// Every call (`all`).
+    pub(crate) all: bool,
+    /// The shortest call that is a span, ns (`slow`).
+    pub(crate) slow_ns: u64,
+    /// Live print's time limit, ns, when live print is on: a call of a section with a live message that
+    /// ran past it was shown.
+    pub(crate) shown_ns: Option<u64>,
+}
+
+/// The spans builder, owned by the OTLP exporter.
+pub(crate) struct Spans {
+    choice: Choice,
+    threads: HashMap<u32, Thread>,
+    /// Ids are a counter through a bijective mix, offset by a random seed per process: unique within it.
+    seed: u64,
+    next: u64,
+    /// Encoded spans not yet in a batch.
+    pub(crate) buffer: Vec<u8>,
+    pub(crate) buffered: u64,
+    /// Spans lost to a full buffer.
+    pub(crate) lost: u64,
+}
+
+/// splitmix64's finaliser: a bijection of u64 that scatters a counter's bits.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Spans {
+    pub(crate) fn new(choice: Choice) -> Spans {
+        Spans {
+            choice,
+            threads: HashMap::new(),
+            seed: getrandom::u64().unwrap_or(0x5eed),
+            next: 0,
+            buffer: Vec::new(),
+            buffered: 0,
+            lost: 0,
+        }
+    }
+
+    fn id(&mut self) -> u64 {
+        self.next += 1;
+        // Never 0 (an all-zero id is invalid in OTLP).
+        mix(self.seed.wrapping_add(self.next)).max(1)
+    }
+
+    fn trace_id(&mut self) -> [u8; 16] {
+        let mut t = [0u8; 16];
+        t[..8].copy_from_slice(&mix(!self.seed).to_be_bytes());
+        t[8..].copy_from_slice(&self.id().to_be_bytes());
+        t
+    }
+
+    /// The calls `thread` ended since the last drain (marks already taken out); `start_unix_ns` and
+    /// `scale` place them in wall-clock time.
+    pub(crate) fn on_records(
+        &mut self,
+        thread: &ThreadState,
+        records: &[Record],
+        scale: Scale,
+        start_unix_ns: u64,
+    ) {
+        let mut t = self
+            .threads
+            .remove(&thread.index)
+            .unwrap_or_else(|| Thread {
+                name: thread.name.clone(),
+                open: Vec::new(),
+            });
+        for r in records.iter().filter(|r| !r.is_mark()) {
+            self.on_call(&mut t, r, scale, start_unix_ns);
+        }
+        self.threads.insert(thread.index, t);
+    }
+
+    fn on_call(&mut self, t: &mut Thread, r: &Record, scale: Scale, start_unix_ns: u64) {
+        let d = r.depth as usize;
+        t.open.truncate(d + 1);
+        let mine = t
+            .open
+            .get_mut(d)
+            .and_then(Option::take)
+            .filter(|o| o.first_child >= r.start);
+        let ns = scale.delta_ns(Ticks(r.end.saturating_sub(r.start)));
+        let info = registry::info(r.section);
+        let c = self.choice;
+        let shown = c
+            .shown_ns
+            .is_some_and(|limit| ns >= limit && info.is_some_and(|i| !i.live.is_empty()));
+        if !(c.all || mine.is_some() || ns >= c.slow_ns || shown) {
+            return;
+        }
+        if self.buffer.len() >= MAX_BUFFER {
+            self.lost += 1;
+            return;
+        }
+        // Its callers' slots, made where missing, all in the trace of the call at depth 0.
+        if t.open.len() < d {
+            t.open.resize(d, None);
+        }
+        let trace_id = match (mine, t.open.first().copied().flatten()) {
+            (Some(o), _) => o.trace_id,
+            (None, Some(root)) if d > 0 => root.trace_id,
+            _ => self.trace_id(),
+        };
+        for k in 0..d {
+            match &mut t.open[k] {
+                Some(o) => o.first_child = o.first_child.min(r.start),
+                None => {
+                    t.open[k] = Some(Open {
+                        span_id: self.id().to_be_bytes(),
+                        trace_id,
+                        first_child: r.start,
+                    })
+                }
+            }
+        }
+        let span_id = match mine {
+            Some(o) => o.span_id,
+            None => self.id().to_be_bytes(),
+        };
+        let parent = d.checked_sub(1).and_then(|p| t.open[p]).map(|o| o.span_id);
+        spans::span(
+            &mut self.buffer,
+            &Span {
+                trace_id,
+                span_id,
+                parent,
+                name: info.map_or("?", |i| i.name),
+                start_unix_ns: start_unix_ns + scale.to_ns(Ticks(r.start)),
+                end_unix_ns: start_unix_ns + scale.to_ns(Ticks(r.end)),
+                thread: &t.name,
+            },
+        );
+        self.buffered += 1;
+    }
+
+    /// A thread that exited and was drained for the last time: its slots go (memory follows the live
+    /// threads).
+    pub(crate) fn forget(&mut self, index: u32) {
+        self.threads.remove(&index);
+    }
+
+    /// Takes the buffered spans (for a batch): their bytes and count.
+    pub(crate) fn take(&mut self) -> (Vec<u8>, u64) {
+        (
+            std::mem::take(&mut self.buffer),
+            std::mem::take(&mut self.buffered),
+        )
+    }
+}
