@@ -176,23 +176,10 @@ fn check_perfetto_window(path: &Path) {
 
 /// The Python that has Perfetto's classes: `PERFETTO_CHECK_PYTHON` (which must), else `python3` if it has.
 fn perfetto_python() -> Option<String> {
-    let can = |python: &str| {
-        Command::new(python)
-            .args([
-                "-c",
-                "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
-            ])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if let Ok(python) = std::env::var("PERFETTO_CHECK_PYTHON") {
-        assert!(
-            can(&python),
-            "PERFETTO_CHECK_PYTHON={python} cannot import perfetto's classes"
-        );
-        return Some(python);
-    }
-    can("python3").then(|| "python3".to_owned())
+    common::python_with(
+        "PERFETTO_CHECK_PYTHON",
+        "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+    )
 }
 
 /// The descriptors of process `pid` that are sockets: (fd, whether it is close-on-exec).

@@ -172,7 +172,7 @@ fn wait(child: &mut std::process::Child, start: Instant) -> ExitStatus {
     common::wait_or_kill(child, start, HANG)
 }
 
-fn run(program: &Path, shape: &str, setting: Setting) -> Outcome {
+fn run(program: &Path, shape: &str, setting: Setting, env: &[(&str, String)]) -> Outcome {
     let start = Instant::now();
     let mut cmd = match setting {
         Setting::Shell => {
@@ -188,6 +188,7 @@ fn run(program: &Path, shape: &str, setting: Setting) -> Outcome {
         _ => command(program, shape),
     };
     cmd.stdin(stdin_answer());
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     let runtime = temp_dir(&format!("{shape}-runtime"));
     cmd.env("XDG_RUNTIME_DIR", &runtime);
     let mut outcome = Outcome {
@@ -518,17 +519,27 @@ fn differential_in(
     settings: &[Setting],
     also: fn(Setting, &Outcome) -> Result<(), String>,
 ) {
+    differential_with(shape, settings, &[], also);
+}
+
+/// [`differential_in`], our runs with the settings `env` adds.
+fn differential_with(
+    shape: &str,
+    settings: &[Setting],
+    env: &[(&str, String)],
+    also: fn(Setting, &Outcome) -> Result<(), String>,
+) {
     let b = builds();
     let n = runs();
     let mut failures = Vec::new();
     for &setting in settings {
-        let theirs = run(&b.without, shape, setting);
+        let theirs = run(&b.without, shape, setting, &[]);
         let mut done = 0;
         while done < n {
             let batch = (n - done).min(4);
             let outcomes: Vec<Outcome> = std::thread::scope(|s| {
                 let handles: Vec<_> = (0..batch)
-                    .map(|_| s.spawn(|| run(&b.with, shape, setting)))
+                    .map(|_| s.spawn(|| run(&b.with, shape, setting, env)))
                     .collect();
                 handles.into_iter().map(|h| h.join().unwrap()).collect()
             });
@@ -611,6 +622,79 @@ fn a_hundred_thousand_lines_with_sigpipe_restored() {
 #[test]
 fn stdout_and_stderr_mixed() {
     differential("mixed", nothing_more);
+}
+
+/// A stand-in OTLP collector on 127.0.0.1 that takes every request (200); returns its port and the count
+/// of requests it took.
+fn collector() -> (u16, &'static std::sync::atomic::AtomicU64) {
+    use std::io::Read;
+    static TAKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut got = Vec::new();
+                let mut buf = [0u8; 65536];
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                while let Ok(n @ 1..) = stream.read(&mut buf) {
+                    got.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&got);
+                    let Some(end) = text.find("\r\n\r\n") else {
+                        continue;
+                    };
+                    let length: usize = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if got.len() >= end + 4 + length {
+                        TAKEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    (port, &TAKEN)
+}
+
+/// The OTLP export (every call a span, posted every 100 ms and at exit) to a collector that takes it, and
+/// to one that is not there: the program's output, order and exit are the same as compiled out.
+#[test]
+fn an_otlp_export_to_a_collector_and_to_none() {
+    let (port, taken) = collector();
+    differential_with(
+        "mixed",
+        &SHORT_SETTINGS,
+        &[
+            ("PERFGRAPH_OTLP", format!("http://127.0.0.1:{port}")),
+            ("PERFGRAPH_OTLP_SPANS", "all".to_owned()),
+            ("PERFGRAPH_OTLP_INTERVAL", "0.1".to_owned()),
+        ],
+        nothing_more,
+    );
+    assert!(
+        taken.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "the collector got nothing"
+    );
+    // A port nobody listens on (bound, then let go).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    differential_with(
+        "mixed",
+        &SHORT_SETTINGS,
+        &[("PERFGRAPH_OTLP", format!("http://127.0.0.1:{closed}"))],
+        nothing_more,
+    );
 }
 
 /// One bar line on the final screen, as without perfgraph (the bar redrawn below perfgraph's lines).
@@ -702,7 +786,7 @@ fn exec_after_a_live_line() {
 fn a_library_leaves_descriptors_and_signals_to_the_binary() {
     let b = builds();
     let describe = |program: &Path| {
-        let out = run(program, "describe", Setting::Pipe);
+        let out = run(program, "describe", Setting::Pipe, &[]);
         // The control socket is the binary's choice too (the `listen` feature).
         assert_eq!(
             out.listened,

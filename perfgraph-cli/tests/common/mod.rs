@@ -31,6 +31,21 @@ pub fn scratch(prefix: &str, name: &str) -> PathBuf {
     dir
 }
 
+/// A Python that can `import module`: the one `env_var` names (which must), else `python3` if it can.
+pub fn python_with(env_var: &str, module: &str) -> Option<String> {
+    let can = |python: &str| {
+        Command::new(python)
+            .args(["-c", &format!("import {module}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Ok(python) = std::env::var(env_var) {
+        assert!(can(&python), "{env_var}={python} cannot import {module}");
+        return Some(python);
+    }
+    can("python3").then(|| "python3".to_owned())
+}
+
 /// A child killed and waited for when dropped, whatever happened.
 pub struct Reaped(pub Child);
 

@@ -44,6 +44,10 @@ pub struct Listen {
     /// time per scrape, µs (over [`SCRAPES`] in a row); `None` if it could not be measured.
     pub scrape: Option<(usize, f64)>,
     pub scrapes: u64,
+    /// OTLP exports (`PERFGRAPH_OTLP`, every 0.1 s to a collector in `record`'s process that takes them) of
+    /// the same child: bytes of the metrics request, the background thread's time per export, µs, and the
+    /// exports counted; `None` if it could not be measured.
+    pub otlp: Option<(usize, f64, u64)>,
 }
 
 /// Scrapes of `/metrics` timed, of a child with 100 sections.
@@ -219,6 +223,75 @@ fn scrapes() -> Option<(usize, f64)> {
     Some((bytes, (after? - before?) as f64 / SCRAPES as f64 / 1e3))
 }
 
+/// A collector on 127.0.0.1 that takes every request (200): its port, and per request the body's bytes.
+fn collector() -> Option<(u16, Arc<std::sync::Mutex<Vec<usize>>>)> {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+    let port = listener.local_addr().ok()?.port();
+    let taken = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = Arc::clone(&taken);
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut got = Vec::new();
+            let mut buf = [0u8; 1 << 16];
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+            while let Ok(n @ 1..) = stream.read(&mut buf) {
+                got.extend_from_slice(&buf[..n]);
+                let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") else {
+                    continue;
+                };
+                let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:")?.trim().parse().ok())
+                    .unwrap_or(0);
+                if got.len() >= end + 4 + length {
+                    if head.starts_with("post /v1/metrics") {
+                        log.lock().unwrap().push(length);
+                    }
+                    let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+                    break;
+                }
+            }
+        }
+    });
+    Some((port, taken))
+}
+
+/// `(bytes, background thread µs, exports)` per OTLP metrics export of a child with 100 sections.
+fn otlp_exports() -> Option<(usize, f64, u64)> {
+    let (port, taken) = collector()?;
+    let me = std::env::current_exe().expect("own path");
+    let mut child = Command::new(&me)
+        .args(["--metrics-child", "60"])
+        .env("PERFGRAPH_OTLP", format!("http://127.0.0.1:{port}"))
+        .env("PERFGRAPH_OTLP_INTERVAL", "0.1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let exports = || taken.lock().unwrap().len() as u64;
+    // Until an export holds the 100 sections (each section's points take more than 600 bytes).
+    let start = Instant::now();
+    while taken.lock().unwrap().last().is_none_or(|&b| b < 100 * 600) {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (before, first) = (background_cpu_ns(child.id()), exports());
+    std::thread::sleep(Duration::from_secs(10));
+    let (after, last) = (background_cpu_ns(child.id()), exports());
+    let bytes = *taken.lock().unwrap().last()?;
+    let _ = child.kill();
+    let _ = child.wait();
+    let n = last - first;
+    let cpu_ns = after? - before?;
+    (n > 0).then(|| (bytes, cpu_ns as f64 / n as f64 / 1e3, n))
+}
+
 /// Rates per thread of the trace-window runs (two threads each).
 const WINDOW_RATES: [u64; 3] = [250_000, 1_000_000, 2_000_000];
 
@@ -289,8 +362,10 @@ impl Listen {
         let recording = recording();
         let windows = WINDOW_RATES.iter().filter_map(|&r| window(r)).collect();
         let scrape = scrapes();
+        let otlp = otlp_exports();
         Listen {
             scrape,
+            otlp,
             scrapes: SCRAPES,
             idle_seconds: IDLE_SECONDS,
             idle_cpu_on,
@@ -434,5 +509,6 @@ fn recording() -> Listen {
         windows: Vec::new(),
         scrape: None,
         scrapes: 0,
+        otlp: None,
     }
 }

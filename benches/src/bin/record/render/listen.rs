@@ -72,4 +72,18 @@ pub fn write(doc: &mut String, l: &Listen) {
         "\n**Prometheus (`PERFGRAPH_PROMETHEUS`).** A child of `record` with 100 sections of 1,000 calls \
          each (`record --metrics-child`), scraped at `GET /metrics`: {scrape}."
     );
+    let otlp = match l.otlp {
+        Some((bytes, us, n)) => format!(
+            "{bytes} bytes of protobuf per metrics request, and {us:.0} µs of the background thread's time \
+             per export (a report taken, encoded and posted; over {n} exports in 10 s, `schedstat`, idle \
+             time between them included)"
+        ),
+        None => "not measured here".to_owned(),
+    };
+    let _ = writeln!(
+        doc,
+        "\n**OpenTelemetry (`PERFGRAPH_OTLP`).** The same child, exporting every 0.1 s \
+         (`PERFGRAPH_OTLP_INTERVAL=0.1`, spans `slow`) to a collector in `record`'s process that takes every \
+         request: {otlp}."
+    );
 }

@@ -228,6 +228,7 @@ fn canned() -> Record {
             windows: vec![(250_000, 1_000_000, 0, 0, 90_000_000)],
             scrape: Some((250_000, 800.0)),
             scrapes: 200,
+            otlp: Some((70_000, 600.0, 95)),
         },
     }
 }
