@@ -17,28 +17,22 @@ pub const RANK_VARIABLES: [&str; 5] = [
 ];
 
 /// The rank that `lookup` (a variable's value by name) gives: the first of [`RANK_VARIABLES`] that is set
-/// to a whole number; 0 without one.
-pub fn rank_from(lookup: impl Fn(&str) -> Option<String>) -> u32 {
+/// to a whole number; `None` without one.
+pub fn rank_from(lookup: impl Fn(&str) -> Option<String>) -> Option<u32> {
     RANK_VARIABLES
         .iter()
         .find_map(|v| lookup(v).and_then(|s| s.trim().parse::<u32>().ok()))
-        .unwrap_or(0)
 }
 
-/// The rank a launcher set (the first of [`RANK_VARIABLES`] set to a whole number), `None` without one.
+/// The rank a launcher set (read from the environment once), `None` without a launcher.
 pub fn launcher_rank() -> Option<u32> {
     static RANK: OnceLock<Option<u32>> = OnceLock::new();
-    *RANK.get_or_init(|| {
-        RANK_VARIABLES
-            .iter()
-            .find_map(|v| std::env::var(v).ok()?.trim().parse::<u32>().ok())
-    })
+    *RANK.get_or_init(|| rank_from(|v| std::env::var(v).ok()))
 }
 
-/// This process's rank (read from the environment once).
+/// This process's rank: the launcher's, else 0.
 pub fn rank() -> u32 {
-    static RANK: OnceLock<u32> = OnceLock::new();
-    *RANK.get_or_init(|| rank_from(|v| std::env::var(v).ok()))
+    launcher_rank().unwrap_or(0)
 }
 
 /// This machine's host name (read once; `localhost` if it cannot be read).
@@ -112,15 +106,21 @@ mod tests {
 
     #[test]
     fn the_rank_comes_from_the_first_launcher_variable_set() {
-        assert_eq!(rank_from(env(&[])), 0);
-        assert_eq!(rank_from(env(&[("RANK", "7")])), 7);
-        assert_eq!(rank_from(env(&[("RANK", "7"), ("SLURM_PROCID", "3")])), 3);
+        assert_eq!(rank_from(env(&[])), None);
+        assert_eq!(rank_from(env(&[("RANK", "7")])), Some(7));
+        assert_eq!(
+            rank_from(env(&[("RANK", "7"), ("SLURM_PROCID", "3")])),
+            Some(3)
+        );
         assert_eq!(
             rank_from(env(&[("PMI_RANK", "2"), ("OMPI_COMM_WORLD_RANK", "1")])),
-            1
+            Some(1)
         );
         // A value that is not a rank is passed over.
-        assert_eq!(rank_from(env(&[("PMIX_RANK", "x"), ("RANK", "5")])), 5);
+        assert_eq!(
+            rank_from(env(&[("PMIX_RANK", "x"), ("RANK", "5")])),
+            Some(5)
+        );
     }
 
     #[test]
