@@ -2,7 +2,7 @@
 //!
 //! A thread's records arrive as its calls end: a call's children before the call. So a call is chosen
 //! when its record comes (`all`: every call; `slow`: one that ran at least the threshold, or that live
-//! print showed, having a live message and running past the time limit), and its callers on the thread
+//! print showed, running past its time limit), and its callers on the thread
 //! are then chosen too, whatever their time, when theirs come: each exported span's parent is exported,
 //! and a tree of spans is whole. A caller's span id (and the trace id of the call at depth 0) is made
 //! when its first chosen child is, and kept by depth until the caller's record comes. A record lost to
@@ -42,8 +42,7 @@ pub(crate) struct Choice {
     pub(crate) all: bool,
     /// The shortest call that is a span, ns (`slow`).
     pub(crate) slow_ns: u64,
-    /// Live print's time limit, ns, when live print is on: a call of a section with a live message that
-    /// ran past it was shown.
+    /// Live print's time limit, ns, when live print is on: a call that ran past it was shown.
     pub(crate) shown_ns: Option<u64>,
 }
 
@@ -127,9 +126,7 @@ impl Spans {
         let ns = scale.delta_ns(Ticks(r.end.saturating_sub(r.start)));
         let info = registry::info(r.section);
         let c = self.choice;
-        let shown = c
-            .shown_ns
-            .is_some_and(|limit| ns >= limit && info.is_some_and(|i| !i.live.is_empty()));
+        let shown = c.shown_ns.is_some_and(|limit| ns >= limit);
         if !(c.all || mine.is_some() || ns >= c.slow_ns || shown) {
             return;
         }
@@ -190,5 +187,174 @@ impl Spans {
             std::mem::take(&mut self.buffer),
             std::mem::take(&mut self.buffered),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::registry::{Name, Section, SectionId, SectionMeta};
+
+    const fn site(name: &'static str, live: Option<&'static str>) -> Section {
+        Section::new(SectionMeta {
+            name: Name::Given(name),
+            level: 1,
+            live,
+            dots: false,
+            cpu: false,
+            file: "spans.rs",
+            line: 1,
+            module_path: "spans",
+            args: &[],
+        })
+    }
+    static OUTER: Section = site("spans_outer", None);
+    static MIDDLE: Section = site("spans_middle", None);
+    static LEAF: Section = site("spans_leaf", None);
+    static SHOWN: Section = site("spans_shown", Some("Working"));
+
+    /// A call of `section` at `depth` from `start` to `end` ns (1 tick = 1 ns).
+    fn call(section: SectionId, depth: u32, start: u64, end: u64) -> Record {
+        Record {
+            start,
+            end,
+            section,
+            depth,
+            mem_start_kb: 0,
+            mem_end_kb: 0,
+            heap_alert: false,
+            cpu: None,
+            args: None,
+        }
+    }
+
+    /// A span as the tests read it back: name, span id, parent id, trace id.
+    type Sent = (String, u64, Option<u64>, u128);
+
+    /// The spans `records` give, in the order sent.
+    fn spans(choice: Choice, records: &[Record]) -> (Vec<Sent>, Spans) {
+        let mut s = Spans::new(choice);
+        let thread = ThreadState::detached();
+        s.on_records(&thread, records, Scale::fixed(Ticks(0), 1.0), 0);
+        let out = decode(&s.buffer);
+        (out, s)
+    }
+
+    /// The fields we check of each encoded span (`ScopeSpans.spans` entries), read back by hand.
+    fn decode(mut b: &[u8]) -> Vec<Sent> {
+        fn varint(b: &mut &[u8]) -> u64 {
+            let mut v = 0;
+            for shift in (0..).step_by(7) {
+                let byte = b[0];
+                *b = &b[1..];
+                v |= ((byte & 0x7f) as u64) << shift;
+                if byte < 0x80 {
+                    break;
+                }
+            }
+            v
+        }
+        let mut out = Vec::new();
+        while !b.is_empty() {
+            assert_eq!(varint(&mut b), 2 << 3 | 2);
+            let len = varint(&mut b) as usize;
+            let (mut span, rest) = b.split_at(len);
+            b = rest;
+            let (mut name, mut id, mut parent, mut trace) = (String::new(), 0, None, 0);
+            while !span.is_empty() {
+                let key = varint(&mut span);
+                let (field, wire) = (key >> 3, key & 7);
+                let value: &[u8] = match wire {
+                    0 => {
+                        varint(&mut span);
+                        &[]
+                    }
+                    1 => {
+                        let (v, r) = span.split_at(8);
+                        span = r;
+                        v
+                    }
+                    2 => {
+                        let n = varint(&mut span) as usize;
+                        let (v, r) = span.split_at(n);
+                        span = r;
+                        v
+                    }
+                    w => panic!("wire type {w}"),
+                };
+                match field {
+                    1 => trace = u128::from_be_bytes(value.try_into().unwrap()),
+                    2 => id = u64::from_be_bytes(value.try_into().unwrap()),
+                    4 => parent = Some(u64::from_be_bytes(value.try_into().unwrap())),
+                    5 => name = String::from_utf8(value.to_vec()).unwrap(),
+                    _ => {}
+                }
+            }
+            out.push((name, id, parent, trace));
+        }
+        out
+    }
+
+    const SLOW: Choice = Choice {
+        all: false,
+        slow_ns: 100,
+        shown_ns: None,
+    };
+
+    #[test]
+    fn a_slow_call_brings_its_callers_and_nothing_else() {
+        let (o, m, l) = (OUTER.id(), MIDDLE.id(), LEAF.id());
+        // outer [0, 1000] > middle [10, 500] > leaf [20, 30] (fast), leaf [40, 400] (slow); then a fast
+        // outer [2000, 2010] with nothing slow in it.
+        let records = [
+            call(l, 2, 20, 30),
+            call(l, 2, 40, 400),
+            call(m, 1, 10, 500),
+            call(o, 0, 0, 1000),
+            call(o, 0, 2000, 2010),
+        ];
+        let (got, s) = spans(SLOW, &records);
+        let names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(names, ["spans_leaf", "spans_middle", "spans_outer"]);
+        let (leaf, middle, outer) = (&got[0], &got[1], &got[2]);
+        assert_eq!(leaf.2, Some(middle.1));
+        assert_eq!(middle.2, Some(outer.1));
+        assert_eq!(outer.2, None);
+        assert!(leaf.3 == middle.3 && middle.3 == outer.3 && outer.3 != 0);
+        assert_eq!(s.buffered, 3);
+    }
+
+    #[test]
+    fn a_callers_record_lost_to_overflow_does_not_adopt_a_later_call() {
+        let (o, m, l) = (OUTER.id(), MIDDLE.id(), LEAF.id());
+        // A slow leaf whose middle's record was lost: the next middle (which started after the leaf) is
+        // not its parent, and is not sent for it.
+        let records = [
+            call(l, 2, 20, 400),
+            call(m, 1, 1000, 1010),
+            call(o, 0, 0, 2000),
+        ];
+        let (got, _) = spans(SLOW, &records);
+        let names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(names, ["spans_leaf", "spans_outer"]);
+    }
+
+    #[test]
+    fn all_sends_every_call_and_shown_calls_count_as_slow() {
+        let (o, l, shown) = (OUTER.id(), LEAF.id(), SHOWN.id());
+        let records = [call(l, 1, 1, 2), call(o, 0, 0, 3), call(o, 0, 4, 5)];
+        let (got, _) = spans(Choice { all: true, ..SLOW }, &records);
+        assert_eq!(got.len(), 3);
+        // Two calls at depth 0: two traces.
+        assert_ne!(got[1].3, got[2].3);
+        // A call past live print's time limit was shown: it goes, even under the threshold.
+        let choice = Choice {
+            all: false,
+            slow_ns: 1_000_000,
+            shown_ns: Some(50),
+        };
+        let (got, _) = spans(choice, &[call(shown, 0, 0, 60), call(o, 0, 100, 120)]);
+        let names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(names, ["spans_shown"]);
     }
 }
