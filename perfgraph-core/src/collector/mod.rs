@@ -113,6 +113,11 @@ pub(crate) struct Collector {
     drain_period: u64,
     /// An output keeps every record: drain at every pass, and pace the passes by how fast rings fill.
     needs_every_record: bool,
+    /// That output promises to lose nothing even when a thread starts recording fast after a quiet spell
+    /// (the trace, interval statistics): its drains never wait longer than a quarter of a ring takes to
+    /// fill at [`LOSSLESS_RATE`]. The OTLP export's spans alone do not: idle, its drains slow down as
+    /// others do, so an idle program is not woken every millisecond for them.
+    lossless_bursts: bool,
     /// Records in each ring (`Config::ring_capacity`).
     ring_capacity: u64,
     /// The most records one ring held at the last drain, and monotonic ns of that drain.
@@ -145,6 +150,7 @@ impl Collector {
             // The trace and the interval statistics (`outputs`) use every record; the rest of `outputs`
             // reads the call trees.
             needs_every_record: config.needs_every_record(),
+            lossless_bursts: config.trace.is_some() || config.interval_ns.is_some(),
             ring_capacity: config.ring_capacity() as u64,
             busiest: (0, clock::monotonic_ns()),
             seen_wakes: 0,
@@ -317,9 +323,10 @@ impl Collector {
     }
 
     /// Drains as the rings fill, not only on a timer: how long (ns) until the busiest ring, recording at
-    /// the rate it did since the last drain, fills a quarter of its capacity; between 1 ms and the time a
-    /// quarter of a ring takes at [`LOSSLESS_RATE`] (33 ms for the trace's rings of 262,144), so a thread
-    /// that starts recording at that rate after a quiet spell loses nothing either. Call after a drain.
+    /// the rate it did since the last drain, fills a quarter of its capacity; from 1 ms up to the drain
+    /// period, and, for an output that loses nothing after a quiet spell either ([`Self::lossless_bursts`],
+    /// a trace window), up to the time a quarter of a ring takes at [`LOSSLESS_RATE`] (33 ms for the
+    /// trace's rings of 262,144). Call after a drain.
     fn fill_time(&mut self, mono: u64) -> u64 {
         let (records, at) = std::mem::replace(&mut self.busiest, (0, mono));
         let elapsed = mono.saturating_sub(at).max(1);
@@ -330,7 +337,12 @@ impl Collector {
             (elapsed as u128 * quarter as u128 / records as u128).min(u64::MAX as u128) as u64
         };
         let burst = quarter * 1_000_000_000 / LOSSLESS_RATE;
-        fill.clamp(1_000_000, burst.clamp(1_000_000, self.drain_period))
+        let longest = if self.lossless_bursts || self.outputs.window_open() {
+            burst.clamp(1_000_000, self.drain_period)
+        } else {
+            self.drain_period.max(1_000_000)
+        };
+        fill.clamp(1_000_000, longest)
     }
 
     /// Picks up threads that recorded their first section, or were folded, since the last pass.

@@ -48,6 +48,9 @@ pub struct Listen {
     /// the same child: bytes of the metrics request, the background thread's time per export, µs, and the
     /// exports counted; `None` if it could not be measured.
     pub otlp: Option<(usize, f64, u64)>,
+    /// The same child with the default interval (10 s, spans `slow`), side by side: its background
+    /// thread's CPU over those 10 s, as a share of one core (percent).
+    pub otlp_idle: Option<f64>,
 }
 
 /// Scrapes of `/metrics` timed, of a child with 100 sections.
@@ -258,18 +261,49 @@ fn collector() -> Option<(u16, Arc<std::sync::Mutex<Vec<usize>>>)> {
     Some((port, taken))
 }
 
-/// `(bytes, background thread µs, exports)` per OTLP metrics export of a child with 100 sections.
-fn otlp_exports() -> Option<(usize, f64, u64)> {
-    let (port, taken) = collector()?;
+/// `(bytes, background thread µs, exports)` per OTLP metrics export of a child with 100 sections, and the
+/// share of a core the same child's background thread takes with the default interval.
+fn otlp_exports() -> (Option<(usize, f64, u64)>, Option<f64>) {
+    // A collector each: the counts are the measured child's only.
+    let (Some((port, taken)), Some((idle_port, _))) = (collector(), collector()) else {
+        return (None, None);
+    };
     let me = std::env::current_exe().expect("own path");
-    let mut child = Command::new(&me)
-        .args(["--metrics-child", "60"])
-        .env("PERFGRAPH_OTLP", format!("http://127.0.0.1:{port}"))
-        .env("PERFGRAPH_OTLP_INTERVAL", "0.1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
+    let spawn = |interval: Option<&str>| {
+        let mut cmd = Command::new(&me);
+        let port = if interval.is_some() { port } else { idle_port };
+        cmd.args(["--metrics-child", "60"])
+            .env("PERFGRAPH_OTLP", format!("http://127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(i) = interval {
+            cmd.env("PERFGRAPH_OTLP_INTERVAL", i);
+        }
+        cmd.spawn()
+    };
+    let (Ok(mut child), Ok(mut idle)) = (spawn(Some("0.1")), spawn(None)) else {
+        return (None, None);
+    };
+    let idle_before = background_cpu_ns(idle.id());
+    let measured = exports(&mut child, &taken);
+    let idle_after = background_cpu_ns(idle.id());
+    let _ = idle.kill();
+    let _ = idle.wait();
+    let share = match (measured, idle_before, idle_after) {
+        (Some(_), Some(a), Some(b)) => Some((b - a) as f64 / (OTLP_SECONDS as f64 * 1e9) * 100.0),
+        _ => None,
+    };
+    (measured, share)
+}
+
+/// How long the exports are watched.
+const OTLP_SECONDS: u64 = 10;
+
+/// The exports of `child` (every 0.1 s) over [`OTLP_SECONDS`] once they hold the 100 sections.
+fn exports(
+    child: &mut std::process::Child,
+    taken: &std::sync::Mutex<Vec<usize>>,
+) -> Option<(usize, f64, u64)> {
     let exports = || taken.lock().unwrap().len() as u64;
     // Until an export holds the 100 sections (each section's points take more than 600 bytes).
     let start = Instant::now();
@@ -282,7 +316,7 @@ fn otlp_exports() -> Option<(usize, f64, u64)> {
         std::thread::sleep(Duration::from_millis(20));
     }
     let (before, first) = (background_cpu_ns(child.id()), exports());
-    std::thread::sleep(Duration::from_secs(10));
+    std::thread::sleep(Duration::from_secs(OTLP_SECONDS));
     let (after, last) = (background_cpu_ns(child.id()), exports());
     let bytes = *taken.lock().unwrap().last()?;
     let _ = child.kill();
@@ -362,10 +396,11 @@ impl Listen {
         let recording = recording();
         let windows = WINDOW_RATES.iter().filter_map(|&r| window(r)).collect();
         let scrape = scrapes();
-        let otlp = otlp_exports();
+        let (otlp, otlp_idle) = otlp_exports();
         Listen {
             scrape,
             otlp,
+            otlp_idle,
             scrapes: SCRAPES,
             idle_seconds: IDLE_SECONDS,
             idle_cpu_on,
@@ -510,5 +545,6 @@ fn recording() -> Listen {
         scrape: None,
         scrapes: 0,
         otlp: None,
+        otlp_idle: None,
     }
 }

@@ -229,6 +229,7 @@ fn canned() -> Record {
             scrape: Some((250_000, 800.0)),
             scrapes: 200,
             otlp: Some((70_000, 600.0, 95)),
+            otlp_idle: Some(0.04),
         },
     }
 }
