@@ -115,8 +115,8 @@ pub(crate) struct Collector {
     needs_every_record: bool,
     /// That output promises to lose nothing even when a thread starts recording fast after a quiet spell
     /// (the trace, interval statistics): its drains never wait longer than a quarter of a ring takes to
-    /// fill at [`LOSSLESS_RATE`]. The OTLP export's spans alone do not: idle, its drains slow down as
-    /// others do, so an idle program is not woken every millisecond for them.
+    /// fill at [`LOSSLESS_RATE`]. The OTLP export's spans alone do not: idle, their drains slow down with
+    /// the passes, so an idle program is not woken every millisecond for them.
     lossless_bursts: bool,
     /// Records in each ring (`Config::ring_capacity`).
     ring_capacity: u64,
