@@ -480,14 +480,24 @@ impl Exporter {
             }
             std::thread::sleep(Duration::from_millis(1));
         }
+        let left = std::mem::take(&mut self.queue);
         if let Some((_, batch, _)) = self.under_way.take() {
             self.warned.get_or_insert_with(|| {
                 format!("no answer within {} ms at exit", EXIT_TIME.as_millis())
             });
             self.drop_batch(&batch);
         }
-        for batch in std::mem::take(&mut self.queue) {
-            self.drop_batch(&batch);
+        if !left.is_empty() && matches!(self.address, Address::Looking(_)) {
+            self.warned.get_or_insert_with(|| {
+                format!(
+                    "{} not resolved within {} ms at exit",
+                    self.endpoint.host,
+                    EXIT_TIME.as_millis()
+                )
+            });
+        }
+        for batch in &left {
+            self.drop_batch(batch);
         }
         process::progress();
         let t = self.tally;
@@ -509,13 +519,16 @@ impl Exporter {
                 spans_lost + t.spans_sent
             ));
         }
+        // Why: the first failure; else, with `all`, the rings; else the buffers (the collector took what
+        // it was sent, slower than spans came).
+        let why = match &self.warned {
+            Some(why) => why.as_str(),
+            None if self.all && t.ring_lost > 0 => "ring overflow",
+            None => "more than the buffers hold",
+        };
         let mut line = String::from("perfgraph: warning: PERFGRAPH_OTLP: ");
         if !what.is_empty() {
-            line += &format!(
-                "{} not delivered ({})",
-                what.join(" and "),
-                self.warned.as_deref().unwrap_or("ring overflow")
-            );
+            line += &format!("{} not delivered ({why})", what.join(" and "));
         }
         if t.ring_lost > 0 && !self.all {
             line += &format!(

@@ -49,7 +49,7 @@ pub struct Listen {
     /// exports counted; `None` if it could not be measured.
     pub otlp: Option<(usize, f64, u64)>,
     /// The same child with the default interval (10 s, spans `slow`), side by side: its background
-    /// thread's CPU over those 10 s, as a share of one core (percent).
+    /// thread's CPU while the other was measured, as a share of one core (percent).
     pub otlp_idle: Option<f64>,
 }
 
@@ -284,13 +284,15 @@ fn otlp_exports() -> (Option<(usize, f64, u64)>, Option<f64>) {
     let (Ok(mut child), Ok(mut idle)) = (spawn(Some("0.1")), spawn(None)) else {
         return (None, None);
     };
-    let idle_before = background_cpu_ns(idle.id());
+    // The idle child's background thread exists once its sections ran (well within a second).
+    std::thread::sleep(Duration::from_secs(1));
+    let (idle_before, since) = (background_cpu_ns(idle.id()), Instant::now());
     let measured = exports(&mut child, &taken);
-    let idle_after = background_cpu_ns(idle.id());
+    let (idle_after, watched) = (background_cpu_ns(idle.id()), since.elapsed());
     let _ = idle.kill();
     let _ = idle.wait();
-    let share = match (measured, idle_before, idle_after) {
-        (Some(_), Some(a), Some(b)) => Some((b - a) as f64 / (OTLP_SECONDS as f64 * 1e9) * 100.0),
+    let share = match (idle_before, idle_after) {
+        (Some(a), Some(b)) => Some((b - a) as f64 / watched.as_nanos() as f64 * 100.0),
         _ => None,
     };
     (measured, share)

@@ -81,14 +81,14 @@ pub fn write(doc: &mut String, l: &Listen) {
         None => "not measured here".to_owned(),
     };
     let idle = match l.otlp_idle {
-        Some(share) => format!("{share:.3}% of a core"),
+        Some(share) => format!("{share:.3}%"),
         None => "not measured here".to_owned(),
     };
     let _ = writeln!(
         doc,
         "\n**OpenTelemetry (`PERFGRAPH_OTLP`).** The same child, exporting every 0.1 s \
          (`PERFGRAPH_OTLP_INTERVAL=0.1`, spans `slow`) to a collector in `record`'s process that takes every \
-         request: {otlp}. Beside it, the same child with the default interval (10 s): its background \
-         thread took {idle} over those 10 s."
+         request: {otlp}. Beside it, the same child with the default interval (10 s), idle but for its \
+         exports: its background thread's share of a core over the same time, {idle}."
     );
 }
