@@ -1,7 +1,8 @@
 //! `PERFGRAPH_OTLP` against a receiver that decodes every request with OpenTelemetry's own Python classes
 //! (PyPI's `opentelemetry-proto`, which `.ci/run` installs; `tests/otlp/receiver.py`). The program is
 //! `examples/requests`: `serve` runs 8 `handle` calls, each a `query` of 250 ms (every fourth) or 1 ms,
-//! then a worker thread calls `tick` 10,000 times.
+//! then a worker thread calls `tick` 5,000 times (within its ring: the background thread, slowed down on a
+//! busy machine, may drain it late, and loses none of it).
 //!
 //! * the metrics at exit count every call, and the duration histograms as many;
 //! * the slow spans are the slow calls and their callers, each with its parent, in one trace;
@@ -230,7 +231,7 @@ fn metrics_count_every_call_and_spans_are_the_slow_calls_with_their_callers() {
     let m = metrics[0];
     let calls = by_section(m, "perfgraph.section.calls");
     let histogram = by_section(m, "perfgraph.section.duration");
-    for (section, n) in [("serve", 1), ("handle", 8), ("query", 8), ("tick", 10_000)] {
+    for (section, n) in [("serve", 1), ("handle", 8), ("query", 8), ("tick", 5_000)] {
         assert_eq!(int(&calls[section]["as_int"]), n, "calls of {section}");
         let h = histogram[section];
         assert_eq!(int(&h["count"]), n, "histogram count of {section}");
