@@ -38,8 +38,8 @@ fn snapshot_period_ns(time_limit_ns: u64) -> u64 {
 }
 
 /// How much later than asked a pass may come before live print takes it that the process was stopped (or
-/// not run): 0.3 s.
-const STOPPED_GAP_NS: u64 = 300_000_000;
+/// not run): [`terminal::SHORTEST_STOP`].
+const STOPPED_GAP_NS: u64 = terminal::SHORTEST_STOP.as_nanos() as u64;
 
 /// The live printer's state, owned by the background thread.
 pub(crate) struct Live {

@@ -23,6 +23,11 @@ use partial::Partial;
 const CHUNK: usize = 4096;
 /// Live text kept while stderr has no room; past this, new text is dropped (and counted).
 const MAX_PENDING: usize = 64 * 1024;
+
+/// The shortest stop (Ctrl-Z, then `fg`) live print tells from a process merely not run for a while: 0.3 s,
+/// less than a person takes to type `fg`. A pass that much later than asked counts as after a stop
+/// (`collector::live`); a write that much before SIGCONT is seen was made before the stop.
+pub(crate) const SHORTEST_STOP: Duration = Duration::from_millis(300);
 /// Longest a block of other output (a report) or a warning waits for stderr to take more of it: the wait
 /// starts over whenever stderr takes something, so a slow reader gets everything and a dead one costs this
 /// once.
@@ -48,6 +53,8 @@ pub struct Screen {
     foreign_open: bool,
     last_queued: u8,
     last_written: u8,
+    /// When stderr last took bytes (`None`: never).
+    written_at: Option<Instant>,
     /// stderr failed (closed, EPIPE): live output stops.
     broken: bool,
     /// The program's partial line on a terminal under capture, for redrawing it below live print's text.
@@ -62,6 +69,7 @@ static SCREEN: Mutex<Screen> = Mutex::new(Screen {
     foreign_open: false,
     last_queued: b'\n',
     last_written: b'\n',
+    written_at: None,
     broken: false,
     partial: Partial::new(),
 });
@@ -114,6 +122,7 @@ impl Screen {
     /// stderr took bytes ending in `last`.
     fn wrote(&mut self, last: u8) {
         self.last_written = last;
+        self.written_at = Some(Instant::now());
         MID_LINE.store(last != b'\n', Ordering::Relaxed);
     }
 
@@ -256,6 +265,7 @@ impl Screen {
         self.foreign_open = last != b'\n';
         self.last_queued = last;
         self.last_written = last;
+        self.written_at = Some(Instant::now());
         other_output();
     }
 
@@ -269,10 +279,23 @@ impl Screen {
             return;
         }
         self.line_open = false;
-        self.torn = false;
         self.foreign_open = false;
+        // SIGCONT's handler runs on one of the program's threads, which a busy machine may run later than
+        // perfgraph's: bytes written in between (a dot) came after the shell's lines and left the line open.
+        // A write that recent may have come before the stop or after it: the next text starts on a new line
+        // (one empty line at worst) rather than risk stats appended to a dot.
+        let maybe_after_stop = self.last_written != b'\n'
+            && self
+                .written_at
+                .is_some_and(|at| at.elapsed() < SHORTEST_STOP);
+        if maybe_after_stop {
+            self.torn = true;
+            return;
+        }
+        self.torn = false;
         self.last_queued = b'\n';
-        self.wrote(b'\n');
+        self.last_written = b'\n';
+        MID_LINE.store(false, Ordering::Relaxed);
     }
 
     /// stderr failed (closed, EPIPE): nothing more goes out.
