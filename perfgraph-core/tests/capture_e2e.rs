@@ -95,6 +95,22 @@ fn stoppable() {
     sleep_ms(1200);
 }
 
+/// [`stoppable`], longer, in a program that blocks SIGCONT in its only thread: the signal's handler never
+/// runs while it does.
+#[timed(live = "Stoppable", dots)]
+fn stoppable_blocking_sigcont() {
+    // SAFETY: an all-zero sigset_t is valid storage for sigemptyset; the mask calls have no other
+    // preconditions.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCONT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+    println!("ready to stop");
+    sleep_ms(3000);
+}
+
 #[timed(live = "Working")]
 fn working_then_panicking() {
     println!("before the panic");
@@ -215,6 +231,7 @@ fn child(scenario: &str) -> Result<(), String> {
         "abort" => working_then_dying("abort"),
         "describe" => describe(),
         "stop" => stoppable(),
+        "stop-blocked" => stoppable_blocking_sigcont(),
         "two-part" => {
             warm_up();
             two_part_lines()
@@ -644,9 +661,20 @@ fn partial_lines_get_their_allowance_each(place: Place) {
 /// Ctrl-Z and `fg`: the shell writes its lines while the program is stopped; perfgraph's next text must not
 /// be stats appended after them on a line of blanks.
 fn stopped_and_continued_leaves_no_line_of_blanks() {
+    stopped_and_continued("stop");
+}
+
+/// As above, in a program whose thread blocks SIGCONT, so that its handler never runs: live print sees the
+/// signal pending, waits for it a while (as it does for a handler a busy machine runs late), then goes on as
+/// after a stop, once.
+fn stopped_and_continued_with_sigcont_blocked() {
+    stopped_and_continued("stop-blocked");
+}
+
+fn stopped_and_continued(scenario: &str) {
     let (master, slave) = common::open_pty();
     let mut shell = slave.try_clone().map(std::fs::File::from).unwrap();
-    let mut cmd = command("stop");
+    let mut cmd = command(scenario);
     cmd.stdout(slave.try_clone().unwrap()).stderr(slave);
     let start = Instant::now();
     let mut child = cmd.spawn().unwrap();
@@ -674,8 +702,8 @@ fn stopped_and_continued_leaves_no_line_of_blanks() {
     assert!(status.success(), "{out}");
     let shell_lines = "$ fg\nprog\n";
     let after = &out[out.find(shell_lines).expect("the shell's lines") + shell_lines.len()..];
-    // The process may go on before the signal's handler has run: then live print knows only that it was not
-    // run for a while, and starts its next line on a fresh line (one empty line at worst).
+    // The process may go on before the signal's handler has run: live print waits for it (and, in a program
+    // that blocks SIGCONT, gives up waiting once); at worst it starts its next text after one empty line.
     let first = after.lines().find(|l| !l.is_empty()).unwrap_or_default();
     assert!(
         first.starts_with("Still Stoppable") || first.starts_with("Finished Stoppable"),
@@ -744,6 +772,10 @@ fn main() -> Result<(), String> {
     tests.push((
         "stopped_and_continued_leaves_no_line_of_blanks",
         Box::new(stopped_and_continued_leaves_no_line_of_blanks),
+    ));
+    tests.push((
+        "stopped_and_continued_with_sigcont_blocked",
+        Box::new(stopped_and_continued_with_sigcont_blocked),
     ));
     tests.push((
         "a_resize_reaches_the_program",

@@ -388,6 +388,16 @@ pub fn block_signals_here() {
     }
 }
 
+/// Whether `signal` is pending and blocked in the calling thread. For a thread that blocks every signal
+/// ([`block_signals_here`]), that includes a process-wide signal the kernel has given to a program's thread
+/// whose handler has not run yet.
+pub fn signal_pending(signal: i32) -> bool {
+    // SAFETY: an all-zero sigset_t is valid storage for sigpending.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t, written by sigpending before sigismember reads it.
+    unsafe { libc::sigpending(&mut set) == 0 && libc::sigismember(&set, signal) == 1 }
+}
+
 /// Makes writes to `fd` fail with EAGAIN instead of blocking (a signal handler's end of a self-pipe must
 /// never block). Returns whether `fcntl` took it.
 pub fn set_nonblocking(fd: std::os::fd::RawFd) -> bool {

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use super::terminal::{self, Screen};
 use crate::base::config::CaptureMode;
 use crate::base::sys::{self, Io, Kind, Room, Target};
-use pump::Stream;
+use pump::{Continued, Stream};
 
 /// The runtime's start: notes the capture mode for the first live line ([`before_first_line`]), which
 /// decides and starts the capture; nothing is touched before that. Without the `capture` feature nothing
@@ -163,6 +163,19 @@ enum Pumped {
     Done,
 }
 
+/// How long a late pass waits for SIGCONT's self-pipe before live print takes it that the process was not
+/// stopped, only not run (see [`before_live`]).
+const LATE_WAIT: Duration = Duration::from_millis(50);
+
+/// Whether the capture learns of a stop (Ctrl-Z, then `fg`) from SIGCONT: it is on, on a terminal. Without
+/// it, live print can only guess from a late pass.
+pub(crate) fn sees_stops() -> bool {
+    active()
+        && stream()
+            .as_ref()
+            .is_some_and(|s| !s.done && s.cont.is_some())
+}
+
 fn stream() -> MutexGuard<'static, Option<Stream>> {
     STREAM.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -170,8 +183,10 @@ fn stream() -> MutexGuard<'static, Option<Stream>> {
 /// Live print is about to decide and write (`screen` held): forwards what the program wrote first. Returns
 /// how long live print should wait instead, while the program has the floor: a partial line younger than
 /// [`PARTIAL_DELAY`] (live print waits for it at most that long in all), a thread inside `suspend`, or a
-/// destination with no room for the program's bytes. `None`: live print may write now.
-pub(crate) fn before_live(screen: &mut Screen) -> Option<Duration> {
+/// destination with no room for the program's bytes, or a SIGCONT on its way. `None`: live print may write
+/// now. `late`: this pass came far later than asked, as after a stop (Ctrl-Z, `fg`), or on a machine too busy
+/// to run it.
+pub(crate) fn before_live(screen: &mut Screen, late: bool) -> Option<Duration> {
     if !active() {
         return None;
     }
@@ -180,7 +195,6 @@ pub(crate) fn before_live(screen: &mut Screen) -> Option<Duration> {
     if s.done {
         return None;
     }
-    s.check_continued(screen);
     // Each partial line gets its whole delay (`pump` lets one out once it is older); the total wait only
     // bounds a program that never stops having one.
     let waited = s.live_waiting.map_or(Duration::ZERO, |t| t.elapsed());
@@ -204,6 +218,33 @@ pub(crate) fn before_live(screen: &mut Screen) -> Option<Duration> {
     } else {
         busy
     };
+    // Last, right before live print decides and writes (the waits above are where a Ctrl-Z most likely
+    // lands): whether the job was stopped and continued meanwhile. Until the program's thread has run
+    // SIGCONT's handler the screen does not know that the shell wrote its lines, so live print waits for
+    // it (a dot written now would follow them as if on its old line). A program that blocks SIGCONT
+    // everywhere never runs the handler: after the longest wait, the screen takes it that the job was
+    // continued, once. A late pass with no SIGCONT in sight may be one whose handler has taken the signal
+    // and not yet written the self-pipe: live print gives it [`LATE_WAIT`], after which the pass was
+    // merely late (a busy machine) and the line is as live print left it.
+    let busy = match busy {
+        None => match s.check_continued(screen) {
+            Continued::OnItsWay if force => {
+                s.cont_waited = true;
+                screen.resumed();
+                None
+            }
+            Continued::OnItsWay => Some(Duration::from_millis(1)),
+            Continued::Unseen if late && s.cont.is_some() => {
+                let since = *s.late_since.get_or_insert_with(Instant::now);
+                (since.elapsed() < LATE_WAIT).then_some(Duration::from_millis(1))
+            }
+            Continued::Unseen | Continued::Came => None,
+        },
+        busy => busy,
+    };
+    if busy.is_none() {
+        s.late_since = None;
+    }
     match busy {
         None => s.live_waiting = None,
         Some(_) => {
@@ -211,6 +252,21 @@ pub(crate) fn before_live(screen: &mut Screen) -> Option<Duration> {
         }
     }
     busy.map(|d| d.max(Duration::from_millis(1)))
+}
+
+/// At exit, when live print can wait no more: a SIGCONT that came is told to the screen, and one still on
+/// its way (its handler not run) too.
+pub(crate) fn settle_stop(screen: &mut Screen) {
+    if !active() {
+        return;
+    }
+    if let Some(s) = stream().as_mut()
+        && !s.done
+        && s.check_continued(screen) == Continued::OnItsWay
+    {
+        s.cont_waited = true;
+        screen.resumed();
+    }
 }
 
 /// Forwards everything the program wrote, its partial line included (`screen` held): before perfgraph's

@@ -11,6 +11,18 @@ use super::{ACTIVE, BUDGET, HOLD_MAX, LOOK, PARTIAL_DELAY, Pumped, Wait};
 use crate::base::sys::{self, Io, Room};
 use crate::collector::terminal::Screen;
 
+/// What [`Stream::check_continued`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Continued {
+    /// No SIGCONT since the last look (or none that live print still waits for).
+    Unseen,
+    /// SIGCONT came, and the screen knows.
+    Came,
+    /// The process was continued, but the program's thread that takes the signal has not run its handler
+    /// yet (a busy machine may run perfgraph's thread first): the screen does not know.
+    OnItsWay,
+}
+
 /// The capture's state.
 pub(super) struct Stream {
     /// Read side of the pipe the program's bytes arrive in (non-blocking).
@@ -45,6 +57,11 @@ pub(super) struct Stream {
     /// SIGCONT's self-pipe (when the destination is a terminal): the job was stopped (Ctrl-Z) and
     /// continued (`fg`), and the shell wrote on the terminal meanwhile.
     pub cont: Option<UnixStream>,
+    /// Live print has waited its most for a SIGCONT still pending (a program that blocks it everywhere) and
+    /// went on: it does not wait again until that one is gone.
+    pub cont_waited: bool,
+    /// Since when live print has been waiting, on a late pass, for a SIGCONT that may be on its way.
+    pub late_since: Option<Instant>,
     /// Shared with the child: perfgraph's own text left the destination mid-line.
     pub tail: &'static AtomicU64,
     /// The lifeline's write end (-1 once closed): closing it tells the child to forward what is left.
@@ -73,17 +90,31 @@ impl Stream {
 
     /// If SIGCONT came (the job was stopped and continued: the shell wrote its lines), the screen learns it
     /// now, before live print decides (the forwarder also looks, when it wakes).
-    pub fn check_continued(&self, screen: &mut Screen) {
-        if let Some(cont) = &self.cont {
-            let fd = std::os::fd::AsRawFd::as_raw_fd(cont);
-            let mut buf = [0u8; 64];
-            let mut came = false;
-            while let Io::Done(_) = sys::read_fd(fd, &mut buf) {
-                came = true;
-            }
-            if came {
-                screen.resumed();
-            }
+    pub fn check_continued(&mut self, screen: &mut Screen) -> Continued {
+        let Some(cont) = &self.cont else {
+            return Continued::Unseen;
+        };
+        let fd = std::os::fd::AsRawFd::as_raw_fd(cont);
+        let mut buf = [0u8; 64];
+        let mut came = false;
+        while let Io::Done(_) = sys::read_fd(fd, &mut buf) {
+            came = true;
+        }
+        if came {
+            screen.resumed();
+        }
+        // The caller (live print, on the background thread) blocks every signal, so a SIGCONT the kernel
+        // gave a program's thread shows as pending here until that thread takes it.
+        let pending = sys::signal_pending(libc::SIGCONT);
+        if !pending {
+            self.cont_waited = false;
+        }
+        if pending && !self.cont_waited {
+            Continued::OnItsWay
+        } else if came {
+            Continued::Came
+        } else {
+            Continued::Unseen
         }
     }
 

@@ -155,6 +155,8 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
         live_waiting: None,
         winch,
         cont,
+        cont_waited: false,
+        late_since: None,
         tail,
         lifeline: fds.lifeline.1,
         caught_up: fds.caught_up.0,
@@ -262,15 +264,23 @@ fn forward_loop() {
             sys::copy_window_size(dest, m);
         }
         if ready & 2 != 0 {
-            // SIGCONT came: the job was stopped and continued, and the shell wrote its lines meanwhile.
-            drain_signal(signals[1]);
-            terminal::lock().resumed();
+            // SIGCONT came: the job was stopped and continued, and the shell wrote its lines meanwhile. The
+            // self-pipe is read under the terminal's lock, as live print reads it: the one that takes the
+            // byte tells the screen before the other can write.
+            let mut screen = terminal::lock();
+            if drain_signal(signals[1]) {
+                screen.resumed();
+            }
         }
     }
 }
 
-/// Empties a signal's self-pipe.
-fn drain_signal(fd: RawFd) {
+/// Empties a signal's self-pipe. Returns whether it held anything.
+fn drain_signal(fd: RawFd) -> bool {
     let mut buf = [0u8; 64];
-    while let Io::Done(_) = sys::read_fd(fd, &mut buf) {}
+    let mut came = false;
+    while let Io::Done(_) = sys::read_fd(fd, &mut buf) {
+        came = true;
+    }
+    came
 }

@@ -348,12 +348,17 @@ impl Live {
         self.rescale();
         let mut screen = screen::lock();
         self.deferred = false;
-        if sys::monotonic_ns() > self.next_due_ns.saturating_add(STOPPED_GAP_NS) {
-            terminal::other_output();
-        }
-        if let Some(wait) = capture::before_live(&mut screen) {
+        let started = sys::monotonic_ns();
+        let late = started > self.next_due_ns.saturating_add(STOPPED_GAP_NS);
+        if let Some(wait) = capture::before_live(&mut screen, late) {
             self.deferred = true;
             return Some(wait.as_nanos() as u64);
+        }
+        if late && !capture::sees_stops() {
+            // Stopped and continued (the shell's lines are on the terminal), or only not run: live print
+            // cannot tell, so it starts its next text on a new line and says `Still`.
+            screen.may_have_stopped();
+            terminal::other_output();
         }
         // The program's output may have gone out just now: the printer sees it before deciding.
         let now = now.max(clock::now().0);
@@ -397,7 +402,8 @@ impl Live {
             wait = wait.min(1_000_000);
         }
         let wait = wait.min(self.snapshot_period_ns);
-        self.next_due_ns = sys::monotonic_ns().saturating_add(wait);
+        // From the pass's start: a stop (Ctrl-Z) that lands within the pass makes the next pass late too.
+        self.next_due_ns = started.saturating_add(wait);
         Some(wait)
     }
 
@@ -475,6 +481,8 @@ impl Live {
         let mut screen = screen::lock();
         // Everything the program wrote goes out first, a partial line too: nothing will complete it now.
         capture::flush_all(&mut screen, capture::Wait::Stall(screen::EXIT_FLUSH));
+        // No waiting now for a SIGCONT still on its way: the screen takes it that the job was continued.
+        capture::settle_stop(&mut screen);
         let now = now.max(clock::now().0);
         self.sync_other_output();
         self.decide_drained();

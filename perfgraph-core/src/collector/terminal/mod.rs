@@ -193,10 +193,13 @@ impl Screen {
             }
             let n = self.pending.len().min(CHUNK);
             writing(&self.pending[..n]);
+            // Before the call: a stop that lands while it returns finds the bytes out already.
+            let at = Instant::now();
             match sys::write_stderr(&self.pending[..n]) {
                 Ok(0) => {}
                 Ok(written) => {
                     self.wrote(self.pending[written - 1]);
+                    self.written_at = Some(at);
                     self.pending.drain(..written);
                     if stall {
                         deadline = Instant::now() + wait;
@@ -281,9 +284,11 @@ impl Screen {
         self.line_open = false;
         self.foreign_open = false;
         // SIGCONT's handler runs on one of the program's threads, which a busy machine may run later than
-        // perfgraph's: bytes written in between (a dot) came after the shell's lines and left the line open.
-        // A write that recent may have come before the stop or after it: the next text starts on a new line
-        // (one empty line at worst) rather than risk stats appended to a dot.
+        // perfgraph's. Live print waits while the signal is pending (`capture::before_live`), but not in the
+        // moment between the handler taking it and writing the self-pipe, nor after a program that blocks it
+        // everywhere made it give up: bytes written then (a dot) came after the shell's lines and left the
+        // line open. A write that recent may have come before the stop or after it: the next text starts on
+        // a new line (one empty line at worst) rather than risk stats appended to a dot.
         let maybe_after_stop = self.last_written != b'\n'
             && self
                 .written_at
@@ -296,6 +301,16 @@ impl Screen {
         self.last_queued = b'\n';
         self.last_written = b'\n';
         MID_LINE.store(false, Ordering::Relaxed);
+    }
+
+    /// The process may have been stopped and continued, or only not run for a while (a late pass, with no
+    /// SIGCONT to tell): live print's next text starts on a new line if its line was open, an empty line
+    /// at worst.
+    pub(crate) fn may_have_stopped(&mut self) {
+        if self.line_open {
+            self.line_open = false;
+            self.torn = true;
+        }
     }
 
     /// stderr failed (closed, EPIPE): nothing more goes out.
