@@ -227,12 +227,7 @@ pub(crate) fn before_live(screen: &mut Screen, late: bool) -> Option<Duration> {
     // and not yet written the self-pipe: live print gives it [`LATE_WAIT`], after which the pass was
     // merely late (a busy machine) and the line is as live print left it.
     let busy = match busy {
-        None => match s.check_continued(screen) {
-            Continued::OnItsWay if force => {
-                s.cont_waited = true;
-                screen.resumed();
-                None
-            }
+        None => match s.check_continued(screen, !force) {
             Continued::OnItsWay => Some(Duration::from_millis(1)),
             Continued::Unseen if late && s.cont.is_some() => {
                 let since = *s.late_since.get_or_insert_with(Instant::now);
@@ -262,10 +257,8 @@ pub(crate) fn settle_stop(screen: &mut Screen) {
     }
     if let Some(s) = stream().as_mut()
         && !s.done
-        && s.check_continued(screen) == Continued::OnItsWay
     {
-        s.cont_waited = true;
-        screen.resumed();
+        s.check_continued(screen, false);
     }
 }
 

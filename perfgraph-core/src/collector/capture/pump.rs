@@ -11,6 +11,16 @@ use super::{ACTIVE, BUDGET, HOLD_MAX, LOOK, PARTIAL_DELAY, Pumped, Wait};
 use crate::base::sys::{self, Io, Room};
 use crate::collector::terminal::Screen;
 
+/// Empties a signal's self-pipe. Returns whether it held anything.
+pub(super) fn drain_signal(fd: RawFd) -> bool {
+    let mut buf = [0u8; 64];
+    let mut came = false;
+    while let Io::Done(_) = sys::read_fd(fd, &mut buf) {
+        came = true;
+    }
+    came
+}
+
 /// What [`Stream::check_continued`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Continued {
@@ -58,7 +68,7 @@ pub(super) struct Stream {
     /// continued (`fg`), and the shell wrote on the terminal meanwhile.
     pub cont: Option<UnixStream>,
     /// Live print has waited its most for a SIGCONT still pending (a program that blocks it everywhere) and
-    /// went on: it does not wait again until that one is gone.
+    /// went on, or the exit did: it does not wait again until that one is gone.
     pub cont_waited: bool,
     /// Since when live print has been waiting, on a late pass, for a SIGCONT that may be on its way.
     pub late_since: Option<Instant>,
@@ -89,17 +99,14 @@ impl Stream {
     }
 
     /// If SIGCONT came (the job was stopped and continued: the shell wrote its lines), the screen learns it
-    /// now, before live print decides (the forwarder also looks, when it wakes).
-    pub fn check_continued(&mut self, screen: &mut Screen) -> Continued {
+    /// now, before live print decides (the forwarder also looks, when it wakes). One still on its way is
+    /// [`Continued::OnItsWay`] while live print `may_wait` for it; else the screen takes it that the job was
+    /// continued, once for that signal (a program that blocks SIGCONT everywhere never runs the handler).
+    pub fn check_continued(&mut self, screen: &mut Screen, may_wait: bool) -> Continued {
         let Some(cont) = &self.cont else {
             return Continued::Unseen;
         };
-        let fd = std::os::fd::AsRawFd::as_raw_fd(cont);
-        let mut buf = [0u8; 64];
-        let mut came = false;
-        while let Io::Done(_) = sys::read_fd(fd, &mut buf) {
-            came = true;
-        }
+        let came = drain_signal(std::os::fd::AsRawFd::as_raw_fd(cont));
         if came {
             screen.resumed();
         }
@@ -110,8 +117,16 @@ impl Stream {
             self.cont_waited = false;
         }
         if pending && !self.cont_waited {
-            Continued::OnItsWay
-        } else if came {
+            if may_wait {
+                return Continued::OnItsWay;
+            }
+            self.cont_waited = true;
+            if !came {
+                screen.resumed();
+            }
+            return Continued::Came;
+        }
+        if came {
             Continued::Came
         } else {
             Continued::Unseen

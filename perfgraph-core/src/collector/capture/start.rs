@@ -5,13 +5,13 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
 
-use super::pump::Stream;
+use super::pump::{Stream, drain_signal};
 use super::{
     ACTIVE, BIG_CHUNK, CHUNK, HOLD_POLL, LOOK, PARTIAL_DELAY, Pumped, Wait, child, decide, stream,
 };
 use crate::base::config::CaptureMode;
 use crate::base::process;
-use crate::base::sys::{self, Io, Kind, Want};
+use crate::base::sys::{self, Kind, Want};
 use crate::collector::terminal::{self, Screen};
 
 /// Starts capturing, if `mode` and where fds 1 and 2 lead now ask for it (live print's first line, the
@@ -273,14 +273,4 @@ fn forward_loop() {
             }
         }
     }
-}
-
-/// Empties a signal's self-pipe. Returns whether it held anything.
-fn drain_signal(fd: RawFd) -> bool {
-    let mut buf = [0u8; 64];
-    let mut came = false;
-    while let Io::Done(_) = sys::read_fd(fd, &mut buf) {
-        came = true;
-    }
-    came
 }

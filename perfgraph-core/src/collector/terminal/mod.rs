@@ -119,10 +119,10 @@ impl Screen {
         }
     }
 
-    /// stderr took bytes ending in `last`.
-    fn wrote(&mut self, last: u8) {
+    /// stderr took bytes ending in `last`, in a write begun `at`.
+    fn wrote(&mut self, last: u8, at: Instant) {
         self.last_written = last;
-        self.written_at = Some(Instant::now());
+        self.written_at = Some(at);
         MID_LINE.store(last != b'\n', Ordering::Relaxed);
     }
 
@@ -198,8 +198,7 @@ impl Screen {
             match sys::write_stderr(&self.pending[..n]) {
                 Ok(0) => {}
                 Ok(written) => {
-                    self.wrote(self.pending[written - 1]);
-                    self.written_at = Some(at);
+                    self.wrote(self.pending[written - 1], at);
                     self.pending.drain(..written);
                     if stall {
                         deadline = Instant::now() + wait;
@@ -323,7 +322,7 @@ impl Screen {
     pub(crate) fn stderr_wrote(&mut self, last: u8) {
         self.foreign_open = last != b'\n';
         self.last_queued = last;
-        self.wrote(last);
+        self.wrote(last, Instant::now());
     }
 
     /// Ends a line the program's forwarded bytes left open, before other output.
