@@ -4,7 +4,7 @@
 //! then a worker thread calls `tick` 5,000 times (within its ring: the background thread, slowed down on a
 //! busy machine, may drain it late, and loses none of it).
 //!
-//! * the metrics at exit count every call, and the duration histograms as many;
+//! * the metrics at exit count every call, and the duration histograms as many, and the threads alive;
 //! * the slow spans are the slow calls and their callers, each with its parent, in one trace;
 //! * an interval posts cumulative figures, and exit posts the last;
 //! * `all` sends every call;
@@ -249,6 +249,10 @@ fn metrics_count_every_call_and_spans_are_the_slow_calls_with_their_callers() {
     );
     assert_eq!(sum["sum"]["is_monotonic"], true);
     assert!(metric(m, "perfgraph.memory.resident").is_some());
+    // The threads alive at exit: main (the ticker was joined), as the report has it; not the live list
+    // after the final drains, which folded every exited thread, main's too (its exit hook runs in `exit()`).
+    let threads = by_section(m, "perfgraph.threads");
+    assert_eq!(int(&threads[""]["as_int"]), 1, "threads at exit");
     let lost = by_section(m, "perfgraph.spans.lost");
     assert_eq!(int(&lost[""]["as_int"]), 0);
     // The resource.

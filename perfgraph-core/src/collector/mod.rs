@@ -189,7 +189,7 @@ impl Collector {
         let exporter = self.otlp.as_mut()?;
         let mono = clock::monotonic_ns();
         let config = &self.config;
-        exporter.poll(mono, &mut || (snapshot::report(config), process_figures()));
+        exporter.poll(mono, &mut || figures(config));
         Some(exporter.poll_within(clock::monotonic_ns()))
     }
 
@@ -200,7 +200,8 @@ impl Collector {
         let mono = clock::monotonic_ns();
         let config = &self.config;
         endpoint.poll(mono, &mut || {
-            crate::export::prometheus::render(&snapshot::report(config), process_figures())
+            let (report, own) = figures(config);
+            crate::export::prometheus::render(&report, own)
         });
         Some(endpoint.poll_within(mono))
     }
@@ -527,18 +528,21 @@ impl Collector {
         self.outputs.finish();
         if let Some(exporter) = self.otlp.take() {
             let config = &self.config;
-            exporter.finish(&mut || (snapshot::report(config), process_figures()));
+            exporter.finish(&mut || figures(config));
         }
     }
 }
 
-/// The process's own figures, next to a report's, for the metrics exports.
-fn process_figures() -> crate::export::by_section::Process {
-    crate::export::by_section::Process {
+/// A report and the process's own figures, for the metrics exports. The threads are the report's own
+/// (not the live list, which at exit has lost every thread folded by the final drains).
+fn figures(config: &Config) -> (crate::data::Report, crate::export::by_section::Process) {
+    let report = snapshot::report(config);
+    let own = crate::export::by_section::Process {
         rss_bytes: u64::from(process::rss_kb()) * 1024,
         heap_bytes: heap::counting().then(heap::process_heap),
-        threads: threads::all().len(),
-    }
+        threads: crate::export::by_section::live_threads(&report, process::shutting_down()),
+    };
+    (report, own)
 }
 
 fn background(config: Config) {

@@ -83,6 +83,18 @@ impl Section<'_> {
     }
 }
 
+/// The threads that recorded a section and are alive at `report`'s snapshot: the `threads` gauge of both
+/// exports. At exit (`exiting`) the main thread counts as alive though its exit hook has run: `exit()` runs
+/// the main thread's thread-local destructors (which mark it exited) on that very thread, before the last
+/// export.
+pub fn live_threads(report: &Report, exiting: bool) -> usize {
+    report
+        .threads
+        .iter()
+        .filter(|t| !t.exited || (exiting && t.is_main))
+        .count()
+}
+
 /// The sections of `report`'s tree by name, heaviest (total time) first, and how many more there were
 /// past [`MAX_SECTIONS`].
 pub fn sections(report: &Report) -> (Vec<Section<'_>>, usize) {
@@ -146,4 +158,26 @@ pub fn sections(report: &Report) -> (Vec<Section<'_>>, usize) {
     let left_out = out.len().saturating_sub(MAX_SECTIONS);
     out.truncate(MAX_SECTIONS);
     (out, left_out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{CallNode, CallTree, RunInfo, ThreadSnapshot};
+
+    #[test]
+    fn live_threads_at_exit_count_the_main_thread() {
+        let tree = || CallTree::new(vec![CallNode::new(0, "(root)", 0, 0, None)]);
+        // At exit: main's exit hook has run (in `exit()`), a worker was joined, another still runs.
+        let mut main = ThreadSnapshot::new(0, "main", tree());
+        main.is_main = true;
+        main.exited_ns = Some(5);
+        let mut joined = ThreadSnapshot::new(1, "worker", tree());
+        joined.exited_ns = Some(3);
+        let running = ThreadSnapshot::new(2, "worker#2", tree());
+        let report = Report::build(RunInfo::new("demo", "tsc", 10), &[main, joined, running]);
+        assert_eq!(live_threads(&report, true), 2);
+        // While the program runs, an exited main thread (`pthread_exit`) is not alive.
+        assert_eq!(live_threads(&report, false), 1);
+    }
 }
