@@ -337,6 +337,14 @@ pub mod __private {
         crate::base::clock::select_manual(start_ticks);
     }
 
+    /// For the truth harness, not a public API: makes the clock a counter whose frequency drifts during the
+    /// run (its rate rises by 0.4% from 0.7 s to 2.2 s after this call), so that the calibration moves and
+    /// every figure must follow it; its name in reports and exports is `"drifting"`. Call it before the
+    /// runtime starts, as [`fake_clock`]; it panics after.
+    pub fn drifting_clock() {
+        crate::base::clock::select_drifting();
+    }
+
     /// For deterministic tests, not a public API: moves the clock of [`fake_clock`] forward by `ns`
     /// nanoseconds, for every thread. Panics without [`fake_clock`].
     pub fn advance_clock(ns: u64) {

@@ -11,9 +11,11 @@
 //! counters of all cores agree); and `PERFGRAPH_CLOCK` is not `monotonic`.
 //!
 //! Deterministic tests can select a manual clock instead ([`select_manual`], before the runtime starts): its
-//! ticks are nanoseconds that move only when the test calls [`advance_manual`]. It is not a public API (it is
-//! reached through `__private`), and it costs the TSC path nothing: [`now`] tests for the TSC first, and reads
-//! the manual clock only where it would otherwise call `clock_gettime`.
+//! ticks are nanoseconds that move only when the test calls [`advance_manual`]. The truth harness can select
+//! a drifting one ([`select_drifting`]): ticks of a counter whose frequency changes during the run, so
+//! that the calibration moves and every conversion must follow it. Neither is a public API (both are
+//! reached through `__private`), and they cost the TSC path nothing: [`now`] tests for the TSC first, and
+//! reads a test clock only where it would otherwise call `clock_gettime`.
 //!
 //! Why not quanta or fastant: both calibrate on first use, synchronously; quanta spends up to 200 ms in
 //! `Clock::new()`, which would land on the first timed section of every program (and on its exit latency).
@@ -32,6 +34,8 @@ pub enum Source {
     Monotonic,
     /// The manual clock of deterministic tests ([`select_manual`]), in nanoseconds.
     Manual,
+    /// The truth harness's counter whose frequency drifts ([`select_drifting`]); calibrated as the TSC is.
+    Drifting,
 }
 
 impl Source {
@@ -41,6 +45,7 @@ impl Source {
             Source::Tsc => "tsc",
             Source::Monotonic => "CLOCK_MONOTONIC",
             Source::Manual => "manual",
+            Source::Drifting => "drifting",
         }
     }
 }
@@ -49,6 +54,7 @@ impl Source {
 const MODE_MONOTONIC: u8 = 0;
 const MODE_TSC: u8 = 1;
 const MODE_MANUAL: u8 = 2;
+const MODE_DRIFTING: u8 = 3;
 
 /// The source [`now`] reads (`MODE_*`). Set once by [`init`] (or by [`select_manual`] before it) before any
 /// thread records; read Relaxed on the hot path (a thread records only after the runtime's `Once` finished,
@@ -83,15 +89,24 @@ pub fn now() -> Ticks {
         // SAFETY: `rdtsc` is available on every x86-64 CPU and has no preconditions.
         return Ticks(unsafe { core::arch::x86_64::_rdtsc() });
     }
-    if mode == MODE_MANUAL {
-        return Ticks(manual_now());
+    if mode >= MODE_MANUAL {
+        return Ticks(test_now(mode));
     }
     Ticks(monotonic_ns())
 }
 
-/// The manual clock's ticks; out of line so the inlined [`now`] stays as small as it was.
+/// A test clock's ticks; out of line so the inlined [`now`] stays as small as it was.
 #[cold]
 #[inline(never)]
+fn test_now(mode: u8) -> u64 {
+    if mode == MODE_MANUAL {
+        manual_now()
+    } else {
+        drifting_now()
+    }
+}
+
+/// The manual clock's ticks.
 fn manual_now() -> u64 {
     // Relaxed: tests order the threads that advance and read it themselves (spawn, join).
     MANUAL_TICKS.load(Ordering::Relaxed)
@@ -129,6 +144,47 @@ pub fn advance_manual(ns: u64) {
     MANUAL_TICKS.fetch_add(ns, Ordering::Relaxed);
 }
 
+/// Selects the drifting clock for the truth harness; not a public API. Its ticks count at
+/// [`DRIFT_START_GHZ`] per nanosecond of `CLOCK_MONOTONIC` for the first [`DRIFT_FROM_NS`] after this call,
+/// then the rate rises steadily by [`DRIFT`] (a fraction) over the next [`DRIFT_OVER_NS`] and stays there:
+/// what calibration measures moves during the run, as it would on a TSC whose frequency drifts, and every
+/// conversion of ticks must follow it. Must come before the runtime starts, as [`select_manual`].
+///
+/// # Panics
+/// If the runtime has already chosen its clock.
+pub fn select_drifting() {
+    let _choosing = CHOOSING.lock().unwrap_or_else(|e| e.into_inner());
+    assert!(
+        BASE.get().is_none(),
+        "perfgraph: the drifting clock must be selected before the runtime starts"
+    );
+    DRIFT_ZERO_NS.store(monotonic_ns(), Ordering::Relaxed);
+    MODE.store(MODE_DRIFTING, Ordering::Relaxed);
+}
+
+/// The drifting clock's ticks per nanosecond at first.
+pub const DRIFT_START_GHZ: f64 = 2.5;
+/// How long the drifting clock keeps its first rate.
+pub const DRIFT_FROM_NS: f64 = 0.7e9;
+/// How much its rate then rises, as a fraction of the first rate...
+pub const DRIFT: f64 = 0.004;
+/// ...over this long.
+pub const DRIFT_OVER_NS: f64 = 1.5e9;
+
+/// `CLOCK_MONOTONIC` when [`select_drifting`] was called.
+static DRIFT_ZERO_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The drifting clock's ticks: the integral of its rate from [`DRIFT_ZERO_NS`] to now, plus an offset (a
+/// real counter does not start at 0).
+fn drifting_now() -> u64 {
+    let t = monotonic_ns().saturating_sub(DRIFT_ZERO_NS.load(Ordering::Relaxed)) as f64;
+    let ramp = (t - DRIFT_FROM_NS).clamp(0.0, DRIFT_OVER_NS);
+    // The extra rate grows linearly over the ramp (its integral is quadratic), then stays at DRIFT.
+    let extra = DRIFT
+        * (ramp * ramp / (2.0 * DRIFT_OVER_NS) + (t - DRIFT_FROM_NS - DRIFT_OVER_NS).max(0.0));
+    (1e12 + DRIFT_START_GHZ * (t + extra)) as u64
+}
+
 /// `CLOCK_MONOTONIC` in nanoseconds.
 #[inline]
 pub fn monotonic_ns() -> u64 {
@@ -157,9 +213,12 @@ static NS_PER_TICK: AtomicU64 = AtomicU64::new(0x3FF0_0000_0000_0000);
 pub fn init(prefer_monotonic: bool) -> Source {
     let _choosing = CHOOSING.lock().unwrap_or_else(|e| e.into_inner());
     if BASE.get().is_none() {
-        let (ticks, mono_ns) = if MODE.load(Ordering::Relaxed) == MODE_MANUAL {
+        let mode = MODE.load(Ordering::Relaxed);
+        let (ticks, mono_ns) = if mode == MODE_MANUAL {
             // Exactly the manual clock's reading: `pair` would average two equal readings, rounding odd ones.
             (manual_now(), monotonic_ns())
+        } else if mode == MODE_DRIFTING {
+            pair()
         } else {
             let tsc = !prefer_monotonic && sys::tsc_is_trustworthy();
             let mode = if tsc { MODE_TSC } else { MODE_MONOTONIC };
@@ -177,8 +236,43 @@ pub fn source() -> Source {
     match MODE.load(Ordering::Relaxed) {
         MODE_TSC => Source::Tsc,
         MODE_MANUAL => Source::Manual,
+        MODE_DRIFTING => Source::Drifting,
         _ => Source::Monotonic,
     }
+}
+
+/// Whether ticks are not nanoseconds, so [`calibrate`] measures their length (the TSC, the drifting clock);
+/// otherwise a tick is exactly a nanosecond, always.
+pub fn is_calibrated() -> bool {
+    matches!(source(), Source::Tsc | Source::Drifting)
+}
+
+/// A reading of both clocks at once ([`reading`]): ticks, and the nanoseconds since the runtime started
+/// by `CLOCK_MONOTONIC`, the truth the ticks are mapped onto.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading {
+    /// [`now`]'s ticks.
+    pub ticks: Ticks,
+    /// `CLOCK_MONOTONIC` nanoseconds since the runtime's start (its base pair); for the manual clock, its
+    /// ticks since then (they are nanoseconds).
+    pub ns: u64,
+}
+
+/// Both clocks now, as close together as we can (see [`Reading`]); `None` before the runtime starts.
+pub fn reading() -> Option<Reading> {
+    let base = BASE.get()?;
+    if source() == Source::Manual {
+        let ticks = manual_now();
+        return Some(Reading {
+            ticks: Ticks(ticks),
+            ns: ticks.saturating_sub(base.ticks),
+        });
+    }
+    let (ticks, mono) = pair();
+    Some(Reading {
+        ticks: Ticks(ticks),
+        ns: mono.saturating_sub(base.mono_ns),
+    })
 }
 
 /// A (ticks, monotonic ns) pair taken as close together as we can.
@@ -194,7 +288,7 @@ fn pair() -> (u64, u64) {
 /// first spins until it is that old so the ratio is sound. Takes no lock: two threads calibrating at once
 /// both store a sound ratio.
 pub fn calibrate() {
-    if source() != Source::Tsc {
+    if !is_calibrated() {
         return;
     }
     let Some(base) = BASE.get() else { return };
@@ -247,6 +341,16 @@ impl Scale {
             base_ticks: base.0,
             ns_per_tick,
         }
+    }
+
+    /// Nanoseconds per tick.
+    pub fn ns_per_tick(self) -> f64 {
+        self.ns_per_tick
+    }
+
+    /// The first tick: the runtime's start, time zero.
+    pub fn base(self) -> Ticks {
+        Ticks(self.base_ticks)
     }
 
     /// Ticks to nanoseconds since the runtime started (saturating at 0 for ticks read before it).

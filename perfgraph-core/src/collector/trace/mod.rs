@@ -4,7 +4,7 @@
 //! path chose ([`Format`]: Perfetto protobuf for `.pftrace` / `.perfetto-trace`, Chrome JSON otherwise),
 //! appended to a buffer that goes to the file every [`FLUSH_INTERVAL`] or [`FLUSH_BYTES`], whichever comes
 //! first. Memory held for the trace is that buffer and a few bytes per thread, section and nesting depth
-//! (and 32 bytes a second for [`TickMap`]), whatever the run's length.
+//! (and 48 bytes a second for [`TickMap`]), whatever the run's length.
 //!
 //! Every event is placed by the page rule ([`pages`]: none crosses a 4 KB page boundary of the file, so a
 //! kill or a power cut leaves whole events); Perfetto packets gather in `raw` first and are packed into the
@@ -23,13 +23,14 @@
 
 mod compress;
 mod fsync;
+mod tick_map;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::files;
 use super::live::screen;
-use crate::base::clock::{self, Scale, Ticks};
+use crate::base::clock::{self, Ticks};
 use crate::base::config::{self, TraceCompress, TraceFormat};
 use crate::base::registry::{self, SectionId};
 use crate::base::text;
@@ -43,65 +44,13 @@ use crate::export::trace::{
 use crate::local::marks;
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
+use tick_map::TickMap;
 
 /// Longest the file lags behind what was drained: the buffer is written at least this often.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The buffer is written as soon as it holds this much.
 pub const FLUSH_BYTES: usize = 1 << 20;
-
-/// How often the tick-to-nanosecond conversion takes the newest calibration (see [`TickMap`]).
-const REMAP_NS: u64 = 1_000_000_000;
-
-/// Ticks to nanoseconds for the whole trace, one function of the ticks for every event so calls keep
-/// their order and nesting, yet following the calibration as the run goes on: a piecewise-linear map,
-/// continuous and increasing, with a new piece every [`REMAP_NS`] that starts at the tick read then. No
-/// tick converted before a piece was added can lie in it (it had been read already), so every tick maps
-/// through one piece, whenever it is converted. 32 bytes a second of run: 1.4 MB in 12 hours.
-struct TickMap {
-    /// Pieces `(first tick, ns at it, scale)`, by first tick; the first starts at tick 0.
-    pieces: Vec<(u64, u64, Scale)>,
-    /// Monotonic ns of the last new piece.
-    remapped_ns: u64,
-}
-
-impl TickMap {
-    fn new() -> TickMap {
-        TickMap {
-            pieces: vec![(0, 0, clock::scale())],
-            remapped_ns: clock::monotonic_ns(),
-        }
-    }
-
-    #[inline]
-    fn to_ns(&self, ticks: u64) -> u64 {
-        // Nearly every tick is in the newest piece.
-        let last = self.pieces.len() - 1;
-        let i = if ticks >= self.pieces[last].0 {
-            last
-        } else {
-            self.pieces.partition_point(|p| p.0 <= ticks).max(1) - 1
-        };
-        let (first, ns, scale) = self.pieces[i];
-        if i == 0 {
-            scale.to_ns(Ticks(ticks))
-        } else {
-            ns + scale.delta_ns(Ticks(ticks - first))
-        }
-    }
-
-    /// A new piece from now with the latest calibration, if the last one is old enough.
-    fn follow(&mut self) {
-        let mono = clock::monotonic_ns();
-        if mono.saturating_sub(self.remapped_ns) < REMAP_NS {
-            return;
-        }
-        self.remapped_ns = mono;
-        let now = clock::now().0;
-        let at = self.to_ns(now);
-        self.pieces.push((now, at, clock::scale()));
-    }
-}
 
 /// The streamed trace, owned by the background thread.
 pub(crate) struct Trace {
