@@ -87,7 +87,8 @@ pub fn trace(pid: u32, seconds: f64, output: &Path) -> Result<(), Failure> {
     })?;
     flushed.map_err(|e| Failure(format!("{}: {e}", output.display())))?;
     eprintln!(
-        "perfgraph: trace of process {pid}: {bytes} bytes in {}",
+        "perfgraph: trace of process {pid}: {bytes} {} in {}",
+        if bytes == 1 { "byte" } else { "bytes" },
         output.display()
     );
     Ok(())

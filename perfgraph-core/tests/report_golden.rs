@@ -138,3 +138,37 @@ fn names_are_escaped_aligned_by_display_width_and_cut() {
     assert!(r.json().contains(report_fake::LONG_NAME));
     insta::assert_snapshot!("odd_names", text);
 }
+
+/// Every count the footer prints with a noun is singular for one: `1 call`, never `1 calls`.
+#[test]
+fn a_count_of_one_is_singular() {
+    let mut t = tree(&[(1, "Simulation::setup", 1, 120, 0)]);
+    t.nodes[1].running = 1;
+    t.nodes[1].cancelled = 1;
+    let mut run = perfgraph_core::data::RunInfo::new("one", "tsc", 1_000_000_000);
+    run.verbosity = Verbosity::Level(1);
+    run.skipped = vec!["mesh::smooth"];
+    run.needs_every_record = true;
+    run.overhead_ns_per_section = Some(24.5);
+    let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 1, t)]);
+    assert_eq!(
+        r.footer(),
+        "Not recorded: 1 section skipped by the verbosity (now 1): mesh::smooth; PERFGRAPH_VERBOSITY=3 \
+         records every level.\n\
+         Dropped: 1 section record lost to ring overflow (main 1); the counts, times and memory above are \
+         exact, the trace and interval statistics lack those calls.\n\
+         Cancelled: 1 future dropped before completing (Simulation::setup); its busy and wall time up to \
+         the drop is included.\n\
+         Running: 1 call had not ended; its time so far is included.\n\
+         Instrumentation: 24.5 ns per section; 0.000 s over 1 call (0.00% of the recording threads' CPU \
+         time)\n"
+    );
+    // One call path past the table's depth.
+    let paths: Vec<report_fake::Path> = (1..=101).map(|d| (d, "recurse", 1, 1, 0)).collect();
+    let run = perfgraph_core::data::RunInfo::new("deep", "tsc", 1_000_000_000);
+    let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 0, tree(&paths))]);
+    assert_eq!(
+        r.footer(),
+        "Not shown: 1 call path deeper than 100 levels (it is in the JSON and folded exports).\n"
+    );
+}

@@ -53,6 +53,14 @@ pub fn fit(s: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `n` and `noun`, singular for one: `1 call`, `2 calls` (`noun` makes its plural with an `s`).
+pub(crate) fn count(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 /// The lines of live print's `text` without terminal controls (colours, carriage returns) or the padding
 /// that aligns its columns (runs of spaces become one), empty ones left out.
 pub(crate) fn plain_lines(text: &str) -> Vec<String> {
@@ -107,6 +115,13 @@ mod tests {
         // A wide character that would cross the limit is left out whole.
         assert_eq!(fit("ab網格網格", 6), "ab網…");
         assert!(width(&fit("ab網格網格", 6)) <= 6);
+    }
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(count(1u64, "call"), "1 call");
+        assert_eq!(count(0u64, "call"), "0 calls");
+        assert_eq!(count(2u32, "call path"), "2 call paths");
     }
 
     #[test]

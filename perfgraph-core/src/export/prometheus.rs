@@ -122,7 +122,8 @@ pub fn render(report: &Report, process: Process) -> String {
     if left_out > 0 {
         let _ = writeln!(
             out,
-            "# perfgraph: {left_out} more sections not exported (at most {MAX_SECTIONS}, the heaviest)"
+            "# perfgraph: {left_out} more {} not exported (at most {MAX_SECTIONS}, the heaviest)",
+            if left_out == 1 { "section" } else { "sections" }
         );
     }
     out

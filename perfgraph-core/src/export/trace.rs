@@ -258,9 +258,10 @@ impl Losses {
             n => format!("; nor is any call of {n} threads whose ring could not be mapped"),
         };
         format!(
-            "{} section calls are not in this trace: {} lost to ring overflow{per_thread}, {} past \
+            "{} {} not in this trace: {} lost to ring overflow{per_thread}, {} past \
              {limit}, {} not written (disk full or reader too slow){unmapped}",
-            self.total(),
+            crate::base::text::count(self.total(), "section call"),
+            if self.total() == 1 { "is" } else { "are" },
             self.ring_overflow_total(),
             self.past_limit,
             self.unwritten,
@@ -308,5 +309,19 @@ mod tests {
             super::push_u64(&mut out, n);
             assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
         }
+    }
+
+    #[test]
+    fn one_lost_call_is_singular() {
+        let losses = super::Losses {
+            past_limit: 1,
+            limit: Some(4096),
+            ..Default::default()
+        };
+        assert_eq!(
+            losses.sentence(),
+            "1 section call is not in this trace: 0 lost to ring overflow, 1 past \
+             PERFGRAPH_TRACE_LIMIT=4096, 0 not written (disk full or reader too slow)"
+        );
     }
 }

@@ -409,9 +409,9 @@ impl Report {
                 Verbosity::Off => "off".to_owned(),
             };
             out.push_str(&format!(
-                "Not recorded: {n} section{} skipped by the verbosity (now {now}): {names}; \
+                "Not recorded: {} skipped by the verbosity (now {now}): {names}; \
                  PERFGRAPH_VERBOSITY=3 records every level.\n",
-                if n == 1 { "" } else { "s" },
+                text::count(n as u64, "section"),
             ));
         }
         // Records lost to overflow matter only to an output that needs every record; otherwise the rings
@@ -424,9 +424,9 @@ impl Report {
                 .map(|t| format!("{} {}", shown(&t.name), t.dropped))
                 .collect();
             out.push_str(&format!(
-                "Dropped: {} section records lost to ring overflow ({}); the counts, times and memory \
+                "Dropped: {} lost to ring overflow ({}); the counts, times and memory \
                  above are exact, the trace and interval statistics lack those calls.\n",
-                self.dropped,
+                text::count(self.dropped, "section record"),
                 per_thread.join(", ")
             ));
         }
@@ -438,8 +438,10 @@ impl Report {
             .count();
         if deep > 0 {
             out.push_str(&format!(
-                "Not shown: {deep} call paths deeper than {TABLE_DEPTH} levels (they are in the JSON and \
-                 folded exports).\n"
+                "Not shown: {} deeper than {TABLE_DEPTH} levels ({} in the JSON and folded \
+                 exports).\n",
+                text::count(deep as u64, "call path"),
+                if deep == 1 { "it is" } else { "they are" },
             ));
         }
         let cancelled: u64 = self.tree.nodes.iter().skip(1).map(|n| n.cancelled).sum();
@@ -452,16 +454,19 @@ impl Report {
             }
             let names: Vec<String> = sections.iter().map(|name| shown(name)).collect();
             out.push_str(&format!(
-                "Cancelled: {cancelled} future{} dropped before completing ({}); their busy and wall time up \
+                "Cancelled: {} dropped before completing ({}); {} busy and wall time up \
                  to the drop is included.\n",
-                if cancelled == 1 { "" } else { "s" },
-                names.join(", ")
+                text::count(cancelled, "future"),
+                names.join(", "),
+                if cancelled == 1 { "its" } else { "their" },
             ));
         }
         let running: u64 = self.tree.nodes.iter().skip(1).map(|n| n.running).sum();
         if running > 0 {
             out.push_str(&format!(
-                "Running: {running} calls had not ended; their time so far is included.\n"
+                "Running: {} had not ended; {} time so far is included.\n",
+                text::count(running, "call"),
+                if running == 1 { "its" } else { "their" },
             ));
         }
         if let Some(ns) = self.run.overhead_ns_per_section {
@@ -469,8 +474,9 @@ impl Report {
             let cost_s = ns * calls as f64 / 1e9;
             let (share, of) = instrumentation_share(self, cost_s * 1e9);
             out.push_str(&format!(
-                "Instrumentation: {ns:.1} ns per section; {cost_s:.3} s over {calls} calls ({share:.2}% of \
-                 {of})\n"
+                "Instrumentation: {ns:.1} ns per section; {cost_s:.3} s over {} ({share:.2}% of \
+                 {of})\n",
+                text::count(calls, "call"),
             ));
         }
         out

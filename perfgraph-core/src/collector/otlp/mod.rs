@@ -532,9 +532,9 @@ impl Exporter {
         }
         if t.ring_lost > 0 && !self.all {
             line += &format!(
-                "{}{} calls lost to ring overflow before the slow ones were picked",
+                "{}{} lost to ring overflow before the slow ones were picked",
                 if what.is_empty() { "" } else { "; " },
-                t.ring_lost
+                crate::base::text::count(t.ring_lost, "call")
             );
         }
         screen::warn(&line);
