@@ -5,7 +5,7 @@
 //! * [`registry`]: the call sites and their dense ids;
 //! * [`identity`]: which process this is (pid, rank, host, wall-clock anchor), and output paths'
 //!   placeholders;
-//! * [`config`]: the `PERFGRAPH_*` settings;
+//! * [`config`]: the `PERFGRAPH_*` settings; [`secure`]: the few a privileged program (`AT_SECURE`) takes;
 //! * [`control`]: the control socket's protocol (requests, where the sockets are);
 //! * [`endpoint`]: an OTLP collector's URL (`PERFGRAPH_OTLP`);
 //! * [`heap`]: the counting allocator and its per-thread counters;
@@ -24,6 +24,7 @@ pub(crate) mod heap;
 pub(crate) mod identity;
 pub(crate) mod process;
 pub(crate) mod registry;
+pub(crate) mod secure;
 pub(crate) mod sync;
 pub(crate) mod sys;
 pub(crate) mod text;

@@ -1,6 +1,6 @@
 //! Every call into the operating system or the CPU's identification that perfgraph makes, in one place: the
 //! monotonic clock, CPUID, the resident-set figure, threads' CPU time, stderr's `write`/`poll`/`isatty`, `atexit`,
-//! `pthread_atfork`, `madvise` for freed memory, the ids that tell the main thread, the effective user id, and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
+//! `pthread_atfork`, `madvise` for freed memory, the ids that tell the main thread, the effective user id, secure-execution mode (`AT_SECURE`), and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
 //! wrapper is safe to call from any thread and never panics; the ones a signal handler calls say that they
 //! are async-signal-safe. What "stderr" means here is [`process::output_fd`]: fd 2, or, while the program's
 //! output is captured, the descriptor fd 2 led to before. [`stream`]: the calls behind that capture (pipes,
@@ -443,6 +443,22 @@ pub fn shared_regular_file(fd: std::os::fd::RawFd) -> Option<std::fs::File> {
 pub fn effective_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and never fails.
     unsafe { libc::geteuid() }
+}
+
+/// Whether the kernel started this program in secure-execution mode (`AT_SECURE`): setuid, setgid, or
+/// with file capabilities, run by a user with fewer privileges than it gains. glibc's `secure_getenv` and
+/// the dynamic loader's rules for `LD_*` variables use the same flag. `false` where it cannot be read.
+pub fn secure_execution() -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // SAFETY: getauxval has no preconditions; it returns 0 for a type the auxiliary vector lacks.
+        unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        // SAFETY: issetugid has no preconditions and never fails.
+        unsafe { libc::issetugid() != 0 }
+    }
 }
 
 /// The process id. Async-signal-safe.
