@@ -210,9 +210,13 @@ impl Exporter {
         }
     }
 
-    /// Records lost to ring overflow in the last drain.
+    /// Records lost to ring overflow in the last drain: only spans are made from records (the metrics come
+    /// from the threads' call trees, exact whatever the rings lose), so without spans none is a loss of
+    /// the export's.
     pub(crate) fn on_lost(&mut self, records: u64) {
-        self.tally.ring_lost += records;
+        if self.spans.is_some() {
+            self.tally.ring_lost += records;
+        }
     }
 
     /// A thread folded after its last drain.
