@@ -1,7 +1,8 @@
 //! `perfgraph top` end to end, under a real pseudo-terminal whose bytes a terminal emulator (`vt100`)
 //! renders: the section running in a long-running child (`examples/service`) is on the screen, the panes
-//! switch with their keys, `q` quits with status 0; and when the child exits, the screen says so and keeps
-//! the last snapshot. No wall-clock bound but a generous one that only catches a hang.
+//! switch with their keys (the call graph from its root, the program), `q` quits with status 0; and when
+//! the child exits, the screen says so and keeps the last snapshot. No wall-clock bound but a generous one
+//! that only catches a hang.
 
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -147,6 +148,15 @@ fn top_shows_the_running_section_switches_panes_and_quits() {
     // The call graph: `residual` under both.
     screen.press("2");
     screen.wait_for("  residual");
+    // Its first row is the root, as in the report's graph: the program, its total the wall time (100%).
+    screen.wait_for("\nservice ");
+    let text = screen.text();
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("Section "));
+    let root = lines.nth(1).unwrap_or_default();
+    assert!(
+        root.starts_with("service ") && root.trim_end().ends_with(" 100.0"),
+        "{text}"
+    );
     // Heaviest sections with their percentiles.
     screen.press("3");
     screen.wait_for("p99");

@@ -166,6 +166,40 @@ mod tests {
     }
 
     #[test]
+    fn the_call_graph_pane_starts_at_the_program() {
+        let snapshot = crate::top::view::tests_support::snapshot();
+        let ui = Ui {
+            pane: Pane::Graph,
+            ..Ui::default()
+        };
+        let screen = render(
+            &Screen {
+                snapshot: Some(&snapshot),
+                ui: &ui,
+                note: None,
+                colour: false,
+            },
+            72,
+            9,
+        );
+        // As the report's `Performance Graph:`: the program first, its total the run's wall time.
+        assert_eq!(
+            screen,
+            [
+                "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
+                " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads",
+                "Section      Calls Running Self(s) Total(s) %",
+                "demo         1             0.500   4.000    100.0",
+                "  solve      2     1       1.000   3.000    75.0",
+                "    residual 1000          2.000   2.000    50.0",
+                "  assemble   5000          0.500   0.500    12.5",
+                "",
+                "q quit  tab/1-4 pane  s sort: total  n top 10: off  / filter",
+            ]
+        );
+    }
+
+    #[test]
     fn an_exited_process_keeps_its_last_snapshot_and_says_so() {
         let snapshot = crate::top::view::tests_support::snapshot();
         let ui = Ui {
@@ -184,8 +218,9 @@ mod tests {
             8,
         );
         assert!(screen[0].ends_with("process 42 exited"), "{screen:#?}");
-        assert!(screen[3].starts_with("solve "), "{screen:#?}");
-        assert!(screen[4].starts_with("  residual "), "{screen:#?}");
+        assert!(screen[3].starts_with("demo "), "{screen:#?}");
+        assert!(screen[4].starts_with("  solve "), "{screen:#?}");
+        assert!(screen[5].starts_with("    residual "), "{screen:#?}");
         assert!(screen[7].ends_with("filter: res_"), "{screen:#?}");
     }
 }

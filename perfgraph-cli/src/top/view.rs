@@ -181,7 +181,8 @@ fn running(s: &Snapshot, ui: &Ui) -> Table {
 }
 
 /// The combined call tree, siblings sorted by `ui.sort` (the tree's shape kept), or only the rows whose
-/// name matches the filter.
+/// name matches the filter. Its first row is the root, as in the report's `Performance Graph:`: the
+/// program, its total the run's wall time.
 fn graph(s: &Snapshot, ui: &Ui) -> Table {
     let nodes = &s.report.tree.nodes;
     let wall = s.report.run.wall_ns.max(1) as f64;
@@ -197,17 +198,13 @@ fn graph(s: &Snapshot, ui: &Ui) -> Table {
             stack.extend(children.into_iter().rev());
         }
     }
-    for i in order.into_iter().skip(1) {
+    for i in order {
         let n = &nodes[i];
         if !matches(n.name, &ui.filter) {
             continue;
         }
         rows.push(vec![
-            format!(
-                "{}{}",
-                "  ".repeat(n.depth.saturating_sub(1) as usize),
-                n.name
-            ),
+            format!("{}{}", "  ".repeat(n.depth as usize), n.name),
             n.calls.to_string(),
             if n.running > 0 {
                 n.running.to_string()
@@ -424,20 +421,28 @@ mod tests {
                 .map(|r| r[0].clone())
                 .collect()
         };
-        assert_eq!(names(&ui), ["solve", "  residual", "assemble"]);
+        assert_eq!(
+            names(&ui),
+            ["demo", "  solve", "    residual", "  assemble"]
+        );
         ui.sort = Sort::Calls;
-        assert_eq!(names(&ui), ["assemble", "solve", "  residual"]);
+        assert_eq!(
+            names(&ui),
+            ["demo", "  assemble", "  solve", "    residual"]
+        );
         ui.filter = "RESID".into();
-        assert_eq!(names(&ui), ["  residual"]);
-        let running = &table(
+        assert_eq!(names(&ui), ["    residual"]);
+        let rows = table(
             &snapshot(),
             &Ui {
                 pane: Pane::Graph,
                 ..Ui::default()
             },
         )
-        .rows[0];
-        assert_eq!(running[2], "1", "solve is running");
+        .rows;
+        // The root, as in the report's graph: the program, 1 call, its total the wall time.
+        assert_eq!(rows[0], ["demo", "1", "", "0.500", "4.000", "100.0"]);
+        assert_eq!(rows[1][2], "1", "solve is running");
     }
 
     #[test]
