@@ -213,11 +213,34 @@ fn ask(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<Un
     read_answer(pid, send(pid, request, timeout)?)
 }
 
+/// Whether process `pid` is there and runs as another user (its `/proc` entry's owner).
+fn another_users(pid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() != sys::effective_uid())
+}
+
+/// Process `pid` is there, and is not this user's to ask.
+fn refused(pid: u32) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!("process {pid} is another user's (permission denied)"),
+    )
+}
+
 /// Connects to process `pid` and sends `request`; the answer is for [`read_answer`].
 fn send(pid: u32, request: Request, timeout: Duration) -> io::Result<BufReader<UnixStream>> {
     let path = directory().join(control::socket_name(pid));
     let stream = sys::connect(&path).map_err(|e| {
+        // Another user's process listens in that user's directory: not ours (not found), or one that
+        // keeps us out (EACCES). Only that user may ask, or root through that directory.
+        let theirs = another_users(pid);
         let why = match e.kind() {
+            io::ErrorKind::PermissionDenied if theirs => return refused(pid),
+            io::ErrorKind::NotFound if theirs && sys::effective_uid() != 0 => return refused(pid),
+            io::ErrorKind::NotFound if theirs => format!(
+                "another user's, whose socket is not in {} (that user's XDG_RUNTIME_DIR?)",
+                directory().display()
+            ),
             io::ErrorKind::NotFound => {
                 "no such process listening (PERFGRAPH_LISTEN on?)".to_owned()
             }
@@ -268,6 +291,9 @@ fn read_answer(pid: u32, mut reader: BufReader<UnixStream>) -> io::Result<BufRea
         line => {
             let text = String::from_utf8_lossy(line);
             let text = text.trim_end();
+            if text.strip_prefix("error: ") == Some(control::REFUSED) {
+                return Err(refused(pid));
+            }
             let why = text.strip_prefix("error: ").unwrap_or(if text.is_empty() {
                 "no answer (it exited?)"
             } else {

@@ -26,6 +26,9 @@ pub const MAX_TRACE_SECONDS: f64 = 86_400.0;
 /// Shortest trace window, seconds.
 pub const MIN_TRACE_SECONDS: f64 = 0.001;
 
+/// Why a process refuses a client of another user (its `error:` line).
+pub const REFUSED: &str = "permission denied: only the process's own user (or root) may ask";
+
 /// What a client asks for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Request {

@@ -249,12 +249,7 @@ impl Server {
                 // What it sent so far is read and dropped first: closed with unread data, the socket
                 // would reset the connection before the client reads why.
                 let _ = std::io::Read::read(&mut &peer.stream, &mut [0u8; MAX_REQUEST]);
-                let _ = sys::send(
-                    &peer.stream,
-                    &error_reply(
-                        "permission denied: only the process's own user (or root) may ask",
-                    ),
-                );
+                let _ = sys::send(&peer.stream, &error_reply(control::REFUSED));
                 continue;
             }
             if self.conns.len() >= MAX_CONNECTIONS {
