@@ -4,51 +4,71 @@
 //! screen. When the process exits, the screen says so and keeps its last snapshot until `q`.
 
 mod draw;
+mod input;
 mod view;
 
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use perfgraph_core::attach;
 use ratatui::DefaultTerminal;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::Failure;
+use input::{Input, Wake};
 use view::{Pane, Snapshot, ThreadNow, Ui};
 
 /// Shortest refresh interval, seconds.
 pub const MIN_INTERVAL: f64 = 0.1;
 
-/// The signal that asked `top` to end (SIGTERM, SIGHUP, SIGINT), 0 for none: set by signal-hook's handler,
-/// read by the loop, which gives the terminal back before the signal's default action ends the process.
-static SIGNALLED: AtomicUsize = AtomicUsize::new(0);
+/// How the UI ended.
+#[derive(Debug, PartialEq)]
+enum End {
+    /// `q`, Esc or Ctrl-C.
+    Quit,
+    /// SIGTERM, SIGHUP or SIGINT.
+    Signal(i32),
+    /// The terminal is gone.
+    HangUp,
+}
 
-/// Longest the loop waits for a key before it looks at [`SIGNALLED`].
-const SIGNAL_CHECK: Duration = Duration::from_millis(100);
-
-/// Runs the UI until `q`. The process is asked once before the terminal is taken: one that does not
-/// answer is one line and exit 2, as for the other subcommands.
+/// Runs the UI until `q`, a signal that ends it or a terminal that hangs up. The process is asked once
+/// before the terminal is taken: one that does not answer is one line and exit 2, as for the other
+/// subcommands.
 pub fn run(pid: u32, interval: f64) -> Result<u8, Failure> {
     let interval = Duration::from_secs_f64(interval.max(MIN_INTERVAL));
     let first = fetch(pid).map_err(|e| Failure(e.to_string()))?;
     let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
-        let _ = signal_hook::flag::register_usize(sig, &SIGNALLED, sig as usize);
-    }
-    // Raw mode and the alternate screen, restored on every way out (a panic too: `init`'s hook; a
-    // signal: the loop sees it and returns).
+    let mut input = Input::new().map_err(|e| Failure(format!("terminal: {e}")))?;
+    let snapshots = fetcher(
+        pid,
+        interval,
+        input.waker().map_err(|e| Failure(e.to_string()))?,
+    );
+    // Raw mode and the alternate screen, given back on every way out but a terminal that is gone (a
+    // panic too: `init`'s hook).
     let mut terminal = ratatui::init();
-    let result = run_loop(&mut terminal, pid, interval, first, colour);
-    ratatui::restore();
-    let sig = SIGNALLED.load(Ordering::SeqCst);
-    if sig != 0 {
-        // Ends as the signal would have ended it (the exit status says so), the terminal given back.
-        let _ = signal_hook::low_level::emulate_default_handler(sig as i32);
+    let end = match run_loop(&mut terminal, &mut input, &snapshots, pid, first, colour) {
+        Err(e) if input::hung_up(&e) => Ok(End::HangUp),
+        end => end,
+    };
+    if matches!(end, Ok(End::Quit) | Err(_)) {
+        ratatui::restore();
+    } else {
+        // After a signal, the terminal may be gone (SIGHUP) and take no word of a failure.
+        let _ = ratatui::try_restore();
     }
-    result
-        .map(|()| 0)
-        .map_err(|e| Failure(format!("terminal: {e}")))
+    let sig = match end {
+        Ok(End::Quit) => return Ok(0),
+        Ok(End::Signal(sig)) => sig,
+        // As SIGHUP would: the terminal that hung up sends it to the session's leader only.
+        Ok(End::HangUp) => libc::SIGHUP,
+        Err(e) => return Err(Failure(format!("terminal: {e}"))),
+    };
+    // Ends as the signal would have ended it: the exit status says so (a shell shows 128 + the signal).
+    let _ = signal_hook::low_level::emulate_default_handler(sig);
+    Ok(128 + sig as u8)
 }
 
 /// The process's status and report now.
@@ -79,19 +99,67 @@ fn fetch(pid: u32) -> io::Result<Snapshot> {
     })
 }
 
-fn run_loop(
-    terminal: &mut DefaultTerminal,
+/// Whether `e`, from asking the process, says it no longer exists.
+fn gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused
+    ) || e.to_string().contains("no answer")
+}
+
+/// A thread that asks the process every `interval` and hands each answer over, waking the UI; it ends
+/// with the process (or with `top`). The UI waits for keys and signals while the process answers, which
+/// may take long (a stopped process: 30 s).
+fn fetcher(
     pid: u32,
     interval: Duration,
+    waker: input::Waker,
+) -> mpsc::Receiver<io::Result<Snapshot>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(interval);
+            let answer = fetch(pid);
+            let last = answer.as_ref().is_err_and(gone);
+            if tx.send(answer).is_err() {
+                return;
+            }
+            waker.wake();
+            if last {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+fn run_loop(
+    terminal: &mut DefaultTerminal,
+    input: &mut Input,
+    snapshots: &mpsc::Receiver<io::Result<Snapshot>>,
+    pid: u32,
     first: Snapshot,
     colour: bool,
-) -> io::Result<()> {
+) -> io::Result<End> {
     let mut snapshot = first;
     let mut ui = Ui::default();
     let mut note: Option<String> = None;
-    let mut gone = false;
-    let mut next = Instant::now() + interval;
     loop {
+        while let Ok(answer) = snapshots.try_recv() {
+            match answer {
+                Ok(s) => {
+                    snapshot = s;
+                    note = None;
+                }
+                Err(e) => {
+                    note = Some(if gone(&e) {
+                        format!("process {pid} exited; the last snapshot stays (q quits)")
+                    } else {
+                        e.to_string()
+                    });
+                }
+            }
+        }
         terminal.draw(|f| {
             draw::draw(
                 f,
@@ -103,40 +171,17 @@ fn run_loop(
                 },
             );
         })?;
-        let wait = next
-            .saturating_duration_since(Instant::now())
-            .min(SIGNAL_CHECK);
-        if SIGNALLED.load(Ordering::SeqCst) != 0 {
-            return Ok(());
-        }
-        if event::poll(wait)?
-            && let Event::Key(key) = event::read()?
-            && key.kind == KeyEventKind::Press
-            && !on_key(&mut ui, key)
-        {
-            return Ok(());
-        }
-        if Instant::now() >= next {
-            next = Instant::now() + interval;
-            if !gone {
-                match fetch(pid) {
-                    Ok(s) => {
-                        snapshot = s;
-                        note = None;
-                    }
-                    Err(e) => {
-                        gone = matches!(
-                            e.kind(),
-                            io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused
-                        ) || e.to_string().contains("no answer");
-                        note = Some(if gone {
-                            format!("process {pid} exited; the last snapshot stays (q quits)")
-                        } else {
-                            e.to_string()
-                        });
+        match input.wait()? {
+            Wake::Keys(keys) => {
+                for key in keys {
+                    if key.kind == KeyEventKind::Press && !on_key(&mut ui, key) {
+                        return Ok(End::Quit);
                     }
                 }
             }
+            Wake::Signal(sig) => return Ok(End::Signal(sig)),
+            Wake::HangUp => return Ok(End::HangUp),
+            Wake::Redraw => {}
         }
     }
 }
