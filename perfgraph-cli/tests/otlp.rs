@@ -452,6 +452,41 @@ fn a_collector_that_is_not_there_changes_nothing_but_one_line() {
     println!("with a collector that is not there: {elapsed:?}, without: {plain_time:?}");
 }
 
+/// The median of some run times.
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+#[test]
+fn a_name_that_does_not_resolve_costs_no_exit_time() {
+    // The name is looked up at the start, on a thread of its own, and its failure remembered: the exit
+    // waits for no lookup (it used to look the name up again and again for its whole second). Medians of 10
+    // runs each, compared loosely (both cores may be busy): a second's wait at exit is caught, noise is not.
+    let url = "http://no-such-host.invalid:4318";
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..10 {
+        let (ours, elapsed) = run(&[("PERFGRAPH_OTLP", url)]);
+        assert!(ours.status.success(), "{}", text(&ours.stderr));
+        let (lines, _) = split_stderr(&ours);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("1 of 1 metrics exports not delivered")
+                && lines[0].contains("no-such-host.invalid"),
+            "{}",
+            lines[0]
+        );
+        with.push(elapsed);
+        without.push(plain().1);
+    }
+    let (with, without) = (median(with), median(without));
+    println!("{url}: median {with:?} a run, without OTLP {without:?}");
+    assert!(
+        with.saturating_sub(without) < Duration::from_millis(500),
+        "a name that does not resolve: median {with:?} a run, without OTLP {without:?}"
+    );
+}
+
 #[test]
 fn a_collector_that_never_answers_or_answers_503_costs_one_line() {
     // Accepts (the kernel's backlog), never reads, never answers.

@@ -3,8 +3,9 @@
 //! the spans `PERFGRAPH_OTLP_SPANS` chose ([`spans`]) to `/v1/traces`.
 //!
 //! Never a wait, as the control socket and the Prometheus endpoint: a request is begun and moved on at
-//! each look ([`http::Post`]), one at a time, given [`TIMEOUT`] in all. A host name is resolved on a
-//! short-lived thread of its own (`perfgraph-dns`), since `getaddrinfo` can block for seconds.
+//! each look ([`http::Post`]), one at a time, given [`TIMEOUT`] in all. A host name is resolved at the
+//! start on a short-lived thread of its own ([`address`]), since `getaddrinfo` can block for seconds; a
+//! name that does not resolve is remembered, and the exit waits for no lookup.
 //!
 //! A collector that is down or slow costs the program nothing: batches wait in a queue of at most
 //! [`MAX_QUEUED`] bytes (past it the oldest spans are dropped, and counted), a failed request is tried
@@ -16,25 +17,26 @@
 //!
 //! [`export::otlp::metrics`]: crate::export::otlp::metrics
 
+pub(crate) mod address;
 pub(crate) mod http;
 pub(crate) mod spans;
 
 use std::collections::VecDeque;
-use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::{Arc, Mutex};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::live::screen;
 use crate::base::clock;
 use crate::base::config::{Config, LiveMode, OtlpSpans};
 use crate::base::endpoint::Endpoint;
-use crate::base::{heap, identity, process, sys};
+use crate::base::{identity, process, sys};
 use crate::data::Report;
 use crate::export::by_section::{self, Process};
 use crate::export::otlp::resource::{self, Who};
 use crate::export::otlp::{self as encode, Attributes};
 use crate::local::record::Record;
 use crate::local::thread::ThreadState;
+use address::Address;
 use http::{Outcome, Post};
 use spans::Spans;
 
@@ -93,12 +95,6 @@ pub(crate) struct Tally {
     pub(crate) ring_lost: u64,
 }
 
-/// The collector's addresses: known, or a lookup under way on its own thread.
-enum Address {
-    Known(Vec<SocketAddr>),
-    Looking(Arc<Mutex<Option<std::io::Result<Vec<SocketAddr>>>>>),
-}
-
 /// The exporter, owned by the background thread.
 pub(crate) struct Exporter {
     url: String,
@@ -125,31 +121,6 @@ pub(crate) struct Exporter {
     tally: Tally,
 }
 
-/// Starts a lookup of `host` on a thread of its own.
-fn look_up(host: &str, port: u16) -> Address {
-    let slot = Arc::new(Mutex::new(None));
-    let answer = Arc::clone(&slot);
-    let host = host.to_owned();
-    // The thread inherits the background thread's blocked signals; what it allocates is perfgraph's.
-    let spawned = std::thread::Builder::new()
-        .name("perfgraph-dns".into())
-        .spawn(move || {
-            heap::pause();
-            let found = (host.as_str(), port)
-                .to_socket_addrs()
-                .map(|a| a.collect::<Vec<_>>());
-            if let Ok(mut slot) = answer.lock() {
-                *slot = Some(found);
-            }
-        });
-    if let Err(e) = spawned
-        && let Ok(mut slot) = slot.lock()
-    {
-        *slot = Some(Err(e));
-    }
-    Address::Looking(slot)
-}
-
 impl Exporter {
     /// The exporter `config` asks for (`PERFGRAPH_OTLP` set), or `None`.
     pub(crate) fn open(config: &Config) -> Option<Exporter> {
@@ -171,10 +142,8 @@ impl Exporter {
                  left out, the rest applies"
             ));
         }
-        let address = match endpoint.ip() {
-            Some(ip) => Address::Known(vec![SocketAddr::new(ip, endpoint.port)]),
-            None => look_up(&endpoint.host, endpoint.port),
-        };
+        // Begun now, so a name's answer (or its failure) is in long before exit.
+        let address = Address::of(&endpoint);
         let spans = config.otlp_spans_on().then(|| {
             Spans::new(spans::Choice {
                 all: config.otlp_spans == OtlpSpans::All,
@@ -339,31 +308,22 @@ impl Exporter {
         }
     }
 
-    /// The collector's address, once known; a lookup that failed is a failure like any other.
-    fn address(&mut self, mono: u64) -> Option<SocketAddr> {
-        if let Address::Looking(slot) = &self.address {
-            let found = slot.lock().ok()?.take()?;
-            match found {
-                Ok(addrs) if !addrs.is_empty() => self.address = Address::Known(addrs),
-                Ok(_) => {
-                    self.failed(mono, "the name has no address".into(), None);
-                    self.address = look_up(&self.endpoint.host, self.endpoint.port);
-                    return None;
-                }
-                Err(e) => {
-                    self.failed(
-                        mono,
-                        format!("cannot resolve {}: {e}", self.endpoint.host),
-                        None,
-                    );
-                    self.address = look_up(&self.endpoint.host, self.endpoint.port);
-                    return None;
-                }
-            }
+    /// The collector's address, once known. A lookup that failed is a failure like any other (the
+    /// back-off, the first warning); once the back-off is over the name is looked up again, but never
+    /// while `exiting`: the exit waits for no lookup.
+    fn address(&mut self, mono: u64, exiting: bool) -> Option<SocketAddr> {
+        if let Some(why) = self.address.settle(&self.endpoint.host) {
+            self.failed(mono, why, None);
+            return None;
         }
         match &self.address {
             Address::Known(addrs) => addrs.get(self.next_address % addrs.len().max(1)).copied(),
             Address::Looking(_) => None,
+            Address::Failed(_) if exiting => None,
+            Address::Failed(_) => {
+                self.address = Address::of(&self.endpoint);
+                None
+            }
         }
     }
 
@@ -388,7 +348,7 @@ impl Exporter {
         if self.queue.is_empty() || (!exiting && mono < self.retry_at) {
             return;
         }
-        let Some(addr) = self.address(mono) else {
+        let Some(addr) = self.address(mono, exiting) else {
             return;
         };
         let Some(batch) = self.queue.pop_front() else {
@@ -430,10 +390,7 @@ impl Exporter {
                 }
             }
             Outcome::Unreachable(why) => {
-                let addresses = match &self.address {
-                    Address::Known(addrs) => addrs.len(),
-                    Address::Looking(_) => 1,
-                };
+                let addresses = self.address.count();
                 self.next_address += 1;
                 if !self.next_address.is_multiple_of(addresses) {
                     // The host's next address, at once.
@@ -468,11 +425,19 @@ impl Exporter {
         }
     }
 
-    /// At exit: the last batches, given at most [`EXIT_TIME`]; then one line on what was not delivered.
+    /// At exit: the last batches, given at most [`EXIT_TIME`] when the collector's address is known;
+    /// then one line on what was not delivered. A name that did not resolve, or whose lookup has not
+    /// answered yet, costs the exit no time: its batches are dropped at once.
     pub(crate) fn finish(mut self, figures: &mut dyn FnMut() -> (Report, Process)) {
         self.make_batches(figures);
+        if let Some(why) = self.address.settle(&self.endpoint.host) {
+            self.warned.get_or_insert(why);
+        }
         let start = clock::monotonic_ns();
-        let end = start + EXIT_TIME.as_nanos() as u64;
+        let end = match &self.address {
+            Address::Known(_) => start + EXIT_TIME.as_nanos() as u64,
+            Address::Looking(_) | Address::Failed(_) => start,
+        };
         loop {
             let mono = clock::monotonic_ns();
             if mono >= end || (self.queue.is_empty() && self.under_way.is_none()) {
@@ -491,14 +456,18 @@ impl Exporter {
             });
             self.drop_batch(&batch);
         }
-        if !left.is_empty() && matches!(self.address, Address::Looking(_)) {
-            self.warned.get_or_insert_with(|| {
-                format!(
-                    "{} not resolved within {} ms at exit",
-                    self.endpoint.host,
-                    EXIT_TIME.as_millis()
-                )
-            });
+        if !left.is_empty() {
+            match &self.address {
+                Address::Looking(_) => {
+                    let host = &self.endpoint.host;
+                    self.warned
+                        .get_or_insert_with(|| format!("{host} not resolved by exit"));
+                }
+                Address::Failed(why) => {
+                    self.warned.get_or_insert_with(|| why.clone());
+                }
+                Address::Known(_) => {}
+            }
         }
         for batch in &left {
             self.drop_batch(batch);
