@@ -194,3 +194,32 @@ fn the_trace_has_a_heap_counter_track() {
     assert!((50.0..80.0).contains(&most), "Heap samples (MB): {heap:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A timed future that allocates nothing is charged nothing: the async figures' storage, made at its
+/// first poll, is perfgraph's own (it was charged to the future's section: 1 allocation, 2,560 bytes).
+#[test]
+fn a_timed_future_is_not_charged_perfgraphs_own_storage() {
+    use std::task::{Context, Poll, Waker};
+    common::on_thread("alloc-future", || {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut polls = 0;
+        let mut future = std::pin::pin!(perfgraph_core::time_future!(
+            "alloc::future",
+            std::future::poll_fn(|cx| {
+                polls += 1;
+                if polls < 3 {
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                } else {
+                    Poll::Ready(())
+                }
+            })
+        ));
+        while future.as_mut().poll(&mut cx).is_pending() {}
+    });
+    let future = node("alloc-future", &["alloc::future"]);
+    assert_eq!(
+        (future.allocs, future.alloc_bytes, future.heap_growth_bytes),
+        (0, 0, 0)
+    );
+}

@@ -342,12 +342,14 @@ impl Tree {
     }
 
     /// Owner only: the [`AsyncNode`] of node `index` (a node of this tree), allocating its segment at the
-    /// first poll there.
+    /// first poll there (perfgraph's own allocation, so untracked: the poll's section is not charged it).
     pub fn async_of(&self, index: u32) -> &AsyncNode {
         let (segment, offset) = locate(index);
         let mut ptr = self.asyncs[segment].load(Ordering::Relaxed);
         if ptr.is_null() {
-            let nodes: Box<[AsyncNode]> = (0..FIRST << segment).map(|_| AsyncNode::new()).collect();
+            let nodes: Box<[AsyncNode]> = crate::base::heap::untracked(|| {
+                (0..FIRST << segment).map(|_| AsyncNode::new()).collect()
+            });
             ptr = Box::into_raw(nodes).cast::<AsyncNode>();
             // Release: pairs with the Acquire load in `async_get`; readers see initialised memory.
             self.asyncs[segment].store(ptr, Ordering::Release);
