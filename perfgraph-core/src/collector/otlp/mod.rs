@@ -9,7 +9,7 @@
 //!
 //! A collector that is down or slow costs the program nothing: batches wait in a queue of at most
 //! [`MAX_QUEUED`] bytes (past it the oldest spans are dropped, and counted), a failed request is tried
-//! again after a back-off that doubles from 1 s to [`MAX_BACKOFF`] (or what `Retry-After` asked), a
+//! again after a back-off that doubles from 1 s to [`MAX_BACKOFF`] (or what `Retry-After` asked, in full), a
 //! metrics batch still waiting when the next is made is replaced by it (the figures are cumulative: only
 //! a point in time is lost), and a batch the collector refuses for good (a 4xx other than 429) is
 //! dropped and counted. The first failure is one warning line; at exit, what was not delivered is one
@@ -49,7 +49,8 @@ pub const BATCH_BYTES: usize = 1 << 20;
 /// A request's whole time (connecting, sending, the answer's head).
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The longest back-off between tries.
+/// The longest back-off between tries of perfgraph's own choosing; a collector's `Retry-After` is honoured
+/// in full, however long.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// The time the last batches get at exit.
@@ -407,13 +408,13 @@ impl Exporter {
         }
     }
 
-    /// A failure: the back-off grows, and the first one is a warning line.
+    /// A failure: the back-off grows, and the first one is a warning line. The collector's `Retry-After`
+    /// (`after_s`), when it sent one, is the wait instead, in full: OTLP/HTTP asks a client to honour it,
+    /// and [`MAX_BACKOFF`] caps only perfgraph's own back-off.
     fn failed(&mut self, mono: u64, why: String, after_s: Option<u64>) {
         self.backoff_ns = (self.backoff_ns * 2).clamp(1_000_000_000, MAX_BACKOFF.as_nanos() as u64);
-        let wait = after_s.map_or(self.backoff_ns, |s| {
-            (s.saturating_mul(1_000_000_000)).min(MAX_BACKOFF.as_nanos() as u64)
-        });
-        self.retry_at = mono + wait;
+        let wait = after_s.map_or(self.backoff_ns, |s| s.saturating_mul(1_000_000_000));
+        self.retry_at = mono.saturating_add(wait);
         if self.warned.is_none() && !process::shutting_down() {
             screen::warn(&format!(
                 "perfgraph: warning: PERFGRAPH_OTLP: {}: {why}; trying again with back-off",
@@ -511,5 +512,39 @@ impl Exporter {
             );
         }
         screen::warn(&line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_is_honoured_in_full_and_the_back_off_is_capped() {
+        let config = Config {
+            otlp: Some("http://127.0.0.1:9".into()),
+            ..Config::default()
+        };
+        let mut e = Exporter::open(&config).unwrap();
+        // The first failure's warning line is not this test's.
+        e.warned = Some("quiet".into());
+        e.failed(5, "503".into(), Some(3600));
+        assert_eq!(
+            e.retry_at,
+            5 + 3600 * 1_000_000_000,
+            "an hour asked, an hour waited"
+        );
+        e.failed(5, "no connection".into(), None);
+        assert_eq!(
+            e.retry_at,
+            5 + 2_000_000_000,
+            "the back-off doubles from 1 s"
+        );
+        for _ in 0..10 {
+            e.failed(5, "no connection".into(), None);
+        }
+        assert_eq!(e.retry_at, 5 + MAX_BACKOFF.as_nanos() as u64);
+        e.failed(5, "503".into(), Some(u64::MAX));
+        assert_eq!(e.retry_at, u64::MAX, "no overflow");
     }
 }
