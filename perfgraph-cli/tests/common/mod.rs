@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod truth;
+
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;

@@ -1,0 +1,427 @@
+//! The truth harness's shared part: running `examples/truth`, reading what it measured itself, and the
+//! tolerances every output is held to against it (`tests/truth.rs`, `tests/truth_live.rs`).
+//!
+//! * Durations and times: within 1% or 2 ms of the program's own `Instant`, whichever is larger, plus the
+//!   output's own printed resolution (a live line's 0.01 s rounds by up to 5 ms).
+//! * Counts, bytes and counter values: exact.
+//!
+//! Each check adds its error to a [`Worst`] table, printed at the end of a test: the largest error seen
+//! per output, the figure the harness reports.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// One call the program timed itself (ns since its zero, taken before its first perfgraph call).
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub name: String,
+    pub thread: String,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+impl Call {
+    pub fn ns(&self) -> u64 {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// What the program measured itself (`examples/truth.rs` writes it).
+#[derive(Debug, Clone)]
+pub struct Truth {
+    pub calls: Vec<Call>,
+    /// The whole file, for the figures that are not calls (locks, counters, allocations...).
+    pub raw: Value,
+    /// The run's length timed from outside: from spawning the program to its exit.
+    pub outside_ns: u64,
+}
+
+impl Truth {
+    pub fn read(path: &Path, outside_ns: u64) -> Truth {
+        let raw: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let calls = raw["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| Call {
+                name: c["name"].as_str().unwrap().to_owned(),
+                thread: c["thread"].as_str().unwrap().to_owned(),
+                start_ns: c["start_ns"].as_u64().unwrap(),
+                end_ns: c["end_ns"].as_u64().unwrap(),
+            })
+            .collect();
+        Truth {
+            calls,
+            raw,
+            outside_ns,
+        }
+    }
+
+    /// The calls of section `name`, in the order they ended.
+    pub fn calls_of(&self, name: &str) -> Vec<&Call> {
+        self.calls.iter().filter(|c| c.name == name).collect()
+    }
+
+    /// The total time of section `name` (ns), over all its calls.
+    pub fn total_ns(&self, name: &str) -> u64 {
+        self.calls_of(name).iter().map(|c| c.ns()).sum()
+    }
+
+    /// The one call of section `name`.
+    pub fn one(&self, name: &str) -> &Call {
+        let calls = self.calls_of(name);
+        assert_eq!(calls.len(), 1, "{name}: {calls:?}");
+        calls[0]
+    }
+
+    /// The timed sections with one call each, for start-time and duration checks.
+    pub fn single_calls(&self) -> Vec<&Call> {
+        let mut counts = BTreeMap::<&str, usize>::new();
+        for c in &self.calls {
+            *counts.entry(&c.name).or_default() += 1;
+        }
+        self.calls
+            .iter()
+            .filter(|c| counts[c.name.as_str()] == 1)
+            .collect()
+    }
+}
+
+/// One call path's truth ([`Truth::paths_on`]): its calls, and its total and self time where the program
+/// timed every call in it (`tick`'s calls are counted, not timed, so `tick` has no times and `ticks` no
+/// self time).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PathTruth {
+    pub calls: u64,
+    pub total_ns: Option<u64>,
+    pub self_ns: Option<u64>,
+    /// The durations of its calls, when all were timed.
+    pub durations: Option<Vec<u64>>,
+}
+
+impl Truth {
+    /// The call path of `call` (section names, outermost first, without the program root): the calls on
+    /// its thread that enclose it, by start.
+    pub fn path_of(&self, call: &Call) -> Vec<String> {
+        let mut outer: Vec<&Call> = self
+            .calls
+            .iter()
+            .filter(|c| {
+                c.thread == call.thread
+                    && c.start_ns <= call.start_ns
+                    && call.end_ns <= c.end_ns
+                    && !std::ptr::eq(*c, call)
+                    && (c.start_ns, c.end_ns) != (call.start_ns, call.end_ns)
+            })
+            .collect();
+        outer.sort_by_key(|c| (c.start_ns, std::cmp::Reverse(c.end_ns)));
+        outer
+            .iter()
+            .map(|c| c.name.clone())
+            .chain([call.name.clone()])
+            .collect()
+    }
+
+    /// Every call path the program ran, on `thread` (all threads merged by path with `None`), with its
+    /// truth. `tick`'s calls (counted, not timed) are under `ticks` and `phase` (1,000 a phase).
+    pub fn paths_on(&self, thread: Option<&str>) -> BTreeMap<Vec<String>, PathTruth> {
+        let mut paths = BTreeMap::<Vec<String>, PathTruth>::new();
+        let mut phases = 0;
+        for call in self
+            .calls
+            .iter()
+            .filter(|c| thread.is_none_or(|t| t == c.thread))
+        {
+            let path = self.path_of(call);
+            let p = paths.entry(path).or_default();
+            p.calls += 1;
+            *p.total_ns.get_or_insert(0) += call.ns();
+            p.durations.get_or_insert_with(Vec::new).push(call.ns());
+        }
+        for (path, p) in paths.iter_mut() {
+            p.durations.as_mut().unwrap().sort_unstable();
+            if path.last().is_some_and(|n| n == "phase") {
+                phases += p.calls;
+            }
+        }
+        let ticks = self.raw["tick_calls"].as_u64().unwrap_or(0);
+        let parents: Vec<Vec<String>> = paths.keys().cloned().collect();
+        for parent in parents {
+            let under = match parent.last().map(String::as_str) {
+                Some("ticks") => ticks - 1_000 * phases,
+                Some("phase") => 1_000 * paths[&parent].calls,
+                _ => continue,
+            };
+            let mut path = parent.clone();
+            path.push("tick".to_owned());
+            paths.insert(
+                path,
+                PathTruth {
+                    calls: under,
+                    ..PathTruth::default()
+                },
+            );
+        }
+        // Self = total - the children's totals, known where every child's total is.
+        let totals: Vec<(Vec<String>, Option<u64>)> =
+            paths.iter().map(|(k, v)| (k.clone(), v.total_ns)).collect();
+        for (path, p) in paths.iter_mut() {
+            let children = totals
+                .iter()
+                .filter(|(k, _)| k.len() == path.len() + 1 && k.starts_with(path));
+            let mut sum = Some(0u64);
+            for (_, total) in children {
+                sum = sum.zip(*total).map(|(a, b)| a + b);
+            }
+            p.self_ns = p.total_ns.zip(sum).map(|(t, c)| t.saturating_sub(c));
+        }
+        paths
+    }
+
+    /// The threads that ran sections, each with its calls (futures counted once, `tick`'s added).
+    pub fn threads(&self) -> BTreeMap<String, Vec<&Call>> {
+        let mut threads = BTreeMap::<String, Vec<&Call>>::new();
+        for c in &self.calls {
+            threads.entry(c.thread.clone()).or_default().push(c);
+        }
+        threads
+    }
+
+    /// The run's length as the program timed it (ns from its zero to the end of its run).
+    pub fn wall_ns(&self) -> u64 {
+        self.raw["wall_ns"].as_u64().unwrap()
+    }
+
+    /// The lock acquisitions: (thread, wait ns, hold ns), in the order they were released.
+    pub fn lock_acquisitions(&self) -> Vec<(String, u64, u64)> {
+        self.raw["locks"]["acquisitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["thread"].as_str().unwrap().to_owned(),
+                    a["wait_ns"].as_u64().unwrap(),
+                    a["hold_ns"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The nearest-rank percentile `p` (0..=100) of the sorted `values`.
+pub fn percentile(values: &[u64], p: f64) -> u64 {
+    let rank = ((p / 100.0) * values.len() as f64).ceil().max(1.0) as usize;
+    values[rank.min(values.len()) - 1]
+}
+
+/// The largest duration difference allowed against the truth `true_ns`: 1% or 2 ms, whichever is larger.
+pub fn tolerance_ns(true_ns: u64) -> u64 {
+    (true_ns / 100).max(2_000_000)
+}
+
+/// The largest error seen, per output (ns for times; counts must be exact, so they add nothing).
+#[derive(Debug, Default)]
+pub struct Worst {
+    by_output: BTreeMap<String, (u64, String)>,
+    pub checks: usize,
+    failures: Vec<String>,
+}
+
+impl Worst {
+    /// Checks that `output`'s `what` (`got_ns`) is within the tolerance of `true_ns` (plus `resolution_ns`,
+    /// the output's own rounding), noting its error.
+    pub fn time(
+        &mut self,
+        output: &str,
+        what: &str,
+        got_ns: u64,
+        true_ns: u64,
+        resolution_ns: u64,
+    ) {
+        self.checks += 1;
+        let error = got_ns.abs_diff(true_ns);
+        let entry = self
+            .by_output
+            .entry(output.to_owned())
+            .or_insert((0, String::new()));
+        if error >= entry.0 {
+            *entry = (error, what.to_owned());
+        }
+        if error > tolerance_ns(true_ns) + resolution_ns {
+            self.failures.push(format!(
+                "{output}: {what}: {:.3} ms, true {:.3} ms (off by {:.3} ms)",
+                got_ns as f64 / 1e6,
+                true_ns as f64 / 1e6,
+                error as f64 / 1e6
+            ));
+        }
+    }
+
+    /// Checks that `output`'s `what` equals the truth exactly.
+    pub fn exact<T: PartialEq + std::fmt::Debug>(
+        &mut self,
+        output: &str,
+        what: &str,
+        got: T,
+        truth: T,
+    ) {
+        self.checks += 1;
+        self.by_output
+            .entry(output.to_owned())
+            .or_insert((0, String::new()));
+        if got != truth {
+            self.failures
+                .push(format!("{output}: {what}: {got:?}, true {truth:?}"));
+        }
+    }
+
+    /// Prints the largest error per output; panics with every failure, if any.
+    pub fn finish(self, test: &str) {
+        eprintln!("truth harness, {test}: {} checks", self.checks);
+        for (output, (error, what)) in &self.by_output {
+            eprintln!(
+                "  {output:<24} largest error {:>8.3} ms ({what})",
+                *error as f64 / 1e6
+            );
+        }
+        assert!(
+            self.failures.is_empty(),
+            "{test}: {} of {} checks failed:\n  {}",
+            self.failures.len(),
+            self.checks,
+            self.failures.join("\n  ")
+        );
+    }
+}
+
+/// Whether the long form runs (`TRUTH_FULL=1`, as `.ci/run` sets): the run that goes past a minute.
+pub fn full() -> bool {
+    std::env::var("TRUTH_FULL").is_ok_and(|v| v == "1")
+}
+
+/// `examples/truth` with perfgraph's settings cleared, then `envs`, and `TRUTH_OUT` in `dir`.
+pub fn command(dir: &Path, envs: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(super::example("truth"));
+    for (name, _) in std::env::vars() {
+        if name.starts_with("PERFGRAPH_") || name.starts_with("TRUTH_") || name.starts_with("OTEL_")
+        {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.env("XDG_RUNTIME_DIR", dir)
+        .env("TRUTH_OUT", truth_path(dir))
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Builds `examples/truth` (once per test process) when its binary is missing or older than a source it
+/// is built from: `cargo test --test truth` builds the test alone, not the examples, and an edit of
+/// perfgraph-core would otherwise be tested with the program built before it. Under `cargo test` (all
+/// targets, as CI runs it) the example is fresh and nothing is built.
+pub fn build_example() {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let profile_dir = exe.parent().unwrap().parent().unwrap();
+        let binary = profile_dir.join("examples").join("truth");
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = manifest.parent().unwrap();
+        let sources = [
+            root.join("perfgraph-core/src"),
+            root.join("perfgraph-core/Cargo.toml"),
+            root.join("perfgraph-macros/src"),
+            manifest.join("examples/truth.rs"),
+            manifest.join("Cargo.toml"),
+        ];
+        let built = std::fs::metadata(&binary).and_then(|m| m.modified()).ok();
+        if built.is_some_and(|b| sources.iter().all(|s| newest(s) <= b)) {
+            return;
+        }
+        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
+        cargo.current_dir(root).args([
+            "build",
+            "--quiet",
+            "-p",
+            "perfgraph-cli",
+            "--example",
+            "truth",
+        ]);
+        match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => {}
+            Some("release") => {
+                cargo.arg("--release");
+            }
+            Some(other) => {
+                cargo.args(["--profile", other]);
+            }
+        }
+        let out = cargo.output().unwrap();
+        assert!(
+            out.status.success(),
+            "could not build examples/truth: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+/// The newest modification time of `path`, a file or every file below a directory.
+fn newest(path: &Path) -> std::time::SystemTime {
+    let meta = std::fs::metadata(path).unwrap();
+    let mut t = meta.modified().unwrap();
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            t = t.max(newest(&entry.unwrap().path()));
+        }
+    }
+    t
+}
+
+pub fn truth_path(dir: &Path) -> PathBuf {
+    dir.join("truth.json")
+}
+
+/// Runs `examples/truth` to its end (see [`command`]): its output, and its truth with the run's length
+/// timed from outside.
+pub fn run(dir: &Path, envs: &[(&str, &str)]) -> (Output, Truth) {
+    let start = Instant::now();
+    let out = command(dir, envs).output().unwrap();
+    let outside = start.elapsed().as_nanos() as u64;
+    assert!(
+        out.status.success(),
+        "examples/truth failed: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, Truth::read(&truth_path(dir), outside))
+}
+
+/// Two CPU burners for as long as they are kept: the busy-machine run.
+pub struct Burners(Vec<super::Reaped>);
+
+impl Burners {
+    pub fn start() -> Burners {
+        Burners(
+            (0..2)
+                .map(|_| {
+                    super::Reaped(
+                        Command::new("sh")
+                            .args(["-c", "while :; do :; done"])
+                            .stdout(Stdio::null())
+                            .spawn()
+                            .unwrap(),
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Generous: only a hang fails it.
+pub const PATIENCE: Duration = Duration::from_secs(120);

@@ -1,0 +1,514 @@
+//! What perfgraph prints on stderr, against the truth: the live lines, every `PERFGRAPH_REPORT=all` table,
+//! the interval lines, and the run's length.
+
+use std::collections::BTreeMap;
+
+use super::text::{self, MILLI, SECOND, Table};
+use crate::common::truth::{PathTruth, Truth, Worst, percentile};
+
+/// The program's name: the graph's root row.
+pub const PROGRAM: &str = "truth";
+
+/// The live lines: `Sleeping long` (1.5 s) and `Truth run` (the whole `work`), their `[` at column 89
+/// (0-based) and
+/// their `[%6.2f s]` within the tolerance plus 5 ms (the rounding to 0.01 s).
+pub fn live_lines(w: &mut Worst, stderr: &str, truth: &Truth) {
+    for (message, section) in [("Sleeping long", "long_sleep"), ("Truth run", "work")] {
+        let lines = text::live_lines(stderr, message);
+        w.exact(
+            "live lines",
+            &format!("lines with stats for {message:?}"),
+            lines.len(),
+            1,
+        );
+        for line in lines {
+            w.exact(
+                "live lines",
+                &format!("{message:?}: column of '[' (0-based)"),
+                line.column,
+                89,
+            );
+            w.exact(
+                "live lines",
+                &format!("{message:?}: the seconds are %6.2f"),
+                line.seconds.len() == 6
+                    && line.seconds.trim().parse::<f64>().is_ok()
+                    && line.seconds.split('.').nth(1).is_some_and(|d| d.len() == 2),
+                true,
+            );
+            w.time(
+                "live lines",
+                &format!("{}: seconds", line.text),
+                text::ns(&line.seconds, SECOND),
+                truth.one(section).ns(),
+                text::resolution(&line.seconds, SECOND),
+            );
+        }
+    }
+}
+
+/// A graph table (`Performance Graph:`, `Heaviest Branch:`): each row's call path from its indentation,
+/// its calls exact and its self and total times (and their averages) against the truth. With `complete`,
+/// every path the program ran must have its row.
+fn graph(
+    w: &mut Worst,
+    out: &str,
+    table: &Table,
+    paths: &BTreeMap<Vec<String>, PathTruth>,
+    complete: bool,
+) {
+    let (calls, self_s, self_avg) = (
+        table.col("Calls"),
+        table.col("Self(s)"),
+        table.col("Avg(s)"),
+    );
+    let (total, total_avg) = (table.col("Total(s)"), table.col_nth("Avg(s)", 1));
+    let mut path = Vec::<String>::new();
+    let mut seen = Vec::new();
+    for row in &table.rows {
+        let depth = row.indent / 2;
+        if depth == 0 {
+            w.exact(
+                out,
+                "the root row is the program",
+                row.cells[0].as_str(),
+                PROGRAM,
+            );
+            continue;
+        }
+        path.truncate(depth - 1);
+        path.push(row.cells[0].clone());
+        let what = path.join(";");
+        let Some(t) = paths.get(&path) else {
+            w.exact(out, &format!("{what}: a path the program ran"), false, true);
+            continue;
+        };
+        seen.push(path.clone());
+        let c = &row.cells;
+        let n: u64 = c[calls].parse().unwrap();
+        w.exact(out, &format!("{what}: calls"), n, t.calls);
+        for (col, avg, truth, kind) in [
+            (self_s, self_avg, t.self_ns, "self"),
+            (total, total_avg, t.total_ns, "total"),
+        ] {
+            let Some(truth) = truth else { continue };
+            let (got, res) = (text::ns(&c[col], SECOND), text::resolution(&c[col], SECOND));
+            w.time(out, &format!("{what}: {kind}"), got, truth, res);
+            let (got, res) = (text::ns(&c[avg], SECOND), text::resolution(&c[avg], SECOND));
+            w.time(
+                out,
+                &format!("{what}: {kind} per call"),
+                got,
+                truth / t.calls,
+                res,
+            );
+        }
+    }
+    if complete {
+        for p in paths.keys() {
+            w.exact(
+                out,
+                &format!("{}: has a row", p.join(";")),
+                seen.contains(p),
+                true,
+            );
+        }
+    }
+}
+
+/// Per section name, every call path summed: (calls, self ns if known, durations if all timed).
+fn by_name(paths: &BTreeMap<Vec<String>, PathTruth>) -> BTreeMap<String, PathTruth> {
+    let mut names = BTreeMap::<String, PathTruth>::new();
+    for (path, p) in paths {
+        let n = names
+            .entry(path.last().unwrap().clone())
+            .or_insert(PathTruth {
+                self_ns: Some(0),
+                durations: Some(Vec::new()),
+                ..PathTruth::default()
+            });
+        n.calls += p.calls;
+        n.self_ns = n.self_ns.zip(p.self_ns).map(|(a, b)| a + b);
+        n.durations = n
+            .durations
+            .take()
+            .zip(p.durations.clone())
+            .map(|(mut a, b)| {
+                a.extend(b);
+                a.sort_unstable();
+                a
+            });
+    }
+    names
+}
+
+/// Every table of `PERFGRAPH_REPORT=all`, against the truth.
+pub fn tables(w: &mut Worst, stderr: &str, truth: &Truth) {
+    let paths = truth.paths_on(None);
+    let names = by_name(&paths);
+    let get = |heading: &str| {
+        text::table(stderr, heading)
+            .unwrap_or_else(|| panic!("no {heading} table on stderr:\n{stderr}"))
+    };
+
+    let g = get("Performance Graph:");
+    graph(w, "report: graph", &g, &paths, true);
+    run_length(
+        w,
+        "report: graph",
+        &g.rows[0].cells[g.col("Total(s)")],
+        truth,
+    );
+    graph(w, "report: branch", &get("Heaviest Branch:"), &paths, false);
+
+    let out = "report: sections";
+    let s = get("Heaviest Sections:");
+    for row in s.rows.iter().filter(|r| r.cells[0] != PROGRAM) {
+        let name = &row.cells[0];
+        let Some(t) = names.get(name) else {
+            w.exact(
+                out,
+                &format!("{name}: a section the program ran"),
+                false,
+                true,
+            );
+            continue;
+        };
+        w.exact(
+            out,
+            &format!("{name}: calls"),
+            row.cells[s.col("Calls")].parse::<u64>().unwrap(),
+            t.calls,
+        );
+        if let Some(self_ns) = t.self_ns {
+            for (col, truth, what) in [
+                ("Self(s)", self_ns, "self"),
+                ("Avg.", self_ns / t.calls, "self per call"),
+            ] {
+                let cell = &row.cells[s.col(col)];
+                w.time(
+                    out,
+                    &format!("{name}: {what}"),
+                    text::ns(cell, SECOND),
+                    truth,
+                    text::resolution(cell, SECOND),
+                );
+            }
+        }
+    }
+
+    latency(w, &get("Latency:"), &names);
+    threads(w, &get("Threads:"), truth);
+    locks(w, &get("Locks:"), truth);
+    counters(w, &get("Counters:"), truth);
+    async_table(w, &get("Async Sections:"), truth);
+    alloc(w, &get("Allocations:"), truth, &names);
+
+    let out = "report: cpu";
+    let c = get("CPU:");
+    let spin = truth.one("cpu_spin").ns();
+    let cpu = cpu_truth(truth);
+    let row = c.row("cpu_spin").expect("a cpu_spin row");
+    w.exact(
+        out,
+        "cpu_spin: calls",
+        row.cells[c.col("Calls")].as_str(),
+        "1",
+    );
+    for (col, truth) in [
+        ("Total(s)", spin),
+        ("CPU(s)", cpu),
+        ("Waiting(s)", spin.saturating_sub(cpu)),
+    ] {
+        let cell = &row.cells[c.col(col)];
+        w.time(
+            out,
+            &format!("cpu_spin: {col}"),
+            text::ns(cell, SECOND),
+            truth,
+            text::resolution(cell, SECOND),
+        );
+    }
+}
+
+/// cpu_spin's CPU time as the program read its thread's CPU clock.
+pub fn cpu_truth(truth: &Truth) -> u64 {
+    truth.raw["cpu"][0]["cpu_ns"].as_u64().unwrap()
+}
+
+/// The run's length: the root's total (`got`, printed) against the program's own wall time, and no more
+/// than the run timed from outside.
+pub fn run_length(w: &mut Worst, out: &str, got: &str, truth: &Truth) {
+    let got_ns = text::ns(got, SECOND);
+    let res = text::resolution(got, SECOND);
+    w.time(
+        out,
+        "the program's total (the run's wall time)",
+        got_ns,
+        truth.wall_ns(),
+        res,
+    );
+    w.exact(
+        out,
+        &format!(
+            "the program's total {got} s at most the run timed from outside ({} ns)",
+            truth.outside_ns
+        ),
+        got_ns <= truth.outside_ns + res,
+        true,
+    );
+}
+
+/// `Latency:`: calls exact; min and max against the shortest and longest call; the percentiles against
+/// the nearest-rank ones within the histogram's 1.6%, plus the tolerance.
+fn latency(w: &mut Worst, t: &Table, names: &BTreeMap<String, PathTruth>) {
+    let out = "report: latency";
+    for row in &t.rows {
+        let name = &row.cells[0];
+        let Some(truth) = names.get(name) else {
+            w.exact(
+                out,
+                &format!("{name}: a section the program ran"),
+                false,
+                true,
+            );
+            continue;
+        };
+        w.exact(
+            out,
+            &format!("{name}: calls"),
+            row.cells[t.col("Calls")].parse::<u64>().unwrap(),
+            truth.calls,
+        );
+        let Some(d) = &truth.durations else { continue };
+        for (col, p) in [
+            ("Min(ms)", 0.0),
+            ("p50(ms)", 50.0),
+            ("p90(ms)", 90.0),
+            ("p99(ms)", 99.0),
+            ("Max(ms)", 100.0),
+        ] {
+            let cell = &row.cells[t.col(col)];
+            let exact = percentile(d, p);
+            let histogram = if p == 0.0 || p == 100.0 {
+                0
+            } else {
+                exact * 16 / 1000
+            };
+            w.time(
+                out,
+                &format!("{name}: {col}"),
+                text::ns(cell, MILLI),
+                exact,
+                text::resolution(cell, MILLI) + histogram,
+            );
+        }
+    }
+}
+
+/// `Threads:`: per thread, its time alive (its first section to its exit: for `main`, the end of the
+/// program's run), its time in top-level sections, and its calls, exact.
+fn threads(w: &mut Worst, t: &Table, truth: &Truth) {
+    let out = "report: threads";
+    for (name, alive, busy, calls) in thread_truths(truth) {
+        let Some(row) = t.row(&name) else {
+            w.exact(out, &format!("{name}: has a row"), false, true);
+            continue;
+        };
+        for (col, truth) in [("Alive(s)", alive), ("In sections(s)", busy)] {
+            let cell = &row.cells[t.col(col)];
+            w.time(
+                out,
+                &format!("{name}: {col}"),
+                text::ns(cell, SECOND),
+                truth,
+                text::resolution(cell, SECOND),
+            );
+        }
+        w.exact(
+            out,
+            &format!("{name}: calls"),
+            row.cells[t.col("Calls")].parse::<u64>().unwrap(),
+            calls,
+        );
+    }
+}
+
+/// Per thread: (name, alive ns, ns in top-level sections, calls at all depths).
+pub fn thread_truths(truth: &Truth) -> Vec<(String, u64, u64, u64)> {
+    truth
+        .threads()
+        .into_iter()
+        .map(|(name, calls)| {
+            let paths = truth.paths_on(Some(&name));
+            let busy = paths
+                .iter()
+                .filter(|(p, _)| p.len() == 1)
+                .map(|(_, t)| t.total_ns.unwrap())
+                .sum();
+            let first = calls.iter().map(|c| c.start_ns).min().unwrap();
+            let last = calls.iter().map(|c| c.end_ns).max().unwrap();
+            let end = if name == "main" {
+                truth.wall_ns()
+            } else {
+                last
+            };
+            // A future is one call (at its first poll), as the truth counts it.
+            let n = paths.values().map(|p| p.calls).sum::<u64>();
+            (name, end - first, busy, n)
+        })
+        .collect()
+}
+
+/// `Locks:`: 6 acquisitions; the waits and holds summed and their maxima, against the program's own.
+fn locks(w: &mut Worst, t: &Table, truth: &Truth) {
+    let out = "report: locks";
+    let acq = truth.lock_acquisitions();
+    let row = t.row("truth_lock").expect("a truth_lock row");
+    w.exact(
+        out,
+        "acquisitions",
+        row.cells[t.col("Acquisitions")].parse::<usize>().unwrap(),
+        acq.len(),
+    );
+    let (waits, holds): (Vec<u64>, Vec<u64>) = acq.iter().map(|(_, w, h)| (*w, *h)).unzip();
+    for (col, unit, truth) in [
+        ("Wait(s)", SECOND, waits.iter().sum::<u64>()),
+        ("Max wait(ms)", MILLI, *waits.iter().max().unwrap()),
+        ("Hold(s)", SECOND, holds.iter().sum::<u64>()),
+        ("Max hold(ms)", MILLI, *holds.iter().max().unwrap()),
+    ] {
+        let cell = &row.cells[t.col(col)];
+        w.time(
+            out,
+            col,
+            text::ns(cell, unit),
+            truth,
+            text::resolution(cell, unit),
+        );
+    }
+    // Two threads: at most one waits at a time, and one did (a wait far longer than an uncontended one).
+    let waited = waits.iter().any(|w| *w > 1_000_000);
+    w.exact(
+        out,
+        "max waiters",
+        row.cells[t.col("Max waiters")].as_str(),
+        if waited { "1" } else { "0" },
+    );
+}
+
+/// A counter's value as the tables print it: an integer when it is one, else 6 significant digits.
+pub fn printed(v: f64) -> f64 {
+    format!("{v:.5e}").parse().unwrap()
+}
+
+fn counters(w: &mut Worst, t: &Table, truth: &Truth) {
+    let out = "report: counters";
+    for c in truth.raw["counters"].as_array().unwrap() {
+        let name = c["name"].as_str().unwrap();
+        let Some(row) = t.row(name) else {
+            w.exact(out, &format!("{name}: has a row"), false, true);
+            continue;
+        };
+        w.exact(
+            out,
+            &format!("{name}: samples"),
+            row.cells[t.col("Samples")].parse::<u64>().unwrap(),
+            c["samples"].as_u64().unwrap(),
+        );
+        for (col, key) in [
+            ("Last", "last"),
+            ("Min", "min"),
+            ("Max", "max"),
+            ("Mean", "mean"),
+        ] {
+            let got: f64 = row.cells[t.col(col)].parse().unwrap();
+            w.exact(
+                out,
+                &format!("{name}: {col}"),
+                got,
+                printed(c[key].as_f64().unwrap()),
+            );
+        }
+    }
+}
+
+fn async_table(w: &mut Worst, t: &Table, truth: &Truth) {
+    let out = "report: async";
+    let name = truth.raw["future"]["name"].as_str().unwrap();
+    let polls = truth.raw["future"]["polls"].as_u64().unwrap();
+    let life = truth.one(name).ns();
+    let row = t.row(name).expect("a row for the future");
+    w.exact(out, "calls", row.cells[t.col("Calls")].as_str(), "1");
+    w.exact(
+        out,
+        "polls",
+        row.cells[t.col("Polls")].parse::<u64>().unwrap(),
+        polls,
+    );
+    w.exact(
+        out,
+        "cancelled",
+        row.cells[t.col("Cancelled")].as_str(),
+        "0",
+    );
+    // The program timed the future's whole life; its polls follow each other at once (each re-polled as
+    // soon as it is pending), so its busy time is its life but for microseconds.
+    for (col, unit, truth) in [
+        ("Busy(s)", SECOND, life),
+        ("Mean poll(ms)", MILLI, life / polls),
+        ("Wall(s)", SECOND, life),
+        ("Max wall(s)", SECOND, life),
+    ] {
+        let cell = &row.cells[t.col(col)];
+        w.time(
+            out,
+            col,
+            text::ns(cell, unit),
+            truth,
+            text::resolution(cell, unit),
+        );
+    }
+}
+
+/// `Allocations:`: `alloc_known`'s 100 allocations of 100,000 bytes in all, exact (its own and with its
+/// children); the sections that allocate nothing, 0.
+fn alloc(w: &mut Worst, t: &Table, truth: &Truth, names: &BTreeMap<String, PathTruth>) {
+    let out = "report: alloc";
+    let a = &truth.raw["allocs"];
+    let section = a["section"].as_str().unwrap();
+    let row = t.row(section).expect("a row for the allocating section");
+    let mb = format!("{:.3}", a["bytes"].as_u64().unwrap() as f64 / 1e6);
+    let count = a["count"].as_u64().unwrap().to_string();
+    for (col, truth) in [
+        ("Allocs", &count),
+        ("Alloc(MB)", &mb),
+        ("Self allocs", &count),
+        ("Self alloc(MB)", &mb),
+    ] {
+        w.exact(
+            out,
+            &format!("{section}: {col}"),
+            row.cells[t.col(col)].as_str(),
+            truth.as_str(),
+        );
+    }
+    for none in a["none"].as_array().into_iter().flatten() {
+        let name = none.as_str().unwrap();
+        if !names.contains_key(name) {
+            continue;
+        }
+        let Some(row) = t.row(name) else {
+            w.exact(out, &format!("{name}: has a row"), false, true);
+            continue;
+        };
+        for col in ["Allocs", "Self allocs"] {
+            w.exact(
+                out,
+                &format!("{name} (allocates nothing): {col}"),
+                row.cells[t.col(col)].as_str(),
+                "0",
+            );
+        }
+    }
+}
