@@ -2,14 +2,15 @@
 //! installs): it scrapes a running program (`examples/service`, 5,000 `residual` calls on each of two
 //! threads, then still), and its HTTP API must give the program's exact count for
 //! `perfgraph_section_calls_total` and the histogram's `_count`. Without the server the test says loudly
-//! that it did not run.
+//! that it did not run. The endpoint itself, without a server: port 0 says which port it bound.
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{PATIENCE, Reaped, example};
@@ -170,4 +171,78 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
                 .find(|p| Path::new(p).is_file())
         })
         .ok_or(())
+}
+
+/// `examples/service` serving `PERFGRAPH_PROMETHEUS=addr`, quiet otherwise: the child, its stdin (closing
+/// it stops the service) and its stderr, line by line.
+fn serve(test: &str, addr: &str) -> (Reaped, ChildStdin, mpsc::Receiver<String>) {
+    let dir = common::scratch("perfgraph-prometheus", test);
+    let mut child = Command::new(example("service"))
+        .env("XDG_RUNTIME_DIR", &dir)
+        .env("PERFGRAPH_LIVE", "off")
+        .env("PERFGRAPH_CAPTURE", "off")
+        .env("PERFGRAPH_PROMETHEUS", addr)
+        .env("SERVICE_CALLS", "100")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (Reaped(child), stdin, lines)
+}
+
+/// What is left on the service's stderr once it stopped (its stdin closed).
+fn stop(service: Reaped, stdin: ChildStdin, lines: &mpsc::Receiver<String>) -> Vec<String> {
+    drop(stdin);
+    let mut service = service;
+    assert!(service.0.wait().unwrap().success());
+    lines
+        .recv_timeout(PATIENCE)
+        .into_iter()
+        .chain(lines.try_iter())
+        .collect()
+}
+
+/// The port the service's `perfgraph: Prometheus metrics at http://127.0.0.1:PORT/metrics` line names.
+fn announced_port(lines: &mpsc::Receiver<String>) -> u16 {
+    let line = lines
+        .recv_timeout(PATIENCE)
+        .expect("no line naming the port bound");
+    line.strip_prefix("perfgraph: Prometheus metrics at http://127.0.0.1:")
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("not the line naming the port: {line:?}"))
+}
+
+#[test]
+fn port_0_says_which_port_it_bound_and_a_port_asked_for_says_nothing() {
+    let (service, stdin, lines) = serve("port0", "127.0.0.1:0");
+    let port = announced_port(&lines);
+    assert_ne!(port, 0);
+    let (status, body) = get(port, "/metrics").expect("no answer at the port announced");
+    assert!(status.contains("200"), "{status}");
+    assert!(body.contains("perfgraph_section_calls_total"), "{body}");
+    let rest = stop(service, stdin, &lines);
+    assert!(rest.is_empty(), "more on stderr: {rest:?}");
+
+    // A port of its own choosing is known to whoever chose it: nothing said.
+    let port = free_port();
+    let (service, stdin, lines) = serve("port", &format!("127.0.0.1:{port}"));
+    let start = Instant::now();
+    while get(port, "/metrics").is_none() {
+        assert!(start.elapsed() < PATIENCE, "never served at {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let rest = stop(service, stdin, &lines);
+    assert!(rest.is_empty(), "stderr: {rest:?}");
 }

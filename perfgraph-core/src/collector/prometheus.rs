@@ -7,7 +7,7 @@
 //! its next look (at most every 200 ms, every 5 ms for 2 s after one). Bounded: [`MAX_CLIENTS`] at once (a
 //! new one closes the oldest still sending its request), [`MAX_REQUEST`] bytes of request head, 2 s to send
 //! it and 10 s to take the answer. Descriptors close-on-exec, above fd 2, closed in a forked child. A
-//! failure to bind is one warning line.
+//! failure to bind is one warning line; port 0 (the system picks one) is one line naming the port bound.
 
 use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -80,11 +80,19 @@ fn answer(status: &str, body: &str) -> Vec<u8> {
 }
 
 impl Endpoint {
-    /// Binds `addr`; on failure, one warning line and `None`.
+    /// Binds `addr`; on failure, one warning line and `None`. For port 0, one line says which port the
+    /// system chose: nobody could scrape it otherwise.
     pub(crate) fn open(addr: SocketAddr) -> Option<Endpoint> {
         match sys::listen_tcp(addr) {
             Ok(listener) => {
                 listen::track(sys::raw_of(&listener));
+                if addr.port() == 0
+                    && let Ok(bound) = listener.local_addr()
+                {
+                    super::live::screen::warn(&format!(
+                        "perfgraph: Prometheus metrics at http://{bound}/metrics"
+                    ));
+                }
                 Some(Endpoint {
                     listener,
                     clients: Vec::new(),
