@@ -294,6 +294,42 @@ fn a_stale_socket_of_a_dead_process_is_removed() {
     unharmed(&service.stop());
 }
 
+/// A pid that no process has here: a child's, reaped.
+fn dead_pid() -> u32 {
+    let mut dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    pid
+}
+
+/// The sweep of stale sockets judges a socket by whether it takes a connection, never by its pid: a socket
+/// named for a pid that does not exist here, with a listener behind it (a process of another PID namespace
+/// sharing the directory), is left alone; one nothing listens on is removed.
+#[test]
+fn the_sweep_removes_only_sockets_that_refuse_a_connection() {
+    let runtime = scratch("namespace");
+    let dir = runtime.join("perfgraph");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (live_pid, dead_pid) = (dead_pid(), dead_pid());
+    let live = dir.join(format!("{live_pid}.sock"));
+    let dead = dir.join(format!("{dead_pid}.sock"));
+    let listener = std::os::unix::net::UnixListener::bind(&live).unwrap();
+    drop(std::os::unix::net::UnixListener::bind(&dead).unwrap());
+    assert!(!Path::new(&format!("/proc/{live_pid}")).exists());
+    // An instrumented process starts in that directory and sweeps it.
+    let service = Service::start(&runtime);
+    assert!(
+        live.exists(),
+        "the socket of a live listener whose pid does not exist here was removed"
+    );
+    assert!(!dead.exists(), "a socket nothing listens on is removed");
+    // The listener was not harmed: it still takes connections.
+    assert!(UnixStream::connect(&live).is_ok());
+    drop(listener);
+    unharmed(&service.stop());
+}
+
 #[test]
 fn a_directory_that_is_not_private_is_refused_with_one_line() {
     for (what, make) in [

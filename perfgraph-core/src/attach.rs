@@ -103,8 +103,8 @@ pub struct LiveSection {
     pub elapsed_ns: u64,
 }
 
-/// Every process of this user that answers on its socket, by pid. Sockets of processes that no longer
-/// exist are removed on the way.
+/// Every process of this user that answers on its socket, by pid. Stale sockets (that refuse a connection:
+/// their process is gone) are removed on the way.
 ///
 /// ```no_run
 /// for p in perfgraph_core::attach::processes() {
@@ -129,15 +129,20 @@ pub fn processes() -> Vec<Status> {
         .collect();
     let mut found = Vec::new();
     for (pid, sent) in asked {
-        match sent
-            .and_then(|reader| read_answer(pid, reader))
-            .and_then(|r| parse_status(pid, r))
-        {
-            Ok(s) => found.push(s),
-            Err(_) if !sys::process_exists(pid) => {
+        match sent {
+            // Stale: nothing listens on it (a pid that does not exist here proves nothing: a process of
+            // another PID namespace may share the directory).
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
                 sys::remove_socket(&dir.join(control::socket_name(pid)));
             }
-            Err(_) => {}
+            sent => {
+                if let Ok(s) = sent
+                    .and_then(|reader| read_answer(pid, reader))
+                    .and_then(|r| parse_status(pid, r))
+                {
+                    found.push(s);
+                }
+            }
         }
     }
     found

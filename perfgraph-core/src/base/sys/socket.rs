@@ -1,5 +1,5 @@
 //! The calls behind the control socket (`collector::listen`, and its clients in `attach`): the private
-//! directory, the listening socket and its peers' credentials, and whether a process is alive.
+//! directory, the listening socket and its peers' credentials, and whether a socket is stale.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -48,8 +48,11 @@ pub fn private_directory(dir: &Path, uid: u32) -> Result<(), String> {
     }
 }
 
-/// A listening Unix socket at `path` (which must not exist), mode 0600, non-blocking, close-on-exec and
-/// above fd 2. The mode is set before `listen`: until then nobody can connect.
+/// A listening Unix socket at `path`, mode 0600, non-blocking, close-on-exec and above fd 2; an error of
+/// kind `AlreadyExists` if something is there (a live socket, or a stale one: [`refuses`] tells them
+/// apart). The socket is bound and listening under a temporary name first, then linked at `path`
+/// (`link(2)` never replaces): nobody can connect before its mode is set, and a sweep ([`refuses`]) never
+/// finds `path` bound but not yet listening, which it would take for a dead process's.
 pub fn listen(path: &Path, backlog: i32) -> io::Result<UnixListener> {
     // std binds with SOCK_CLOEXEC and listens at once (backlog 128 on Linux); we want the mode first.
     // SAFETY: plain socket(2) call; the result is checked.
@@ -59,21 +62,38 @@ pub fn listen(path: &Path, backlog: i32) -> io::Result<UnixListener> {
     }
     // SAFETY: `fd` is a descriptor we just made and nothing else owns.
     let fd = above_stdio(unsafe { OwnedFd::from_raw_fd(fd) })?;
-    let (addr, len) = unix_address(path)?;
+    // A name no socket of ours has (`<pid>.sock`), random: two processes of one pid (of two PID namespaces)
+    // starting at once do not meet.
+    let temp = path.with_file_name(format!(".{:016x}", getrandom::u64()?));
+    let (addr, len) = unix_address(&temp)?;
+    unix_address(path)?;
     // SAFETY: `addr` is a valid sockaddr_un of `len` bytes, alive for the call.
     if unsafe { libc::bind(fd.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    let chmod = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-    // SAFETY: listen on our own bound socket.
-    if chmod.is_err() || unsafe { libc::listen(fd.as_raw_fd(), backlog) } != 0 {
-        let e = chmod.err().unwrap_or_else(io::Error::last_os_error);
-        let _ = std::fs::remove_file(path);
-        return Err(e);
-    }
+    let chmod = std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o600));
+    let listening = chmod.and_then(|()| {
+        // SAFETY: listen on our own bound socket.
+        match unsafe { libc::listen(fd.as_raw_fd(), backlog) } {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        }
+    });
+    let linked = listening.and_then(|()| std::fs::hard_link(&temp, path));
+    let _ = std::fs::remove_file(&temp);
+    linked?;
     let listener = UnixListener::from(fd);
     listener.set_nonblocking(true)?;
     Ok(listener)
+}
+
+/// Whether the socket at `path` refuses connections (`ECONNREFUSED`): nothing listens on it, its process
+/// gone (or it `exec`ed a program without us). Only that makes a socket stale: a pid that does not exist
+/// here proves nothing (a process of another PID namespace sharing the directory has one), and a socket
+/// that takes the connection, or whose queue is full, has a process behind it, stopped or busy as it may be.
+/// Connecting costs the listener one connection closed unread; it never waits.
+pub fn refuses(path: &Path) -> bool {
+    matches!(connect(path), Err(e) if e.kind() == io::ErrorKind::ConnectionRefused)
 }
 
 /// A `sockaddr_un` for `path`, or an error if the path does not fit in one (108 bytes on Linux).
@@ -166,16 +186,6 @@ pub fn connect(path: &Path) -> io::Result<UnixStream> {
     let stream = UnixStream::from(fd);
     stream.set_nonblocking(false)?;
     Ok(stream)
-}
-
-/// Whether process `pid` exists (`kill(pid, 0)`: one we may not signal exists too).
-pub fn process_exists(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 sends nothing; it only checks.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// Closes `fd` (in a forked child: the parent's sockets). Async-signal-safe.

@@ -1,6 +1,7 @@
 //! Where the control socket goes: a private directory ([`control::directory`]), created 0700 and refused
 //! unless it is a directory (not a link) of this user that nobody else may enter; and the stale sockets
-//! in it, of processes that died without removing theirs (killed, or gone through `exec`), removed.
+//! in it, of processes that died without removing theirs (killed, or gone through `exec`), removed: those
+//! that refuse a connection, never a socket judged by its pid alone.
 
 use std::path::PathBuf;
 
@@ -23,8 +24,9 @@ pub(crate) fn prepare(uid: u32) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-/// Removes the sockets in `dir` of processes that no longer exist. A socket of a live process is never
-/// touched, even one that does not answer (it may be starting).
+/// Removes the stale sockets in `dir`: those that refuse a connection ([`sys::refuses`]). A socket that
+/// takes one is a live process's, even one that does not answer (stopped, or starting) or whose pid does
+/// not exist here (a process of another PID namespace that shares the directory).
 pub(crate) fn remove_stale(dir: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -35,7 +37,7 @@ pub(crate) fn remove_stale(dir: &std::path::Path) {
         let Some(pid) = name.to_str().and_then(control::pid_of) else {
             continue;
         };
-        if pid != me && !sys::process_exists(pid) {
+        if pid != me && sys::refuses(&entry.path()) {
             sys::remove_socket(&entry.path());
         }
     }

@@ -154,9 +154,7 @@ impl Server {
         let uid = sys::effective_uid();
         let opened = dir::prepare(uid).and_then(|dir| {
             let path = dir.join(control::socket_name(sys::process_id()));
-            // Ours from a process of the same pid that died, or that `exec`ed a program without us.
-            sys::remove_socket(&path);
-            sys::listen(&path, BACKLOG)
+            listen_at(&path)
                 .map(|listener| (listener, path.clone()))
                 .map_err(|e| format!("cannot listen at {:?}: {e}", path.display().to_string()))
         });
@@ -327,6 +325,23 @@ impl Server {
     pub(crate) fn close(self) {
         sys::remove_socket(&self.path);
         untrack(std::os::fd::AsRawFd::as_raw_fd(&self.listener));
+    }
+}
+
+/// Listens at `path`. A socket already there is replaced only if it is stale (it refuses a connection:
+/// ours from a process of the same pid that died, or that `exec`ed a program without us); one that takes
+/// connections is a live process's of the same pid, of another PID namespace, and is left alone.
+fn listen_at(path: &std::path::Path) -> io::Result<UnixListener> {
+    match sys::listen(path, BACKLOG) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && sys::refuses(path) => {
+            sys::remove_socket(path);
+            sys::listen(path, BACKLOG)
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(io::Error::new(
+            e.kind(),
+            "a live process listens there, of the same pid (another PID namespace?)",
+        )),
+        other => other,
     }
 }
 
