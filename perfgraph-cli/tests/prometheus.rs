@@ -2,7 +2,8 @@
 //! installs): it scrapes a running program (`examples/service`, 5,000 `residual` calls on each of two
 //! threads, then still), and its HTTP API must give the program's exact count for
 //! `perfgraph_section_calls_total` and the histogram's `_count`. Without the server the test says loudly
-//! that it did not run. The endpoint itself, without a server: port 0 says which port it bound.
+//! that it did not run. The endpoint itself, without a server: port 0 says which port it bound, and a
+//! request head too long is answered 431, not reset.
 
 mod common;
 
@@ -243,6 +244,32 @@ fn port_0_says_which_port_it_bound_and_a_port_asked_for_says_nothing() {
         assert!(start.elapsed() < PATIENCE, "never served at {port}");
         std::thread::sleep(Duration::from_millis(50));
     }
+    let rest = stop(service, stdin, &lines);
+    assert!(rest.is_empty(), "stderr: {rest:?}");
+}
+
+#[test]
+fn a_request_head_too_long_is_answered_431_not_reset() {
+    let (service, stdin, lines) = serve("head", "127.0.0.1:0");
+    let port = announced_port(&lines);
+    // Past the endpoint's 8 KiB, a little and a lot: the client sends its whole head, then reads.
+    for size in [9_000, 64 << 10, 256 << 10] {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(PATIENCE)).unwrap();
+        s.set_write_timeout(Some(PATIENCE)).unwrap();
+        let mut head = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: ".to_vec();
+        head.resize(head.len() + size, b'a');
+        let sent = s.write_all(&head);
+        let mut answer = String::new();
+        let read = s.read_to_string(&mut answer);
+        assert!(
+            read.is_ok() && answer.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+            "a head of {size} bytes: sent {sent:?}, read {read:?}: {answer:?}"
+        );
+    }
+    // And it serves on.
+    let (status, _) = get(port, "/metrics").expect("no answer after the long heads");
+    assert!(status.contains("200"), "{status}");
     let rest = stop(service, stdin, &lines);
     assert!(rest.is_empty(), "stderr: {rest:?}");
 }

@@ -5,8 +5,11 @@
 //! As the control socket ([`listen`](super::listen)), no thread of its own and never a wait: the
 //! background thread accepts, reads and writes between its passes, non-blocking; a scrape is answered at
 //! its next look (at most every 200 ms, every 5 ms for 2 s after one). Bounded: [`MAX_CLIENTS`] at once (a
-//! new one closes the oldest still sending its request), [`MAX_REQUEST`] bytes of request head, 2 s to send
-//! it and 10 s to take the answer. Descriptors close-on-exec, above fd 2, closed in a forked child. A
+//! new one closes the oldest still sending its request), [`MAX_REQUEST`] bytes of request head (past it,
+//! `431 Request Header Fields Too Large`), 2 s to send it and 10 s to take the answer. An answer is followed
+//! by the end of our side of the connection, then what the client still sends is read and dropped until it
+//! closes (2 s at most): closed with unread bytes, a socket resets the connection, and the client would
+//! lose the answer. Descriptors close-on-exec, above fd 2, closed in a forked child. A
 //! failure to bind is one warning line; port 0 (the system picks one) is one line naming the port bound.
 
 use std::io::{self, Read};
@@ -24,13 +27,19 @@ pub const MAX_REQUEST: usize = 8192;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client that has its answer may take to close before it is closed on.
+const LINGER_TIMEOUT: Duration = Duration::from_secs(2);
+/// Bytes read and dropped per pass from a client that has its answer.
+const LINGER_READ: usize = 64 << 10;
 
-/// A client: its request so far, or its answer and how much of it it took.
+/// A client: its request so far, or its answer and how much of it it took; then, `lingering`, its answer
+/// sent and our side shut, until it closes.
 struct Client {
     stream: TcpStream,
     since: u64,
     request: Vec<u8>,
     answer: Option<(Vec<u8>, usize)>,
+    lingering: bool,
 }
 
 impl Drop for Client {
@@ -122,8 +131,11 @@ impl Endpoint {
             };
             listen::track(sys::raw_of(&stream));
             if self.clients.len() >= MAX_CLIENTS {
+                // One still sending its request, or done with but for its close, makes room.
                 let oldest = listen::oldest_reading(
-                    self.clients.iter().map(|c| (c.since, c.answer.is_none())),
+                    self.clients
+                        .iter()
+                        .map(|c| (c.since, c.answer.is_none() || c.lingering)),
                 );
                 match oldest {
                     Some(i) => {
@@ -140,6 +152,7 @@ impl Endpoint {
                 since: mono,
                 request: Vec::new(),
                 answer: None,
+                lingering: false,
             });
         }
         let mut i = 0;
@@ -156,6 +169,9 @@ impl Endpoint {
     /// One client's turn; `false` when it is done with.
     fn step(&mut self, i: usize, mono: u64, metrics: &mut dyn FnMut() -> String) -> bool {
         let c = &mut self.clients[i];
+        if c.lingering {
+            return linger(c, mono);
+        }
         if c.answer.is_none() {
             let mut buf = [0u8; 4096];
             loop {
@@ -194,7 +210,15 @@ impl Endpoint {
         };
         match sys::send_some(&c.stream, out, sent) {
             Ok(false) => mono.saturating_sub(c.since) < REPLY_TIMEOUT.as_nanos() as u64,
-            Ok(true) | Err(_) => false,
+            Ok(true) => {
+                // The answer is out: our side ends (the client reads it to the end), and what the client
+                // still sends (the rest of a head too long) is read until it closes.
+                c.answer = None;
+                c.lingering = c.stream.shutdown(std::net::Shutdown::Write).is_ok();
+                c.since = mono;
+                c.lingering && linger(c, mono)
+            }
+            Err(_) => false,
         }
     }
 
@@ -202,6 +226,23 @@ impl Endpoint {
     pub(crate) fn close(self) {
         listen::untrack(sys::raw_of(&self.listener));
     }
+}
+
+/// A client that has its answer: reads and drops what it sends (at most [`LINGER_READ`] a pass); `false`
+/// once it has closed, failed or taken [`LINGER_TIMEOUT`].
+fn linger(c: &mut Client, mono: u64) -> bool {
+    let mut buf = [0u8; 4096];
+    let mut read = 0;
+    while read < LINGER_READ {
+        match c.stream.read(&mut buf) {
+            Ok(0) => return false,
+            Ok(n) => read += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    mono.saturating_sub(c.since) < LINGER_TIMEOUT.as_nanos() as u64
 }
 
 #[cfg(test)]
