@@ -141,6 +141,67 @@ fn a_hung_up_controlling_terminal_ends_top_at_once() {
     hang_up_ends_top(true);
 }
 
+/// The figures on a row that are cut: a number ending in its decimal point; with `durations`, one with
+/// one or two decimals (as `371.8 ms` or `1.25 s`) without its unit after it; else one with two decimals
+/// (seconds have three, percentages one).
+fn cut_figures(row: &str, durations: bool) -> Vec<String> {
+    let words: Vec<&str> = row.split_whitespace().collect();
+    let unit = |w: Option<&&str>| matches!(w, Some(&("ns" | "µs" | "ms" | "s" | "MB")));
+    let mut cut = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let decimals = match w.split_once('.') {
+            Some((a, b)) if digits(a) => b.len(),
+            _ => continue,
+        };
+        let whole = match decimals {
+            0 => false,
+            1 | 2 if durations => unit(words.get(i + 1)),
+            2 => false,
+            _ => true,
+        };
+        if !whole {
+            cut.push(format!("{w:?} in {row:?}"));
+        }
+    }
+    cut
+}
+
+#[test]
+fn a_narrow_terminal_cuts_no_figure() {
+    let runtime = scratch("narrow");
+    let svc = Service::start(&runtime);
+    let tty = Tty {
+        cols: 40,
+        rows: 8,
+        ..Tty::default()
+    };
+    let (mut top, mut screen) = top(&runtime, svc.pid(), &tty);
+    screen.wait_for("solve");
+    // The sections pane, its percentiles in ms and µs; then the others.
+    for key in ["3", "2", "1", "4"] {
+        screen.press(key);
+        let start = Instant::now();
+        while !screen.selected_tab().starts_with(key) {
+            assert!(start.elapsed() < PATIENCE, "pane {key} never shown");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let rows = screen.rows();
+        // The header's and the running and sections panes' figures are durations and sizes.
+        let cut: Vec<String> = (rows.iter().enumerate())
+            .flat_map(|(i, r)| cut_figures(r, i == 0 || key == "1" || key == "3"))
+            .collect();
+        assert!(
+            cut.is_empty(),
+            "pane {key}: cut figures {cut:#?}\n{}",
+            rows.join("\n")
+        );
+    }
+    screen.press("q");
+    assert_eq!(wait(&mut top).code(), Some(0), "{}", screen.text());
+    assert!(svc.stop().status.success());
+}
+
 #[test]
 fn top_of_no_process_is_one_line_and_exit_2() {
     let runtime = scratch("none");

@@ -6,8 +6,9 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, Tabs};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
+use super::fit;
 use super::view::{self, Pane, Snapshot, Ui};
 
 /// What the screen says besides the snapshot.
@@ -36,9 +37,12 @@ pub fn draw(f: &mut Frame, s: &Screen) {
             Style::default()
         }
     };
+    let header = match s.snapshot {
+        Some(snapshot) => fit::line(&view::header_items(snapshot), "  ", head.width.into()),
+        None => "perfgraph top".to_owned(),
+    };
     let mut top = vec![Span::styled(
-        s.snapshot
-            .map_or_else(|| "perfgraph top".to_owned(), view::header),
+        header,
         Style::default().add_modifier(Modifier::BOLD),
     )];
     if let Some(note) = s.note {
@@ -50,61 +54,111 @@ pub fn draw(f: &mut Frame, s: &Screen) {
     }
     f.render_widget(Paragraph::new(Line::from(top)), head);
 
-    let titles: Vec<String> = Pane::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, p)| format!("{} {}", i + 1, p.title()))
-        .collect();
-    let selected = Pane::ALL.iter().position(|&p| p == s.ui.pane).unwrap_or(0);
+    let highlight = accent(Color::Yellow).add_modifier(Modifier::REVERSED);
     f.render_widget(
-        Tabs::new(titles)
-            .select(selected)
-            .highlight_style(accent(Color::Yellow).add_modifier(Modifier::REVERSED)),
+        Paragraph::new(tab_line(s.ui.pane, tabs.width.into(), highlight)),
         tabs,
     );
 
     match s.snapshot {
         Some(snapshot) => {
             let t = view::table(snapshot, s.ui);
-            let widths = widths(&t);
+            let shown = fit::columns(&widths(&t), &t.keep, body.width.into());
+            let cells = |cells: Vec<&str>| -> Row<'static> {
+                Row::new(shown.iter().map(|&(i, w)| {
+                    Cell::from(fit::elide(cells.get(i).copied().unwrap_or(""), w).into_owned())
+                }))
+            };
             let rows: Vec<Row> = t
                 .rows
                 .iter()
-                .map(|r| Row::new(r.iter().map(|c| Cell::from(c.as_str()))))
+                .map(|r| cells(r.iter().map(String::as_str).collect()))
                 .collect();
-            let header = Row::new(t.header.iter().map(|h| Cell::from(*h)))
-                .style(accent(Color::Cyan).add_modifier(Modifier::BOLD));
+            let header =
+                cells(t.header.clone()).style(accent(Color::Cyan).add_modifier(Modifier::BOLD));
+            let widths = shown.iter().map(|&(_, w)| Constraint::Length(w as u16));
             f.render_widget(Table::new(rows, widths).header(header), body);
         }
         None => f.render_widget(Paragraph::new("waiting for the first snapshot…"), body),
     }
 
-    let filter = match (&s.ui.typing, s.ui.filter.is_empty()) {
-        (Some(typing), _) => format!("  filter: {typing}_"),
-        (None, false) => format!("  filter: {}", s.ui.filter),
-        (None, true) => String::new(),
-    };
-    let line = format!(
-        "q quit  tab/1-4 pane  s sort: {}  n top {}: {}  / filter{filter}",
-        s.ui.sort.label(),
-        view::TOP_N,
-        if s.ui.top_n { "on" } else { "off" },
-    );
+    let mut items = vec![
+        ("q quit".to_owned(), 9),
+        ("tab/1-4 pane".to_owned(), 3),
+        (format!("s sort: {}", s.ui.sort.label()), 5),
+        (
+            format!(
+                "n top {}: {}",
+                view::TOP_N,
+                if s.ui.top_n { "on" } else { "off" }
+            ),
+            4,
+        ),
+        ("/ filter".to_owned(), 2),
+    ];
+    match (&s.ui.typing, s.ui.filter.is_empty()) {
+        (Some(typing), _) => items.push((format!("filter: {typing}_"), 10)),
+        (None, false) => items.push((format!("filter: {}", s.ui.filter), 10)),
+        (None, true) => {}
+    }
+    let line = fit::line(&items, "  ", keys.width.into());
     f.render_widget(Paragraph::new(line).style(accent(Color::DarkGray)), keys);
 }
 
-/// Each column as wide as its widest cell (a name at most 60 columns).
-fn widths(t: &view::Table) -> Vec<Constraint> {
+/// The panes' tabs, the one shown highlighted: ` 1 Running │ 2 Call graph │ …`, or where that is too
+/// wide, the other panes by their keys only (`1 │ 2 │ 3 Heaviest sections │ 4`).
+fn tab_line(pane: Pane, avail: usize, highlight: Style) -> Line<'static> {
+    let titles: Vec<String> = Pane::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!("{} {}", i + 1, p.title()))
+        .collect();
+    let selected = Pane::ALL.iter().position(|&p| p == pane).unwrap_or(0);
+    let full: usize = titles.iter().map(|t| fit::width(t) + 3).sum::<usize>() - 1;
+    let mut spans = Vec::new();
+    if full <= avail {
+        for (i, title) in titles.into_iter().enumerate() {
+            spans.push(Span::raw(" "));
+            let style = if i == selected {
+                highlight
+            } else {
+                Style::default()
+            };
+            spans.push(Span::styled(title, style));
+            spans.push(Span::raw(if i + 1 < Pane::ALL.len() {
+                " │"
+            } else {
+                " "
+            }));
+        }
+        return Line::from(spans);
+    }
+    // The other panes' keys and the dividers (4 columns each), then what is left for the title shown.
+    let others = (Pane::ALL.len() - 1) * 4;
+    for (i, title) in titles.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw(" │ "));
+        }
+        if i == selected {
+            let title = fit::elide(title, avail.saturating_sub(others).max(1)).into_owned();
+            spans.push(Span::styled(title, highlight));
+        } else {
+            spans.push(Span::raw((i + 1).to_string()));
+        }
+    }
+    Line::from(spans)
+}
+
+/// Each column as wide as its widest cell, its heading included.
+fn widths(t: &view::Table) -> Vec<usize> {
     (0..t.header.len())
         .map(|i| {
-            let widest = t
-                .rows
+            t.rows
                 .iter()
-                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
-                .chain([t.header[i].len()])
+                .map(|r| r.get(i).map_or(0, |c| fit::width(c)))
+                .chain([fit::width(t.header[i])])
                 .max()
-                .unwrap_or(0);
-            Constraint::Length(widest.min(60) as u16)
+                .unwrap_or(0)
         })
         .collect()
 }
@@ -112,30 +166,7 @@ fn widths(t: &view::Table) -> Vec<Constraint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-
-    /// The screen as text, row by row, trailing blanks trimmed.
-    fn render(s: &Screen, w: u16, h: u16) -> Vec<String> {
-        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-        terminal.draw(|f| draw(f, s)).unwrap();
-        let buffer = terminal.backend().buffer().clone();
-        // `NO_COLOR`: not one cell with a colour of its own.
-        let coloured = buffer
-            .content()
-            .iter()
-            .any(|c| c.fg != Color::Reset || c.bg != Color::Reset);
-        assert_eq!(coloured, s.colour, "colours drawn: {coloured}");
-        (0..h)
-            .map(|y| {
-                (0..w)
-                    .map(|x| buffer[(x, y)].symbol().to_owned())
-                    .collect::<String>()
-                    .trim_end()
-                    .to_owned()
-            })
-            .collect()
-    }
+    use crate::top::golden::render;
 
     #[test]
     fn the_running_pane_on_a_small_terminal() {

@@ -4,6 +4,9 @@
 //! screen. When the process exits, the screen says so and keeps its last snapshot until `q`.
 
 mod draw;
+mod fit;
+#[cfg(test)]
+mod golden;
 mod input;
 mod view;
 

@@ -107,6 +107,9 @@ impl Default for Ui {
 pub struct Table {
     pub header: Vec<&'static str>,
     pub rows: Vec<Vec<String>>,
+    /// Each column's rank on a narrow terminal: 0 for a name (elided with `…`, never dropped), else a
+    /// figure, the lowest dropped first (`fit::columns`).
+    pub keep: Vec<u8>,
 }
 
 /// Seconds with three decimals.
@@ -177,6 +180,7 @@ fn running(s: &Snapshot, ui: &Ui) -> Table {
     Table {
         header: vec!["Thread", "Running now", "Elapsed"],
         rows,
+        keep: vec![0, 0, 1],
     }
 }
 
@@ -219,6 +223,7 @@ fn graph(s: &Snapshot, ui: &Ui) -> Table {
     Table {
         header: vec!["Section", "Calls", "Running", "Self(s)", "Total(s)", "%"],
         rows,
+        keep: vec![0, 3, 1, 2, 5, 4],
     }
 }
 
@@ -288,6 +293,7 @@ fn sections(s: &Snapshot, ui: &Ui) -> Table {
             "Section", "Calls", "Self(s)", "Total(s)", "p50", "p90", "p99", "Max",
         ],
         rows,
+        keep: vec![0, 5, 4, 7, 2, 1, 6, 3],
     }
 }
 
@@ -327,22 +333,23 @@ fn threads(s: &Snapshot, ui: &Ui) -> Table {
             "Thread", "Alive(s)", "Busy(s)", "Busy %", "CPU(s)", "CPU %", "Calls", "",
         ],
         rows,
+        keep: vec![0, 1, 5, 6, 3, 7, 2, 4],
     }
 }
 
-/// The header line: the process, its time, its memory.
-pub fn header(s: &Snapshot) -> String {
-    let heap = s
-        .heap_bytes
-        .map_or_else(String::new, |h| format!("  heap {}", mb(h)));
-    format!(
-        "{} (pid {})  up {}  rss {}{heap}  threads {}",
-        s.program,
-        s.pid,
-        short(s.wall_ns),
-        mb(s.rss_bytes as i64),
-        s.threads.len()
-    )
+/// The header line's items (the process, its time, its memory), each with its rank on a narrow terminal
+/// (the lowest dropped first).
+pub fn header_items(s: &Snapshot) -> Vec<(String, u8)> {
+    let mut items = vec![
+        (format!("{} (pid {})", s.program, s.pid), 9),
+        (format!("up {}", short(s.wall_ns)), 4),
+        (format!("rss {}", mb(s.rss_bytes as i64)), 3),
+    ];
+    if let Some(h) = s.heap_bytes {
+        items.push((format!("heap {}", mb(h)), 2));
+    }
+    items.push((format!("threads {}", s.threads.len()), 1));
+    items
 }
 
 /// A snapshot for the tests of `view` and `draw`.
@@ -351,7 +358,8 @@ pub mod tests_support {
     use super::*;
     use perfgraph_core::data::{CallNode, CallTree, RunInfo, ThreadSnapshot};
 
-    /// A run of `demo`: `solve` (2 calls, one running) calling `residual` (1000 calls), and `assemble`.
+    /// A run of `demo`: `solve` (2 calls, one running) calling `residual` (1000 calls, one of 371.8 ms),
+    /// and `assemble`.
     pub fn snapshot() -> Snapshot {
         let mut root = CallNode::new(0, "(root)", 0, 0, None);
         root.children = vec![1, 3];
@@ -369,6 +377,12 @@ pub mod tests_support {
         assemble.calls = 5000;
         assemble.total_ns = 500_000_000;
         assemble.self_ns = 500_000_000;
+        // Completed calls' durations, for the percentiles: µs, ms and s.
+        solve.latency.record(1_000_000_000, 1);
+        residual.latency.record(1_600_000, 990);
+        residual.latency.record(5_100_000, 9);
+        residual.latency.record(371_800_000, 1);
+        assemble.latency.record(100_000, 5000);
         root.total_ns = 3_500_000_000;
         let tree = CallTree::new(vec![root, solve, residual, assemble]);
         let mut main = ThreadSnapshot::new(0, "main", tree);
@@ -479,7 +493,11 @@ mod tests {
     #[test]
     fn the_header_names_the_process_and_its_memory() {
         assert_eq!(
-            header(&snapshot()),
+            header_items(&snapshot())
+                .into_iter()
+                .map(|(item, _)| item)
+                .collect::<Vec<_>>()
+                .join("  "),
             "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1"
         );
     }

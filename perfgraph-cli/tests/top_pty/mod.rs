@@ -70,6 +70,29 @@ impl Screen {
         self.parser.lock().unwrap().screen().contents()
     }
 
+    /// The screen's rows, trailing blanks trimmed.
+    pub fn rows(&self) -> Vec<String> {
+        let parser = self.parser.lock().unwrap();
+        let (_, cols) = parser.screen().size();
+        parser
+            .screen()
+            .rows(0, cols.get())
+            .map(|r| r.trim_end().to_owned())
+            .collect()
+    }
+
+    /// The title of the pane shown: the highlighted (reversed) text on the tabs' row.
+    pub fn selected_tab(&self) -> String {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (_, cols) = screen.size();
+        (0..cols.get())
+            .filter_map(|c| screen.cell(1, c))
+            .filter(|cell| cell.inverse())
+            .map(|cell| cell.contents())
+            .collect::<String>()
+    }
+
     pub fn alternate_screen(&self) -> bool {
         self.parser.lock().unwrap().screen().alternate_screen()
     }
