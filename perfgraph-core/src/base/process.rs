@@ -120,10 +120,29 @@ pub fn shutting_down() -> bool {
     SHUTDOWN.load(Ordering::Acquire)
 }
 
-/// Starts process exit: `true` for the one caller that did, `false` if it had begun already.
+/// Starts process exit: `true` for the one caller that did, `false` if it had begun already. The first
+/// caller also marks the run's end ([`run_end_ticks`]).
 pub fn begin_shutdown() -> bool {
     // AcqRel: the first caller's later `Exit` message is ordered after it; a second caller sees it.
-    !SHUTDOWN.swap(true, Ordering::AcqRel)
+    let first = !SHUTDOWN.swap(true, Ordering::AcqRel);
+    if first {
+        // Relaxed: read by the final pass, which the `Exit` message sent after this orders after it.
+        SHUTDOWN_TICKS.store(super::clock::now().0.max(1), Ordering::Relaxed);
+    }
+    first
+}
+
+/// The clock's ticks when process exit began (0: it has not).
+static SHUTDOWN_TICKS: AtomicU64 = AtomicU64::new(0);
+
+/// When the run ended: the clock's ticks when process exit began (the return from `main`, `exit`, a
+/// signal that ends it), `None` before. The report's wall time and running sections' time so far end
+/// there, not at the end of perfgraph's own final pass.
+pub fn run_end_ticks() -> Option<u64> {
+    match SHUTDOWN_TICKS.load(Ordering::Relaxed) {
+        0 => None,
+        ticks => Some(ticks),
+    }
 }
 
 /// Wake-up requests so far ([`wake`]): rare by design, so a counter costs nothing on the hot path.

@@ -23,7 +23,7 @@ use crate::data::tree::{CallNode, CallTree, RunningSection, ThreadGroup, ThreadS
 pub fn all() -> (Vec<ThreadSnapshot>, Scale) {
     clock::calibrate();
     let scale = clock::scale();
-    let now = clock::now().0;
+    let now = end_ticks();
     // One instant: each thread is live or folded, never both, never neither.
     let (live, retired) = threads::view();
     let mut snapshots: Vec<ThreadSnapshot> = live
@@ -37,6 +37,12 @@ pub fn all() -> (Vec<ThreadSnapshot>, Scale) {
     snapshots.extend(retired.iter().map(|g| folded(g, scale)));
     snapshots.sort_by_key(|s| s.index);
     (snapshots, scale)
+}
+
+/// Now, or, once process exit has begun, when it began: a report taken at exit covers the run, not
+/// perfgraph's own final pass (writing files, measuring its overhead).
+fn end_ticks() -> u64 {
+    process::run_end_ticks().unwrap_or_else(|| clock::now().0)
 }
 
 /// A group of folded threads as one entry.
@@ -72,7 +78,7 @@ pub fn parts(config: &Config) -> (RunInfo, Vec<ThreadSnapshot>) {
     let (threads, scale) = all();
     // After the snapshot, so the wall time covers every time in it; with the snapshot's conversion, so the
     // two compare.
-    let wall_ns = scale.to_ns(clock::now());
+    let wall_ns = scale.to_ns(Ticks(end_ticks()));
     let rss_kb = process::rss_kb() as i64 - process::start_rss_kb() as i64;
     let run = RunInfo {
         program: process::program_name(),
