@@ -77,7 +77,14 @@ impl Outputs {
             report: config.report,
             interval: config
                 .interval_ns
-                .map(|ns| (ns, Intervals::new(clock::now().0, config.interval_depth))),
+                // From the run's start, as the report's times: the first interval holds the calls that
+                // ended before the background thread made this.
+                .map(|ns| {
+                    (
+                        ns,
+                        Intervals::new(clock::scale().base().0, config.interval_depth),
+                    )
+                }),
             trace: config.trace.as_deref().map(|path| {
                 Trace::open(
                     &expanded(path),
