@@ -244,7 +244,7 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
         tree[0]["total_ns"].as_u64(),
         Some(wall),
     );
-    run_length_ns(w, out, wall, truth);
+    run_length_ns(w, "run length: json", wall, truth);
 }
 
 /// The run's length in ns (see `report::run_length`).

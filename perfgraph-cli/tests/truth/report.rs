@@ -155,7 +155,7 @@ pub fn tables(w: &mut Worst, stderr: &str, truth: &Truth) {
     graph(w, "report: graph", &g, &paths, true);
     run_length(
         w,
-        "report: graph",
+        "run length: report",
         &g.rows[0].cells[g.col("Total(s)")],
         truth,
     );
