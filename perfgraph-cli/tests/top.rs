@@ -44,6 +44,15 @@ fn top_shows_the_running_section_switches_panes_and_quits() {
     // Heaviest sections with their percentiles.
     screen.press("3");
     screen.wait_for("p99");
+    // The locks and counters panes, by their keys, listed in the key line; the service uses neither.
+    screen.wait_for("tab/1-6 pane");
+    screen.press("5");
+    screen.wait_for("5 Locks");
+    screen.wait_for("No lock of perfgraph_core::sync");
+    screen.press("6");
+    screen.wait_for("6 Counters");
+    screen.wait_for("No counter! set");
+    screen.press("3");
     // A filter typed after `/`.
     screen.press("/resid\r");
     screen.wait_for("filter: resid");

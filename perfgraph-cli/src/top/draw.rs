@@ -3,7 +3,7 @@
 //! terminal may have them (`NO_COLOR` unset).
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
@@ -63,6 +63,10 @@ pub fn draw(f: &mut Frame, s: &Screen) {
     match s.snapshot {
         Some(snapshot) => {
             let t = view::table(snapshot, s.ui);
+            if t.rows.is_empty() && s.ui.filter.is_empty() && !t.none.is_empty() {
+                f.render_widget(Paragraph::new(t.none), body);
+                return keys_line(f, s, keys);
+            }
             let shown = fit::columns(&widths(&t), &t.keep, body.width.into());
             let cells = |cells: Vec<&str>| -> Row<'static> {
                 Row::new(shown.iter().map(|&(i, w)| {
@@ -81,10 +85,14 @@ pub fn draw(f: &mut Frame, s: &Screen) {
         }
         None => f.render_widget(Paragraph::new("waiting for the first snapshot…"), body),
     }
+    keys_line(f, s, keys);
+}
 
+/// The keys, and the filter applied or being typed.
+fn keys_line(f: &mut Frame, s: &Screen, keys: Rect) {
     let mut items = vec![
         ("q quit".to_owned(), 9),
-        ("tab/1-4 pane".to_owned(), 3),
+        (format!("tab/1-{} pane", Pane::ALL.len()), 3),
         (format!("s sort: {}", s.ui.sort.label()), 5),
         (
             format!(
@@ -102,37 +110,46 @@ pub fn draw(f: &mut Frame, s: &Screen) {
         (None, true) => {}
     }
     let line = fit::line(&items, "  ", keys.width.into());
-    f.render_widget(Paragraph::new(line).style(accent(Color::DarkGray)), keys);
+    let style = if s.colour {
+        Style::default().fg(Color::DarkGray)
+    } else {
+        Style::default()
+    };
+    f.render_widget(Paragraph::new(line).style(style), keys);
 }
 
-/// The panes' tabs, the one shown highlighted: ` 1 Running │ 2 Call graph │ …`, or where that is too
-/// wide, the other panes by their keys only (`1 │ 2 │ 3 Heaviest sections │ 4`).
+/// The panes' tabs, the one shown highlighted: ` 1 Running │ 2 Call graph │ …`; where that is too wide,
+/// their titles in a word (` 1 Running │ 2 Graph │ 3 Sections │ …`); where that is too, the other panes by
+/// their keys only (`1 │ 2 │ 3 Heaviest sections │ 4 │ 5 │ 6`).
 fn tab_line(pane: Pane, avail: usize, highlight: Style) -> Line<'static> {
-    let titles: Vec<String> = Pane::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, p)| format!("{} {}", i + 1, p.title()))
-        .collect();
     let selected = Pane::ALL.iter().position(|&p| p == pane).unwrap_or(0);
-    let full: usize = titles.iter().map(|t| fit::width(t) + 3).sum::<usize>() - 1;
-    let mut spans = Vec::new();
-    if full <= avail {
+    let style = |i: usize| {
+        if i == selected {
+            highlight
+        } else {
+            Style::default()
+        }
+    };
+    for title in [Pane::title, Pane::short] {
+        let titles: Vec<String> = (Pane::ALL.iter().enumerate())
+            .map(|(i, &p)| format!("{} {}", i + 1, title(p)))
+            .collect();
+        if titles.iter().map(|t| fit::width(t) + 3).sum::<usize>() - 1 > avail {
+            continue;
+        }
+        let mut spans = Vec::new();
         for (i, title) in titles.into_iter().enumerate() {
             spans.push(Span::raw(" "));
-            let style = if i == selected {
-                highlight
-            } else {
-                Style::default()
-            };
-            spans.push(Span::styled(title, style));
-            spans.push(Span::raw(if i + 1 < Pane::ALL.len() {
-                " │"
-            } else {
-                " "
-            }));
+            spans.push(Span::styled(title, style(i)));
+            let last = i + 1 == Pane::ALL.len();
+            spans.push(Span::raw(if last { " " } else { " │" }));
         }
         return Line::from(spans);
     }
+    let titles: Vec<String> = (Pane::ALL.iter().enumerate())
+        .map(|(i, p)| format!("{} {}", i + 1, p.title()))
+        .collect();
+    let mut spans = Vec::new();
     // The other panes' keys and the dividers (4 columns each), then what is left for the title shown.
     let others = (Pane::ALL.len() - 1) * 4;
     for (i, title) in titles.iter().enumerate() {
@@ -186,12 +203,12 @@ mod tests {
             screen,
             [
                 "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
-                " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads",
+                " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
                 "Thread Running now Elapsed",
                 "main   solve       1.50 s",
                 "         residual  2.0 µs",
                 "",
-                "q quit  tab/1-4 pane  s sort: total  n top 10: off  / filter",
+                "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter",
             ]
         );
     }
@@ -218,14 +235,14 @@ mod tests {
             screen,
             [
                 "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
-                " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads",
+                " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
                 "Section      Calls Running Self(s) Total(s) %",
                 "demo         1             0.500   4.000    100.0",
                 "  solve      2     1       1.000   3.000    75.0",
                 "    residual 1000          2.000   2.000    50.0",
                 "  assemble   5000          0.500   0.500    12.5",
                 "",
-                "q quit  tab/1-4 pane  s sort: total  n top 10: off  / filter",
+                "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter",
             ]
         );
     }

@@ -62,7 +62,7 @@ fn heaviest_sections_at_40_columns_drop_percentiles_whole() {
         screen(Pane::Sections, 40),
         &[
             "demo (pid 42)  up 4.00 s  rss 12.5 MB",
-            "1 │ 2 │ 3 Heaviest sections │ 4",
+            "1 │ 2 │ 3 Heaviest sections │ 4 │ 5 │ 6",
             "Section  Calls Self(s) Total(s) p99",
             "demo     1     0.500   4.000    -",
             "solve    2     1.000   3.000    1.00 s",
@@ -76,18 +76,20 @@ fn heaviest_sections_at_40_columns_drop_percentiles_whole() {
 
 #[test]
 fn heaviest_sections_at_80_and_200_columns_show_every_column() {
-    let full = [
+    let mut full = [
         "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
-        " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads",
+        " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
         "Section  Calls Self(s) Total(s) p50      p90      p99      Max",
         "demo     1     0.500   4.000    -        -        -        -",
         "solve    2     1.000   3.000    1.00 s   1.00 s   1.00 s   1.00 s",
         "residual 1000  2.000   2.000    1.6 ms   1.6 ms   1.6 ms   371.8 ms",
         "assemble 5000  0.500   0.500    100.0 µs 100.0 µs 100.0 µs 100.0 µs",
         "",
-        "q quit  tab/1-4 pane  s sort: total  n top 10: off  / filter",
+        "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter",
     ];
     golden(screen(Pane::Sections, 80), &full);
+    // Room for the tabs' whole titles.
+    full[1] = " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters";
     golden(screen(Pane::Sections, 200), &full);
 }
 
@@ -97,7 +99,7 @@ fn the_call_graph_at_40_columns_drops_running_and_elides_a_name() {
         screen(Pane::Graph, 40),
         &[
             "demo (pid 42)  up 4.00 s  rss 12.5 MB",
-            "1 │ 2 Call graph │ 3 │ 4",
+            "1 │ 2 Call graph │ 3 │ 4 │ 5 │ 6",
             "Section     Calls Self(s) Total(s) %",
             "demo        1     0.500   4.000    100.0",
             "  solve     2     1.000   3.000    75.0",
@@ -117,7 +119,7 @@ fn the_running_pane_at_40_80_and_200_columns_elides_a_long_name() {
         screen_of(&s, Pane::Running, 40),
         &[
             "demo (pid 42)  up 4.00 s  rss 12.5 MB",
-            "1 Running │ 2 │ 3 │ 4",
+            "1 Running │ 2 │ 3 │ 4 │ 5 │ 6",
             "Thread Running now               Elapsed",
             "main   Simulation::time_steps::… 1.50 s",
             "         residual                2.0 µs",
@@ -127,18 +129,19 @@ fn the_running_pane_at_40_80_and_200_columns_elides_a_long_name() {
             "q quit  s sort: total  n top 10: off",
         ],
     );
-    let wide = [
+    let mut wide = [
         "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
-        " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads",
+        " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
         "Thread Running now                             Elapsed",
         "main   Simulation::time_steps::nonlinear_solve 1.50 s",
         "         residual                              2.0 µs",
         "",
         "",
         "",
-        "q quit  tab/1-4 pane  s sort: total  n top 10: off  / filter",
+        "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter",
     ];
     golden(screen_of(&s, Pane::Running, 80), &wide);
+    wide[1] = " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters";
     golden(screen_of(&s, Pane::Running, 200), &wide);
 }
 
@@ -148,7 +151,7 @@ fn the_threads_pane_at_40_columns() {
         screen(Pane::Threads, 40),
         &[
             "demo (pid 42)  up 4.00 s  rss 12.5 MB",
-            "1 │ 2 │ 3 │ 4 Threads",
+            "1 │ 2 │ 3 │ 4 Threads │ 5 │ 6",
             "Thread Busy(s) Busy % CPU(s) CPU %",
             "main   3.500   87.5   0.000  0.0",
             "",
@@ -158,4 +161,98 @@ fn the_threads_pane_at_40_columns() {
             "q quit  s sort: total  n top 10: off",
         ],
     );
+}
+
+#[test]
+fn the_locks_pane_at_40_80_and_200_columns() {
+    // As the report's `Locks:`, sorted by the time waited; the narrower, the fewer figures.
+    let rows = |tabs: &'static str, header: &'static str, queue, log, keys| {
+        let mut r = vec![
+            "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
+            tabs,
+            header,
+            queue,
+            log,
+        ];
+        r.extend(["", "", "", keys]);
+        r
+    };
+    let keys = "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter";
+    let mut narrow = rows(
+        "1 │ 2 │ 3 │ 4 │ 5 Locks │ 6",
+        "Lock  Acquisitions Contended Wait(s)",
+        "queue 12000        150       0.043",
+        "log   800          0         0.000",
+        "q quit  s sort: total  n top 10: off",
+    );
+    narrow[0] = "demo (pid 42)  up 4.00 s  rss 12.5 MB";
+    golden(screen(Pane::Locks, 40), &narrow);
+    golden(
+        screen(Pane::Locks, 80),
+        &rows(
+            " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
+            "Lock  Acquisitions Contended Wait(s) Max wait(ms) Hold(s) Max hold(ms)",
+            "queue 12000        150       0.043   3.200        0.910   12.400",
+            "log   800          0         0.000   0.000        0.002   0.020",
+            keys,
+        ),
+    );
+    golden(
+        screen(Pane::Locks, 200),
+        &rows(
+            " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters",
+            "Lock  Acquisitions Contended Wait(s) Max wait(ms) Hold(s) Max hold(ms) Max waiters",
+            "queue 12000        150       0.043   3.200        0.910   12.400       3",
+            "log   800          0         0.000   0.000        0.002   0.020        0",
+            keys,
+        ),
+    );
+}
+
+#[test]
+fn the_counters_pane_at_40_80_and_200_columns() {
+    // As the report's `Counters:`, by name; at 40 columns the samples go first.
+    let table = |header, depth, residual| [header, depth, residual, "", "", ""];
+    let mut expect: Vec<&str> = vec![
+        "demo (pid 42)  up 4.00 s  rss 12.5 MB",
+        "1 │ 2 │ 3 │ 4 │ 5 │ 6 Counters",
+    ];
+    expect.extend(table(
+        "Counter     Last   Min    Max Mean",
+        "queue_depth 7      3      12  7.33333",
+        "residual    0.0031 0.0031 0.5 0.19578",
+    ));
+    expect.push("q quit  s sort: total  n top 10: off");
+    golden(screen(Pane::Counters, 40), &expect);
+    for (w, tabs) in [
+        (
+            80,
+            " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
+        ),
+        (
+            200,
+            " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters",
+        ),
+    ] {
+        let mut expect = vec!["demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1", tabs];
+        expect.extend(table(
+            "Counter     Samples Last   Min    Max Mean",
+            "queue_depth 3       7      3      12  7.33333",
+            "residual    4       0.0031 0.0031 0.5 0.19578",
+        ));
+        expect.push("q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter");
+        golden(screen(Pane::Counters, w), &expect);
+    }
+}
+
+#[test]
+fn a_pane_with_nothing_recorded_says_so() {
+    let mut s = snapshot();
+    s.report.run.locks.clear();
+    s.report.run.counters.clear();
+    assert_eq!(
+        screen_of(&s, Pane::Locks, 80)[2],
+        "No lock of perfgraph_core::sync used yet."
+    );
+    assert_eq!(screen_of(&s, Pane::Counters, 80)[2], "No counter! set yet.");
 }

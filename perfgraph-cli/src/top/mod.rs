@@ -4,6 +4,7 @@
 //! screen. When the process exits, the screen says so and keeps its last snapshot until `q`.
 
 mod draw;
+mod figures;
 mod fit;
 #[cfg(test)]
 mod golden;
@@ -216,7 +217,7 @@ fn on_key(ui: &mut Ui, key: KeyEvent) -> bool {
         KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return false,
         KeyCode::Tab => ui.pane = Pane::ALL[(at + 1) % Pane::ALL.len()],
         KeyCode::BackTab => ui.pane = Pane::ALL[(at + Pane::ALL.len() - 1) % Pane::ALL.len()],
-        KeyCode::Char(c @ '1'..='4') => ui.pane = Pane::ALL[(c as u8 - b'1') as usize],
+        KeyCode::Char(c @ '1'..='6') => ui.pane = Pane::ALL[(c as u8 - b'1') as usize],
         KeyCode::Char('s') => ui.sort = ui.sort.next(),
         KeyCode::Char('n') => ui.top_n = !ui.top_n,
         KeyCode::Char('/') => ui.typing = Some(ui.filter.clone()),
@@ -240,9 +241,19 @@ mod tests {
         assert_eq!(ui.pane, Pane::Graph);
         assert!(on_key(&mut ui, key(KeyCode::BackTab)));
         assert!(on_key(&mut ui, key(KeyCode::BackTab)));
-        assert_eq!(ui.pane, Pane::Threads);
+        assert_eq!(ui.pane, Pane::Counters);
         assert!(on_key(&mut ui, key(KeyCode::Char('3'))));
         assert_eq!(ui.pane, Pane::Sections);
+        // The locks and counters panes: keys 5 and 6, and Tab goes round through them.
+        assert!(on_key(&mut ui, key(KeyCode::Char('5'))));
+        assert_eq!(ui.pane, Pane::Locks);
+        assert!(on_key(&mut ui, key(KeyCode::Char('6'))));
+        assert_eq!(ui.pane, Pane::Counters);
+        assert!(on_key(&mut ui, key(KeyCode::Tab)));
+        assert_eq!(ui.pane, Pane::Running);
+        assert!(on_key(&mut ui, key(KeyCode::BackTab)));
+        assert_eq!(ui.pane, Pane::Counters);
+        assert!(on_key(&mut ui, key(KeyCode::Char('3'))));
         assert!(on_key(&mut ui, key(KeyCode::Char('s'))));
         assert_eq!(ui.sort, view::Sort::SelfTime);
         assert!(on_key(&mut ui, key(KeyCode::Char('n'))));

@@ -3,6 +3,8 @@
 
 use perfgraph_core::data::Report;
 
+use super::figures;
+
 /// A thread and what it runs now (from the process's `status`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThreadNow {
@@ -25,17 +27,26 @@ pub struct Snapshot {
     pub report: Report,
 }
 
-/// The panes, in the order of their keys `1`..`4`.
+/// The panes, in the order of their keys `1`..`6`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
     Running,
     Graph,
     Sections,
     Threads,
+    Locks,
+    Counters,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 4] = [Pane::Running, Pane::Graph, Pane::Sections, Pane::Threads];
+    pub const ALL: [Pane; 6] = [
+        Pane::Running,
+        Pane::Graph,
+        Pane::Sections,
+        Pane::Threads,
+        Pane::Locks,
+        Pane::Counters,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -43,6 +54,17 @@ impl Pane {
             Pane::Graph => "Call graph",
             Pane::Sections => "Heaviest sections",
             Pane::Threads => "Threads",
+            Pane::Locks => "Locks",
+            Pane::Counters => "Counters",
+        }
+    }
+
+    /// The title in a word, for the tabs of a terminal too narrow for [`Pane::title`].
+    pub fn short(self) -> &'static str {
+        match self {
+            Pane::Graph => "Graph",
+            Pane::Sections => "Sections",
+            p => p.title(),
         }
     }
 }
@@ -110,10 +132,12 @@ pub struct Table {
     /// Each column's rank on a narrow terminal: 0 for a name (elided with `…`, never dropped), else a
     /// figure, the lowest dropped first (`fit::columns`).
     pub keep: Vec<u8>,
+    /// What the pane says instead of a table when the process recorded nothing of its kind.
+    pub none: &'static str,
 }
 
 /// Seconds with three decimals.
-fn secs(ns: u64) -> String {
+pub fn secs(ns: u64) -> String {
     format!("{:.3}", ns as f64 / 1e9)
 }
 
@@ -132,7 +156,7 @@ pub fn mb(bytes: i64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-fn matches(name: &str, filter: &str) -> bool {
+pub fn matches(name: &str, filter: &str) -> bool {
     filter.is_empty() || name.to_lowercase().contains(&filter.to_lowercase())
 }
 
@@ -143,6 +167,8 @@ pub fn table(s: &Snapshot, ui: &Ui) -> Table {
         Pane::Graph => graph(s, ui),
         Pane::Sections => sections(s, ui),
         Pane::Threads => threads(s, ui),
+        Pane::Locks => figures::locks(s, ui),
+        Pane::Counters => figures::counters(s, ui),
     };
     if ui.top_n && ui.pane != Pane::Running {
         t.rows.truncate(TOP_N);
@@ -181,6 +207,7 @@ fn running(s: &Snapshot, ui: &Ui) -> Table {
         header: vec!["Thread", "Running now", "Elapsed"],
         rows,
         keep: vec![0, 0, 1],
+        none: "",
     }
 }
 
@@ -224,6 +251,7 @@ fn graph(s: &Snapshot, ui: &Ui) -> Table {
         header: vec!["Section", "Calls", "Running", "Self(s)", "Total(s)", "%"],
         rows,
         keep: vec![0, 3, 1, 2, 5, 4],
+        none: "",
     }
 }
 
@@ -294,6 +322,7 @@ fn sections(s: &Snapshot, ui: &Ui) -> Table {
         ],
         rows,
         keep: vec![0, 5, 4, 7, 2, 1, 6, 3],
+        none: "",
     }
 }
 
@@ -334,6 +363,7 @@ fn threads(s: &Snapshot, ui: &Ui) -> Table {
         ],
         rows,
         keep: vec![0, 1, 5, 6, 3, 7, 2, 4],
+        none: "",
     }
 }
 
@@ -356,7 +386,9 @@ pub fn header_items(s: &Snapshot) -> Vec<(String, u8)> {
 #[cfg(test)]
 pub mod tests_support {
     use super::*;
-    use perfgraph_core::data::{CallNode, CallTree, RunInfo, ThreadSnapshot};
+    use perfgraph_core::data::{
+        CallNode, CallTree, CounterStats, LockStats, RunInfo, ThreadSnapshot,
+    };
 
     /// A run of `demo`: `solve` (2 calls, one running) calling `residual` (1000 calls, one of 371.8 ms),
     /// and `assemble`.
@@ -387,7 +419,24 @@ pub mod tests_support {
         let tree = CallTree::new(vec![root, solve, residual, assemble]);
         let mut main = ThreadSnapshot::new(0, "main", tree);
         main.is_main = true;
-        let report = Report::build(RunInfo::new("demo", "tsc", 4_000_000_000), &[main]);
+        let mut report = Report::build(RunInfo::new("demo", "tsc", 4_000_000_000), &[main]);
+        // Two locks and two counters, for the panes of the report's `Locks:` and `Counters:`.
+        let mut queue = LockStats::new("queue");
+        (queue.acquisitions, queue.contended, queue.max_waiters) = (12_000, 150, 3);
+        (queue.wait_ns, queue.max_wait_ns) = (42_500_000, 3_200_000);
+        (queue.hold_ns, queue.max_hold_ns) = (910_000_000, 12_400_000);
+        let mut log = LockStats::new("log");
+        (log.acquisitions, log.hold_ns, log.max_hold_ns) = (800, 1_500_000, 20_000);
+        report.run.locks = vec![log, queue];
+        let mut depth = CounterStats::new("queue_depth");
+        let mut residual = CounterStats::new("residual");
+        for v in [3.0, 12.0, 7.0] {
+            depth.add(v);
+        }
+        for v in [0.5, 0.125, 0.155, 0.0031] {
+            residual.add(v);
+        }
+        report.run.counters = vec![depth, residual];
         Snapshot {
             pid: 42,
             program: "demo".into(),
