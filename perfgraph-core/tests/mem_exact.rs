@@ -37,3 +37,39 @@ fn a_live_section_right_after_a_large_drop_shows_what_it_allocated() {
 fn main_name() -> String {
     std::thread::current().name().unwrap_or("main").to_owned()
 }
+
+/// Such a section's own reads of resident memory (a `pread` of `/proc/self/statm`, microseconds, and as long
+/// as any preemption at the system call's return: once 10 ms under load) are not in its time: the clock is
+/// read after the start's read and before the end's. The shortest of 200 empty calls is well under the
+/// shortest of 200 such reads (it was longer than one before: the start's read was inside).
+#[test]
+fn a_live_sections_own_memory_reads_are_not_in_its_time() {
+    let read_ns = (0..200)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            black_box(perfgraph_core::__private::read_rss_bytes());
+            t.elapsed().as_nanos() as u64
+        })
+        .min()
+        .unwrap();
+    let thread = "mem-empty";
+    let min_ns = std::thread::Builder::new()
+        .name(thread.into())
+        .spawn(move || {
+            for _ in 0..200 {
+                time_section!("mem::empty", live = "Doing nothing");
+            }
+            let tree = common::thread_named(thread).tree;
+            tree.find(&["mem::empty"])
+                .expect("the section")
+                .latency
+                .min_ns
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(
+        min_ns < read_ns / 2,
+        "an empty section took {min_ns} ns at least; one memory read takes {read_ns} ns"
+    );
+}
