@@ -5,7 +5,8 @@ use crate::common::truth::{Truth, Worst};
 
 /// The interval lines (`PERFGRAPH_INTERVAL`, down to `depth`): per thread and call path, the time inside
 /// summed over the intervals against its total (each line rounds to 1 ms, so the resolution is half a ms
-/// per line), and the calls summed, exact; every path down to `depth` has lines.
+/// per line), and the calls summed, exact (a timed future's polls: its lines count them); every path down
+/// to `depth` has lines.
 pub fn intervals(w: &mut Worst, stderr: &str, truth: &Truth, depth: usize) {
     let out = "interval";
     let lines = text::interval_lines(stderr);
@@ -22,7 +23,14 @@ pub fn intervals(w: &mut Worst, stderr: &str, truth: &Truth, depth: usize) {
                 .collect();
             w.exact(out, &format!("{what}: has lines"), !mine.is_empty(), true);
             let calls: u64 = mine.iter().map(|l| l.calls).sum();
-            w.exact(out, &format!("{what}: calls"), calls, t.calls);
+            // A timed future's lines count its polls, what ran on the thread (output-formats.md).
+            let future = &truth.raw["future"];
+            if path.last().map(String::as_str) == future["name"].as_str() {
+                let polls = future["polls"].as_u64().unwrap() * t.calls;
+                w.exact(out, &format!("{what}: polls"), calls, polls);
+            } else {
+                w.exact(out, &format!("{what}: calls"), calls, t.calls);
+            }
             if let Some(total) = t.total_ns {
                 let inside: u64 = mine.iter().map(|l| text::ns(&l.inside_ms, MILLI)).sum();
                 let res = mine.len() as u64 * 500_000;
