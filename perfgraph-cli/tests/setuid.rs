@@ -30,6 +30,7 @@ fn setuid_dir() -> Result<PathBuf, String> {
             continue;
         }
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // SAFETY: an all-zero statvfs is a valid value of the plain C struct; statvfs only writes into it.
         let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
         let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: `c` is a NUL-terminated path and `st` a valid, writable statvfs.
