@@ -51,6 +51,8 @@ enum Fact {
         wait: u64,
         hold: u64,
     },
+    /// A thread was joined (ns since the zero): it had exited by then.
+    Joined { thread: &'static str, at: u64 },
 }
 
 /// Zero: the program's first instant, before any perfgraph call.
@@ -250,8 +252,13 @@ fn lockers() {
             .unwrap()
     };
     let (a, b) = (spawn("locker-a"), spawn("locker-b"));
-    a.join().unwrap();
-    b.join().unwrap();
+    for (thread, handle) in [("locker-a", a), ("locker-b", b)] {
+        handle.join().unwrap();
+        record(Fact::Joined {
+            thread,
+            at: since_zero(Instant::now()),
+        });
+    }
 }
 
 /// Values of `truth_counter`: 0.5, 1.0, ... 25.0.
@@ -380,6 +387,7 @@ fn write_truth(path: &str, wall: u64, ticks: u64) {
     let mut calls = Vec::new();
     let mut cpu = Vec::new();
     let mut locks = Vec::new();
+    let mut joined = serde_json::Map::new();
     for fact in facts.iter() {
         match *fact {
             Fact::Call {
@@ -392,12 +400,16 @@ fn write_truth(path: &str, wall: u64, ticks: u64) {
             Fact::Lock { thread, wait, hold } => {
                 locks.push(serde_json::json!({"thread": thread, "wait_ns": wait, "hold_ns": hold}))
             }
+            Fact::Joined { thread, at } => {
+                joined.insert(thread.to_owned(), at.into());
+            }
         }
     }
     let values: Vec<f64> = (1..=COUNTER_VALUES).map(|i| i as f64 * 0.5).collect();
     let truth = serde_json::json!({
         "wall_ns": wall,
         "calls": calls,
+        "joined_ns": joined,
         "cpu": cpu,
         "locks": {"name": "truth_lock", "acquisitions": locks},
         "tick_calls": ticks,

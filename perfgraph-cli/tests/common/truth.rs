@@ -196,6 +196,11 @@ impl Truth {
         self.raw["wall_ns"].as_u64().unwrap()
     }
 
+    /// When the program had joined `thread` (ns since its zero): it had exited by then.
+    pub fn joined_ns(&self, thread: &str) -> Option<u64> {
+        self.raw["joined_ns"][thread].as_u64()
+    }
+
     /// The lock acquisitions: (thread, wait ns, hold ns), in the order they were released.
     pub fn lock_acquisitions(&self) -> Vec<(String, u64, u64)> {
         self.raw["locks"]["acquisitions"]
@@ -260,6 +265,21 @@ impl Worst {
                 error as f64 / 1e6
             ));
         }
+    }
+
+    /// Checks that `output`'s `what` (`got_ns`) lies between `low_ns` and `high_ns`, where the program
+    /// knows only bounds (a thread's exit lies between its last call's end and its join), each widened
+    /// by the tolerance and `resolution_ns`; the error noted is the distance outside them (0 within).
+    pub fn between(
+        &mut self,
+        output: &str,
+        what: &str,
+        got_ns: u64,
+        (low_ns, high_ns): (u64, u64),
+        resolution_ns: u64,
+    ) {
+        let nearest = got_ns.clamp(low_ns, high_ns.max(low_ns));
+        self.time(output, what, got_ns, nearest, resolution_ns);
     }
 
     /// Checks that `output`'s `what` equals the truth exactly.

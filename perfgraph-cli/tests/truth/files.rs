@@ -215,7 +215,7 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
             w.exact(out, &format!("thread {name}: present"), false, true);
             continue;
         };
-        w.time(
+        w.between(
             out,
             &format!("thread {name}: alive_ns"),
             t["alive_ns"].as_u64().unwrap(),

@@ -315,16 +315,22 @@ fn threads(w: &mut Worst, t: &Table, truth: &Truth) {
             w.exact(out, &format!("{name}: has a row"), false, true);
             continue;
         };
-        for (col, truth) in [("Alive(s)", alive), ("In sections(s)", busy)] {
-            let cell = &row.cells[t.col(col)];
-            w.time(
-                out,
-                &format!("{name}: {col}"),
-                text::ns(cell, SECOND),
-                truth,
-                text::resolution(cell, SECOND),
-            );
-        }
+        let cell = &row.cells[t.col("Alive(s)")];
+        w.between(
+            out,
+            &format!("{name}: Alive(s)"),
+            text::ns(cell, SECOND),
+            alive,
+            text::resolution(cell, SECOND),
+        );
+        let cell = &row.cells[t.col("In sections(s)")];
+        w.time(
+            out,
+            &format!("{name}: In sections(s)"),
+            text::ns(cell, SECOND),
+            busy,
+            text::resolution(cell, SECOND),
+        );
         w.exact(
             out,
             &format!("{name}: calls"),
@@ -334,8 +340,10 @@ fn threads(w: &mut Worst, t: &Table, truth: &Truth) {
     }
 }
 
-/// Per thread: (name, alive ns, ns in top-level sections, calls at all depths).
-pub fn thread_truths(truth: &Truth) -> Vec<(String, u64, u64, u64)> {
+/// Per thread: (name, alive ns as bounds, ns in top-level sections, calls at all depths). A thread is alive
+/// from its first section to its exit: for `main`, the end of the program's run; for another, some time
+/// between its last call's end and the program's join of it, which is all the program can know.
+pub fn thread_truths(truth: &Truth) -> Vec<(String, (u64, u64), u64, u64)> {
     truth
         .threads()
         .into_iter()
@@ -348,14 +356,14 @@ pub fn thread_truths(truth: &Truth) -> Vec<(String, u64, u64, u64)> {
                 .sum();
             let first = calls.iter().map(|c| c.start_ns).min().unwrap();
             let last = calls.iter().map(|c| c.end_ns).max().unwrap();
-            let end = if name == "main" {
-                truth.wall_ns()
+            let (low, high) = if name == "main" {
+                (truth.wall_ns(), truth.wall_ns())
             } else {
-                last
+                (last, truth.joined_ns(&name).unwrap_or(last))
             };
             // A future is one call (at its first poll), as the truth counts it.
             let n = paths.values().map(|p| p.calls).sum::<u64>();
-            (name, end - first, busy, n)
+            (name, (low - first, high - first), busy, n)
         })
         .collect()
 }
