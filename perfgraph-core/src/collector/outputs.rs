@@ -49,6 +49,10 @@ struct Window {
     /// The records each thread had lost to ring overflow when it opened: only those lost since are the
     /// window's.
     dropped_before: Vec<(String, u64)>,
+    /// A second descriptor of the client's connection, looked at every pass: a client that has gone (killed,
+    /// or stopped by a failed write of its own) ends the window then, not at its end time, which may be a
+    /// day away. `None` if it could not be had (out of descriptors): the window then runs its time.
+    client: Option<Peer>,
 }
 
 /// State of the at-exit outputs, owned by the background thread.
@@ -132,6 +136,7 @@ impl Outputs {
         if crate::base::sys::send(peer.stream(), b"ok\n").is_err() {
             return Ok(());
         }
+        let client = peer.watcher().ok();
         let format = if perfetto {
             TraceFormat::Perfetto
         } else {
@@ -150,6 +155,7 @@ impl Outputs {
             trace,
             end,
             dropped_before: before,
+            client,
         });
         self.share_texts();
         marks::set_wanted(true);
@@ -162,12 +168,19 @@ impl Outputs {
     }
 
     /// Before the drain: if the window's time is up (`now` ticks), it ends at its end time, so the drain
-    /// that follows brings every call that ended by then. Returns whether it did ([`Outputs::end_window`]
-    /// comes after the drain).
+    /// that follows brings every call that ended by then; if its client has gone, it ends now, whether or
+    /// not anything was being written to it (nobody is left to read it, and the process would pay for the
+    /// window and turn every other `perfgraph trace` away until its end time). Returns whether it did
+    /// ([`Outputs::end_window`] comes after the drain).
     pub(crate) fn window_due(&mut self, now: u64) -> bool {
         match &mut self.window {
             Some(w) if now >= w.end => {
                 w.trace.end_at(w.end);
+                true
+            }
+            Some(w) if w.client.as_ref().is_some_and(Peer::gone) => {
+                w.end = now;
+                w.trace.end_at(now);
                 true
             }
             _ => false,

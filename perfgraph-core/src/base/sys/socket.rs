@@ -268,6 +268,21 @@ pub fn send(stream: &impl AsRawFd, bytes: &[u8]) -> io::Result<usize> {
     }
 }
 
+/// Whether the peer of the connected socket `stream` has gone: its end is closed (`POLLHUP`: it exited,
+/// was killed, or closed the connection) or the connection failed (`POLLERR`: reset). Never waits, and reads
+/// nothing. A peer that only shut its writing side (a half-close, which a zero-length read would show) is
+/// still there to read.
+pub fn hung_up(stream: &impl AsRawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, a zero timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+}
+
 /// A TCP connection to `addr`, begun and not waited for (the OTLP export's): non-blocking, close-on-exec
 /// and above fd 2. [`connected`] says when it is made, or why it failed.
 pub fn connect_tcp(addr: std::net::SocketAddr) -> io::Result<std::net::TcpStream> {

@@ -54,11 +54,11 @@ pub const MAX_REPLY_BYTES: usize = 256 << 20;
 /// Pending connections the kernel queues for us.
 const BACKLOG: i32 = 64;
 
-/// The descriptors the background thread holds for the socket (the listener, its clients' and a trace
-/// window's), for the Prometheus endpoint (`collector::prometheus`: its listener and clients) and for the
+/// The descriptors the background thread holds for the socket (the listener, its clients', a trace
+/// window's and the second one that watches it), for the Prometheus endpoint (`collector::prometheus`: its listener and clients) and for the
 /// OTLP export's request (`collector::otlp`), for a forked child to close: -1 is a free slot.
-static FDS: [AtomicI32; 2 * MAX_CONNECTIONS + 4] =
-    [const { AtomicI32::new(-1) }; 2 * MAX_CONNECTIONS + 4];
+static FDS: [AtomicI32; 2 * MAX_CONNECTIONS + 5] =
+    [const { AtomicI32::new(-1) }; 2 * MAX_CONNECTIONS + 5];
 
 pub(crate) fn track(fd: RawFd) {
     for slot in &FDS {
@@ -109,6 +109,18 @@ impl Peer {
     /// The connection, to write to (non-blocking).
     pub(crate) fn stream(&mut self) -> &mut UnixStream {
         &mut self.stream
+    }
+
+    /// A second descriptor of the same connection (tracked as well), to watch whether the client is still
+    /// there ([`gone`](Peer::gone)) while this one is written elsewhere (a trace window's stream).
+    pub(crate) fn watcher(&self) -> io::Result<Peer> {
+        self.stream.try_clone().map(Peer::new)
+    }
+
+    /// Whether the client has gone: it closed its end (it exited, was killed, or gave up: a `perfgraph
+    /// trace` whose disk is full) or the connection was reset. Never waits.
+    pub(crate) fn gone(&self) -> bool {
+        sys::hung_up(&self.stream)
     }
 }
 
