@@ -66,15 +66,29 @@ fn top_says_when_the_process_exited_and_keeps_its_last_snapshot() {
     let runtime = scratch("exit");
     let svc = Service::start(&runtime);
     let pid = svc.pid();
-    let (mut top, mut screen) = top(&runtime, pid, &Tty::default());
+    // 80 columns: the line that says so is whole, not cut after the header.
+    let tty = Tty {
+        cols: 80,
+        ..Tty::default()
+    };
+    let (mut top, mut screen) = top(&runtime, pid, &tty);
     screen.wait_for("solve");
     assert!(svc.stop().status.success());
-    screen.wait_for(&format!("process {pid} exited"));
+    let gone = format!("process {pid} exited; showing its last snapshot");
+    screen.wait_for(&gone);
     let text = screen.text();
     assert!(
         text.contains("solve") && text.contains("assemble"),
         "{text}"
     );
+    // Still usable on its last snapshot: the panes, the sort and the filter.
+    screen.press("3");
+    screen.wait_for("p99");
+    screen.press("s/resid\r");
+    screen.wait_for("filter: resid");
+    screen.wait_for("sort: self");
+    let text = screen.text();
+    assert!(text.contains("residual") && text.contains(&gone), "{text}");
     screen.press("q");
     assert_eq!(wait(&mut top).code(), Some(0), "{}", screen.text());
 }

@@ -1,6 +1,7 @@
-//! `perfgraph top`'s screen, drawn from the rows of `view`: a header line (the process, its memory, and
-//! what became of it), the panes' tabs, the table of the pane shown, and the keys. Colours only where the
-//! terminal may have them (`NO_COLOR` unset).
+//! `perfgraph top`'s screen, drawn from the rows of `view`: a header line (the process, its memory), the
+//! panes' tabs, the table of the pane shown, a status line when there is something to say (`process 123
+//! exited; showing its last snapshot`), and the keys. Colours only where the terminal may have them
+//! (`NO_COLOR` unset).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -15,7 +16,8 @@ use super::view::{self, Pane, Snapshot, Ui};
 pub struct Screen<'a> {
     pub snapshot: Option<&'a Snapshot>,
     pub ui: &'a Ui,
-    /// The status line: why there is no (new) snapshot (`process 123 exited`), if so.
+    /// The status line, above the keys: why there is no new snapshot (`process 123 exited; showing its
+    /// last snapshot`), if so; its parts between `; ` are dropped whole on a narrow terminal.
     pub note: Option<&'a str>,
     /// Colours allowed.
     pub colour: bool,
@@ -23,10 +25,11 @@ pub struct Screen<'a> {
 
 /// Draws the whole screen.
 pub fn draw(f: &mut Frame, s: &Screen) {
-    let [head, tabs, body, keys] = Layout::vertical([
+    let [head, tabs, body, status, keys] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(1),
         Constraint::Min(1),
+        Constraint::Length(u16::from(s.note.is_some())),
         Constraint::Length(1),
     ])
     .areas(f.area());
@@ -41,18 +44,17 @@ pub fn draw(f: &mut Frame, s: &Screen) {
         Some(snapshot) => fit::line(&view::header_items(snapshot), "  ", head.width.into()),
         None => "perfgraph top".to_owned(),
     };
-    let mut top = vec![Span::styled(
-        header,
-        Style::default().add_modifier(Modifier::BOLD),
-    )];
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    f.render_widget(Paragraph::new(Span::styled(header, bold)), head);
     if let Some(note) = s.note {
-        top.push(Span::raw("  "));
-        top.push(Span::styled(
-            note.to_owned(),
-            accent(Color::Red).add_modifier(Modifier::BOLD),
-        ));
+        // Its parts (`process 42 exited; showing its last snapshot`) whole, the first kept longest.
+        let parts: Vec<(String, u8)> = (note.split("; ").enumerate())
+            .map(|(i, p)| (p.to_owned(), u8::MAX - i.min(200) as u8))
+            .collect();
+        let line = fit::line(&parts, "; ", status.width.into());
+        let style = accent(Color::Red).add_modifier(Modifier::BOLD);
+        f.render_widget(Paragraph::new(Span::styled(line, style)), status);
     }
-    f.render_widget(Paragraph::new(Line::from(top)), head);
 
     let highlight = accent(Color::Yellow).add_modifier(Modifier::REVERSED);
     f.render_widget(
@@ -255,20 +257,29 @@ mod tests {
             typing: Some("res".into()),
             ..Ui::default()
         };
-        let screen = render(
-            &Screen {
-                snapshot: Some(&snapshot),
-                ui: &ui,
-                note: Some("process 42 exited"),
-                colour: true,
-            },
-            90,
-            8,
-        );
-        assert!(screen[0].ends_with("process 42 exited"), "{screen:#?}");
-        assert!(screen[3].starts_with("demo "), "{screen:#?}");
-        assert!(screen[4].starts_with("  solve "), "{screen:#?}");
-        assert!(screen[5].starts_with("    residual "), "{screen:#?}");
-        assert!(screen[7].ends_with("filter: res_"), "{screen:#?}");
+        let note = "process 42 exited; showing its last snapshot";
+        let screen = |w| {
+            render(
+                &Screen {
+                    snapshot: Some(&snapshot),
+                    ui: &ui,
+                    note: Some(note),
+                    colour: true,
+                },
+                w,
+                9,
+            )
+        };
+        // A line of its own above the keys, whole; on a narrow terminal, its first part whole.
+        let wide = screen(90);
+        assert_eq!(wide[0], "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1");
+        assert!(wide[3].starts_with("demo "), "{wide:#?}");
+        assert!(wide[4].starts_with("  solve "), "{wide:#?}");
+        assert!(wide[5].starts_with("    residual "), "{wide:#?}");
+        assert_eq!(wide[7], note);
+        assert!(wide[8].ends_with("filter: res_"), "{wide:#?}");
+        let narrow = screen(40);
+        assert_eq!(narrow[7], "process 42 exited");
+        assert!(narrow[8].ends_with("filter: res_"), "{narrow:#?}");
     }
 }

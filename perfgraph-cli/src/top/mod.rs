@@ -157,7 +157,7 @@ fn run_loop(
                 }
                 Err(e) => {
                     note = Some(if gone(&e) {
-                        format!("process {pid} exited; the last snapshot stays (q quits)")
+                        format!("process {pid} exited; showing its last snapshot")
                     } else {
                         e.to_string()
                     });
