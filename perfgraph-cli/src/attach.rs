@@ -1,7 +1,6 @@
 //! `ps`, `dump`, `trace` and `report <pid>`: the running processes, through their control sockets
 //! (`perfgraph_core::attach`). Every failure is one line naming the process.
 
-use std::io::Write;
 use std::path::Path;
 
 use perfgraph_core::attach;
@@ -63,52 +62,31 @@ pub fn dump(pid: u32, output: Option<&Path>) -> Result<(), Failure> {
     load::write(output, |out| out.write_all(&json))
 }
 
-/// `perfgraph trace <pid> --seconds N -o file`: the trace, as the process streams it, into the file. The
-/// file is made at the trace's first bytes: a process that is not there, or refuses, leaves no file.
+/// `perfgraph trace <pid> --seconds N -o file`: the trace, as the process streams it, into the file,
+/// through a temporary file renamed over it at the end ([`load::Replacing`]). Nothing is made before the
+/// trace's first bytes: a process that is not there, or refuses, leaves no file; a write that fails (a full
+/// disk) leaves the file of that name as it was.
 pub fn trace(pid: u32, seconds: f64, output: &Path) -> Result<(), Failure> {
     let perfetto = output
         .extension()
         .is_some_and(|e| e == "pftrace" || e == "perfetto-trace");
-    let mut file = LazyFile {
-        path: output,
-        file: None,
-    };
+    let mut file = load::Replacing::new(output);
     let written = attach::trace(pid, seconds, perfetto, &mut file);
-    let flushed = match &mut file.file {
-        Some(f) => f.flush(),
-        None => Ok(()),
-    };
-    let bytes = written.map_err(|e| match &file.file {
+    let bytes = written.map_err(|e| match file.started() {
         // The file's own error names the file.
-        Some(_) if e.kind() != std::io::ErrorKind::Other => {
+        true if e.kind() != std::io::ErrorKind::Other => {
             Failure(format!("{}: {e}", output.display()))
         }
         _ => failure(&e),
     })?;
-    flushed.map_err(|e| Failure(format!("{}: {e}", output.display())))?;
+    if file.started() {
+        file.commit()
+            .map_err(|e| Failure(format!("{}: {e}", output.display())))?;
+    }
     eprintln!(
         "perfgraph: trace of process {pid}: {bytes} {} in {}",
         if bytes == 1 { "byte" } else { "bytes" },
         output.display()
     );
     Ok(())
-}
-
-/// A file created at its first write.
-struct LazyFile<'a> {
-    path: &'a Path,
-    file: Option<std::io::BufWriter<std::fs::File>>,
-}
-
-impl Write for LazyFile<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.file.is_none() {
-            self.file = Some(std::io::BufWriter::new(std::fs::File::create(self.path)?));
-        }
-        self.file.as_mut().map_or(Ok(0), |f| f.write(buf))
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.as_mut().map_or(Ok(()), Write::flush)
-    }
 }

@@ -1,7 +1,17 @@
 //! Reading the inputs and writing the outputs, each failure one line naming the file.
+//!
+//! An output file (`-o`) is written as perfgraph-core writes its own (`PERFGRAPH_JSON`): under a temporary
+//! name next to it, renamed over it once complete ([`Replacing`]), so a write that fails (a full disk) or is
+//! cut short leaves the file that had the name as it was, and no temporary file.
 
-use std::io::Write;
-use std::path::Path;
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use perfgraph_core::data::Report;
 
@@ -41,8 +51,193 @@ pub fn write(
     }
     let p = output.unwrap_or(Path::new("-"));
     let fail = |e: std::io::Error| Failure(format!("{}: {e}", p.display()));
-    let mut out = std::io::BufWriter::new(std::fs::File::create(p).map_err(fail)?);
-    render(&mut out).and_then(|()| out.flush()).map_err(fail)
+    let mut out = Replacing::new(p);
+    render(&mut out).map_err(fail)?;
+    out.commit().map_err(fail)
+}
+
+/// An output file written through a temporary name: created at the first write as
+/// `.<name>.perfgraph-<pid>-<n>` in the file's own directory (new, not through a link, with the permission
+/// bits of the file it replaces), and renamed over the file by [`commit`](Replacing::commit) once written
+/// and on disk. Dropped without a commit (a failed write), the temporary file is removed; so it is when
+/// SIGINT, SIGTERM or SIGHUP ends the command meanwhile. The name is followed through links to the file it
+/// leads to; one that leads to something else than a regular file (`/dev/stdout`, a named pipe) is written in
+/// place. An existing file we may not write is an error, as it was for a plain `open`.
+pub struct Replacing {
+    path: PathBuf,
+    out: Option<BufWriter<File>>,
+    /// The temporary file and the file it replaces (links followed), until it is renamed (or removed).
+    temp: Option<(PathBuf, PathBuf)>,
+}
+
+impl Replacing {
+    /// Writes to `path` once [`commit`](Replacing::commit)ted; nothing is made before the first write.
+    pub fn new(path: &Path) -> Replacing {
+        Replacing {
+            path: path.to_owned(),
+            out: None,
+            temp: None,
+        }
+    }
+
+    /// Whether anything was written (a file made).
+    pub fn started(&self) -> bool {
+        self.out.is_some()
+    }
+
+    fn open(&mut self) -> std::io::Result<&mut BufWriter<File>> {
+        if self.out.is_none() {
+            let file = match std::fs::metadata(&self.path) {
+                // Through its links: a regular file is replaced, anything else written in place.
+                Ok(m) if !m.is_file() => File::create(&self.path)?,
+                Ok(m) => {
+                    let target = std::fs::canonicalize(&self.path)?;
+                    self.create_temp(target, Some(m.permissions().mode() & 0o777))?
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    if self.path.is_symlink() {
+                        // A link to a file that does not exist yet: made where it leads, as `open` would.
+                        File::create(&self.path)?
+                    } else {
+                        self.create_temp(self.path.clone(), None)?
+                    }
+                }
+                Err(e) => return Err(e),
+            };
+            self.out = Some(BufWriter::with_capacity(1 << 16, file));
+        }
+        Ok(self.out.as_mut().expect("just made"))
+    }
+
+    /// Creates the temporary file for `target` (`mode`: the bits of the file it replaces) and arms the
+    /// signal handlers that remove it.
+    fn create_temp(&mut self, target: PathBuf, mode: Option<u32>) -> std::io::Result<File> {
+        if mode.is_some() {
+            // One we may not write is refused, as a plain `open` would refuse it (never truncated here).
+            OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&target)?;
+        }
+        let dir = target
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = target.file_name().unwrap_or_default().as_bytes();
+        let name = String::from_utf8_lossy(&name[..name.len().min(200)]).into_owned();
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        for n in 0..16u32 {
+            let temp = dir.join(format!(
+                ".{name}.perfgraph-{}-{:x}",
+                std::process::id(),
+                stamp.wrapping_add(n)
+            ));
+            let created = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .mode(mode.unwrap_or(0o666))
+                .open(&temp);
+            match created {
+                Ok(file) => {
+                    remove_on_signal(&temp);
+                    self.temp = Some((temp, target));
+                    if let Some(mode) = mode {
+                        // The umask may have cleared some of the bits.
+                        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+                    }
+                    return Ok(file);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::ErrorKind::AlreadyExists.into())
+    }
+
+    /// The file is complete: written out, on disk (a full disk may say so only now), and renamed over
+    /// the file of that name. An output nothing was written to is made empty, as `-o` always makes one.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        self.open()?;
+        // A stream written in place (a pipe) has nothing to sync.
+        let sync = self.temp.is_some();
+        if let Some(out) = &mut self.out {
+            out.flush()?;
+            if sync {
+                out.get_ref().sync_all()?;
+            }
+        }
+        self.out = None;
+        if let Some((temp, target)) = self.temp.take() {
+            let renamed = std::fs::rename(&temp, &target);
+            disarm();
+            if renamed.is_err() {
+                let _ = std::fs::remove_file(&temp);
+            }
+            renamed?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for Replacing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.open()?.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.out {
+            Some(out) => out.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Replacing {
+    /// Not committed: the temporary file goes.
+    fn drop(&mut self) {
+        if let Some((temp, _)) = self.temp.take() {
+            disarm();
+            let _ = std::fs::remove_file(temp);
+        }
+    }
+}
+
+/// The temporary file a signal handler removes (a leaked C string), or null.
+static TEMP: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+/// From now on SIGINT, SIGTERM and SIGHUP remove `temp` before they end the command as their default
+/// action would (the handlers are installed once; a handler with nothing to remove just does that).
+fn remove_on_signal(temp: &Path) {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            let action = move || {
+                // Acquire: pairs with the Release store in `remove_on_signal`, so the string is whole.
+                let temp = TEMP.load(Ordering::Acquire);
+                if !temp.is_null() {
+                    // SAFETY: a NUL-terminated string that is never freed (leaked by `remove_on_signal`).
+                    unsafe { libc::unlink(temp) };
+                }
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+            };
+            // SAFETY: the action only loads an atomic pointer, calls `unlink` on the C string it points to
+            // and then `emulate_default_handler`, all async-signal-safe; it allocates and locks nothing.
+            let _ = unsafe { signal_hook::low_level::register(sig, action) };
+        }
+    });
+    if let Ok(c) = CString::new(temp.as_os_str().as_bytes()) {
+        // Release: pairs with the handler's Acquire load.
+        TEMP.store(c.into_raw(), Ordering::Release);
+    }
+}
+
+/// The temporary file is renamed or removed: a signal has nothing more to remove.
+fn disarm() {
+    // Relaxed: the string stays alive (leaked), so a handler that still sees it only fails its `unlink`.
+    TEMP.store(std::ptr::null_mut(), Ordering::Relaxed);
 }
 
 /// Prints `text` on standard output.

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use perfgraph_core::config::TraceFormat;
 use perfgraph_core::trace::{TraceIdentity, read_events, read_identity};
 
-use crate::Failure;
+use crate::{Failure, load};
 
 /// Whether `path` names a Perfetto protobuf trace (as `PERFGRAPH_TRACE` chooses the format: the core's
 /// rule).
@@ -54,7 +54,8 @@ fn read(path: &Path) -> Result<TraceIdentity, Failure> {
 }
 
 /// Merges the traces in `files` into `output` (standard output for none or `-`). A file output is written
-/// under a temporary name next to it and renamed when complete: a failed merge leaves no half file.
+/// under a temporary name next to it and renamed when complete ([`load::Replacing`]): a failed merge leaves
+/// no half file, and the file of that name as it was.
 pub fn merge(files: &[PathBuf], output: Option<&Path>) -> Result<(), Failure> {
     let inputs = files
         .iter()
@@ -83,25 +84,10 @@ pub fn merge(files: &[PathBuf], output: Option<&Path>) -> Result<(), Failure> {
             }
         }
         Some(path) => {
-            let dir = path
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let temp = dir.join(format!(".{name}.perfgraph-merge-{}", std::process::id()));
-            let written = File::create(&temp)
-                .map_err(|e| Failure(format!("{}: {e}", temp.display())))
-                .and_then(|f| {
-                    let mut out = BufWriter::with_capacity(1 << 16, f);
-                    write_merge(files, &inputs, zero, &mut out)?;
-                    flush(&mut out)?;
-                    std::fs::rename(&temp, path)
-                        .map_err(|e| Failure(format!("{}: {e}", path.display())))
-                });
-            if written.is_err() {
-                let _ = std::fs::remove_file(&temp);
-            }
-            written
+            let mut out = load::Replacing::new(path);
+            write_merge(files, &inputs, zero, &mut out)?;
+            out.commit()
+                .map_err(|e| Failure(format!("{}: {e}", path.display())))
         }
     }
 }
