@@ -67,6 +67,18 @@ fn child(scenario: &str) {
             writeln!(perfgraph_core::stderr(), "the program handled SIGTERM").unwrap();
         }
         "abort" => long_work_then_abort(),
+        // A thread blocked for good on a lock the main thread holds through its long section.
+        "lock" => {
+            let queue = Arc::new(perfgraph_core::sync::Mutex::new("queue", 0));
+            let held = queue.lock().unwrap();
+            let waiting = Arc::clone(&queue);
+            std::thread::Builder::new()
+                .name("worker".into())
+                .spawn(move || drop(waiting.lock()))
+                .unwrap();
+            long_work();
+            drop(held);
+        }
         _ => panic!("unknown scenario {scenario}"),
     }
     println!("child done");
@@ -412,6 +424,29 @@ fn a_signal_during_a_stuck_exit_ends_it_at_once() {
     }
 }
 
+/// SIGTERM while a thread waits for a lock it never gets: the wait's final line does not say `Finished` (the
+/// wait did not end) but `Still ... (not acquired)`, timed up to the exit, as a section's is.
+fn a_wait_cut_short_by_a_signal_does_not_say_finished() {
+    const WAIT: &str = "worker: Waiting for queue (held by main)";
+    let mut child = spawn("lock", &[], &[]);
+    child.wait_for(WAIT);
+    child.signal(libc::SIGTERM);
+    let r = child.finish_open();
+    let ctx = r.ctx();
+    assert_eq!(r.status.signal(), Some(libc::SIGTERM), "{ctx}");
+    assert!(!r.stderr.contains("Finished Waiting for"), "{ctx}");
+    let last = r
+        .stderr
+        .lines()
+        .rfind(|l| l.contains("Waiting for queue"))
+        .unwrap_or_else(|| panic!("no wait line: {ctx}"));
+    assert!(
+        last.starts_with("worker: Still Waiting for queue (held by main) (not acquired) ")
+            && last.ends_with(" MB]"),
+        "{ctx}"
+    );
+}
+
 /// `std::process::abort()` inside a printed live section: the open live line is ended.
 fn abort_ends_the_live_line() {
     let mut child = spawn("abort", &[("PERFGRAPH_REPORT", "graph")], &[]);
@@ -434,7 +469,7 @@ fn main() {
         child(&scenario);
         return;
     }
-    let tests: [(&str, fn()); 6] = [
+    let tests: [(&str, fn()); 7] = [
         (
             "sigterm_sigint_sighup_write_everything",
             sigterm_sigint_sighup_write_everything,
@@ -452,6 +487,10 @@ fn main() {
             a_handler_the_program_installs_later_wins,
         ),
         ("abort_ends_the_live_line", abort_ends_the_live_line),
+        (
+            "a_wait_cut_short_by_a_signal_does_not_say_finished",
+            a_wait_cut_short_by_a_signal_does_not_say_finished,
+        ),
         (
             "a_signal_during_a_stuck_exit_ends_it_at_once",
             a_signal_during_a_stuck_exit_ends_it_at_once,

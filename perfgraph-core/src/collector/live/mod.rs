@@ -487,6 +487,12 @@ impl Live {
         self.sync_other_output();
         self.decide_drained();
         self.decide_futures();
+        // A wait whose end the drains did not bring never got its lock: its line must not say `Finished`.
+        for (index, call) in &self.waits {
+            if let Some(&t) = self.slots.get(index) {
+                self.printer.not_ended(t, call, " (not acquired)");
+            }
+        }
         self.printer.finish(now, process::rss_kb(), &mut self.out);
         self.note_printed();
         screen.write_live(&self.out);

@@ -121,6 +121,9 @@ struct ThreadView {
     wants_drain: bool,
     /// When the thread panicked (ticks), if it did: calls open then were ended by the unwinding.
     panicked_at: Option<u64>,
+    /// A call that is no section and had not ended at exit (a lock's wait that never got its lock), and
+    /// the ending its final line says so with ([`Printer::not_ended`]).
+    not_ended: Option<((u32, u64), &'static str)>,
 }
 
 /// Whose message the open line holds.
@@ -471,6 +474,12 @@ impl Printer {
         next
     }
 
+    /// At exit, before [`finish`](Printer::finish): `call` of `thread` is no section, and had not ended (a
+    /// lock's wait that never got its lock): its final line must not say `Finished`, and says `ending`.
+    pub fn not_ended(&mut self, thread: usize, call: &Call, ending: &'static str) {
+        self.view(thread, "", true).not_ended = Some((key_of(call), ending));
+    }
+
     /// Process exit: the final lines of calls still on screen (innermost first), timed up to `now` (ticks).
     pub fn finish(&mut self, now: u64, mem_kb: u32, out: &mut String) {
         for t in 0..self.threads.len() {
@@ -486,7 +495,12 @@ impl Printer {
                     mem_start_kb: mem_kb,
                     mem_end_kb: mem_kb,
                 };
-                self.print_end(t, &open, &ended, out);
+                match self.threads[t].not_ended {
+                    Some((key, ending)) if key == key_of(&open.call) => {
+                        self.print_not_ended(t, &open, &ended, ending, out);
+                    }
+                    _ => self.print_end(t, &open, &ended, out),
+                }
             }
         }
         for l in std::mem::take(&mut self.limbo) {

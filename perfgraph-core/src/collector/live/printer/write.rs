@@ -102,6 +102,32 @@ impl Printer {
         self.after_own_line(t);
     }
 
+    /// A printed call that had not ended at exit and is no section (a lock's wait that never got its lock):
+    /// never `Finished`, but `Still <message><ending>` on a line of its own, timed up to the exit.
+    pub(super) fn print_not_ended(
+        &mut self,
+        t: usize,
+        open: &Open,
+        e: &Ended,
+        ending: &str,
+        out: &mut String,
+    ) {
+        self.end_line(out);
+        let start = out.len();
+        let level = open.call.depth as usize;
+        push_head(
+            out,
+            &self.threads[t].prefix,
+            level,
+            "Still ",
+            &open.call.message,
+        );
+        out.push_str(ending);
+        let width = text::width(&out[start..]);
+        self.push_stats(width, e, out);
+        self.after_own_line(t);
+    }
+
     /// A call that was never on screen but must print at its end: its ancestors for context, then `Finished`.
     pub(super) fn print_unseen_end(&mut self, t: usize, e: Ended, out: &mut String) {
         let d = (e.call.depth as usize).min(self.threads[t].stack.len());
