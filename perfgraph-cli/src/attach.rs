@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use perfgraph_core::attach;
 use perfgraph_core::data::Report;
+use perfgraph_core::{attach, text};
 
 use crate::{Failure, load};
 
@@ -26,24 +26,51 @@ pub fn report(pid: u32) -> Result<Report, Failure> {
     attach::report(pid).map_err(|e| failure(&e))
 }
 
-/// `perfgraph ps`: one row per process that answers.
+/// `perfgraph ps`: one row per process that answers, and per process that does not (stopped); then what
+/// was refused (a socket directory not trusted, say), one line each, and exit code 2.
 pub fn ps() -> Result<(), Failure> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
+    let listing = attach::list();
+    let mut rows: Vec<(u32, String)> = listing
+        .processes
+        .iter()
+        .map(|p| {
+            let ago = now.saturating_sub(p.start_unix_ns) / 1_000_000_000;
+            let row = format!(
+                "{:>7}  {:>7}  {:>7}  {:>8}  {}\n",
+                p.pid,
+                format!("{} ago", duration(ago)),
+                p.threads.len(),
+                p.sections,
+                // The process's own text: never a terminal's command.
+                text::escape(&p.program)
+            );
+            (p.pid, row)
+        })
+        .collect();
+    rows.extend(listing.not_responding.iter().map(|&pid| {
+        let row = format!(
+            "{pid:>7}  {:>7}  {:>7}  {:>8}  stopped (not responding)\n",
+            "-", "-", "-"
+        );
+        (pid, row)
+    }));
+    rows.sort_by_key(|(pid, _)| *pid);
     let mut text = String::from("    PID  STARTED  THREADS  SECTIONS  PROGRAM\n");
-    for p in attach::processes() {
-        let ago = now.saturating_sub(p.start_unix_ns) / 1_000_000_000;
-        text.push_str(&format!(
-            "{:>7}  {:>7}  {:>7}  {:>8}  {}\n",
-            p.pid,
-            format!("{} ago", duration(ago)),
-            p.threads.len(),
-            p.sections,
-            p.program
-        ));
+    text.extend(rows.into_iter().map(|(_, row)| row));
+    load::print(&text)?;
+    let mut errors = listing.errors;
+    match errors.pop() {
+        None => Ok(()),
+        Some(last) => {
+            for e in errors {
+                eprintln!("perfgraph: {e}");
+            }
+            Err(Failure(last))
+        }
     }
-    load::print(&text)
 }
 
 /// `3s`, `4m05s`, `2h07m`, `3d04h`.

@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
+mod second_user;
 
 use common::{PATIENCE, Service, example};
+use second_user::is_root;
 
 const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
 
@@ -377,92 +379,19 @@ fn make_open(runtime: &Path) {
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// Whether this test runs as root: only root can act as a second user.
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find(|l| l.starts_with("Uid:"))
-            .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
-    })
-}
-
 /// `perfgraph dump <pid>` run as uid/gid 65534 (nobody), with `XDG_RUNTIME_DIR=runtime` (`None`: nobody's
 /// own directory); with `dac_override`, keeping the capability to pass the directory's permissions, so
-/// that only the socket's own check of the peer's uid stands in its way. An error: it could not run as
+/// that only the client's and the socket's own checks stand in its way. An error: it could not run as
 /// nobody (no right to change user, or a path to the CLI that nobody may not take).
 fn dump_as_nobody(runtime: Option<&Path>, pid: u32, dac_override: bool) -> std::io::Result<Output> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(CLI);
     match runtime {
         Some(dir) => cmd.env("XDG_RUNTIME_DIR", dir),
         None => cmd.env_remove("XDG_RUNTIME_DIR"),
     };
     cmd.args(["dump", &pid.to_string()]);
-    // SAFETY: the closure makes only async-signal-safe system calls (prctl, setresgid, setresuid, capset)
-    // on plain stack data, in the child between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || become_nobody(dac_override));
-    }
+    second_user::as_nobody(&mut cmd, dac_override);
     cmd.output()
-}
-
-fn become_nobody(dac_override: bool) -> std::io::Result<()> {
-    const CAP_DAC_OVERRIDE: u32 = 1;
-    const VERSION_3: u32 = 0x2008_0522;
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let check = |rc: libc::c_long| {
-        if rc < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
-    };
-    // SAFETY: plain system calls on valid arguments (the structs are the kernel's layout for capset).
-    unsafe {
-        check(libc::prctl(libc::PR_SET_KEEPCAPS, 1, 0, 0, 0) as libc::c_long)?;
-        check(libc::setgroups(0, std::ptr::null()) as libc::c_long)?;
-        check(libc::setresgid(65534, 65534, 65534) as libc::c_long)?;
-        check(libc::setresuid(65534, 65534, 65534) as libc::c_long)?;
-        if dac_override {
-            let bit = 1 << CAP_DAC_OVERRIDE;
-            let header = Header {
-                version: VERSION_3,
-                pid: 0,
-            };
-            let data = [
-                Data {
-                    effective: bit,
-                    permitted: bit,
-                    inheritable: bit,
-                },
-                Data {
-                    effective: 0,
-                    permitted: 0,
-                    inheritable: 0,
-                },
-            ];
-            check(libc::syscall(libc::SYS_capset, &header, data.as_ptr()))?;
-            check(libc::prctl(
-                libc::PR_CAP_AMBIENT,
-                libc::PR_CAP_AMBIENT_RAISE,
-                CAP_DAC_OVERRIDE as libc::c_ulong,
-                0,
-                0,
-            ) as libc::c_long)?;
-        }
-    }
-    Ok(())
 }
 
 #[test]
@@ -485,7 +414,8 @@ fn another_user_is_refused() {
         (None, false, "in nobody's own directory"),
         // The process's directory keeps them out (EACCES).
         (Some(runtime.as_path()), false, "in the process's directory"),
-        // Past the directory (CAP_DAC_OVERRIDE), the socket refuses the peer's uid.
+        // Past the directory's permissions (CAP_DAC_OVERRIDE): the client does not trust another user's
+        // directory, and the socket would refuse the peer's uid.
         (Some(runtime.as_path()), true, "past the directory"),
     ] {
         let out = match dump_as_nobody(runtime, pid, dac_override) {

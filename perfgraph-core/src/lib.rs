@@ -95,6 +95,12 @@ pub mod trace {
     };
 }
 
+/// Names made safe for a terminal, as the report's tables print them: a tool that prints another process's
+/// names (an `attach::Status`'s program, threads and sections) puts them through [`escape`](text::escape).
+pub mod text {
+    pub use crate::base::text::escape;
+}
+
 pub use base::config::Verbosity;
 pub use base::heap::CountingAllocator;
 // Moved to `data` in 0.2.0; kept at the root for one release, out of the docs.

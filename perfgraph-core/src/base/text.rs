@@ -9,6 +9,14 @@ use unicode_width::UnicodeWidthStr;
 
 /// `s` with every control character escaped (`\n`, `\r`, `\t`, `\x1b`, `\u{85}`), so a name can neither
 /// break a line nor send the terminal a command. Borrowed when there is nothing to escape.
+///
+/// ```
+/// use perfgraph_core::text::escape;
+///
+/// assert_eq!(escape("solve"), "solve");
+/// // A terminal's title set by a name: shown, not obeyed.
+/// assert_eq!(escape("\u{1b}]2;PWNED\u{7}x"), "\\x1b]2;PWNED\\x07x");
+/// ```
 pub fn escape(s: &str) -> Cow<'_, str> {
     if !s.chars().any(char::is_control) {
         return Cow::Borrowed(s);

@@ -226,7 +226,17 @@ impl Collector {
                 Request::Dump if !self.server.as_ref()?.has_room(0) => {
                     Err("busy: replies waiting".to_owned())
                 }
-                Request::Dump => Ok(snapshot::report(&self.config).json().into_bytes()),
+                Request::Dump => {
+                    // `ok` at once, then the dump once built (a large one takes a while): a client tells a
+                    // process that answers from one that does not (stopped) by its first line.
+                    let mut peer = asked.peer;
+                    if sys::send(peer.stream(), b"ok\n").is_err() {
+                        continue;
+                    }
+                    let body = snapshot::report(&self.config).json().into_bytes();
+                    self.server.as_mut()?.send(peer, body, mono);
+                    continue;
+                }
                 Request::Trace { seconds, perfetto } => {
                     // The rings caught up first: what they lost before the window is not the window's.
                     if !self.outputs.window_open() {

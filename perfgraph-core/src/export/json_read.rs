@@ -84,8 +84,13 @@ impl Report {
     /// # use std::io::Read;
     /// ```
     pub fn read_json(reader: impl Read) -> Result<Report, String> {
+        Report::read_json_within(reader, Report::MAX_JSON_NODES)
+    }
+
+    /// [`Report::read_json`] held to `max_nodes` nodes (a running process's dump: `attach::report`).
+    pub(crate) fn read_json_within(reader: impl Read, max_nodes: usize) -> Result<Report, String> {
         let mut de = serde_json::Deserializer::from_reader(Guard::new(reader, &LIMITS));
-        let mut nodes_left = Report::MAX_JSON_NODES;
+        let mut nodes_left = max_nodes;
         let read = de
             .deserialize_any(Top {
                 nodes_left: &mut nodes_left,
