@@ -15,6 +15,13 @@ mod base {
         pub(crate) use loom::sync::atomic;
         pub(crate) const MODEL: bool = true;
     }
+    /// The model's slots are built one by one (`MODEL`), never mapped: these are never called.
+    pub(crate) mod sys {
+        pub(crate) fn map_zeroed(_len: usize) -> Option<std::ptr::NonNull<u8>> {
+            None
+        }
+        pub(crate) unsafe fn unmap(_ptr: std::ptr::NonNull<u8>, _len: usize) {}
+    }
 }
 
 #[path = "../src/local/ring.rs"]

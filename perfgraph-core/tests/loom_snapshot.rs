@@ -27,6 +27,11 @@ mod base {
     pub(crate) mod sys {
         /// `latency::free`'s call, never reached in the model (blocks are null there).
         pub fn release_pages(_: *mut u8, _: usize) {}
+        /// The ring's slots are built one by one in the model (`MODEL`), never mapped.
+        pub fn map_zeroed(_len: usize) -> Option<std::ptr::NonNull<u8>> {
+            None
+        }
+        pub unsafe fn unmap(_ptr: std::ptr::NonNull<u8>, _len: usize) {}
     }
     /// The counting allocator is not part of this model: perfgraph's own allocations simply run.
     pub(crate) mod heap {

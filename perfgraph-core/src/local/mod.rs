@@ -6,7 +6,8 @@
 //! * [`thread`]: a thread's recording state and the enter/exit hot path;
 //! * [`threads`]: the process-wide list of threads that recorded: registration, exit, retirement;
 //! * [`frames`]: the open-frame table (what runs now), readable by any thread;
-//! * [`ring`] and [`record`]: completed sections on their way to the background thread;
+//! * [`ring`] and [`record`]: completed sections on their way to the background thread; [`ring_supply`]: where a
+//!   new thread's ring comes from;
 //! * [`marks`]: futures' lives and instant events, through the same rings, for the trace;
 //! * [`retired`]: exited threads folded into one call tree per thread name;
 //! * [`tree`]: the thread's call tree, aggregated as it runs;
@@ -36,6 +37,7 @@ pub(crate) mod reading;
 pub(crate) mod record;
 pub(crate) mod retired;
 pub(crate) mod ring;
+pub(crate) mod ring_supply;
 #[cfg(test)]
 mod ring_tests;
 pub(crate) mod side_frames;

@@ -33,6 +33,7 @@
 //! outputs that need every record lose them; [`unmapped`] counts such threads.
 
 use crate::base::sync::atomic::{AtomicU64, Ordering, fence};
+use crate::base::sys;
 
 /// Rings given back by dropped [`Ring::reused`] rings: their slots and their head. At most
 /// [`POOL_KEEP_BYTES`] of them: a ring given back past that is freed (its address space unmapped), so the
@@ -44,12 +45,33 @@ static POOL: std::sync::Mutex<Pool> = std::sync::Mutex::new(Vec::new());
 pub const POOL_KEEP_BYTES: usize = 32 << 20;
 
 /// What [`POOL`] holds: rings given back, with their heads.
-pub type Pool = Vec<(Box<[Slot]>, u64)>;
+pub type Pool = Vec<(Slots, u64)>;
 
 /// The pool's lock, taken before a `fork()` (`collector::fork`, after the thread list's, the order every
 /// other path takes them in) so a child never inherits it held.
 pub fn hold_pool_for_fork() -> std::sync::MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Threads waiting for a ring to come back to the pool ([`Waiting`]): a ring dropped meanwhile goes to
+/// the pool even past [`POOL_KEEP_BYTES`], rather than back to the allocator.
+static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A thread waiting for a ring, while it lives (see [`WAITING`]).
+pub struct Waiting(());
+
+impl Waiting {
+    /// Counts the calling thread as waiting until the value is dropped.
+    pub fn start() -> Waiting {
+        WAITING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Waiting(())
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        WAITING.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Threads whose ring could not be allocated (they got a 2-slot ring instead).
@@ -157,7 +179,7 @@ const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Slot>() ==
 #[derive(Debug)]
 pub struct Ring {
     /// `capacity` slots, a power of two.
-    slots: Box<[Slot]>,
+    slots: Slots,
     /// Number of records ever pushed, from `start`. Written only by the producer (Release), read by the
     /// consumer (Acquire).
     head: AtomicU64,
@@ -304,7 +326,10 @@ impl Drop for Ring {
         let head = self.head.load(Ordering::Relaxed);
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let kept: usize = pool.iter().map(|(s, _)| std::mem::size_of_val(&**s)).sum();
-        if kept + std::mem::size_of_val(&*slots) <= POOL_KEEP_BYTES {
+        // A thread waiting for a ring (`local::thread::new_ring`) takes this one, whatever the pool holds.
+        if kept + std::mem::size_of_val(&*slots) <= POOL_KEEP_BYTES
+            || WAITING.load(std::sync::atomic::Ordering::Relaxed) > 0
+        {
             pool.push((slots, head));
         } else {
             // Past what the pool keeps: freed, outside the lock.
@@ -314,27 +339,99 @@ impl Drop for Ring {
     }
 }
 
-/// `capacity` slots built one by one (loom's atomics are not plain integers; also the fallback when the
-/// zeroed allocation fails, for the 2 slots of a ring that could not be had).
-fn small_slots(capacity: usize) -> Box<[Slot]> {
-    (0..capacity).map(|_| Slot::default()).collect()
+/// A ring's slots: pages mapped for them alone ([`sys::map_zeroed`]), so a ring freed gives its address
+/// space back to the system at once (a 10 MiB block from the allocator may stay in its heap, and a program
+/// that churns threads under `ulimit -v` then sees its address space fill with freed rings); or, for the
+/// loom model and the 2 slots of a ring whose memory could not be had, a boxed slice.
+#[derive(Debug)]
+pub struct Slots {
+    ptr: std::ptr::NonNull<Slot>,
+    len: usize,
+    mapped: bool,
 }
 
-/// `capacity` zeroed slots, or `None` if the memory cannot be had.
-fn new_slots(capacity: usize) -> Option<Box<[Slot]>> {
+// SAFETY: `Slots` owns its slots as a `Box<[Slot]>` would, and `Slot` (atomics) is `Send` and `Sync`.
+unsafe impl Send for Slots {}
+// SAFETY: as above: shared access only reads and writes the slots' atomics.
+unsafe impl Sync for Slots {}
+
+impl Slots {
+    /// No slots (what a dropped ring leaves behind).
+    const fn empty() -> Slots {
+        Slots {
+            ptr: std::ptr::NonNull::dangling(),
+            len: 0,
+            mapped: false,
+        }
+    }
+
+    fn boxed(slots: Box<[Slot]>) -> Slots {
+        let len = slots.len();
+        let ptr = Box::into_raw(slots).cast::<Slot>();
+        Slots {
+            // SAFETY: `Box::into_raw` never returns null.
+            ptr: unsafe { std::ptr::NonNull::new_unchecked(ptr) },
+            len,
+            mapped: false,
+        }
+    }
+}
+
+impl Default for Slots {
+    fn default() -> Slots {
+        Slots::empty()
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Slot];
+    fn deref(&self) -> &[Slot] {
+        // SAFETY: `ptr` points at `len` initialised slots (all-zero pages are valid slots, see `new_slots`)
+        // that live as long as `self`; `empty`'s dangling pointer goes with a length of 0.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        if self.mapped {
+            // SAFETY: a mapping `new_slots` made of exactly this many slots, which nothing uses any more
+            // (`&mut self`).
+            unsafe { sys::unmap(self.ptr.cast(), self.len * std::mem::size_of::<Slot>()) };
+        } else {
+            // SAFETY: made by `boxed` from a `Box<[Slot]>` of `len` slots, not freed since.
+            drop(unsafe {
+                Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                    self.ptr.as_ptr(),
+                    self.len,
+                ))
+            });
+        }
+    }
+}
+
+/// `capacity` slots built one by one (loom's atomics are not plain integers; also the fallback when the
+/// zeroed pages cannot be had, for the 2 slots of a ring that could not be had).
+fn small_slots(capacity: usize) -> Slots {
+    Slots::boxed((0..capacity).map(|_| Slot::default()).collect())
+}
+
+/// `capacity` zeroed slots in pages of their own, or `None` if the memory cannot be had.
+fn new_slots(capacity: usize) -> Option<Slots> {
     if crate::base::sync::MODEL {
         return Some(small_slots(capacity));
     }
-    use std::alloc::{Layout, alloc_zeroed};
-    let layout = Layout::array::<Slot>(capacity).ok()?;
-    // SAFETY: `layout` has a non-zero size (capacity >= 2, Slot is 40 bytes).
-    let ptr = unsafe { alloc_zeroed(layout) }.cast::<Slot>();
-    if ptr.is_null() {
-        return None;
-    }
-    // SAFETY: `ptr` is a live allocation of `capacity` Slots made with the global allocator and `Layout::array`,
-    // which is what `Box<[Slot]>` frees with; all-zero bytes are a valid `Slot` (std atomics of 0; the loom build,
-    // whose atomics are not, took the branch above). Zeroed pages stay untouched, so a ring costs resident memory
-    // only as it fills.
-    Some(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, capacity)) })
+    let bytes = capacity.checked_mul(std::mem::size_of::<Slot>())?;
+    let ptr = sys::map_zeroed(bytes)?;
+    // All-zero bytes are a valid `Slot` (std atomics of 0; the loom build, whose atomics are not, took the
+    // branch above), and a page is aligned for it. Untouched pages stay unmapped in memory, so a ring costs
+    // resident memory only as it fills.
+    Some(Slots {
+        ptr: ptr.cast(),
+        len: capacity,
+        mapped: true,
+    })
 }

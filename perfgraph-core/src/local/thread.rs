@@ -116,33 +116,15 @@ pub static MEM_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 /// so), while the counting allocator counts; `i64::MAX` otherwise.
 pub static HEAP_ALERT_KB: AtomicI64 = AtomicI64::new(i64::MAX);
 
-/// A new thread's ring of `capacity` records: one from the pool, or a new one while the address space
-/// has room for it and for the program ([`sys::address_space_room`]: under an address-space limit, a new
-/// ring must leave a quarter of the limit free, and at least 64 MiB); else a 2-slot ring (the thread's
-/// counts and times stay exact; the trace lacks its calls, and says how many threads had no ring).
-fn new_ring(capacity: usize) -> Ring {
-    if !Ring::pooled(capacity) {
-        let bytes = (capacity as u64).saturating_mul(RECORD_BYTES);
-        if let Some((limit, used)) = sys::address_space_room() {
-            let keep = (limit / 4).max(64 << 20);
-            if used.saturating_add(bytes).saturating_add(keep) > limit {
-                return Ring::without_room();
-            }
-        }
-    }
-    Ring::reused(capacity)
-}
-
-/// Bytes per ring slot (a record's words and its stamp).
-const RECORD_BYTES: u64 = 8 * (super::ring::WORDS as u64 + 1);
-
 impl ThreadState {
-    /// A new thread's state (its registration, [`super::threads`], or [`detached`](Self::detached)).
+    /// A new thread's state, recording into `ring` (its registration, [`super::threads`], with
+    /// [`super::ring_supply::new_ring`]'s, or [`detached`](Self::detached)).
     pub(super) fn new(
         index: u32,
         name: String,
         family: Option<String>,
         is_main: bool,
+        ring: Ring,
     ) -> ThreadState {
         let cpu_base_ns = sys::own_cpu_ns().unwrap_or(0);
         ThreadState {
@@ -152,10 +134,7 @@ impl ThreadState {
             is_main,
             born_ticks: clock::now().0,
             exited_ticks: AtomicU64::new(0),
-            stack: Stack::with_ring(
-                new_ring(RING_CAPACITY.load(Ordering::Relaxed)),
-                PUBLIC_DEPTH,
-            ),
+            stack: Stack::with_ring(ring, PUBLIC_DEPTH),
             watch: CachePadded::new(AtomicU32::new(0)),
             dropped: AtomicU64::new(0),
             cpu_clock: sys::own_cpu_clock(),
@@ -201,10 +180,13 @@ impl ThreadState {
     /// A state no list knows of, with a small ring of its own: for measuring what recording a section costs
     /// (the collector's start-up measurement), on the thread that makes it, which owns it.
     pub fn detached() -> ThreadState {
-        ThreadState {
-            stack: Stack::new(256, PUBLIC_DEPTH),
-            ..ThreadState::new(u32::MAX, "(measurement)".to_owned(), None, false)
-        }
+        ThreadState::new(
+            u32::MAX,
+            "(measurement)".to_owned(),
+            None,
+            false,
+            Ring::new(256),
+        )
     }
 
     /// Starts a section that takes nothing out of line (no exact memory read; the counting allocator is not

@@ -54,6 +54,11 @@ static EXITED_PENDING: AtomicU64 = AtomicU64::new(0);
 /// See [`EXITED_PENDING`].
 const EXITED_WAKE: u64 = 64;
 
+/// Exited threads the background thread has not folded yet (their states and rings still held).
+pub fn exited_pending() -> u64 {
+    EXITED_PENDING.load(Ordering::Relaxed)
+}
+
 fn threads() -> std::sync::MutexGuard<'static, Threads> {
     THREADS.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -235,10 +240,13 @@ fn register_untracked() -> &'static ThreadState {
         None if is_main => ("main".to_owned(), Some("main".to_owned())),
         None => (format!("unnamed-{}", sys::thread_id()), None),
     };
+    // Before the list's lock: the ring may wait for the background thread to fold exited threads, which
+    // takes that lock.
+    let ring = super::ring_supply::new_ring();
     let state = {
         let mut threads = threads();
         let index = threads.registered;
-        let state = Arc::new(ThreadState::new(index, name, family, is_main));
+        let state = Arc::new(ThreadState::new(index, name, family, is_main, ring));
         threads.registered += 1;
         threads.generation += 1;
         threads.live.push(Arc::clone(&state));

@@ -196,6 +196,41 @@ pub fn write_stderr(bytes: &[u8]) -> std::io::Result<usize> {
     written
 }
 
+/// `len` bytes of fresh zeroed pages of their own (`mmap(MAP_PRIVATE | MAP_ANONYMOUS)`; resident only as they
+/// are written), or `None` if the address space has no room (`ulimit -v`) or `len` is 0. Freed only by
+/// [`unmap`], which gives the address space back at once, where a large block from the allocator may stay
+/// in its heap when freed.
+pub fn map_zeroed(len: usize) -> Option<std::ptr::NonNull<u8>> {
+    if len == 0 {
+        return None;
+    }
+    // SAFETY: an anonymous private mapping at an address of the kernel's choosing; no existing memory is
+    // touched.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return None;
+    }
+    std::ptr::NonNull::new(ptr.cast())
+}
+
+/// Unmaps what [`map_zeroed`] mapped.
+///
+/// # Safety
+/// `ptr` and `len` are a mapping [`map_zeroed`] returned, not unmapped yet, and nothing uses it after.
+pub unsafe fn unmap(ptr: std::ptr::NonNull<u8>, len: usize) {
+    // SAFETY: the caller's contract: a live mapping of `len` bytes that nothing uses any more.
+    unsafe { libc::munmap(ptr.as_ptr().cast(), len) };
+}
+
 /// Gives the whole pages inside `ptr .. ptr + len` back to the kernel (`madvise(MADV_DONTNEED)`): they stay
 /// mapped, read as zero, and are not resident until written again. For memory the allocator handed out
 /// (private and anonymous), before it is freed, so that the allocator's next caller does not get it resident
