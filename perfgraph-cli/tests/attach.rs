@@ -5,7 +5,7 @@
 //! clients that send garbage or hang, and is gone when it exits. Each test has a private
 //! `XDG_RUNTIME_DIR`, so its sockets are its own.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -332,39 +332,103 @@ fn the_sweep_removes_only_sockets_that_refuse_a_connection() {
     unharmed(&service.stop());
 }
 
+/// A socket directory that is not private (a link, one open to others) is left for a private one next to
+/// it, `perfgraph-<uid>-XXXXXX`: the program says so in one line and listens there, where `ps` and `dump`
+/// find it; `ps` also says, in one line, that it does not trust the directory.
 #[test]
-fn a_directory_that_is_not_private_is_refused_with_one_line() {
+fn a_directory_that_is_not_private_is_left_for_a_private_one() {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
     for (what, make) in [
         ("symbolic link", make_link as fn(&Path)),
         ("group or others", make_open),
     ] {
         let runtime = scratch(&what.replace(' ', "-"));
         make(&runtime);
-        let mut child = Command::new(service_example())
-            .env("XDG_RUNTIME_DIR", &runtime)
-            .env("PERFGRAPH_LIVE", "off")
-            .env("PERFGRAPH_CAPTURE", "off")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
-        drop(child.stdin.take());
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success());
-        assert!(text(&out.stdout).starts_with("done "));
-        let err = text(&out.stderr);
-        assert_eq!(err.lines().count(), 1, "{err}");
+        let mut child = common::Reaped(
+            Command::new(service_example())
+                .env("XDG_RUNTIME_DIR", &runtime)
+                .env("PERFGRAPH_LIVE", "off")
+                .env("PERFGRAPH_CAPTURE", "off")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let pid = child.0.id().to_string();
+        let start = Instant::now();
+        let ps = loop {
+            let ps = cli(&runtime, &["ps"]);
+            if text(&ps.stdout)
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(&pid))
+            {
+                break ps;
+            }
+            assert!(start.elapsed() < PATIENCE, "{what}: never listed: {ps:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(ps.status.code(), Some(2), "{what}: {ps:?}");
+        let err = text(&ps.stderr);
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
         assert!(
-            err.starts_with("perfgraph: warning: no control socket") && err.contains(what),
+            err.contains("/perfgraph is ") && err.ends_with(": not trusted\n"),
             "{err}"
         );
-        // Nothing was put where the link leads.
+        let dump = cli(&runtime, &["dump", &pid]);
+        assert!(dump.status.success(), "{what}: {dump:?}");
+        assert!(text(&dump.stdout).contains("\"residual\""), "{what}");
+        // Its directory: private, next to the one refused.
+        let fallbacks: Vec<PathBuf> = std::fs::read_dir(&runtime)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&format!("perfgraph-{uid}-")))
+            })
+            .collect();
+        assert_eq!(fallbacks.len(), 1, "{fallbacks:?}");
+        let mode = std::fs::symlink_metadata(&fallbacks[0])
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", fallbacks[0].display());
+        assert!(fallbacks[0].join(format!("{pid}.sock")).exists());
+        drop(child.0.stdin.take());
+        let (mut stdout, mut stderr) = (String::new(), String::new());
+        child
+            .0
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut stdout)
+            .unwrap();
+        child
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert!(child.0.wait().unwrap().success());
+        assert!(stdout.starts_with("done "), "{stdout}");
+        let err = stderr;
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("perfgraph: warning: the directory")
+                && err.contains(what)
+                && err.contains(&format!("is in \"{}\" instead", fallbacks[0].display())),
+            "{err}"
+        );
+        // Nothing was put where the link leads, and nothing is left in its own directory.
         assert_eq!(
             std::fs::read_dir(runtime.join("elsewhere")).map_or(0, |d| d.count()),
             0
         );
+        assert_eq!(std::fs::read_dir(&fallbacks[0]).unwrap().count(), 0);
     }
 }
 

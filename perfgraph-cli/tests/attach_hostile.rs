@@ -39,6 +39,8 @@ impl Scratch {
             std::process::id()
         ));
         let _ = std::fs::remove_dir_all(&base);
+        // Made first: removed whatever happens next.
+        let scratch = Scratch { base: base.clone() };
         for (dir, mode) in [(&base, 0o755), (&base.join("bin"), 0o755)] {
             std::fs::create_dir_all(dir).unwrap();
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -49,7 +51,7 @@ impl Scratch {
         let server = base.join("bin/hostile_server");
         std::fs::copy(example("hostile_server"), &server).unwrap();
         std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
-        Scratch { base }
+        scratch
     }
 
     fn runtime(&self) -> PathBuf {
@@ -374,4 +376,113 @@ fn a_stopped_process_is_shown_as_stopped() {
     assert!(ran.stdout.contains(" service"), "{ran:?}");
     let out = service.stop();
     assert!(out.status.success(), "{out:?}");
+}
+
+/// Another user made the socket directory first, open to all, and runs a fake process in it: this user's
+/// programs still listen (in a private directory next to it, the second taking the first's), `ps` finds
+/// them and says in one line that it does not trust the directory, `dump` reads them; the fake process is
+/// one line for `ps`, `dump` and `top`, all within bounded memory.
+#[test]
+fn the_users_programs_listen_beside_a_squatted_directory() {
+    if !is_root() {
+        did_not_run(
+            "the_users_programs_listen_beside_a_squatted_directory",
+            "acting as a second user needs root (tests/attach.rs squats with this user's own directory)",
+        );
+        return;
+    }
+    let scratch = Scratch::new("squatted");
+    let sockets = scratch.sockets();
+    let runtime = scratch.runtime();
+    std::fs::create_dir(&sockets).unwrap();
+    std::os::unix::fs::chown(&sockets, Some(NOBODY), Some(NOBODY)).unwrap();
+    std::fs::set_permissions(&sockets, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (_fake, fake) = scratch.server(&sockets, "escape", true, false);
+    let start = |runtime: &Path| {
+        Reaped(
+            Command::new(example("service"))
+                .env("XDG_RUNTIME_DIR", runtime)
+                .env("PERFGRAPH_LIVE", "off")
+                .env("PERFGRAPH_CAPTURE", "off")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    // `ps` once every one of `pids` is listed.
+    let listed = |pids: &[String]| {
+        let begun = Instant::now();
+        loop {
+            let ps = cli(&runtime, &["ps"]);
+            let row = |pid: &String| {
+                ps.stdout
+                    .lines()
+                    .any(|l| l.split_whitespace().next() == Some(pid.as_str()))
+            };
+            if pids.iter().all(row) {
+                return ps;
+            }
+            assert!(begun.elapsed() < PATIENCE, "never listed: {ps:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    // The second starts once the first listens: it takes the first's directory.
+    let mut programs = vec![start(&runtime)];
+    listed(&[programs[0].0.id().to_string()]);
+    programs.push(start(&runtime));
+    let pids: Vec<String> = programs.iter().map(|p| p.0.id().to_string()).collect();
+    let ps = listed(&pids);
+    one_line(
+        &ps,
+        &["perfgraph is not yours (owner 65534) and not private (mode 0777): not trusted"],
+        "ps",
+    );
+    assert_eq!(ps.stdout.lines().count(), 3, "{ps:?}");
+    assert!(!ps.stdout.contains(&format!("{fake:>7}")), "{ps:?}");
+    assert!(ps.max_rss_kb < SMALL_KB, "ps: {} KiB", ps.max_rss_kb);
+    for pid in &pids {
+        let dump = cli(&runtime, &["dump", pid]);
+        assert_eq!(dump.code, Some(0), "{dump:?}");
+        assert!(dump.stdout.contains("\"residual\""));
+        assert!(dump.max_rss_kb < SMALL_KB, "dump: {} KiB", dump.max_rss_kb);
+    }
+    for args in [["dump", &fake.to_string()], ["top", &fake.to_string()]] {
+        let ran = cli(&runtime, &args);
+        one_line(
+            &ran,
+            &["not trusted", "is another user's"],
+            &format!("{args:?}"),
+        );
+        assert!(
+            ran.max_rss_kb < SMALL_KB,
+            "{args:?}: {} KiB",
+            ran.max_rss_kb
+        );
+    }
+    // Both in the one private directory next to the squatted one; each said so once.
+    let fallbacks: Vec<_> = std::fs::read_dir(&runtime)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("perfgraph-0-"))
+        .collect();
+    assert_eq!(fallbacks.len(), 1, "{fallbacks:?}");
+    for program in &mut programs {
+        drop(program.0.stdin.take());
+        let mut err = String::new();
+        program
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(program.0.wait().unwrap().success());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("is not private") && err.contains(" instead"),
+            "{err}"
+        );
+    }
 }

@@ -100,7 +100,9 @@ pub const MAX_DUMP_BYTES: u64 = 64 << 20;
 /// ```
 pub const MAX_DUMP_NODES: usize = 100_000;
 
-/// The directory of the sockets: `$XDG_RUNTIME_DIR/perfgraph`, else `/tmp/perfgraph-<uid>`.
+/// The directory of the sockets: `$XDG_RUNTIME_DIR/perfgraph`, else `/tmp/perfgraph-<uid>`. A program
+/// that finds it is not private (another user made it first) listens in a directory of its own next to it
+/// instead, `perfgraph-<uid>-XXXXXX`, where the other functions here look too.
 ///
 /// ```
 /// let dir = perfgraph_core::attach::directory();

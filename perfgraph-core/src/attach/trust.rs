@@ -9,7 +9,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
-use crate::base::sys;
+use crate::base::{control, sys};
 
 /// A directory of sockets the client trusts, and its owner: the user, or (root's client, through
 /// `XDG_RUNTIME_DIR`) the user whose processes root looks into.
@@ -88,15 +88,42 @@ pub(super) struct Places {
     pub refused: Vec<String>,
 }
 
-/// The places of this user's sockets: the directory ([`super::directory`]) if it is trusted.
+/// Entries of the fallback directories' parent (`/tmp`) looked at, at most.
+const MAX_PARENT_SCANNED: usize = 65_536;
+
+/// The places of this user's sockets: the directory ([`super::directory`]) if it is trusted, then the
+/// fallback directories next to it that are (`perfgraph-<uid>-XXXXXX`: where a program listens whose
+/// directory was not private), by name. A fallback directory that is not trusted is someone else's (ours
+/// are made by `mkdtemp`) and is passed over in silence; the directory itself is named in `refused`.
 pub(super) fn places() -> Places {
     let euid = sys::effective_uid();
+    let dir = super::directory();
     let mut places = Places::default();
-    match check(&super::directory(), euid) {
+    match check(&dir, euid) {
         Ok(Some(place)) => places.trusted.push(place),
         Ok(None) => {}
         Err(why) => places.refused.push(why),
     }
+    let parent = dir.parent().unwrap_or(Path::new("/"));
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return places;
+    };
+    let mut fallbacks: Vec<PathBuf> = entries
+        .take(MAX_PARENT_SCANNED)
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| control::is_fallback(n, euid))
+        })
+        .map(|e| e.path())
+        .collect();
+    fallbacks.sort();
+    places.trusted.extend(
+        fallbacks
+            .iter()
+            .filter_map(|d| check(d, euid).ok().flatten()),
+    );
     places
 }
 

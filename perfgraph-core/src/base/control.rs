@@ -111,6 +111,20 @@ pub fn directory(runtime_dir: Option<&std::ffi::OsStr>, uid: u32) -> PathBuf {
     }
 }
 
+/// The name of user `uid`'s fallback directories, but for their random end: `perfgraph-<uid>-`. A program
+/// whose directory ([`directory`]) is not private (another user made it first, say) listens in one next to
+/// it instead (made by `mkdtemp`: `/tmp/perfgraph-1000-Xq3b9Z`), and clients look in those too.
+pub fn fallback_prefix(uid: u32) -> String {
+    format!("perfgraph-{uid}-")
+}
+
+/// Whether `name` is the name of one of user `uid`'s fallback directories: [`fallback_prefix`], then the
+/// six letters or digits of `mkdtemp`.
+pub fn is_fallback(name: &str, uid: u32) -> bool {
+    name.strip_prefix(&fallback_prefix(uid))
+        .is_some_and(|end| end.len() == 6 && end.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
 /// The socket's file name for process `pid`.
 pub fn socket_name(pid: u32) -> String {
     format!("{pid}.sock")
@@ -226,6 +240,22 @@ mod tests {
             directory(Some(OsStr::new("run")), 7),
             Path::new("/tmp/perfgraph-7")
         );
+    }
+
+    #[test]
+    fn fallback_directories_are_the_users_own_names() {
+        assert_eq!(fallback_prefix(1000), "perfgraph-1000-");
+        assert!(is_fallback("perfgraph-1000-Xq3b9Z", 1000));
+        for bad in [
+            "perfgraph-1000",
+            "perfgraph-1000-",
+            "perfgraph-10000-Xq3b9Z",
+            "perfgraph-1000-Xq3b9",
+            "perfgraph-1000-Xq3b9Z1",
+            "perfgraph-1000-Xq3/9Z",
+        ] {
+            assert!(!is_fallback(bad, 1000), "{bad}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::above_stdio;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
@@ -46,6 +46,26 @@ pub fn private_directory(dir: &Path, uid: u32) -> Result<(), String> {
         Some(why) => Err(why),
         None => Ok(()),
     }
+}
+
+/// A new directory `<prefix>XXXXXX` (`mkdtemp`: the end random, the directory made 0700 and ours, never one
+/// that exists), for a fallback socket directory.
+pub fn make_private_directory(prefix: &Path) -> io::Result<std::path::PathBuf> {
+    let mut template = prefix.as_os_str().as_bytes().to_vec();
+    template.extend_from_slice(b"XXXXXX\0");
+    if template[..template.len() - 1].contains(&0) {
+        return Err(io::ErrorKind::InvalidInput.into());
+    }
+    // SAFETY: `template` is a NUL-terminated, writable buffer ending in six `X`s, alive for the call;
+    // mkdtemp writes the name it made into it, of the same length.
+    let made = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
+    if made.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    template.pop();
+    Ok(std::path::PathBuf::from(std::ffi::OsString::from_vec(
+        template,
+    )))
 }
 
 /// A listening Unix socket at `path`, mode 0600, non-blocking, close-on-exec and above fd 2; an error of

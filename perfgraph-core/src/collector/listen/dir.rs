@@ -1,9 +1,11 @@
 //! Where the control socket goes: a private directory ([`control::directory`]), created 0700 and refused
-//! unless it is a directory (not a link) of this user that nobody else may enter; and the stale sockets
-//! in it, of processes that died without removing theirs (killed, or gone through `exec`), removed: those
-//! that refuse a connection, never a socket judged by its pid alone.
+//! unless it is a directory (not a link) of this user that nobody else may enter; one refused (another user
+//! made it first: `/tmp/perfgraph-<uid>` is a name anyone can take) is left for a private one next to it,
+//! `perfgraph-<uid>-XXXXXX` ([`control::fallback_prefix`]), which clients look in too. The stale sockets
+//! in it, of processes that died without removing theirs (killed, or gone through `exec`), are removed:
+//! those that refuse a connection, never a socket judged by its pid alone.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::base::control;
 use crate::base::sys;
@@ -11,17 +13,56 @@ use crate::base::sys;
 /// Sockets looked at for staleness at one start, at most: a start costs a bounded directory read.
 const MAX_SCANNED: usize = 4096;
 
-/// The directory for this process's socket, made ready; or why it cannot be used (one line).
-pub(crate) fn prepare(uid: u32) -> Result<PathBuf, String> {
+/// Entries of the fallback directories' parent (`/tmp`) looked at for one to take, at most.
+const MAX_PARENT_SCANNED: usize = 65_536;
+
+/// The directory for this process's socket, made ready, and a warning line if it is not the usual one; or
+/// why there is none (one line).
+pub(crate) fn prepare(uid: u32) -> Result<(PathBuf, Option<String>), String> {
     let dir = control::directory(std::env::var_os("XDG_RUNTIME_DIR").as_deref(), uid);
-    if let Err(why) = sys::private_directory(&dir, uid) {
-        return Err(format!(
-            "the directory {:?} is not private: {why}",
-            dir.display().to_string()
-        ));
+    let Err(why) = sys::private_directory(&dir, uid) else {
+        remove_stale(&dir);
+        return Ok((dir, None));
+    };
+    let refused = format!(
+        "the directory {:?} is not private: {why}",
+        dir.display().to_string()
+    );
+    match fallback(&dir, uid) {
+        Ok(other) => {
+            remove_stale(&other);
+            let warning = format!(
+                "perfgraph: warning: {refused}; the control socket is in {:?} instead",
+                other.display().to_string()
+            );
+            Ok((other, Some(warning)))
+        }
+        Err(e) => Err(format!(
+            "{refused}, and no other could be made next to it: {e}"
+        )),
     }
-    remove_stale(&dir);
-    Ok(dir)
+}
+
+/// A private directory of `uid`'s next to `dir` (which is not private): one made before, by another of
+/// this user's programs (the first by name: they all take the same one), else a new one (`mkdtemp`).
+fn fallback(dir: &Path, uid: u32) -> std::io::Result<PathBuf> {
+    let parent = dir.parent().unwrap_or(Path::new("/"));
+    let mut ours: Vec<PathBuf> = std::fs::read_dir(parent)?
+        .take(MAX_PARENT_SCANNED)
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| control::is_fallback(n, uid))
+        })
+        .map(|e| e.path())
+        .filter(|p| sys::not_private(p, uid).is_none())
+        .collect();
+    ours.sort();
+    match ours.into_iter().next() {
+        Some(taken) => Ok(taken),
+        None => sys::make_private_directory(&parent.join(control::fallback_prefix(uid))),
+    }
 }
 
 /// Removes the stale sockets in `dir`: those that refuse a connection ([`sys::refuses`]). A socket that

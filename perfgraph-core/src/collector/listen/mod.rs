@@ -164,14 +164,17 @@ impl Server {
     /// Listens at `<directory>/<pid>.sock` (see [`dir`]). On failure, one warning line and `None`.
     pub(crate) fn open() -> Option<Server> {
         let uid = sys::effective_uid();
-        let opened = dir::prepare(uid).and_then(|dir| {
+        let opened = dir::prepare(uid).and_then(|(dir, warning)| {
             let path = dir.join(control::socket_name(sys::process_id()));
             listen_at(&path)
-                .map(|listener| (listener, path.clone()))
+                .map(|listener| (listener, path.clone(), warning))
                 .map_err(|e| format!("cannot listen at {:?}: {e}", path.display().to_string()))
         });
         match opened {
-            Ok((listener, path)) => {
+            Ok((listener, path, warning)) => {
+                if let Some(warning) = warning {
+                    super::live::screen::warn(&warning);
+                }
                 track(std::os::fd::AsRawFd::as_raw_fd(&listener));
                 Some(Server {
                     listener,
