@@ -190,10 +190,21 @@ impl Held {
     }
 }
 
-/// `path` once it exists (a trace window's file is made at its first bytes: the window is open).
+/// Until `path` or its temporary file exists (a trace window's file is made at its first bytes: the window is
+/// open).
 pub fn wait_for_file(path: &Path, child: &mut Reaped) {
     let start = Instant::now();
-    while !path.exists() {
+    // `-o` writes under a temporary name beside the file (`.<name>.perfgraph-<pid>-<n>`, made at the first
+    // bytes) and renames it at the end.
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let temp = format!(".{name}.perfgraph-{}-", child.0.id());
+    let started = || {
+        path.exists()
+            || std::fs::read_dir(path.parent().unwrap()).is_ok_and(|mut d| {
+                d.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with(&temp)))
+            })
+    };
+    while !started() {
         if let Some(status) = child.0.try_wait().unwrap() {
             panic!(
                 "perfgraph trace ended ({status:?}) before writing {}",
