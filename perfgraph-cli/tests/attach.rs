@@ -137,7 +137,13 @@ fn check_chrome_window(path: &Path) {
     assert_eq!(end["args"]["complete"], true, "{end}");
     assert_eq!(end["args"]["dropped_ring_overflow"], 0, "{end}");
     assert_eq!(end["args"]["dropped_unwritten"], 0, "{end}");
-    assert_eq!(end["args"]["unfinished"], 2, "{end}");
+    let unfinished: Vec<&str> = events
+        .iter()
+        .filter(|e| e["args"]["unfinished"] == true)
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(end["args"]["unfinished"], unfinished.len(), "{end}");
+    assert!(running_at_the_end(&unfinished), "{unfinished:?}");
     let calls = events.iter().filter(|e| e["name"] == "residual").count();
     assert!(calls > 1000, "{calls} residual calls in 2 s");
     assert!(events.iter().any(|e| e["name"] == "solve"));
@@ -149,6 +155,14 @@ fn check_chrome_window(path: &Path) {
         .fold(f64::MAX, f64::min);
     let end_ts = end["ts"].as_f64().unwrap();
     assert!(end_ts - first_ts >= 1_900_000.0, "{first_ts}..{end_ts} µs");
+}
+
+/// The sections running when a window ends: the service's two that run throughout, and a `residual` if one
+/// was running at that instant (a call can be, at any instant; a busy machine reads the open frames later
+/// and so keeps more of those that began before the end).
+fn running_at_the_end(unfinished: &[&str]) -> bool {
+    let residuals = unfinished.iter().filter(|n| **n == "residual").count();
+    unfinished.len() - residuals == 2 && residuals <= 1
 }
 
 fn check_perfetto_window(path: &Path) {
@@ -172,7 +186,11 @@ fn check_perfetto_window(path: &Path) {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["end"]["dropped_ring_overflow"], 0, "{}", v["end"]);
     assert_eq!(v["end"]["dropped_unwritten"], 0, "{}", v["end"]);
-    assert_eq!(v["unfinished"], 2);
+    let unfinished = v["unfinished"].as_u64().unwrap();
+    assert!(
+        unfinished == 2 || unfinished == 3,
+        "{unfinished} unfinished"
+    );
     assert!(v["names"]["residual"].as_u64().unwrap() > 1000);
 }
 

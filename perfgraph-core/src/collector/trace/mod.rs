@@ -72,6 +72,9 @@ pub(crate) struct Trace {
     /// The file reached its limit: calls are counted in `past_limit`, not written.
     stopped: bool,
     past_limit: u64,
+    /// Calls that ran across the trace's end (began before it, ended after): written cut at the end,
+    /// unfinished, as the calls still open then are.
+    cut_at_end: u64,
     /// The disk filled: calls are counted in `unwritten`, not written.
     disk_full: bool,
     /// The warning on a full disk was printed (it is printed once).
@@ -231,6 +234,7 @@ impl Trace {
             limit,
             stopped: false,
             past_limit: 0,
+            cut_at_end: 0,
             disk_full: false,
             warned_full: false,
             unwritten: 0,
@@ -414,7 +418,10 @@ impl Trace {
         for r in records {
             // Taken whether or not the call is written, so no text arg is left behind.
             let args = self.args_of(r);
-            if self.after_end(r.end) {
+            // A call running at the trace's end is in it, cut there and unfinished, whether it was still
+            // open when the trace closed or ended in between.
+            let cut = self.end_ticks.filter(|&e| r.end > e && r.start <= e);
+            if cut.is_none() && self.after_end(r.end) {
                 continue;
             }
             let start_ns = self.map.to_ns(r.start);
@@ -423,12 +430,16 @@ impl Trace {
                 section: r.section,
                 depth: r.depth,
                 start_ns,
-                end_ns: self.map.to_ns(r.end).max(start_ns),
-                unfinished: false,
+                end_ns: self.map.to_ns(cut.unwrap_or(r.end)).max(start_ns),
+                unfinished: cut.is_some(),
                 cpu: r.cpu,
                 args: &args,
             };
+            let before = self.calls;
             self.call(&call);
+            if cut.is_some() {
+                self.cut_at_end += self.calls - before;
+            }
             // Writes stay near 1 MiB (so does the buffer) however many records one drain brings.
             if self.buffer.len() >= FLUSH_BYTES {
                 self.flush();
@@ -781,7 +792,7 @@ impl Trace {
     fn close(&mut self, threads: &[std::sync::Arc<ThreadState>], mut losses: Losses) -> Summary {
         let end_ticks = self.end_ticks.unwrap_or_else(|| clock::now().0);
         let end_ns = self.map.to_ns(end_ticks);
-        let mut unfinished = 0;
+        let mut unfinished = self.cut_at_end;
         for t in threads {
             // A section opened after the trace's end is not in it.
             for f in t.open_frames().into_iter().filter(|f| f.start <= end_ticks) {
