@@ -120,14 +120,14 @@ pub fn shutting_down() -> bool {
     SHUTDOWN.load(Ordering::Acquire)
 }
 
-/// Starts process exit: `true` for the one caller that did, `false` if it had begun already. The first
-/// caller also marks the run's end ([`run_end_ticks`]).
-pub fn begin_shutdown() -> bool {
+/// Starts process exit at `ticks` (the clock's, now): `true` for the one caller that did, `false` if it had
+/// begun already. The first caller's `ticks` mark the run's end ([`run_end_ticks`]).
+pub fn begin_shutdown(ticks: u64) -> bool {
     // AcqRel: the first caller's later `Exit` message is ordered after it; a second caller sees it.
     let first = !SHUTDOWN.swap(true, Ordering::AcqRel);
     if first {
         // Relaxed: read by the final pass, which the `Exit` message sent after this orders after it.
-        SHUTDOWN_TICKS.store(super::clock::now().0.max(1), Ordering::Relaxed);
+        SHUTDOWN_TICKS.store(ticks.max(1), Ordering::Relaxed);
     }
     first
 }

@@ -18,6 +18,7 @@ use super::capture;
 use super::files::{self, Abandoned};
 use super::live::screen;
 
+use crate::base::clock;
 use crate::base::process::{self, Message};
 
 /// Longest the exit handler waits for the background thread's final pass to make progress: it gives up
@@ -81,7 +82,7 @@ pub(crate) fn shutdown(stall: Duration) {
     if !process::collecting() {
         return;
     }
-    if process::begin_shutdown() {
+    if process::begin_shutdown(clock::now().0) {
         process::send(Message::Exit);
     }
     wait_for_final_pass(stall);
@@ -94,7 +95,7 @@ pub(crate) fn shutdown_for_signal(sig: i32, stall: Duration) {
     if !process::collecting() {
         return;
     }
-    if process::begin_shutdown() {
+    if process::begin_shutdown(clock::now().0) {
         process::send(Message::Exit);
     } else {
         // Relaxed: read by the waiting loops below, which poll it every slice; the condition variable's
