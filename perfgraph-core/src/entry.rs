@@ -333,7 +333,7 @@ fn start_elsewhere() {
 
 /// The runtime's start ([`start`]), run once.
 fn start_once() {
-    let (config, warnings) = Config::from_env();
+    let (config, warnings) = crate::base::secure::from_env();
     for warning in &warnings {
         screen::warn(warning);
     }

@@ -397,17 +397,9 @@ impl Config {
     }
 
     /// Reads the process environment. Returns the settings and one warning line per bad value and per
-    /// `PERFGRAPH_*` variable that is not a setting. A program in secure-execution mode (setuid, setgid,
-    /// file capabilities) takes none of them but `PERFGRAPH_VERBOSITY=off` (`base::secure`).
+    /// `PERFGRAPH_*` variable that is not a setting. (The runtime itself reads them so only where the
+    /// program is not in secure-execution mode: `base::secure`.)
     pub fn from_env() -> (Config, Vec<String>) {
-        if super::sys::secure_execution() {
-            return super::secure::config(std::env::vars_os().map(|(n, v)| {
-                (
-                    n.to_string_lossy().into_owned(),
-                    v.to_string_lossy().into_owned(),
-                )
-            }));
-        }
         let (config, mut warnings) = Config::from_lookup(|name| {
             std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
         });

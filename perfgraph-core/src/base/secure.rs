@@ -9,11 +9,26 @@
 //! program says so once, when some `PERFGRAPH_*` variable was ignored; without any, it says nothing.
 
 use super::config::Config;
+use super::sys;
 
 /// The one line said when `PERFGRAPH_*` variables were ignored.
 pub const IGNORED: &str = "perfgraph: warning: this program runs with raised privileges (setuid, setgid or \
                            file capabilities): PERFGRAPH_* variables are ignored, but for \
                            PERFGRAPH_VERBOSITY=off";
+
+/// The runtime's settings: [`Config::from_env`], or in secure-execution mode ([`sys::secure_execution`])
+/// [`config`] of the environment.
+pub fn from_env() -> (Config, Vec<String>) {
+    if !sys::secure_execution() {
+        return Config::from_env();
+    }
+    config(std::env::vars_os().map(|(n, v)| {
+        (
+            n.to_string_lossy().into_owned(),
+            v.to_string_lossy().into_owned(),
+        )
+    }))
+}
 
 /// The settings of a program in secure-execution mode, from its environment's `(name, value)` pairs: the
 /// defaults, without the control socket, and with nothing recorded under `PERFGRAPH_VERBOSITY=off`. The
