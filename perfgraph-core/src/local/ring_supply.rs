@@ -18,17 +18,19 @@ use crate::base::{process, sys};
 /// yet (it folds them after their last drain), it asks for that pass and waits for a ring to come back, up
 /// to [`RING_WAIT`]: a program that churns threads under `ulimit -v` then reuses the rings of those that
 /// exited instead of leaving new ones without. Called before the thread takes the list's lock, which the
-/// background thread needs to fold them.
-pub(crate) fn new_ring() -> Ring {
+/// background thread needs to fold them; `exited_pending` counts those threads (the thread list's count).
+pub(crate) fn new_ring(exited_pending: fn() -> u64) -> Ring {
     let capacity = RING_CAPACITY.load(Ordering::Relaxed);
     if !Ring::pooled(capacity) {
         if !room_for(capacity) {
-            if !wait_for_room(capacity, |_| true) {
+            if !wait_for_room(capacity, exited_pending, |_| true) {
                 return Ring::without_room();
             }
-        } else if pending_ring_bytes(capacity) > PENDING_RING_BYTES {
+        } else if pending_ring_bytes(exited_pending, capacity) > PENDING_RING_BYTES {
             // Room, but exited threads hold more rings than the live ones need: take one of theirs.
-            wait_for_room(capacity, |c| pending_ring_bytes(c) <= PENDING_RING_BYTES);
+            wait_for_room(capacity, exited_pending, |c| {
+                pending_ring_bytes(exited_pending, c) <= PENDING_RING_BYTES
+            });
         }
     }
     Ring::reused(capacity)
@@ -41,8 +43,8 @@ pub(crate) fn new_ring() -> Ring {
 pub const PENDING_RING_BYTES: u64 = 64 << 20;
 
 /// Bytes of rings of `capacity` records that exited threads hold, waiting to be folded.
-fn pending_ring_bytes(capacity: usize) -> u64 {
-    super::threads::exited_pending().saturating_mul(capacity as u64 * RECORD_BYTES)
+fn pending_ring_bytes(exited_pending: fn() -> u64, capacity: usize) -> u64 {
+    exited_pending().saturating_mul(capacity as u64 * RECORD_BYTES)
 }
 
 /// Whether the address space has room for a new ring of `capacity` records (see [`new_ring`]).
@@ -64,13 +66,17 @@ pub const RING_WAIT: std::time::Duration = std::time::Duration::from_millis(200)
 /// `capacity` records is in the pool, or there is room for one and `enough` says so; whether it came.
 #[cold]
 #[inline(never)]
-fn wait_for_room(capacity: usize, enough: impl Fn(usize) -> bool) -> bool {
+fn wait_for_room(
+    capacity: usize,
+    exited_pending: fn() -> u64,
+    enough: impl Fn(usize) -> bool,
+) -> bool {
     if !process::collecting() || process::shutting_down() {
         return false;
     }
     let _waiting = super::ring::Waiting::start();
     let start = std::time::Instant::now();
-    while super::threads::exited_pending() > 0 && start.elapsed() < RING_WAIT {
+    while exited_pending() > 0 && start.elapsed() < RING_WAIT {
         process::wake();
         std::thread::sleep(std::time::Duration::from_millis(1));
         if Ring::pooled(capacity) || room_for(capacity) && enough(capacity) {

@@ -242,7 +242,7 @@ fn register_untracked() -> &'static ThreadState {
     };
     // Before the list's lock: the ring may wait for the background thread to fold exited threads, which
     // takes that lock.
-    let ring = super::ring_supply::new_ring();
+    let ring = super::ring_supply::new_ring(exited_pending);
     let state = {
         let mut threads = threads();
         let index = threads.registered;
