@@ -2,7 +2,7 @@
 //! figures of the process's dump), as rows. Sorted as the other panes by `s`: locks by time waited (total),
 //! held (self), acquisitions (calls) or name; counters by samples (calls), else by name as in the report.
 
-use super::view::{Snapshot, Sort, Table, Ui, matches, secs};
+use super::model::{Snapshot, Sort, Table, Ui, matches, secs};
 
 /// Each lock name of `perfgraph_core::sync`: acquisitions, those that waited, time waited and held (sums
 /// in seconds, maxima in ms), and the most threads waiting at once.

@@ -9,6 +9,7 @@ mod fit;
 #[cfg(test)]
 mod golden;
 mod input;
+mod model;
 mod view;
 
 use std::io;
