@@ -326,7 +326,7 @@ impl Drop for Ring {
         let head = self.head.load(Ordering::Relaxed);
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let kept: usize = pool.iter().map(|(s, _)| std::mem::size_of_val(&**s)).sum();
-        // A thread waiting for a ring (`local::thread::new_ring`) takes this one, whatever the pool holds.
+        // A thread waiting for a ring (`local::ring_supply::new_ring`) takes this one, whatever the pool holds.
         if kept + std::mem::size_of_val(&*slots) <= POOL_KEEP_BYTES
             || WAITING.load(std::sync::atomic::Ordering::Relaxed) > 0
         {
@@ -356,15 +356,6 @@ unsafe impl Send for Slots {}
 unsafe impl Sync for Slots {}
 
 impl Slots {
-    /// No slots (what a dropped ring leaves behind).
-    const fn empty() -> Slots {
-        Slots {
-            ptr: std::ptr::NonNull::dangling(),
-            len: 0,
-            mapped: false,
-        }
-    }
-
     fn boxed(slots: Box<[Slot]>) -> Slots {
         let len = slots.len();
         let ptr = Box::into_raw(slots).cast::<Slot>();
@@ -377,9 +368,14 @@ impl Slots {
     }
 }
 
+/// No slots (what a dropped ring leaves behind).
 impl Default for Slots {
     fn default() -> Slots {
-        Slots::empty()
+        Slots {
+            ptr: std::ptr::NonNull::dangling(),
+            len: 0,
+            mapped: false,
+        }
     }
 }
 
@@ -387,7 +383,7 @@ impl std::ops::Deref for Slots {
     type Target = [Slot];
     fn deref(&self) -> &[Slot] {
         // SAFETY: `ptr` points at `len` initialised slots (all-zero pages are valid slots, see `new_slots`)
-        // that live as long as `self`; `empty`'s dangling pointer goes with a length of 0.
+        // that live as long as `self`; `default`'s dangling pointer goes with a length of 0.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
