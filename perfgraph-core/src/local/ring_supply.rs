@@ -23,13 +23,13 @@ pub(crate) fn new_ring(exited_pending: fn() -> u64) -> Ring {
     let capacity = RING_CAPACITY.load(Ordering::Relaxed);
     if !Ring::pooled(capacity) {
         if !room_for(capacity) {
-            if !wait_for_room(capacity, exited_pending, |_| true) {
+            if !wait_for_room(capacity, exited_pending, || true) {
                 return Ring::without_room();
             }
         } else if pending_ring_bytes(exited_pending, capacity) > PENDING_RING_BYTES {
             // Room, but exited threads hold more rings than the live ones need: take one of theirs.
-            wait_for_room(capacity, exited_pending, |c| {
-                pending_ring_bytes(exited_pending, c) <= PENDING_RING_BYTES
+            wait_for_room(capacity, exited_pending, || {
+                pending_ring_bytes(exited_pending, capacity) <= PENDING_RING_BYTES
             });
         }
     }
@@ -66,11 +66,7 @@ pub const RING_WAIT: std::time::Duration = std::time::Duration::from_millis(200)
 /// `capacity` records is in the pool, or there is room for one and `enough` says so; whether it came.
 #[cold]
 #[inline(never)]
-fn wait_for_room(
-    capacity: usize,
-    exited_pending: fn() -> u64,
-    enough: impl Fn(usize) -> bool,
-) -> bool {
+fn wait_for_room(capacity: usize, exited_pending: fn() -> u64, enough: impl Fn() -> bool) -> bool {
     if !process::collecting() || process::shutting_down() {
         return false;
     }
@@ -79,7 +75,7 @@ fn wait_for_room(
     while exited_pending() > 0 && start.elapsed() < RING_WAIT {
         process::wake();
         std::thread::sleep(std::time::Duration::from_millis(1));
-        if Ring::pooled(capacity) || room_for(capacity) && enough(capacity) {
+        if Ring::pooled(capacity) || room_for(capacity) && enough() {
             return true;
         }
     }
