@@ -1,6 +1,7 @@
 //! The base layer: what every other layer reads, importing nothing above itself.
 //!
 //! * [`buckets`]: the latency histograms' bucket scheme;
+//! * [`budget`]: the memory budget of perfgraph's own output buffers ([`budget::OutBuf`]);
 //! * [`clock`]: ticks, and their one conversion to nanoseconds ([`clock::Scale`]);
 //! * [`registry`]: the call sites and their dense ids;
 //! * [`identity`]: which process this is (pid, rank, host, wall-clock anchor), and output paths'
@@ -16,6 +17,7 @@
 //! * [`text`]: names made safe for a terminal and a table.
 
 pub(crate) mod buckets;
+pub(crate) mod budget;
 pub(crate) mod clock;
 pub(crate) mod config;
 pub(crate) mod control;

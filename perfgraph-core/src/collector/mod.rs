@@ -439,6 +439,8 @@ impl Collector {
                 }
             }
             self.marks.clear();
+            // A thread's drain at exit can be a whole ring of records: each one is a step.
+            process::progress();
         }
         self.retire_finished();
         if !self.warned_interleaved

@@ -25,11 +25,12 @@ pub(crate) enum Outcome {
     Unreachable(String),
 }
 
-/// A request under way.
+/// A request under way: its head here, its body the batch's (given at each step, never copied).
 pub(crate) struct Post {
     stream: TcpStream,
     connected: bool,
-    out: Vec<u8>,
+    head: Vec<u8>,
+    /// Bytes sent, of the head and then the body.
     sent: usize,
     answer: Vec<u8>,
 }
@@ -40,17 +41,15 @@ impl Drop for Post {
     }
 }
 
-/// The request's bytes: a POST of `body` to `path` on `authority`.
-pub(crate) fn request(authority: &str, path: &str, body: &[u8]) -> Vec<u8> {
-    let mut out = format!(
+/// The request's head: a POST of a body of `body_len` bytes to `path` on `authority`.
+pub(crate) fn head(authority: &str, path: &str, body_len: usize) -> Vec<u8> {
+    format!(
         "POST {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: perfgraph/{}\r\n\
          Content-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         env!("CARGO_PKG_VERSION"),
-        body.len()
+        body_len
     )
-    .into_bytes();
-    out.extend_from_slice(body);
-    out
+    .into_bytes()
 }
 
 /// What an answer's head says: `None` until the head is whole.
@@ -92,21 +91,23 @@ pub(crate) fn short(e: &io::Error) -> String {
 }
 
 impl Post {
-    /// Begins a request: `bytes` (from [`request`]) to `addr`.
-    pub(crate) fn begin(addr: SocketAddr, bytes: Vec<u8>) -> io::Result<Post> {
+    /// Begins a request to `addr`: `head` (from [`head`]), then the body each [`step`](Post::step) is
+    /// given.
+    pub(crate) fn begin(addr: SocketAddr, head: Vec<u8>) -> io::Result<Post> {
         let stream = sys::connect_tcp(addr)?;
         listen::track(sys::raw_of(&stream));
         Ok(Post {
             stream,
             connected: false,
-            out: bytes,
+            head,
             sent: 0,
             answer: Vec::new(),
         })
     }
 
-    /// Moves the request on as far as it goes without waiting; its outcome once it has one.
-    pub(crate) fn step(&mut self) -> Option<Outcome> {
+    /// Moves the request on as far as it goes without waiting (`body`: the same bytes at every step);
+    /// its outcome once it has one.
+    pub(crate) fn step(&mut self, body: &[u8]) -> Option<Outcome> {
         let retry = |e: io::Error| {
             Some(Outcome::Retry {
                 why: short(&e),
@@ -120,8 +121,19 @@ impl Post {
                 Err(e) => return Some(Outcome::Unreachable(short(&e))),
             }
         }
-        if self.sent < self.out.len() {
-            match sys::send_some(&self.stream, &self.out, &mut self.sent) {
+        let head = self.head.len();
+        if self.sent < head {
+            match sys::send_some(&self.stream, &self.head, &mut self.sent) {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => return retry(e),
+            }
+        }
+        let mut of_body = self.sent - head;
+        if of_body < body.len() {
+            let sent = sys::send_some(&self.stream, body, &mut of_body);
+            self.sent = head + of_body;
+            match sent {
                 Ok(true) => {}
                 Ok(false) => return None,
                 Err(e) => return retry(e),
@@ -181,8 +193,8 @@ mod tests {
             outcome(b"garbage\r\n\r\n"),
             Some(Outcome::Refused(_))
         ));
-        let r = request("h:1", "/v1/metrics", b"xyz");
+        let r = head("h:1", "/v1/metrics", 3);
         assert!(r.starts_with(b"POST /v1/metrics HTTP/1.1\r\nHost: h:1\r\n"));
-        assert!(r.ends_with(b"Content-Length: 3\r\nConnection: close\r\n\r\nxyz"));
+        assert!(r.ends_with(b"Content-Length: 3\r\nConnection: close\r\n\r\n"));
     }
 }

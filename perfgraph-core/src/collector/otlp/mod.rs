@@ -15,10 +15,16 @@
 //! dropped and counted. The first failure is one warning line; at exit, what was not delivered is one
 //! line more. At exit the last batches get at most [`EXIT_TIME`].
 //!
+//! Spans are built in pieces of at most [`spans::PIECE`] bytes, each its own request, queued as soon as
+//! it is full: a drain of millions of calls is many requests of a bounded size, sent one after another,
+//! never one allocation that grows with it. Every body is a buffer of the output memory budget
+//! ([`budget`](crate::base::budget)): a body the budget refuses is dropped, and counted.
+//!
 //! [`export::otlp::metrics`]: crate::export::otlp::metrics
 
 pub(crate) mod address;
 pub(crate) mod http;
+mod lost;
 pub(crate) mod spans;
 
 use std::collections::VecDeque;
@@ -26,6 +32,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::live::screen;
+use crate::base::budget::OutBuf;
 use crate::base::clock;
 use crate::base::config::{Config, LiveMode, OtlpSpans};
 use crate::base::endpoint::Endpoint;
@@ -43,8 +50,9 @@ use spans::Spans;
 /// Bytes of batches waiting to be sent, at most.
 pub const MAX_QUEUED: usize = 32 << 20;
 
-/// A spans batch goes as soon as its spans take this many bytes, without waiting for the interval.
-pub const BATCH_BYTES: usize = 1 << 20;
+/// Records handed to the spans at a time: the full pieces are queued between them, so a drain of a
+/// whole ring leaves at most one or two pieces waiting.
+const RECORDS_AT_A_TIME: usize = 4096;
 
 /// A request's whole time (connecting, sending, the answer's head).
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -70,7 +78,7 @@ enum Kind {
 /// A request's body, waiting or under way.
 struct Batch {
     kind: Kind,
-    body: Vec<u8>,
+    body: OutBuf,
 }
 
 impl Batch {
@@ -90,8 +98,15 @@ pub(crate) struct Tally {
     pub(crate) bytes_sent: u64,
     /// Metrics batches not delivered (replaced by a newer one, refused, or left at exit).
     pub(crate) metrics_dropped: u64,
-    /// Spans in batches not delivered (queue full, refused, or left at exit).
+    /// Spans in batches the collector did not take (refused, or left at exit).
     pub(crate) spans_dropped: u64,
+    /// Spans in batches dropped, oldest first, from a queue past [`MAX_QUEUED`].
+    pub(crate) spans_queue_full: u64,
+    /// Spans whose request the output memory budget refused (the pieces' own refusals are
+    /// [`Spans::lost`]).
+    pub(crate) spans_refused: u64,
+    /// Metrics batches whose request the output memory budget refused (in `metrics_dropped` too).
+    pub(crate) metrics_refused: u64,
     /// Records lost to ring overflow before the export saw them (with `all`, each one a span).
     pub(crate) ring_lost: u64,
 }
@@ -175,8 +190,16 @@ impl Exporter {
 
     /// The calls `thread` ended since the last drain, for the spans.
     pub(crate) fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
-        if let Some(spans) = &mut self.spans {
-            spans.on_records(thread, records, clock::scale(), identity::start_unix_ns());
+        if self.spans.is_none() {
+            return;
+        }
+        let (scale, start) = (clock::scale(), identity::start_unix_ns());
+        for some in records.chunks(RECORDS_AT_A_TIME) {
+            if let Some(spans) = &mut self.spans {
+                spans.on_records(thread, some, scale, start);
+            }
+            self.queue_ready();
+            process::progress();
         }
     }
 
@@ -200,7 +223,8 @@ impl Exporter {
     fn spans_lost(&self) -> Option<u64> {
         let spans = self.spans.as_ref()?;
         let ring = if self.all { self.tally.ring_lost } else { 0 };
-        Some(spans.lost + self.tally.spans_dropped + ring)
+        let t = &self.tally;
+        Some(spans.lost + t.spans_dropped + t.spans_queue_full + t.spans_refused + ring)
     }
 
     /// How long the background thread may sleep before it looks again.
@@ -213,11 +237,7 @@ impl Exporter {
         if !self.queue.is_empty() {
             at = at.min(self.retry_at);
         }
-        if self
-            .spans
-            .as_ref()
-            .is_some_and(|s| s.buffer.len() >= BATCH_BYTES)
-        {
+        if self.spans.as_ref().is_some_and(Spans::has_ready) {
             at = mono;
         }
         Duration::from_nanos(at.saturating_sub(mono))
@@ -229,12 +249,8 @@ impl Exporter {
         if mono >= self.next_export {
             self.next_export = mono + self.interval_ns;
             self.make_batches(figures);
-        } else if self
-            .spans
-            .as_ref()
-            .is_some_and(|s| s.buffer.len() >= BATCH_BYTES)
-        {
-            self.queue_spans();
+        } else {
+            self.queue_ready();
         }
         self.send(mono, false);
     }
@@ -260,27 +276,41 @@ impl Exporter {
             self.queued_bytes -= old;
             self.tally.metrics_dropped += 1;
         }
-        self.enqueue(Batch {
-            kind: Kind::Metrics,
-            body,
-        });
-        self.queue_spans();
+        let mut charged = OutBuf::new();
+        match charged.extend(&body) {
+            Ok(()) => self.enqueue(Batch {
+                kind: Kind::Metrics,
+                body: charged,
+            }),
+            Err(_) => {
+                self.tally.metrics_dropped += 1;
+                self.tally.metrics_refused += 1;
+            }
+        }
+        drop(body);
+        if let Some(spans) = &mut self.spans {
+            spans.seal();
+        }
+        self.queue_ready();
     }
 
-    /// The buffered spans, as a batch.
-    fn queue_spans(&mut self) {
+    /// The full pieces of spans, each as a batch of its own.
+    fn queue_ready(&mut self) {
         let Some(spans) = &mut self.spans else {
             return;
         };
-        let (buffer, count) = spans.take();
-        if count == 0 {
-            return;
+        for (piece, count) in spans.take_ready() {
+            let body = encode::spans::request(&self.resource, piece.as_slice());
+            // The piece's bytes go back to the budget before the next is wrapped.
+            drop(piece);
+            match body {
+                Ok(body) => self.enqueue(Batch {
+                    kind: Kind::Spans(count),
+                    body,
+                }),
+                Err(_) => self.tally.spans_refused += count,
+            }
         }
-        let body = encode::spans::request(&self.resource, &buffer);
-        self.enqueue(Batch {
-            kind: Kind::Spans(count),
-            body,
-        });
     }
 
     /// Queues `batch`; past [`MAX_QUEUED`], the oldest spans batches go (counted).
@@ -297,7 +327,10 @@ impl Exporter {
             };
             if let Some(old) = self.queue.remove(i) {
                 self.queued_bytes -= old.body.len();
-                self.drop_batch(&old);
+                match old.kind {
+                    Kind::Spans(n) => self.tally.spans_queue_full += n,
+                    Kind::Metrics => self.drop_batch(&old),
+                }
             }
         }
     }
@@ -331,8 +364,8 @@ impl Exporter {
     /// Moves the request under way on, and begins the next when it is time (`exiting`: at once, and a
     /// failed batch is not tried again).
     fn send(&mut self, mono: u64, exiting: bool) {
-        if let Some((post, _, began)) = &mut self.under_way {
-            let outcome = post.step().or_else(|| {
+        if let Some((post, batch, began)) = &mut self.under_way {
+            let outcome = post.step(batch.body.as_slice()).or_else(|| {
                 (mono.saturating_sub(*began) >= TIMEOUT.as_nanos() as u64).then(|| Outcome::Retry {
                     why: format!("no answer within {} s", TIMEOUT.as_secs()),
                     after_s: None,
@@ -356,12 +389,12 @@ impl Exporter {
             return;
         };
         self.queued_bytes -= batch.body.len();
-        let bytes = http::request(
+        let head = http::head(
             &self.endpoint.authority(),
             &format!("{}{}", self.endpoint.prefix, batch.path()),
-            &batch.body,
+            batch.body.len(),
         );
-        match Post::begin(addr, bytes) {
+        match Post::begin(addr, head) {
             Ok(post) => self.under_way = Some((post, batch, mono)),
             Err(e) => self.ended(mono, batch, Outcome::Unreachable(http::short(&e)), exiting),
         }
@@ -493,16 +526,9 @@ impl Exporter {
                 spans_lost + t.spans_sent
             ));
         }
-        // Why: the first failure; else, with `all`, the rings; else the buffers (the collector took what
-        // it was sent, slower than spans came).
-        let why = match &self.warned {
-            Some(why) => why.as_str(),
-            None if self.all && t.ring_lost > 0 => "ring overflow",
-            None => "more than the buffers hold",
-        };
         let mut line = String::from("perfgraph: warning: PERFGRAPH_OTLP: ");
         if !what.is_empty() {
-            line += &format!("{} not delivered ({why})", what.join(" and "));
+            line += &format!("{} not delivered ({})", what.join(" and "), self.causes());
         }
         if t.ring_lost > 0 && !self.all {
             line += &format!(

@@ -8,17 +8,23 @@
 //! when its first chosen child is, and kept by depth until the caller's record comes. A record lost to
 //! ring overflow leaves its slot behind: a call takes the slot at its depth only if it started before the
 //! child that made it, and the slots deeper than a record's are dropped.
+//!
+//! The spans are encoded into pieces of at most [`PIECE`] bytes, each a buffer of the output memory
+//! budget ([`budget`](crate::base::budget)) reserved whole when it begins: a full piece waits in
+//! [`Spans::ready`] for the exporter to make it a request, so no buffer grows with the number of spans a
+//! drain brings. A piece the budget (or the system) refuses is spans lost, counted.
 
 use std::collections::HashMap;
 
+use crate::base::budget::OutBuf;
 use crate::base::clock::{Scale, Ticks};
 use crate::base::registry;
 use crate::export::otlp::spans::{self, Span};
 use crate::local::record::Record;
 use crate::local::thread::ThreadState;
 
-/// Bytes of encoded spans held at most (about 150,000 spans): past it, spans are lost and counted.
-pub(crate) const MAX_BUFFER: usize = 16 << 20;
+/// Bytes of encoded spans in a piece, at most (about 10,000 spans): one request's spans.
+pub(crate) const PIECE: usize = 1 << 20;
 
 /// A caller chosen by a child, waiting for its own record.
 #[derive(Clone, Copy)]
@@ -53,10 +59,14 @@ pub(crate) struct Spans {
     /// Ids are a counter through a bijective mix, offset by a random seed per process: unique within it.
     seed: u64,
     next: u64,
-    /// Encoded spans not yet in a batch.
-    pub(crate) buffer: Vec<u8>,
+    /// The piece being filled: encoded spans not yet in a batch, and how many.
+    piece: OutBuf,
     pub(crate) buffered: u64,
-    /// Spans lost to a full buffer.
+    /// Full pieces and their spans' counts, for the exporter to take ([`Spans::take_ready`]).
+    ready: Vec<(OutBuf, u64)>,
+    /// One span's encoding, before it goes into the piece.
+    scratch: Vec<u8>,
+    /// Spans lost to a piece the output memory budget refused.
     pub(crate) lost: u64,
 }
 
@@ -74,8 +84,10 @@ impl Spans {
             threads: HashMap::new(),
             seed: getrandom::u64().unwrap_or(0x5eed),
             next: 0,
-            buffer: Vec::new(),
+            piece: OutBuf::new(),
             buffered: 0,
+            ready: Vec::new(),
+            scratch: Vec::new(),
             lost: 0,
         }
     }
@@ -130,10 +142,6 @@ impl Spans {
         if !(c.all || mine.is_some() || ns >= c.slow_ns || shown) {
             return;
         }
-        if self.buffer.len() >= MAX_BUFFER {
-            self.lost += 1;
-            return;
-        }
         // Its callers' slots, made where missing, all in the trace of the call at depth 0.
         if t.open.len() < d {
             t.open.resize(d, None);
@@ -160,8 +168,9 @@ impl Spans {
             None => self.id().to_be_bytes(),
         };
         let parent = d.checked_sub(1).and_then(|p| t.open[p]).map(|o| o.span_id);
+        self.scratch.clear();
         spans::span(
-            &mut self.buffer,
+            &mut self.scratch,
             &Span {
                 trace_id,
                 span_id,
@@ -172,7 +181,43 @@ impl Spans {
                 thread: &t.name,
             },
         );
+        self.push_scratch();
+    }
+
+    /// Puts the span in `scratch` into the piece: a full piece is sealed first, and a new one reserved
+    /// whole; a refusal loses the span, counted.
+    fn push_scratch(&mut self) {
+        if !self.piece.is_empty() && self.piece.len() + self.scratch.len() > PIECE {
+            self.seal();
+        }
+        if self.piece.capacity() == 0 {
+            match OutBuf::with_capacity(PIECE.max(self.scratch.len())) {
+                Ok(piece) => self.piece = piece,
+                Err(_) => {
+                    self.lost += 1;
+                    return;
+                }
+            }
+        }
+        if self.piece.extend(&self.scratch).is_err() {
+            self.lost += 1;
+            return;
+        }
         self.buffered += 1;
+    }
+
+    /// The piece being filled, if it holds any span, goes to the ready ones.
+    pub(crate) fn seal(&mut self) {
+        if self.buffered == 0 {
+            return;
+        }
+        let piece = std::mem::take(&mut self.piece);
+        self.ready.push((piece, std::mem::take(&mut self.buffered)));
+    }
+
+    /// Whether a full piece waits.
+    pub(crate) fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
     }
 
     /// A thread that exited and was drained for the last time: its slots go (memory follows the live
@@ -181,12 +226,9 @@ impl Spans {
         self.threads.remove(&index);
     }
 
-    /// Takes the buffered spans (for a batch): their bytes and count.
-    pub(crate) fn take(&mut self) -> (Vec<u8>, u64) {
-        (
-            std::mem::take(&mut self.buffer),
-            std::mem::take(&mut self.buffered),
-        )
+    /// Takes the full pieces (for batches): each one's bytes and count of spans.
+    pub(crate) fn take_ready(&mut self) -> Vec<(OutBuf, u64)> {
+        std::mem::take(&mut self.ready)
     }
 }
 
@@ -236,7 +278,14 @@ mod tests {
         let mut s = Spans::new(choice);
         let thread = ThreadState::detached();
         s.on_records(&thread, records, Scale::fixed(Ticks(0), 1.0), 0);
-        let out = decode(&s.buffer);
+        let buffered = s.buffered;
+        s.seal();
+        let out = s
+            .ready
+            .iter()
+            .flat_map(|(p, _)| decode(p.as_slice()))
+            .collect();
+        s.buffered = buffered;
         (out, s)
     }
 

@@ -7,6 +7,7 @@
 //! from no exported call starts a trace of its own.
 
 use super::{Attributes, Value, key_value, resource_field, scope_field};
+use crate::base::budget::{OutBuf, Refused};
 use crate::export::protobuf::{bytes, fixed64, message, string, uint};
 
 /// `SPAN_KIND_INTERNAL`.
@@ -40,15 +41,22 @@ pub fn span(out: &mut Vec<u8>, span: &Span) {
     });
 }
 
-/// The request's bytes for a batch: `spans` is a run of [`span`]'s entries.
-pub fn request(resource: &Attributes, spans: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(spans.len() + 512);
-    message(&mut out, 1, |rs| {
-        resource_field(rs, resource);
-        message(rs, 2, |ss| {
-            scope_field(ss);
-            ss.extend_from_slice(spans);
+/// The request's bytes for a batch (`spans`: a run of [`span`]'s entries), in a buffer of the output
+/// memory budget: `Refused` when it has no room for them.
+pub fn request(resource: &Attributes, spans: &[u8]) -> Result<OutBuf, Refused> {
+    let mut head = Vec::new();
+    resource_field(&mut head, resource);
+    scope_field(&mut head);
+    // The two messages' tags and lengths (at most 11 bytes each) beside the resource and the scope.
+    let mut out = OutBuf::new();
+    out.write(spans.len() + head.len() + 32, |out| {
+        message(out, 1, |rs| {
+            resource_field(rs, resource);
+            message(rs, 2, |ss| {
+                scope_field(ss);
+                ss.extend_from_slice(spans);
+            });
         });
-    });
-    out
+    })?;
+    Ok(out)
 }
