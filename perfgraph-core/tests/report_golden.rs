@@ -172,3 +172,48 @@ fn a_count_of_one_is_singular() {
         "Not shown: 1 call path deeper than 100 levels (it is in the JSON and folded exports).\n"
     );
 }
+
+/// A lock or counter named past 80 columns (or with wide characters, or a control character) keeps the
+/// `Locks:` and `Counters:` tables in line: its name is cut with `…` as the other tables cut theirs, and
+/// every row is as wide as the rules.
+#[test]
+fn long_lock_and_counter_names_keep_their_tables_in_line() {
+    let mut run = perfgraph_core::data::RunInfo::new("locked", "tsc", 2_000_000_000);
+    let long = format!("{}::queue", report_fake::LONG_NAME);
+    for (name, acquisitions) in [
+        (long.as_str(), 1_234_567),
+        ("短い名前のロック\u{1b}[2J", 12),
+        ("q", 3),
+    ] {
+        let mut l = perfgraph_core::data::LockStats::new(name);
+        l.acquisitions = acquisitions;
+        l.contended = acquisitions / 3;
+        l.wait_ns = acquisitions * 1_000;
+        l.max_wait_ns = 2_500_000;
+        l.hold_ns = acquisitions * 200;
+        l.max_hold_ns = 125_000;
+        l.max_waiters = 4;
+        run.locks.push(l);
+    }
+    let mut c = perfgraph_core::data::CounterStats::new(long.as_str());
+    c.samples = 2;
+    c.sum = 3.0;
+    (c.min, c.max, c.last) = (1.0, 2.0, 2.0);
+    run.counters.push(c);
+    let r = perfgraph_core::Report::build(run, &[thread(0, "main", 0, None, 0, tree(&[]))]);
+    let selection = ReportSelection::default().locks(true).counters(true);
+    let text = r.render(&selection);
+    assert!(!text.contains(report_fake::LONG_NAME), "{text}");
+    assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
+    for table in [r.locks_table(), r.counters_table()] {
+        let widths: Vec<usize> = table
+            .lines()
+            .map(unicode_width::UnicodeWidthStr::width)
+            .collect();
+        assert!(
+            widths.windows(2).all(|w| w[0] == w[1]),
+            "{widths:?}\n{table}"
+        );
+    }
+    insta::assert_snapshot!("long_lock_names", text);
+}

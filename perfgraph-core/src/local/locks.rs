@@ -112,10 +112,18 @@ impl Totals {
     }
 }
 
+/// Most distinct lock names a process keeps; a lock named anything else past them records under
+/// [`TOO_MANY_LOCKS`] (as a `counter!` past its cap does under `(too many counters)`), so the names' memory
+/// stays bounded however many a program makes up.
+pub const MAX_LOCK_NAMES: usize = 4096;
+
+/// The name every lock whose name came past [`MAX_LOCK_NAMES`] shares.
+pub const TOO_MANY_LOCKS: &str = "(too many locks)";
+
 /// The lock names, the live locks' blocks and the dropped locks' totals.
 #[derive(Debug, Default)]
 pub struct Table {
-    /// Names by id (`id - 1`).
+    /// Names by id (`id - 1`): at most [`MAX_LOCK_NAMES`], and [`TOO_MANY_LOCKS`] once one more came.
     names: Vec<&'static str>,
     /// Ids by name.
     ids: BTreeMap<&'static str, u32>,
@@ -123,6 +131,24 @@ pub struct Table {
     live: Vec<Arc<LockCounts>>,
     /// Dropped locks' figures, by name id.
     retired: BTreeMap<u32, Totals>,
+}
+
+impl Table {
+    /// The id of the name `name`, given it now if it is new; [`TOO_MANY_LOCKS`]'s past [`MAX_LOCK_NAMES`].
+    fn id_of(&mut self, name: &'static str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let name = if self.names.len() < MAX_LOCK_NAMES {
+            name
+        } else {
+            TOO_MANY_LOCKS
+        };
+        *self.ids.entry(name).or_insert_with(|| {
+            self.names.push(name);
+            self.names.len() as u32
+        })
+    }
 }
 
 /// See [`Table`]. Taken at a lock's first acquisition and its drop only (never while a lock is held by
@@ -140,15 +166,7 @@ pub fn register(name: &'static str) -> Arc<LockCounts> {
     crate::base::heap::untracked(|| {
         let mut t = hold_for_fork();
         let t = t.get_or_insert_with(Table::default);
-        let id = match t.ids.get(name) {
-            Some(&id) => id,
-            None => {
-                t.names.push(name);
-                let id = t.names.len() as u32;
-                t.ids.insert(name, id);
-                id
-            }
-        };
+        let id = t.id_of(name);
         let block = Arc::new(LockCounts {
             name: id,
             ..LockCounts::default()
@@ -259,7 +277,25 @@ impl Waiting {
 
 #[cfg(test)]
 mod tests {
-    use super::{LockCounts, gather, register, retire};
+    use super::{LockCounts, MAX_LOCK_NAMES, TOO_MANY_LOCKS, Table, gather, register, retire};
+
+    #[test]
+    fn names_past_the_cap_share_one_row() {
+        let mut t = Table::default();
+        let names: Vec<&'static str> = (0..MAX_LOCK_NAMES + 3)
+            .map(|i| &*format!("lock {i}").leak())
+            .collect();
+        let ids: Vec<u32> = names.iter().map(|n| t.id_of(n)).collect();
+        assert_eq!(ids[MAX_LOCK_NAMES - 1], MAX_LOCK_NAMES as u32);
+        // Every name past the cap is the one row `(too many locks)`, the cap's one extra name.
+        let past = MAX_LOCK_NAMES as u32 + 1;
+        assert!(ids[MAX_LOCK_NAMES..].iter().all(|&id| id == past));
+        assert_eq!(t.names.len(), MAX_LOCK_NAMES + 1);
+        assert_eq!(t.names[past as usize - 1], TOO_MANY_LOCKS);
+        // A name known before the cap keeps its own row.
+        assert_eq!(t.id_of(names[7]), 8);
+        assert_eq!(t.ids.len(), MAX_LOCK_NAMES + 1);
+    }
 
     #[test]
     fn a_dropped_locks_figures_stay_under_its_name() {

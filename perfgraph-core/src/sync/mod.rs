@@ -34,5 +34,6 @@ mod mutex;
 mod rwlock;
 mod state;
 
+pub use crate::local::locks::MAX_LOCK_NAMES;
 pub use mutex::{Mutex, MutexGuard};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
