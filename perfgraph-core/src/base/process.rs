@@ -179,6 +179,13 @@ pub fn handled(wakes: u64) {
     HANDLED.store(wakes, Ordering::Release);
 }
 
+/// Whether a wake-up is not yet acted on: a recording thread may be waiting in [`wake_for_line`] for its
+/// closing line (or a ring or lock asked for a drain), so live print must not hold its text back.
+pub fn line_awaited() -> bool {
+    // Acquire: pairs with the Release stores in `handled` and increments in `wake`.
+    WAKES.load(Ordering::Acquire) > HANDLED.load(Ordering::Acquire)
+}
+
 /// Waits (at most `max`) until the background thread has acted on every wake-up requested so far, so what
 /// woke it (a shown section's end) is printed before the caller's output. Returns at once when nothing is
 /// pending, which is nearly always.

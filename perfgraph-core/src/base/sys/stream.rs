@@ -203,6 +203,51 @@ pub fn window_cols(fd: RawFd) -> Option<u16> {
     (ok && ws.ws_col > 0).then_some(ws.ws_col)
 }
 
+/// Whether the regular file `fd` writes to ends in the middle of a line: the byte before where its next
+/// write lands (the end for `O_APPEND`, else the offset) is there and is not a newline. Read through a
+/// descriptor of its own, opened from `/proc/self/fd` for reading only as a plain `open` would be (a file
+/// the user may not read says no); never in a program with raised privileges (`AT_SECURE`).
+pub fn ends_mid_line(fd: RawFd) -> bool {
+    if target(fd).is_none_or(|t| t.kind != Kind::File) {
+        return false;
+    }
+    // SAFETY: getauxval only reads the auxiliary vector.
+    if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
+        return false;
+    }
+    // SAFETY: F_GETFL takes no argument and only reads the descriptor's flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let at = if flags >= 0 && flags & libc::O_APPEND != 0 {
+        // SAFETY: an all-zero stat is a valid value for fstat to overwrite.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat writes one stat into `st`.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return false;
+        }
+        st.st_size
+    } else {
+        // SAFETY: lseek with SEEK_CUR and 0 moves nothing; it returns the offset.
+        unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) }
+    };
+    if at <= 0 {
+        return false;
+    }
+    let Ok(path) = std::ffi::CString::new(format!("/proc/self/fd/{fd}")) else {
+        return false;
+    };
+    let open = libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NONBLOCK;
+    // SAFETY: `path` is a valid C string; the descriptor opened is closed below.
+    let reader = unsafe { libc::open(path.as_ptr(), open) };
+    if reader < 0 {
+        return false;
+    }
+    let mut byte = 0u8;
+    // SAFETY: pread writes at most 1 byte into `byte`.
+    let n = unsafe { libc::pread(reader, (&raw mut byte).cast(), 1, at - 1) };
+    close_fd(reader);
+    n == 1 && byte != b'\n'
+}
+
 /// Whether input typed at the terminal `fd` may be echoed onto it: fd 0 is that same terminal and its
 /// `ECHO` flag is on.
 pub fn input_echoes_onto(fd: RawFd) -> bool {

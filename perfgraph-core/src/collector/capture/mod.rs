@@ -15,6 +15,8 @@
 //! line. Whoever takes the lock to write (live print, a report, `suspend`, the program's `stderr()` writes)
 //! first forwards what the program wrote before ([`before_live`], [`flush_all`]), so nothing perfgraph
 //! writes overtakes it; live print waits while the program holds a partial line younger than the delay.
+//! What the program wrote before the start went straight out: on a terminal live print's first line waits
+//! a moment for the program's next bytes, which tell what the cursor's row holds (`terminal::partial`).
 //!
 //! The forwarder never takes the program's bytes out of the stream before they are at the destination: it
 //! looks at them with `tee` (a copy into a pipe of its own) to find the line boundaries, and moves them

@@ -163,8 +163,10 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
         feeding: terminal.then_some(feeding),
     });
     process::set_output_fd(dest);
-    // Live print redraws the program's partial line below its own lines on a terminal.
-    screen.partial.terminal = terminal;
+    // Live print redraws the program's partial line below its own lines on a terminal; into a file, a line
+    // the program left unfinished before is seen from the file's last byte.
+    let open = !terminal && sys::ends_mid_line(dest);
+    screen.capture_started(terminal, open);
     // Relaxed: read under the terminal's lock (held here) by whoever acts on it.
     ACTIVE.store(true, Ordering::Relaxed);
     let spawned = std::thread::Builder::new()

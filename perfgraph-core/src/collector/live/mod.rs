@@ -81,6 +81,11 @@ pub(crate) struct Live {
     /// one level below the thread's innermost section (`Waiting for queue (held by worker-2)`), until the
     /// wait's record ends it.
     waits: HashMap<u32, Call>,
+    /// The run's first text is decided (in `out`) but held: the capture has just started on a terminal,
+    /// and the first line waits for the program's next bytes (`Screen::first_line_wait`).
+    holding: bool,
+    /// This pass decided closing lines (sections that ended), which are never held.
+    closing: bool,
 }
 
 /// What a drain delivered to live print, kept until the printer decides under the terminal's lock.
@@ -127,6 +132,8 @@ impl Live {
             ended: Vec::new(),
             deferred: false,
             waits: HashMap::new(),
+            holding: false,
+            closing: false,
             next_due_ns: u64::MAX,
         })
     }
@@ -354,6 +361,20 @@ impl Live {
             self.deferred = true;
             return Some(wait.as_nanos() as u64);
         }
+        if self.holding {
+            // The first line waits a moment for the program's next bytes (`Screen::first_line_wait`), but
+            // not while a thread waits for a closing line to be out before it goes on.
+            match screen
+                .first_line_wait()
+                .filter(|_| !process::line_awaited())
+            {
+                Some(wait) => {
+                    self.deferred = true;
+                    return Some(wait.as_nanos() as u64);
+                }
+                None => self.release_held(&mut screen),
+            }
+        }
         if late && !capture::sees_stops() {
             // Stopped and continued (the shell's lines are on the terminal), or only not run: live print
             // cannot tell, so it starts its next text on a new line and says `Still`.
@@ -364,6 +385,8 @@ impl Live {
         let now = now.max(clock::now().0);
         self.sync_other_output();
         self.decide_drained();
+        // Closing lines (sections that ended) are never held back: the program's next output follows them.
+        self.closing = !self.out.is_empty();
         let mut calls: Vec<Call> = Vec::new();
         for state in threads {
             // An exited thread runs nothing: once the printer is done with it, it costs nothing per pass.
@@ -452,12 +475,31 @@ impl Live {
         if let Some(warning) = capture::before_first_line(screen) {
             screen.write_lines(&format!("{warning}\n"));
         }
+        let closing = std::mem::take(&mut self.closing);
+        if !self.holding
+            && !closing
+            && !process::line_awaited()
+            && screen.first_line_wait().is_some()
+        {
+            // Started on a terminal: a bar the program drew before is known once it redraws itself.
+            self.holding = true;
+            self.deferred = true;
+            return;
+        }
         self.note_printed();
         let shown = screen.write_live(&self.out);
         self.out.clear();
         if !shown {
             self.printer.other_output(clock::now().0);
         }
+    }
+
+    /// Writes the run's first text, held while the program had the floor after the capture's start. What
+    /// the program wrote meanwhile went out before it, so it is not other output after it.
+    fn release_held(&mut self, screen: &mut screen::Screen) {
+        self.holding = false;
+        self.other_output = screen::OTHER_OUTPUT_AT.load(Ordering::Relaxed);
+        self.show(screen);
     }
 
     /// Every thread wakes the background thread when a section it shows ends (or, in live-all, any section).
@@ -483,6 +525,10 @@ impl Live {
         capture::flush_all(&mut screen, capture::Wait::Stall(screen::EXIT_FLUSH));
         // No waiting now for a SIGCONT still on its way: the screen takes it that the job was continued.
         capture::settle_stop(&mut screen);
+        if self.holding {
+            self.holding = false;
+            self.other_output = screen::OTHER_OUTPUT_AT.load(Ordering::Relaxed);
+        }
         let now = now.max(clock::now().0);
         self.sync_other_output();
         self.decide_drained();

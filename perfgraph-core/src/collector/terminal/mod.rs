@@ -160,6 +160,7 @@ impl Screen {
                 return false;
             }
         }
+        self.settle_unknown_row();
         if self.torn || self.foreign_open {
             self.newline();
             self.torn = false;
@@ -169,6 +170,43 @@ impl Screen {
         self.line_open = self.last_queued != b'\n';
         self.flush(Duration::ZERO);
         true
+    }
+
+    /// Before perfgraph's own text, while the start of the cursor's row is not known (the capture just
+    /// started on a terminal, and the program has written nothing since): starts the text on a row of its
+    /// own if the cursor is not at the start of one ([`partial::fresh_row`]), so it is never written after
+    /// what the program left unfinished before the capture. (When the program has written since, the
+    /// cursor is mid-row and the usual new line follows.)
+    fn settle_unknown_row(&mut self) {
+        if !self.partial.unknown() {
+            return;
+        }
+        if !self.foreign_open
+            && !self.torn
+            && !self.line_open
+            && let Some(cols) = sys::window_cols(process::output_fd())
+        {
+            self.queue(&partial::fresh_row(cols));
+        }
+        self.partial.row_known();
+    }
+
+    /// The capture starts forwarding to `terminal` or not: on a terminal the start of the cursor's row
+    /// is not known; elsewhere, `open` tells whether the program left a line unfinished there (a file's
+    /// last byte), so live print's first text starts on a new line.
+    pub(crate) fn capture_started(&mut self, terminal: bool, open: bool) {
+        if terminal {
+            self.partial.start_unknown();
+        } else if open && self.last_queued == b'\n' {
+            self.foreign_open = true;
+            self.last_queued = b' ';
+        }
+    }
+
+    /// How much longer live print's first line waits for the program's next bytes on a terminal
+    /// ([`partial::FIRST_LINE_WAIT`]).
+    pub(crate) fn first_line_wait(&self) -> Option<Duration> {
+        self.partial.first_line_wait()
     }
 
     /// Writes pending bytes, waiting for room at most `budget` in total. Returns whether all went out.
@@ -336,6 +374,7 @@ impl Screen {
     /// Writes `text` (whole lines) as other output after ending an open live line, without ever blocking for
     /// long: what stderr does not take within [`STALL`] of its last progress is dropped.
     pub(crate) fn write_lines(&mut self, text: &str) {
+        self.settle_unknown_row();
         self.make_way();
         if self.broken {
             return;

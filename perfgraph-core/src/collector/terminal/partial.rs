@@ -10,11 +10,23 @@
 //!   holds a `\r`): when fd 0 is that terminal with `ECHO` on, a prompt may have been answered and the
 //!   cursor moved to the next row, which nothing tells the program or perfgraph. Redrawing the prompt
 //!   there would show it twice; a fresh line costs a blank line at worst.
+//!
+//! What the program wrote before the capture started went straight to the terminal: until its first
+//! newline or `\r` under the capture, the row the cursor is on is not known ([`Partial::unknown`]). A bar
+//! redrawn with `\r` makes it known again (it draws the whole row); before that, perfgraph's first text
+//! starts on a fresh row only if the cursor is not at its start ([`fresh_row`]).
+
+use std::time::{Duration, Instant};
 
 use crate::base::sys;
 
 /// Longest partial line kept for redrawing; past this it is not redrawn.
 const MAX: usize = 1024;
+
+/// How long live print's first line waits, once the capture started on a terminal, for the program's
+/// next bytes: a bar the program drew before the capture and redraws with `\r` within this is cleared and
+/// drawn again below the line, instead of left frozen above it.
+pub const FIRST_LINE_WAIT: Duration = Duration::from_millis(250);
 
 /// The program's partial line, as far as perfgraph knows it.
 #[derive(Debug)]
@@ -25,6 +37,9 @@ pub(crate) struct Partial {
     bytes: Vec<u8>,
     /// Longer than [`MAX`]: what the line shows is not known.
     overflowed: bool,
+    /// Since the capture started on this terminal, the program has written no newline and no `\r`: the
+    /// start of the cursor's row is not known (what the program wrote before went straight out).
+    unknown_since: Option<Instant>,
 }
 
 impl Partial {
@@ -34,7 +49,33 @@ impl Partial {
             terminal: false,
             bytes: Vec::new(),
             overflowed: false,
+            unknown_since: None,
         }
+    }
+
+    /// The capture starts forwarding to a terminal: what is on the cursor's row now is not known.
+    pub fn start_unknown(&mut self) {
+        self.terminal = true;
+        self.unknown_since = Some(Instant::now());
+    }
+
+    /// Whether the start of the cursor's row is not known (see [`Partial::start_unknown`]).
+    pub fn unknown(&self) -> bool {
+        self.unknown_since.is_some()
+    }
+
+    /// How much longer live print's first line waits for the program's next bytes: while the row is not
+    /// known and the program has written nothing since the capture started, up to [`FIRST_LINE_WAIT`].
+    pub fn first_line_wait(&self) -> Option<Duration> {
+        let since = self.unknown_since.filter(|_| self.bytes.is_empty())?;
+        FIRST_LINE_WAIT
+            .checked_sub(since.elapsed())
+            .filter(|d| !d.is_zero())
+    }
+
+    /// perfgraph started its text at the start of a row of its own ([`fresh_row`]): the row is known.
+    pub fn row_known(&mut self) {
+        self.unknown_since = None;
     }
 
     /// The program's `bytes` reached the terminal.
@@ -46,9 +87,22 @@ impl Partial {
             Some(i) => {
                 self.bytes.clear();
                 self.overflowed = false;
+                self.unknown_since = None;
                 self.push(&bytes[i + 1..]);
             }
-            None => self.push(bytes),
+            None => {
+                if self.unknown_since.is_some() && bytes.contains(&b'\r') {
+                    // The program goes back to the row's start and draws it: from the `\r` on, the row is
+                    // what it draws (what it drew there before the capture is drawn over).
+                    let r = memchr::memchr(b'\r', bytes).unwrap_or(0);
+                    self.bytes.clear();
+                    self.overflowed = false;
+                    self.unknown_since = None;
+                    self.push(&bytes[r..]);
+                } else {
+                    self.push(bytes);
+                }
+            }
         }
     }
 
@@ -84,7 +138,7 @@ impl Partial {
 
     /// The bytes that redraw the partial line, if it can be redrawn on the terminal `fd`.
     pub fn redrawable(&self, fd: i32) -> Option<&[u8]> {
-        if !self.terminal || self.overflowed || self.bytes.is_empty() {
+        if !self.terminal || self.overflowed || self.bytes.is_empty() || self.unknown() {
             return None;
         }
         let redrawn_in_place = self.bytes.contains(&b'\r');
@@ -93,15 +147,42 @@ impl Partial {
         }
         let width = visible_width(&self.bytes)?;
         let cols = sys::window_cols(fd)?;
-        (width < usize::from(cols)).then_some(&self.bytes[..])
+        // A line as wide as the terminal leaves the cursor on its last column (the wrap is deferred until
+        // the next character): `\r` still goes back to its start.
+        (width <= usize::from(cols)).then_some(&self.bytes[..])
     }
 }
 
-/// Columns the line shows from its last `\r` on, or `None` if it holds a control sequence that moves the
-/// cursor (or anything but colours and erasing within the line).
+/// What starts perfgraph's text on a row of its own when the cursor's row is not known, on a terminal of
+/// `cols` columns, as zsh's `PROMPT_SP` does: `cols` spaces, then `\r`. From the start of a row the spaces
+/// fill it and leave the cursor on its last column (terminals defer the wrap until the next character),
+/// and `\r` goes back to its start; from further in, they wrap onto the next row, which `\r` leaves the
+/// cursor at the start of. So the program's unfinished line is kept, never written after, and a row that
+/// was already fresh costs nothing but its blanks.
+pub fn fresh_row(cols: u16) -> Vec<u8> {
+    let mut bytes = vec![b' '; usize::from(cols)];
+    bytes.push(b'\r');
+    bytes
+}
+
+/// Columns the line shows: the widest of its drawings (each `\r` starts one over the last, which may have
+/// been wider), or `None` if one holds a control sequence that moves the cursor (or anything but colours
+/// and erasing within the line).
 fn visible_width(bytes: &[u8]) -> Option<usize> {
-    let from = memchr::memrchr(b'\r', bytes).map_or(0, |i| i + 1);
-    let text = String::from_utf8_lossy(&bytes[from..]);
+    let text = String::from_utf8_lossy(bytes);
+    text.split('\r').try_fold(0, |widest, drawing| {
+        // A drawing that first erases the row (`ESC [ K`, `ESC [ 2 K`, as indicatif's) leaves nothing of
+        // the ones before.
+        let erases = ["\x1b[K", "\x1b[0K", "\x1b[2K"]
+            .iter()
+            .any(|e| drawing.starts_with(e));
+        let widest = if erases { 0 } else { widest };
+        Some(widest.max(drawn_width(drawing)?))
+    })
+}
+
+/// Columns one drawing (`text`, holding no `\r`) takes.
+fn drawn_width(text: &str) -> Option<usize> {
     let mut width = 0;
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
@@ -120,14 +201,7 @@ fn visible_width(bytes: &[u8]) -> Option<usize> {
             c => width += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0),
         }
     }
-    // Everything before the last `\r` was drawn over, but may be wider than what is drawn now.
-    let before = String::from_utf8_lossy(&bytes[..from.saturating_sub(1)]);
-    let widest_before = before
-        .split('\r')
-        .map(unicode_width::UnicodeWidthStr::width)
-        .max()
-        .unwrap_or(0);
-    Some(width.max(widest_before))
+    Some(width)
 }
 
 #[cfg(test)]
@@ -141,6 +215,10 @@ mod tests {
         assert_eq!(visible_width(b"\x1b[32m[==>]\x1b[0m 3%\x1b[K"), Some(8));
         assert_eq!(visible_width(b"up\x1b[1Aagain"), None, "cursor up");
         assert_eq!(visible_width(b"back\x08space"), None);
+        // indicatif clears the row (`ESC [ 2 K`) before each drawing: the clearing takes no column.
+        assert_eq!(visible_width(b"[#  ] 1/3\r\x1b[2K[## ] 2/3"), Some(9));
+        assert_eq!(visible_width(b"wider before\rnarrow"), Some(12));
+        assert_eq!(visible_width(b"wider before\r\x1b[2Knarrow"), Some(6));
     }
 
     #[test]
@@ -159,5 +237,34 @@ mod tests {
         assert!(p.bytes.ends_with(b"\r[ 99%]"));
         p.wrote(b"\nnext");
         assert_eq!((&p.bytes[..], p.overflowed), (&b"next"[..], false));
+    }
+
+    #[test]
+    fn a_row_not_known_since_the_start_is_known_again_at_a_newline_or_a_carriage_return() {
+        let mut p = Partial::new();
+        p.start_unknown();
+        assert!(p.unknown() && p.first_line_wait().is_some());
+        p.wrote(b" 6/60");
+        assert!(p.unknown(), "appended to what was there");
+        assert_eq!(
+            p.first_line_wait(),
+            None,
+            "the program wrote: the row is mid-line"
+        );
+        assert_eq!(p.redrawable(1), None);
+        p.wrote(b"\r[##] 7/60");
+        assert!(!p.unknown());
+        assert_eq!(p.bytes, b"\r[##] 7/60", "from the carriage return on");
+
+        let mut p = Partial::new();
+        p.start_unknown();
+        p.wrote(b"tail\nname? ");
+        assert!(!p.unknown());
+        assert_eq!(p.bytes, b"name? ");
+    }
+
+    #[test]
+    fn a_fresh_row_is_as_wide_as_the_terminal() {
+        assert_eq!(fresh_row(4), b"    \r");
     }
 }
