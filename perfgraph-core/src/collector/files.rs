@@ -138,7 +138,7 @@ enum Kind {
     /// A client of the control socket (a `perfgraph trace` window), written non-blocking like a stream;
     /// never waited for: what it has not taken at the end goes back to the socket's server
     /// ([`Stream::into_peer`]).
-    Socket(super::listen::Peer),
+    Socket(super::net::listen::Peer),
 }
 
 /// Opens the stream `path` for writing without blocking; `None` for a named pipe without a reader.
@@ -232,7 +232,7 @@ impl Stream {
     }
 
     /// A stream to a control-socket client (a trace window), the trace's format chosen by the caller.
-    pub(crate) fn socket(peer: super::listen::Peer) -> Stream {
+    pub(crate) fn socket(peer: super::net::listen::Peer) -> Stream {
         Stream {
             variable: "perfgraph trace",
             path: PathBuf::from("(control socket)"),
@@ -244,7 +244,7 @@ impl Stream {
     }
 
     /// A control-socket client's stream, and what it has not taken yet; `None` for a file or stream.
-    pub(crate) fn into_peer(mut self) -> Option<(super::listen::Peer, Vec<u8>)> {
+    pub(crate) fn into_peer(mut self) -> Option<(super::net::listen::Peer, Vec<u8>)> {
         let backlog = std::mem::take(&mut self.backlog);
         // `Stream` has a `Drop`: take the kind out through a placeholder.
         let kind = std::mem::replace(

@@ -11,7 +11,7 @@
 //!   fd 2 as they are, without the terminal's lock;
 //! * forgets a signal's final pass that was under way in the parent (its signal handlers already let the
 //!   default action happen in any process but the one that installed them).
-//! * closes the parent's control socket and its clients' connections (`collector::listen`): a client
+//! * closes the parent's control socket and its clients' connections (`collector::net::listen`): a client
 //!   waiting for the parent's answer is not kept waiting by the child, and the child does not listen;
 //! * has no trace sync thread (`collector::trace::fsync`) and never finishes the parent's trace, so it syncs and
 //!   renames nothing: that thread holds no lock of ours, so there is nothing of it to release here.
@@ -108,7 +108,7 @@ extern "C" fn in_child() {
     capture::forget_in_child();
     exit::forget_in_child();
     // The parent's control socket and its clients are the parent's.
-    super::listen::close_in_child();
+    super::net::close_in_child();
     // The parent's open live line is not the child's to end (the SIGABRT handler reads this).
     terminal::MID_LINE.store(false, std::sync::atomic::Ordering::Relaxed);
 }

@@ -20,13 +20,11 @@ pub(crate) mod exit;
 pub(crate) mod files;
 pub(crate) mod fork;
 pub(crate) mod interval;
-pub(crate) mod listen;
 pub(crate) mod live;
 pub(crate) mod memory;
-pub(crate) mod otlp;
+pub(crate) mod net;
 pub(crate) mod outputs;
 pub(crate) mod overhead;
-pub(crate) mod prometheus;
 pub(crate) mod signals;
 pub(crate) mod terminal;
 pub(crate) mod trace;
@@ -44,6 +42,7 @@ use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
 use crate::local::{snapshot, threads};
 use live::Live;
+use net::{listen, otlp, prometheus};
 use outputs::Outputs;
 
 /// Longest the background thread goes without draining the rings when no output needs every record, while

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use super::files;
 use super::interval::{self, Interval, Intervals};
-use super::listen::Peer;
 use super::live::screen;
+use super::net::listen::Peer;
 use super::trace::Trace;
 use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection, TraceFormat};

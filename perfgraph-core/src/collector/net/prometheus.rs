@@ -16,7 +16,7 @@ use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
-use super::listen;
+use super as net;
 use crate::base::sys;
 
 /// Clients at once, at most.
@@ -44,7 +44,7 @@ struct Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        listen::untrack(sys::raw_of(&self.stream));
+        net::untrack(sys::raw_of(&self.stream));
     }
 }
 
@@ -94,11 +94,11 @@ impl Endpoint {
     pub(crate) fn open(addr: SocketAddr) -> Option<Endpoint> {
         match sys::listen_tcp(addr) {
             Ok(listener) => {
-                listen::track(sys::raw_of(&listener));
+                net::track(sys::raw_of(&listener));
                 if addr.port() == 0
                     && let Ok(bound) = listener.local_addr()
                 {
-                    super::live::screen::warn(&format!(
+                    crate::collector::live::screen::warn(&format!(
                         "perfgraph: Prometheus metrics at http://{bound}/metrics"
                     ));
                 }
@@ -109,7 +109,7 @@ impl Endpoint {
                 })
             }
             Err(e) => {
-                super::live::screen::warn(&format!(
+                crate::collector::live::screen::warn(&format!(
                     "perfgraph: warning: PERFGRAPH_PROMETHEUS: cannot listen at {addr}: {e}; no /metrics"
                 ));
                 None
@@ -119,7 +119,7 @@ impl Endpoint {
 
     /// How long the background thread may sleep before it looks again.
     pub(crate) fn poll_within(&self, mono: u64) -> Duration {
-        listen::look_within(self.clients.is_empty(), self.asked_ns, mono)
+        net::look_within(self.clients.is_empty(), self.asked_ns, mono)
     }
 
     /// Accepts, reads, answers (`metrics` renders the text, only when a scrape asks for it), writes,
@@ -129,10 +129,10 @@ impl Endpoint {
             let Ok(Some(stream)) = sys::accept_tcp(&self.listener) else {
                 break;
             };
-            listen::track(sys::raw_of(&stream));
+            net::track(sys::raw_of(&stream));
             if self.clients.len() >= MAX_CLIENTS {
                 // One still sending its request, or done with but for its close, makes room.
-                let oldest = listen::oldest_reading(
+                let oldest = net::oldest_reading(
                     self.clients
                         .iter()
                         .map(|c| (c.since, c.answer.is_none() || c.lingering)),
@@ -142,7 +142,7 @@ impl Endpoint {
                         self.clients.swap_remove(i);
                     }
                     None => {
-                        listen::untrack(sys::raw_of(&stream));
+                        net::untrack(sys::raw_of(&stream));
                         continue;
                     }
                 }
@@ -224,7 +224,7 @@ impl Endpoint {
 
     /// At exit: stops listening.
     pub(crate) fn close(self) {
-        listen::untrack(sys::raw_of(&self.listener));
+        net::untrack(sys::raw_of(&self.listener));
     }
 }
 

@@ -31,12 +31,12 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use super::live::screen;
 use crate::base::budget::OutBuf;
 use crate::base::clock;
 use crate::base::config::{Config, LiveMode, OtlpSpans};
 use crate::base::endpoint::Endpoint;
 use crate::base::{identity, process, sys};
+use crate::collector::live::screen;
 use crate::data::Report;
 use crate::export::by_section::{self, Process};
 use crate::export::otlp::resource::{self, Who};

@@ -2,7 +2,7 @@
 //! answers `perfgraph ps`, `dump`, `trace` and `top` (the protocol: [`control`](crate::base::control)).
 //!
 //! No thread of its own: between its passes the background thread accepts and reads, non-blocking, at
-//! least every [`LISTEN_POLL`] (every [`BUSY_POLL`] while a client is connected or has just asked:
+//! least every [`LISTEN_POLL`](super::LISTEN_POLL) (every [`BUSY_POLL`](super::BUSY_POLL) while a client is connected or has just asked:
 //! [`Server::poll_within`]), and writes each reply as the client takes it.
 //! Nothing here waits for a client. What a client can hold is bounded: [`MAX_CONNECTIONS`] at once (a new
 //! one then closes the oldest that has not finished its request), [`MAX_REQUEST`] bytes of request,
@@ -10,33 +10,20 @@
 //! replies waiting in all. A peer of another user (`SO_PEERCRED`; root excepted) is refused at once.
 //!
 //! Nothing is inherited and nothing left behind: every descriptor is close-on-exec and above fd 2, a
-//! forked child closes them all ([`close_in_child`]), the socket is removed at exit ([`Server::close`]),
+//! forked child closes them all ([`close_in_child`](super::close_in_child)), the socket is removed at exit ([`Server::close`]),
 //! and stale sockets of dead processes are removed at the next start ([`dir`]).
 
 pub(crate) mod dir;
 pub(crate) mod status;
 
 use std::io::{self, Read};
-use std::os::fd::RawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
+use super::{look_within, oldest_reading, track, untrack};
 use crate::base::control::{self, MAX_REQUEST, Request};
 use crate::base::sys;
-
-/// Longest the background thread sleeps while listening: how late an idle process may answer. Each look
-/// costs the idle thread a wake-up (about 19 µs of its time on the 2-core VM of docs/performance.md, where
-/// 100 ms made 0.095% of a core); 200 ms keeps it near half the issue's 0.1% bound.
-pub const LISTEN_POLL: Duration = Duration::from_millis(200);
-
-/// Longest it sleeps while a client is connected, and for [`BUSY_TIME`] after one asked something (a
-/// client such as `perfgraph top` asks again soon: `status`, then `dump`, every refresh).
-pub const BUSY_POLL: Duration = Duration::from_millis(5);
-
-/// How long after a request the socket is looked at every [`BUSY_POLL`].
-pub const BUSY_TIME: Duration = Duration::from_secs(2);
 
 /// Clients connected at once, at most.
 pub const MAX_CONNECTIONS: usize = 16;
@@ -53,47 +40,6 @@ pub const MAX_REPLY_BYTES: usize = 256 << 20;
 
 /// Pending connections the kernel queues for us.
 const BACKLOG: i32 = 64;
-
-/// The descriptors the background thread holds for the socket (the listener, its clients', a trace
-/// window's and the second one that watches it), for the Prometheus endpoint (`collector::prometheus`: its listener and clients) and for the
-/// OTLP export's request (`collector::otlp`), for a forked child to close: -1 is a free slot.
-static FDS: [AtomicI32; 2 * MAX_CONNECTIONS + 5] =
-    [const { AtomicI32::new(-1) }; 2 * MAX_CONNECTIONS + 5];
-
-pub(crate) fn track(fd: RawFd) {
-    for slot in &FDS {
-        // Relaxed: read only by a forked child, in the thread that forked, which sees the memory as the
-        // fork found it.
-        if slot
-            .compare_exchange(-1, fd, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            return;
-        }
-    }
-}
-
-pub(crate) fn untrack(fd: RawFd) {
-    for slot in &FDS {
-        if slot
-            .compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            return;
-        }
-    }
-}
-
-/// In a forked child (`collector::fork`): closes the parent's socket descriptors, so a client's
-/// connection ends with the parent, and the child's `exec` or life holds nothing of ours. Async-signal-safe.
-pub(crate) fn close_in_child() {
-    for slot in &FDS {
-        let fd = slot.swap(-1, Ordering::Relaxed);
-        if fd >= 0 {
-            sys::close(fd);
-        }
-    }
-}
 
 /// One client's connection; its descriptor is tracked for [`close_in_child`] while it lives.
 pub(crate) struct Peer {
@@ -173,7 +119,7 @@ impl Server {
         match opened {
             Ok((listener, path, warning)) => {
                 if let Some(warning) = warning {
-                    super::live::screen::warn(&warning);
+                    crate::collector::live::screen::warn(&warning);
                 }
                 track(std::os::fd::AsRawFd::as_raw_fd(&listener));
                 Some(Server {
@@ -185,7 +131,7 @@ impl Server {
                 })
             }
             Err(why) => {
-                super::live::screen::warn(&format!(
+                crate::collector::live::screen::warn(&format!(
                     "perfgraph: warning: no control socket (`perfgraph ps`, `dump`, `trace` and `top` will \
                      not see this process): {why}; PERFGRAPH_LISTEN=off turns it off"
                 ));
@@ -358,28 +304,6 @@ fn listen_at(path: &std::path::Path) -> io::Result<UnixListener> {
         )),
         other => other,
     }
-}
-
-/// How long the background thread may sleep before it looks at a listener again: [`LISTEN_POLL`] when
-/// nobody is connected (`idle`) and nothing was asked for [`BUSY_TIME`] (the last request at `asked_ns`),
-/// else [`BUSY_POLL`]. The control socket's and the Prometheus endpoint's rule.
-pub(crate) fn look_within(idle: bool, asked_ns: u64, mono: u64) -> Duration {
-    let recent = mono.saturating_sub(asked_ns) < BUSY_TIME.as_nanos() as u64;
-    if idle && !recent {
-        LISTEN_POLL
-    } else {
-        BUSY_POLL
-    }
-}
-
-/// Which of the clients (`(since, still reading its request)` each) makes room for a new one: the oldest
-/// still reading; `None` if every one has its answer under way (the newcomer is then turned away).
-pub(crate) fn oldest_reading(clients: impl Iterator<Item = (u64, bool)>) -> Option<usize> {
-    clients
-        .enumerate()
-        .filter(|(_, (_, reading))| *reading)
-        .min_by_key(|(_, (since, _))| *since)
-        .map(|(i, _)| i)
 }
 
 /// `error: <why>\n`, `why` on one line.

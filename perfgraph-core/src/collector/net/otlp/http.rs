@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use std::net::{SocketAddr, TcpStream};
 
 use crate::base::sys;
-use crate::collector::listen;
+use crate::collector::net;
 
 /// The status line and headers of an answer, at most: more is a broken collector.
 const MAX_HEAD: usize = 16 << 10;
@@ -37,7 +37,7 @@ pub(crate) struct Post {
 
 impl Drop for Post {
     fn drop(&mut self) {
-        listen::untrack(sys::raw_of(&self.stream));
+        net::untrack(sys::raw_of(&self.stream));
     }
 }
 
@@ -95,7 +95,7 @@ impl Post {
     /// given.
     pub(crate) fn begin(addr: SocketAddr, head: Vec<u8>) -> io::Result<Post> {
         let stream = sys::connect_tcp(addr)?;
-        listen::track(sys::raw_of(&stream));
+        net::track(sys::raw_of(&stream));
         Ok(Post {
             stream,
             connected: false,

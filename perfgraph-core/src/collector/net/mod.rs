@@ -1,0 +1,96 @@
+//! The network wing: the control socket ([`listen`], `PERFGRAPH_LISTEN`), the Prometheus endpoint
+//! ([`prometheus`], `PERFGRAPH_PROMETHEUS`) and the OTLP export ([`otlp`], `PERFGRAPH_OTLP`), and what
+//! they share: the list of their descriptors a forked child closes, and how often the background thread
+//! looks at a listener.
+//!
+//! None of them has a thread of its own or ever waits: the background thread looks at each between its
+//! passes, non-blocking.
+
+pub(crate) mod listen;
+pub(crate) mod otlp;
+pub(crate) mod prometheus;
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+use crate::base::sys;
+
+/// Longest the background thread sleeps while listening: how late an idle process may answer. Each look
+/// costs the idle thread a wake-up (about 19 µs of its time on the 2-core VM of docs/performance.md, where
+/// 100 ms made 0.095% of a core); 200 ms keeps it near half the 0.1% bound.
+pub const LISTEN_POLL: Duration = Duration::from_millis(200);
+
+/// Longest it sleeps while a client is connected, and for [`BUSY_TIME`] after one asked something (a
+/// client such as `perfgraph top` asks again soon: `status`, then `dump`, every refresh).
+pub const BUSY_POLL: Duration = Duration::from_millis(5);
+
+/// How long after a request the socket is looked at every [`BUSY_POLL`].
+pub const BUSY_TIME: Duration = Duration::from_secs(2);
+
+/// Descriptors held at once, at most: the control socket's listener, its 16 clients, a trace window's
+/// and the second one that watches it; the Prometheus endpoint's listener and 16 clients; the OTLP
+/// export's request.
+const SLOTS: usize = 2 * 16 + 5;
+
+/// The descriptors the background thread holds for the control socket ([`listen`]), the Prometheus
+/// endpoint ([`prometheus`]) and the OTLP export's request ([`otlp`]), for a forked child to close: -1 is
+/// a free slot.
+static FDS: [AtomicI32; SLOTS] = [const { AtomicI32::new(-1) }; SLOTS];
+
+pub(crate) fn track(fd: RawFd) {
+    for slot in &FDS {
+        // Relaxed: read only by a forked child, in the thread that forked, which sees the memory as the
+        // fork found it.
+        if slot
+            .compare_exchange(-1, fd, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+pub(crate) fn untrack(fd: RawFd) {
+    for slot in &FDS {
+        if slot
+            .compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// In a forked child ([`fork`](super::fork)): closes the parent's socket descriptors, so a client's
+/// connection ends with the parent, and the child's `exec` or life holds nothing of ours. Async-signal-safe.
+pub(crate) fn close_in_child() {
+    for slot in &FDS {
+        let fd = slot.swap(-1, Ordering::Relaxed);
+        if fd >= 0 {
+            sys::close(fd);
+        }
+    }
+}
+
+/// How long the background thread may sleep before it looks at a listener again: [`LISTEN_POLL`] when
+/// nobody is connected (`idle`) and nothing was asked for [`BUSY_TIME`] (the last request at `asked_ns`),
+/// else [`BUSY_POLL`]. The control socket's and the Prometheus endpoint's rule.
+pub(crate) fn look_within(idle: bool, asked_ns: u64, mono: u64) -> Duration {
+    let recent = mono.saturating_sub(asked_ns) < BUSY_TIME.as_nanos() as u64;
+    if idle && !recent {
+        LISTEN_POLL
+    } else {
+        BUSY_POLL
+    }
+}
+
+/// Which of the clients (`(since, still reading its request)` each) makes room for a new one: the oldest
+/// still reading; `None` if every one has its answer under way (the newcomer is then turned away).
+pub(crate) fn oldest_reading(clients: impl Iterator<Item = (u64, bool)>) -> Option<usize> {
+    clients
+        .enumerate()
+        .filter(|(_, (_, reading))| *reading)
+        .min_by_key(|(_, (since, _))| *since)
+        .map(|(i, _)| i)
+}
