@@ -26,7 +26,7 @@ fn service_example() -> PathBuf {
     example("service")
 }
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("perfgraph-attach", name)
 }
 
@@ -464,16 +464,21 @@ fn make_open(runtime: &Path) {
 /// `perfgraph dump <pid>` run as uid/gid 65534 (nobody), with `XDG_RUNTIME_DIR=runtime` (`None`: nobody's
 /// own directory); with `dac_override`, keeping the capability to pass the directory's permissions, so
 /// that only the client's and the socket's own checks stand in its way. An error: it could not run as
-/// nobody (no right to change user, or a path to the CLI that nobody may not take).
-fn dump_as_nobody(runtime: Option<&Path>, pid: u32, dac_override: bool) -> std::io::Result<Output> {
-    let mut cmd = Command::new(CLI);
+/// nobody (no right to change user, or a path to `cli`, the command's copy, that nobody may not take).
+fn dump_as_nobody(
+    cli: &Path,
+    runtime: Option<&Path>,
+    pid: u32,
+    dac_override: bool,
+) -> std::io::Result<Output> {
+    let mut cmd = Command::new(cli);
     match runtime {
         Some(dir) => cmd.env("XDG_RUNTIME_DIR", dir),
         None => cmd.env_remove("XDG_RUNTIME_DIR"),
     };
     cmd.args(["dump", &pid.to_string()]);
     second_user::as_nobody(&mut cmd, dac_override);
-    cmd.output()
+    second_user::output(&mut cmd)
 }
 
 #[test]
@@ -487,6 +492,9 @@ fn another_user_is_refused() {
         return;
     }
     let runtime = scratch("uid");
+    // The command nobody runs, copied where nobody can reach it: the target directory may not be.
+    let bin = scratch("uid-bin");
+    let nobodys_cli = second_user::reachable_copy(Path::new(CLI), &bin);
     let service = Service::start(&runtime);
     let pid = service.pid();
     // However it is kept out, the one line says the process is there and refused: never "no such process".
@@ -495,18 +503,19 @@ fn another_user_is_refused() {
         // Its own directory: the process's socket is not there.
         (None, false, "in nobody's own directory"),
         // The process's directory keeps them out (EACCES).
-        (Some(runtime.as_path()), false, "in the process's directory"),
+        (Some(&*runtime), false, "in the process's directory"),
         // Past the directory's permissions (CAP_DAC_OVERRIDE): the client does not trust another user's
         // directory, and the socket would refuse the peer's uid.
-        (Some(runtime.as_path()), true, "past the directory"),
+        (Some(&*runtime), true, "past the directory"),
     ] {
-        let out = match dump_as_nobody(runtime, pid, dac_override) {
+        let out = match dump_as_nobody(&nobodys_cli, runtime, pid, dac_override) {
             Ok(out) => out,
             Err(e) => {
                 let _ = writeln!(
                     std::io::stderr().lock(),
-                    "note: another_user_is_refused did NOT run: {CLI} cannot run as user nobody \
-                     (65534): {e}"
+                    "note: another_user_is_refused did NOT run: {} cannot run as user nobody \
+                     (65534): {e}",
+                    nobodys_cli.display()
                 );
                 return;
             }

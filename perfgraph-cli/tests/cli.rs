@@ -2,6 +2,8 @@
 //! codes, merges of four ranks (by hand, and under Open MPI's `mpirun` when it is installed), and bad
 //! input as one line and exit code 2.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -18,12 +20,9 @@ fn ranks_example() -> PathBuf {
     path
 }
 
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("perfgraph-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory for one test, removed when dropped.
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch("perfgraph-cli", name)
 }
 
 /// The example with perfgraph quiet on stderr but for the reports, and `vars`.
@@ -38,8 +37,10 @@ fn example(vars: &[(&str, &str)]) -> Command {
     ] {
         c.env_remove(v);
     }
+    // No control socket: nothing of it left outside the test's directory.
     c.env("PERFGRAPH_LIVE", "off")
-        .env("PERFGRAPH_CAPTURE", "off");
+        .env("PERFGRAPH_CAPTURE", "off")
+        .env("PERFGRAPH_LISTEN", "off");
     c.env_remove("PERFGRAPH_REPORT");
     c.envs(vars.iter().copied());
     c
@@ -302,6 +303,7 @@ fn four_ranks_under_mpirun() {
         ("PERFGRAPH_TRACE", s(&trace)),
         ("PERFGRAPH_LIVE", "off"),
         ("PERFGRAPH_CAPTURE", "off"),
+        ("PERFGRAPH_LISTEN", "off"),
     ] {
         c.arg("-x").arg(format!("{k}={v}"));
     }

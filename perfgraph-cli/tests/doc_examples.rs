@@ -4,6 +4,8 @@
 //! in a directory holding the files its examples name; it must succeed (`diff` may also report a regression,
 //! exit 1). So an example that stops working (a renamed flag, a glob that matches the wrong files) fails here.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,6 +47,8 @@ fn rank_run(dir: &Path, rank: u32, vars: &[(&str, &str)]) {
         .current_dir(dir)
         .env("RANK", rank.to_string())
         .env("PERFGRAPH_LIVE", "off")
+        // No control socket: nothing of it left outside the test's directory.
+        .env("PERFGRAPH_LISTEN", "off")
         .envs(vars.iter().copied())
         .output()
         .unwrap();
@@ -97,9 +101,7 @@ fn the_docs_perfgraph_commands_run_as_written() {
         "the docs' perfgraph commands were not found: {all:?}"
     );
 
-    let dir = std::env::temp_dir().join(format!("perfgraph-doc-examples-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("perfgraph-doc-examples", "docs");
     // The files the examples name: four ranks (`run.{rank}.json`, `trace.{rank}.json`), one run
     // (`run.json`), and a base and a head run for `diff`.
     for rank in 0..4 {
@@ -119,14 +121,16 @@ fn the_docs_perfgraph_commands_run_as_written() {
     // `dump`, `trace`): the CLI's service example, in a runtime directory of its own.
     let runtime = dir.join("runtime");
     std::fs::create_dir_all(&runtime).unwrap();
-    let mut service = Command::new(example("service"))
-        .env("XDG_RUNTIME_DIR", &runtime)
-        .env("PERFGRAPH_LIVE", "off")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let socket = runtime.join(format!("perfgraph/{}.sock", service.id()));
+    let mut service = common::Reaped(
+        Command::new(example("service"))
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("PERFGRAPH_LIVE", "off")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let socket = runtime.join(format!("perfgraph/{}.sock", service.0.id()));
     let start = std::time::Instant::now();
     while !socket.exists() && start.elapsed() < std::time::Duration::from_secs(60) {
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -142,7 +146,7 @@ fn the_docs_perfgraph_commands_run_as_written() {
             // Interactive: tests/top.rs runs it under a pseudo-terminal.
             continue;
         }
-        let command = command.replace("12345", &service.id().to_string());
+        let command = command.replace("12345", &service.0.id().to_string());
         let out = Command::new("sh")
             .arg("-c")
             .arg(&command)
@@ -160,8 +164,7 @@ fn the_docs_perfgraph_commands_run_as_written() {
             ));
         }
     }
-    drop(service.stdin.take());
-    let _ = service.wait();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(service.0.stdin.take());
+    let _ = service.0.wait();
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

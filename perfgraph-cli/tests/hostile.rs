@@ -3,9 +3,11 @@
 //! as `ulimit -v` sets). Also the diff gates that must not pass in silence: two runs with nothing in common,
 //! sections removed.
 
+mod common;
+
 use std::fmt::Write as _;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
@@ -13,11 +15,9 @@ const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
 /// The address-space limit the command runs under here, bytes: 1 GiB.
 const LIMIT: u64 = 1 << 30;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("perfgraph-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A test's own directory, removed when dropped.
+fn scratch(name: &str) -> common::Scratch {
+    common::scratch("perfgraph-hostile", name)
 }
 
 /// `perfgraph args` under the address-space limit.
@@ -148,7 +148,6 @@ fn broken_fields_are_one_line_and_exit_2() {
         refused(&cli(&["diff", s(&good), s(&f)]), &f, says);
         refused(&cli(&["merge", s(&good), s(&f)]), &f, says);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -175,7 +174,6 @@ fn the_largest_counts_print_as_they_are() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("18446744073709551615"), "{text}");
     assert!(!text.contains(" -1 "), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -204,7 +202,6 @@ fn deep_recursions_diff_by_path_within_the_limit() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -248,7 +245,6 @@ fn a_removed_section_is_named_and_fails_only_when_asked() {
         text.contains("(--fail-on-removed: this fails the diff)"),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -292,7 +288,6 @@ fn a_merge_that_would_overflow_names_the_file_and_the_field() {
         &b,
         "\"calls\" overflows at a",
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -312,5 +307,4 @@ fn the_same_process_is_merged_once_unless_asked() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let merged = perfgraph_core::Report::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
     assert_eq!(merged.tree.find(&["a"]).unwrap().calls, 10);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -38,6 +38,8 @@ struct Receiver {
     _child: Reaped,
     port: u16,
     out: PathBuf,
+    /// Its directory, removed after the receiver is stopped (fields drop in order).
+    _dir: common::Scratch,
 }
 
 impl Receiver {
@@ -76,6 +78,7 @@ impl Receiver {
             _child: Reaped(child),
             port,
             out,
+            _dir: dir,
         })
     }
 
@@ -94,7 +97,10 @@ impl Receiver {
 
 /// Runs `examples/requests` with `env`, in a runtime directory of its own and perfgraph otherwise quiet.
 fn run(env: &[(&str, &str)]) -> (Output, Duration) {
-    let dir = common::scratch("perfgraph-otlp-run", &std::process::id().to_string());
+    // A directory per run: tests run at once in this process.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = common::scratch("perfgraph-otlp-run", &n.to_string());
     let mut cmd = Command::new(example("requests"));
     for name in perfgraph_core::Config::VARIABLE_NAMES {
         cmd.env_remove(name);

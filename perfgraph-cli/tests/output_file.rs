@@ -9,7 +9,7 @@ mod common;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::Service;
@@ -23,8 +23,8 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A tmpfs of 256 KiB mounted at a scratch directory, unmounted when dropped.
-struct Tmpfs(PathBuf);
+/// A tmpfs of 256 KiB mounted at a scratch directory, unmounted when dropped (and the directory removed).
+struct Tmpfs(common::Scratch);
 
 impl Tmpfs {
     /// `None`, with a loud note, when it cannot be mounted (not root, no `CAP_SYS_ADMIN`).
@@ -51,7 +51,6 @@ impl Tmpfs {
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.0).output();
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -206,5 +205,4 @@ fn a_write_past_the_file_size_limit_leaves_the_old_file_and_no_temporary_file() 
     }
     let out = service.stop();
     assert!(out.status.success(), "{out:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -160,7 +160,6 @@ fn prometheus_scrapes_the_exact_counts() {
         .unwrap();
     assert!(status.success());
     assert_eq!(err, "", "stderr");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `name` on PATH.
@@ -176,10 +175,10 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
 
 /// `examples/service` serving `PERFGRAPH_PROMETHEUS=addr`, quiet otherwise: the child, its stdin (closing
 /// it stops the service) and its stderr, line by line.
-fn serve(test: &str, addr: &str) -> (Reaped, ChildStdin, mpsc::Receiver<String>) {
-    let dir = common::scratch("perfgraph-prometheus", test);
+fn serve(addr: &str) -> (Reaped, ChildStdin, mpsc::Receiver<String>) {
+    // No control socket (these tests need none): nothing is left outside the test's own files.
     let mut child = Command::new(example("service"))
-        .env("XDG_RUNTIME_DIR", &dir)
+        .env("PERFGRAPH_LISTEN", "off")
         .env("PERFGRAPH_LIVE", "off")
         .env("PERFGRAPH_CAPTURE", "off")
         .env("PERFGRAPH_PROMETHEUS", addr)
@@ -227,7 +226,7 @@ fn announced_port(lines: &mpsc::Receiver<String>) -> u16 {
 
 #[test]
 fn port_0_says_which_port_it_bound_and_a_port_asked_for_says_nothing() {
-    let (service, stdin, lines) = serve("port0", "127.0.0.1:0");
+    let (service, stdin, lines) = serve("127.0.0.1:0");
     let port = announced_port(&lines);
     assert_ne!(port, 0);
     let (status, body) = get(port, "/metrics").expect("no answer at the port announced");
@@ -238,7 +237,7 @@ fn port_0_says_which_port_it_bound_and_a_port_asked_for_says_nothing() {
 
     // A port of its own choosing is known to whoever chose it: nothing said.
     let port = free_port();
-    let (service, stdin, lines) = serve("port", &format!("127.0.0.1:{port}"));
+    let (service, stdin, lines) = serve(&format!("127.0.0.1:{port}"));
     let start = Instant::now();
     while get(port, "/metrics").is_none() {
         assert!(start.elapsed() < PATIENCE, "never served at {port}");
@@ -250,7 +249,7 @@ fn port_0_says_which_port_it_bound_and_a_port_asked_for_says_nothing() {
 
 #[test]
 fn a_request_head_too_long_is_answered_431_not_reset() {
-    let (service, stdin, lines) = serve("head", "127.0.0.1:0");
+    let (service, stdin, lines) = serve("127.0.0.1:0");
     let port = announced_port(&lines);
     // Past the endpoint's 8 KiB, a little and a lot: the client sends its whole head, then reads.
     for size in [9_000, 64 << 10, 256 << 10] {

@@ -18,7 +18,8 @@ use std::process::{Command, Output, Stdio};
 const IGNORED: &str = "PERFGRAPH_* variables are ignored, but for PERFGRAPH_VERBOSITY=off";
 
 /// A directory every user can enter, on a file system that honours setuid bits, or why there is none.
-fn setuid_dir() -> Result<PathBuf, String> {
+/// Removed when dropped.
+fn setuid_dir() -> Result<common::Scratch, String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err("it needs root, to make a setuid-root program".into());
@@ -35,12 +36,19 @@ fn setuid_dir() -> Result<PathBuf, String> {
         let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: `c` is a NUL-terminated path and `st` a valid, writable statvfs.
         let ok = unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0;
-        if ok && st.f_flag & libc::ST_NOSUID == 0 {
-            return Ok(dir);
+        // The other user must reach the program: every directory above it open to others (a `TMPDIR`
+        // under a 0700 home is not).
+        let reachable = dir
+            .ancestors()
+            .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
+        if ok && reachable && st.f_flag & libc::ST_NOSUID == 0 {
+            return Ok(common::Scratch::adopt(dir));
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
-    Err("no directory here honours setuid bits (all are mounted nosuid)".into())
+    Err("no directory here honours setuid bits and is open to other users (all are mounted nosuid, or \
+         under a directory closed to others)"
+        .into())
 }
 
 /// `program` with the given `PERFGRAPH_*` settings (the rest cleared), run as uid/gid 65534 if `nobody`.
@@ -81,7 +89,12 @@ fn a_setuid_program_leaves_root_owned_files_alone() {
     let dir = match setuid_dir() {
         Ok(dir) => dir,
         Err(why) => {
-            eprintln!("setuid test did not run: {why}");
+            // To the process's stderr itself (`eprintln!` is captured by the test harness): visible.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "note: a_setuid_program_leaves_root_owned_files_alone did NOT run: {why}"
+            );
             return;
         }
     };
@@ -148,5 +161,4 @@ fn a_setuid_program_leaves_root_owned_files_alone() {
             .unwrap()
             .contains("\"serve\"")
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

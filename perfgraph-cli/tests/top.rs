@@ -4,7 +4,6 @@
 //! the child exits, the screen says so and keeps the last snapshot. No wall-clock bound but a generous one
 //! that only catches a hang.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -16,7 +15,7 @@ use top_pty::{Tty, top, wait};
 
 const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("perfgraph-top", name)
 }
 

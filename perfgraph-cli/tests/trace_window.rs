@@ -142,7 +142,6 @@ fn a_killed_client_ends_its_window(test: &str, calls: Option<&str>) {
         .unwrap();
     assert!(service.0.wait().unwrap().success());
     assert_eq!(stderr, "", "the service's stderr");
-    let _ = std::fs::remove_dir_all(&runtime);
 }
 
 #[test]

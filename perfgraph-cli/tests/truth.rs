@@ -32,27 +32,17 @@ use truth::{files, interval, report, trace};
 /// How deep the interval lines go (`PERFGRAPH_INTERVAL_DEPTH`): down to `work;ticks;tick`.
 const INTERVAL_DEPTH: usize = 3;
 
-/// One run of the program: its stderr, its truth, and its directory (the output files).
+/// One run of the program: its stderr, its truth, and its directory (the output files), removed when the
+/// test passes, kept for a look when it fails (`common::Scratch`).
 struct Run {
     stderr: String,
     truth: Truth,
-    dir: PathBuf,
+    dir: common::Scratch,
 }
 
 impl Run {
     fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name)
-    }
-}
-
-/// The run's files are removed when its test passes, kept for a look when it fails.
-impl Drop for Run {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("the run's files are kept in {}", self.dir.display());
-        } else {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
     }
 }
 

@@ -24,13 +24,66 @@ pub fn example(name: &str) -> PathBuf {
     path
 }
 
-/// A fresh scratch directory `<tmp>/<prefix>-<pid>-<name>`, mode 0700 (fit for an `XDG_RUNTIME_DIR`).
-pub fn scratch(prefix: &str, name: &str) -> PathBuf {
+/// A fresh scratch directory `<tmp>/<prefix>-<pid>-<name>`, mode 0700 (fit for an `XDG_RUNTIME_DIR`),
+/// removed with all it holds when the returned guard is dropped.
+pub fn scratch(prefix: &str, name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-    dir
+    Scratch(dir)
+}
+
+/// A test's own temporary directory ([`scratch`]): a `Path` (through `Deref`), removed when dropped. A
+/// test that fails (its thread panicking) keeps it for a look and says where on stderr (captured and
+/// shown with the failure); one that passes leaves nothing. Drop it after the processes that use it (a
+/// `let` before theirs): a program listening there is then gone.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// Takes over the directory `dir`, made by the caller: removed when dropped, as [`scratch`]'s.
+    pub fn adopt(dir: PathBuf) -> Scratch {
+        Scratch(dir)
+    }
+
+    /// The directory, as a `PathBuf` to keep.
+    pub fn to_path_buf(&self) -> PathBuf {
+        self.0.clone()
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "note: the failed test's directory is kept: {}",
+                self.0.display()
+            );
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// A Python that can `import module`: the one `env_var` names (which must), else `python3` if it can.

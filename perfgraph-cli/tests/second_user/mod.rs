@@ -4,8 +4,10 @@
 #![allow(dead_code)]
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// The second user's uid and gid.
 pub const NOBODY: u32 = 65534;
@@ -23,6 +25,30 @@ pub fn is_root() -> bool {
 /// harness): visible.
 pub fn did_not_run(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr().lock(), "note: {test} did NOT run: {why}");
+}
+
+/// A copy of `program` in `dir` (made mode 0755: a directory of the test's own, in the temporary
+/// directory), where the second user can run it although the checkout and the target directory may be
+/// under a 0700 directory (a root's home). Runs of it must go through [`output`]: another test's thread may
+/// still hold the copy open for writing, inherited across its fork, for a moment.
+pub fn reachable_copy(program: &Path, dir: &Path) -> PathBuf {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = dir.join(program.file_name().unwrap());
+    std::fs::copy(program, &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    copy
+}
+
+/// `cmd.output()`, again while the program is busy being written (`ETXTBSY`: see [`reachable_copy`]).
+pub fn output(cmd: &mut Command) -> std::io::Result<Output> {
+    loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            done => return done,
+        }
+    }
 }
 
 /// Has `cmd` run as nobody; with `dac_override`, keeping the capability to pass directories' permissions.

@@ -8,8 +8,8 @@ use std::process::{ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use crate::common::Reaped;
 use crate::common::truth::{self, PATIENCE, Truth};
+use crate::common::{Reaped, Scratch};
 
 pub const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
 
@@ -83,7 +83,8 @@ pub struct Held {
     child: Reaped,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
-    pub dir: PathBuf,
+    /// Its runtime directory and output files (dropped after the program: fields drop in order).
+    pub dir: Scratch,
 }
 
 impl Held {
@@ -181,12 +182,13 @@ impl Held {
         self.dir.join(name)
     }
 
-    /// Ends it (stdin closed) and waits for its exit, which must be a success; its stderr.
-    pub fn end(mut self) -> String {
+    /// Ends it (stdin closed) and waits for its exit, which must be a success; its stderr, and its
+    /// directory, to keep until the test's last check (removed when dropped, kept if the test fails).
+    pub fn end(mut self) -> (String, Scratch) {
         drop(self.stdin.take());
         let status = wait(&mut self.child, "the held program's exit");
         assert!(status.success(), "{status:?}\n{}", self.stderr());
-        self.stderr()
+        (self.stderr(), self.dir)
     }
 }
 
