@@ -1,0 +1,362 @@
+//! The document's members besides its tree: `threads` (each with its own tree), a merge's `processes`,
+//! `skipped_sections`, `counters` and `locks`, each entry taken from the file's budget of nodes.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::fields::{Fields, KeySeed, ObjectSeed, Scalar, ScalarSeed, take_node};
+use super::intern;
+use super::tree::TreeSeed;
+use crate::data::counters::CounterStats;
+use crate::data::locks::LockStats;
+use crate::data::report::{ProcessInfo, ThreadSummary};
+use crate::export::json_input::refuse_others;
+
+/// The keys of a thread this reader uses (its tree is read apart).
+const THREAD_KEYS: &[&str] = &[
+    "index", "name", "main", "exited", "alive_ns", "busy_ns", "calls", "cpu_ns", "dropped", "tree",
+];
+
+/// The `threads` array.
+pub(super) struct ThreadsSeed<'a> {
+    pub(super) nodes_left: &'a mut usize,
+}
+
+impl<'de> DeserializeSeed<'de> for ThreadsSeed<'_> {
+    type Value = Vec<ThreadSummary>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ThreadsSeed<'_> {
+    type Value = Vec<ThreadSummary>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the threads' array")
+    }
+    refuse_others!(|_: &Self| "no \"threads\" array".to_owned());
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("no \"threads\" array"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        loop {
+            let i = out.len();
+            let seed = ThreadSeed {
+                i,
+                nodes_left: &mut *self.nodes_left,
+            };
+            let Some(t) = seq.next_element_seed(seed)? else {
+                break;
+            };
+            out.push(t);
+        }
+        Ok(out)
+    }
+}
+
+struct ThreadSeed<'a> {
+    i: usize,
+    nodes_left: &'a mut usize,
+}
+
+impl<'de> DeserializeSeed<'de> for ThreadSeed<'_> {
+    type Value = ThreadSummary;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ThreadSeed<'_> {
+    type Value = ThreadSummary;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a thread object")
+    }
+    refuse_others!(|s: &Self| format!("threads[{}]: not an object", s.i));
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom(format!(
+            "threads[{}]: not an object",
+            self.i
+        )))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let at = format!("threads[{}]: ", self.i);
+        take_node(self.nodes_left)?;
+        let mut o = Fields::default();
+        let mut tree = None;
+        while let Some(key) = map.next_key_seed(KeySeed(THREAD_KEYS, &[], &[]))? {
+            match key {
+                Some("tree") => {
+                    tree = Some(map.next_value_seed(TreeSeed {
+                        name: format!("threads[{}].tree", self.i),
+                        nodes_left: &mut *self.nodes_left,
+                    })?)
+                }
+                Some(k) => o.set(k, map.next_value_seed(ScalarSeed)?),
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let thread = || -> Result<ThreadSummary, String> {
+            let (tree, _, _) = tree.ok_or_else(|| format!("{at}no \"tree\""))?;
+            Ok(ThreadSummary {
+                index: o.narrow("index", &at)?,
+                name: o.str("name", &at)?.to_owned(),
+                is_main: o.bool("main", &at)?,
+                exited: o.bool("exited", &at)?,
+                alive_ns: o.u64("alive_ns", &at)?,
+                busy_ns: o.u64("busy_ns", &at)?,
+                calls: o.u64("calls", &at)?,
+                cpu_ns: o.u64_or_0("cpu_ns", &at)?,
+                dropped: o.u64("dropped", &at)?,
+                tree,
+            })
+        };
+        thread().map_err(de::Error::custom)
+    }
+}
+
+/// The keys of a process's identity.
+const PROCESS_KEYS: &[&str] = &["pid", "rank", "host", "start_unix_ns"];
+
+/// A process's identity; absent fields (a file from before they existed) read as 0 and "".
+pub(super) fn process(o: &Fields, at: &str) -> Result<ProcessInfo, String> {
+    let num = |k: &str| -> Result<u64, String> { if o.has(k) { o.u64(k, at) } else { Ok(0) } };
+    let narrow = |k: &str| -> Result<u32, String> {
+        let v = num(k)?;
+        u32::try_from(v).map_err(|_| format!("{at}\"{k}\" is out of range ({v})"))
+    };
+    Ok(ProcessInfo {
+        pid: narrow("pid")?,
+        rank: narrow("rank")?,
+        host: match o.get("host") {
+            None | Some(Scalar::Null) => String::new(),
+            Some(_) => o.str("host", at)?.to_owned(),
+        },
+        start_unix_ns: num("start_unix_ns")?,
+    })
+}
+
+/// The `processes` array of a merge.
+pub(super) struct ProcessesSeed<'a> {
+    pub(super) nodes_left: &'a mut usize,
+}
+
+impl<'de> DeserializeSeed<'de> for ProcessesSeed<'_> {
+    type Value = Option<Vec<ProcessInfo>>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ProcessesSeed<'_> {
+    type Value = Option<Vec<ProcessInfo>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the processes' array")
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(E::custom("\"processes\" is not an array"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(E::custom("\"processes\" is not an array"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(E::custom("\"processes\" is not an array"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(E::custom("\"processes\" is not an array"))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(E::custom("\"processes\" is not an array"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("\"processes\" is not an array"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        loop {
+            let at = format!("processes[{}]: ", out.len());
+            let Some(o) = seq.next_element_seed(ObjectSeed {
+                known: PROCESS_KEYS,
+                at: at.clone(),
+            })?
+            else {
+                break;
+            };
+            take_node(self.nodes_left)?;
+            out.push(process(&o, &at).map_err(de::Error::custom)?);
+        }
+        Ok(Some(out))
+    }
+}
+
+/// The `skipped_sections` array of names.
+pub(super) struct NamesSeed<'a> {
+    pub(super) nodes_left: &'a mut usize,
+}
+
+impl<'de> DeserializeSeed<'de> for NamesSeed<'_> {
+    type Value = Vec<&'static str>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NamesSeed<'_> {
+    type Value = Vec<&'static str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of names")
+    }
+    refuse_others!(|_: &Self| "no \"skipped_sections\" array".to_owned());
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("no \"skipped_sections\" array"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(ScalarSeed)? {
+            take_node(self.nodes_left)?;
+            match v {
+                Scalar::Str(s) => out.push(intern(&s)),
+                _ => {
+                    return Err(de::Error::custom("\"skipped_sections\": not a string"));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The keys of one counter in the `counters` object.
+const COUNTER_KEYS: &[&str] = &["samples", "last", "min", "max", "mean", "sum"];
+
+/// The `counters` object: counter name to its figures.
+pub(super) struct CountersSeed<'a> {
+    pub(super) nodes_left: &'a mut usize,
+}
+
+impl<'de> DeserializeSeed<'de> for CountersSeed<'_> {
+    type Value = Vec<CounterStats>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CountersSeed<'_> {
+    type Value = Vec<CounterStats>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the counters' object")
+    }
+    refuse_others!(|_: &Self| "\"counters\" is not an object".to_owned());
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("\"counters\" is not an object"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out: Vec<CounterStats> = Vec::new();
+        while let Some(key) = map.next_key_seed(ScalarSeed)? {
+            take_node(self.nodes_left)?;
+            let Scalar::Str(name) = key else {
+                return Err(de::Error::custom(
+                    "\"counters\": a name that is not a string",
+                ));
+            };
+            let at = format!("counters[{}]: ", serde_json::Value::from(name.as_str()));
+            let o = map.next_value_seed(ObjectSeed {
+                known: COUNTER_KEYS,
+                at: at.clone(),
+            })?;
+            let number = |key: &str| -> Result<f64, String> {
+                match o.get(key) {
+                    Some(Scalar::F64(v)) => Ok(*v),
+                    Some(Scalar::U64(v)) => Ok(*v as f64),
+                    Some(Scalar::I64(v)) => Ok(*v as f64),
+                    // A value that is not finite is written as a string ("NaN", "inf").
+                    Some(Scalar::Str(v)) => v
+                        .parse::<f64>()
+                        .map_err(|_| format!("{at}\"{key}\" is not a number")),
+                    None => Err(format!("{at}no \"{key}\"")),
+                    Some(_) => Err(format!("{at}\"{key}\" is not a number")),
+                }
+            };
+            let mut c = CounterStats::new(name);
+            c.samples = o.u64("samples", &at).map_err(de::Error::custom)?;
+            c.last = number("last").map_err(de::Error::custom)?;
+            c.min = number("min").map_err(de::Error::custom)?;
+            c.max = number("max").map_err(de::Error::custom)?;
+            c.sum = number("sum").map_err(de::Error::custom)?;
+            if out.iter().any(|d| d.name == c.name) {
+                return Err(de::Error::custom(format!("{at}given twice")));
+            }
+            out.push(c);
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+}
+
+/// The keys of one lock in the `locks` array.
+const LOCK_KEYS: &[&str] = &[
+    "name",
+    "acquisitions",
+    "contended",
+    "wait_ns",
+    "max_wait_ns",
+    "hold_ns",
+    "max_hold_ns",
+    "max_waiters",
+];
+
+/// The `locks` array: one object per lock name.
+pub(super) struct LocksSeed<'a> {
+    pub(super) nodes_left: &'a mut usize,
+}
+
+impl<'de> DeserializeSeed<'de> for LocksSeed<'_> {
+    type Value = Vec<LockStats>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LocksSeed<'_> {
+    type Value = Vec<LockStats>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the locks' array")
+    }
+    refuse_others!(|_: &Self| "\"locks\" is not an array".to_owned());
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("\"locks\" is not an array"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out: Vec<LockStats> = Vec::new();
+        loop {
+            let at = format!("locks[{}]: ", out.len());
+            let Some(o) = seq.next_element_seed(ObjectSeed {
+                known: LOCK_KEYS,
+                at: at.clone(),
+            })?
+            else {
+                break;
+            };
+            take_node(self.nodes_left)?;
+            let u = |key: &str| o.u64(key, &at).map_err(de::Error::custom);
+            let mut l = LockStats::new(o.str("name", &at).map_err(de::Error::custom)?);
+            l.acquisitions = u("acquisitions")?;
+            l.contended = u("contended")?;
+            l.wait_ns = u("wait_ns")?;
+            l.max_wait_ns = u("max_wait_ns")?;
+            l.hold_ns = u("hold_ns")?;
+            l.max_hold_ns = u("max_hold_ns")?;
+            l.max_waiters = u("max_waiters")?;
+            out.push(l);
+        }
+        Ok(out)
+    }
+}
