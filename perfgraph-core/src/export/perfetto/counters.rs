@@ -1,7 +1,12 @@
 //! The counter tracks: the process's resident memory and heap, and each thread's CPU usage.
 
-use super::wire::{message, packet, string, uint};
-use super::*;
+use super::Perfetto;
+use super::fields::*;
+use super::sequence::{MEMORY_SEQUENCE, META_SEQUENCE, absolute_event, open_sequence};
+use super::tracks::{
+    counter_uuid, cpu_uuid, heap_uuid, interval_uuids, memory_uuid, process_uuid, thread_uuid,
+};
+use super::wire::{fixed64, message, packet, string, uint};
 
 /// A counter's unit, as its `CounterDescriptor` gives it.
 pub(super) enum Unit {
@@ -18,13 +23,13 @@ pub(super) fn describe(out: &mut Vec<u8>, uuid: u64, parent: u64, name: &str, un
     packet(out, |p| {
         uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
         message(p, TRACK_DESCRIPTOR, |d| {
-            uint(d, 1, uuid);
-            uint(d, 5, parent);
-            string(d, 2, name);
+            uint(d, TD_UUID, uuid);
+            uint(d, TD_PARENT_UUID, parent);
+            string(d, TD_NAME, name);
             match unit {
-                Unit::Bytes => message(d, 8, |c| uint(c, 3, 3)),
-                Unit::Percent => message(d, 8, |c| string(c, 6, "%")),
-                Unit::None => message(d, 8, |_| {}),
+                Unit::Bytes => message(d, TD_COUNTER, |c| uint(c, COUNTER_UNIT, UNIT_SIZE_BYTES)),
+                Unit::Percent => message(d, TD_COUNTER, |c| string(c, COUNTER_UNIT_NAME, "%")),
+                Unit::None => message(d, TD_COUNTER, |_| {}),
             }
         });
     });
@@ -97,7 +102,7 @@ impl Perfetto {
             absolute_event(out, seq, ts_ns, |e| {
                 uint(e, EV_TYPE, COUNTER);
                 uint(e, EV_TRACK_UUID, uuid);
-                super::wire::fixed64(e, 44, value.to_bits());
+                fixed64(e, EV_DOUBLE_COUNTER_VALUE, value.to_bits());
             });
         }
     }
@@ -120,8 +125,7 @@ impl Perfetto {
         absolute_event(out, seq, ts_ns, |e| {
             uint(e, EV_TYPE, COUNTER);
             uint(e, EV_TRACK_UUID, uuid);
-            // TrackEvent.double_counter_value.
-            super::wire::fixed64(e, 44, value.to_bits());
+            fixed64(e, EV_DOUBLE_COUNTER_VALUE, value.to_bits());
         });
     }
 

@@ -2,12 +2,12 @@
 //! and the hand-over from a release to a waiter's acquisition as a flow between two instants on the
 //! threads' own tracks.
 
+use super::Perfetto;
+use super::fields::*;
+use super::sequence::{META_SEQUENCE, absolute_event};
+use super::tracks::thread_uuid;
 use super::wire::{fixed64, message, packet, string, uint};
-use super::*;
-
-/// `TrackEvent.flow_ids` and `terminating_flow_ids` (repeated fixed64).
-const EV_FLOW_IDS: u32 = 47;
-const EV_TERMINATING_FLOW_IDS: u32 = 48;
+use crate::export::trace::{LockFlow, LockSlice};
 
 /// The track of lock name `lock` on thread `thread`: a hash of the three (splitmix64), bits 63 and 62
 /// clear and bit 59 set, so it meets no thread's, future's or fixed track's uuid.
@@ -30,9 +30,9 @@ impl Perfetto {
             packet(out, |p| {
                 uint(p, SEQUENCE_ID, META_SEQUENCE as u64);
                 message(p, TRACK_DESCRIPTOR, |d| {
-                    uint(d, 1, track);
-                    uint(d, 5, thread_uuid(pid, s.thread));
-                    string(d, 2, &format!("lock: {}", s.lock.0));
+                    uint(d, TD_UUID, track);
+                    uint(d, TD_PARENT_UUID, thread_uuid(pid, s.thread));
+                    string(d, TD_NAME, &format!("lock: {}", s.lock.0));
                 });
             });
         }
@@ -43,8 +43,8 @@ impl Perfetto {
             string(e, EV_NAME, &title);
             if let Some(holder) = &s.holder {
                 message(e, EV_DEBUG, |a| {
-                    string(a, 10, "holder");
-                    string(a, 6, holder);
+                    string(a, ANN_NAME, "holder");
+                    string(a, ANN_STRING, holder);
                 });
             }
         });

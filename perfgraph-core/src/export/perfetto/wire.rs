@@ -2,7 +2,7 @@
 //! directly with the same bytes the general encoder ([`protobuf`](crate::export::protobuf)) gives, and a
 //! `Trace.packet`.
 
-use super::{
+use super::fields::{
     EV_CATEGORY_IIDS, EV_NAME_IID, EV_TYPE, SEQUENCE_ID, SLICE_BEGIN, SLICE_END, TIMESTAMP,
     TRACE_PACKET, TRACK_EVENT,
 };
