@@ -16,11 +16,13 @@
 //! assert_eq!(node.calls, 1);
 //! ```
 //
-// Inside the crate, the layer above `base`: `tree` (call trees, per thread and merged, and what runs
-// now), `latency` (a call path's distribution), `report` (a whole run's `Report`, built by a pure
-// function), `runs` (many processes' runs merged into one report).
+// Inside the crate, the layer above `base`: `tree` (a call tree and its nodes), `thread_snapshot` (what
+// one thread recorded and what it runs now), `combine` (trees combined by call path), `latency` (a call
+// path's distribution), `report` (a whole run's `Report`, built by a pure function), `runs` (many
+// processes' runs merged into one report).
 
 pub(crate) mod args;
+pub(crate) mod combine;
 pub(crate) mod counters;
 pub(crate) mod figures;
 pub(crate) mod latency;
@@ -28,10 +30,15 @@ pub(crate) mod locks;
 pub(crate) mod node_figures;
 pub(crate) mod report;
 pub(crate) mod runs;
+pub(crate) mod thread_snapshot;
 pub(crate) mod tree;
 
 pub use crate::base::registry::{SectionId, SectionInfo};
 pub use args::{ArgValue, MAX_ARG_TEXT, MAX_ARGS};
+pub use combine::combine;
+#[allow(deprecated)]
+#[doc(hidden)]
+pub use combine::merge;
 pub use counters::CounterStats;
 pub use figures::CpuFigures;
 pub use latency::Latency;
@@ -41,9 +48,7 @@ pub use report::{
     SectionTotal, ThreadSummary,
 };
 pub use runs::MergeError;
+pub use thread_snapshot::{RunningSection, ThreadGroup, ThreadSnapshot};
 #[allow(deprecated)]
 pub use tree::CpuTime;
-#[allow(deprecated)]
-#[doc(hidden)]
-pub use tree::merge;
-pub use tree::{CallNode, CallTree, RunningSection, ThreadGroup, ThreadSnapshot, combine};
+pub use tree::{CallNode, CallTree};

@@ -2,9 +2,11 @@
 //! per thread, and what the tables cannot show. Built by a pure function of its inputs, so the same data
 //! always gives the same report, text and files (the golden tests rely on it).
 
+use super::combine::Merger;
 use super::figures::{CpuFigures, Sum};
 use super::latency::Latency;
-use super::tree::{CallTree, Merger, ThreadSnapshot};
+use super::thread_snapshot::ThreadSnapshot;
+use super::tree::CallTree;
 use crate::base::config::Verbosity;
 use crate::base::process;
 use crate::data::counters::CounterStats;
@@ -118,7 +120,7 @@ pub struct ThreadSummary {
     /// Whether the thread has exited.
     pub exited: bool,
     /// Wall time from its first section to its exit (or to the report while it runs), ns; summed over
-    /// the threads of a group of exited ones ([`ThreadSnapshot::group`](super::tree::ThreadSnapshot::group)).
+    /// the threads of a group of exited ones ([`ThreadSnapshot::group`](super::thread_snapshot::ThreadSnapshot::group)).
     pub alive_ns: u64,
     /// Time inside its top-level sections, ns (running ones up to the report).
     pub busy_ns: u64,

@@ -16,12 +16,14 @@ use std::io::{self, Write};
 
 use crate::base::config::Verbosity;
 use crate::base::{buckets, process, registry};
+use crate::data::combine::Merger;
 use crate::data::counters::CounterStats;
 use crate::data::figures::CpuFigures;
 use crate::data::latency::Latency;
 use crate::data::node_figures::Value;
 use crate::data::report::{self, ProcessInfo, ProcessSpread, Report, RunInfo, ThreadSummary};
-use crate::data::tree::{CallTree, Merger, ThreadSnapshot};
+use crate::data::thread_snapshot::ThreadSnapshot;
+use crate::data::tree::CallTree;
 
 impl Report {
     /// The call tree as JSON (schema in `docs/json-schema.md`).

@@ -15,7 +15,8 @@ use crate::base::config::{Config, Verbosity};
 use crate::base::{heap, identity, process, registry, sys};
 use crate::data::latency::Latency;
 use crate::data::report::{ProcessInfo, Report, RunInfo};
-use crate::data::tree::{CallNode, CallTree, RunningSection, ThreadGroup, ThreadSnapshot};
+use crate::data::thread_snapshot::{RunningSection, ThreadGroup, ThreadSnapshot};
+use crate::data::tree::{CallNode, CallTree};
 
 /// Every thread's snapshot, in order of first section, with the one conversion all of their figures use
 /// (reports compute the wall time alongside them with it). Exited threads the background thread has
