@@ -1,0 +1,167 @@
+//! Which end-of-run reports to print (`PERFGRAPH_REPORT`): the selection, and its comma list parsed.
+
+/// Which end-of-run reports to print (`PERFGRAPH_REPORT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ReportSelection {
+    /// `graph`: the call-graph table.
+    pub graph: bool,
+    /// `branch`: the heaviest branch.
+    pub branch: bool,
+    /// `sections[=N]`: the N heaviest sections by self time.
+    pub sections: Option<usize>,
+    /// `threads`: per-thread summary.
+    pub threads: bool,
+    /// `async`: per async section (timed futures), calls, polls, busy and wall time, cancellations.
+    pub asyncs: bool,
+    /// `alloc`: per section, its allocations and bytes (self and inclusive) and its peak heap growth; shown
+    /// only when the counting allocator (`perfgraph_core::CountingAllocator`) is installed.
+    pub alloc: bool,
+    /// `cpu`: per section measuring its CPU time (the `cpu` option, `PERFGRAPH_CPU=all`), its CPU and waiting
+    /// time; shown only when some section measured it.
+    pub cpu: bool,
+    /// `latency`: per section, its calls' durations (minimum, p50, p90, p99, maximum); as many sections
+    /// as `sections` shows (10 without it).
+    pub latency: bool,
+    /// `counters`: per `counter!`, its samples, last, minimum, maximum and mean; shown only when some
+    /// counter was set.
+    pub counters: bool,
+    /// `locks`: per lock name (`perfgraph_core::sync`), its acquisitions, waits and holds; shown only when
+    /// some lock was used.
+    pub locks: bool,
+}
+
+impl ReportSelection {
+    /// True when nothing is selected.
+    pub fn is_empty(&self) -> bool {
+        *self == ReportSelection::default()
+    }
+
+    /// Every table, as `PERFGRAPH_REPORT=all` selects them (the 10 heaviest sections; `Allocations:` and
+    /// `CPU:` only for a run that has their figures). Start from it, or from `default()` (nothing), and
+    /// set the tables with the methods named as the fields:
+    ///
+    /// ```
+    /// use perfgraph_core::config::ReportSelection;
+    ///
+    /// let some = ReportSelection::default().graph(true).sections(Some(3)).latency(true);
+    /// assert!(some.graph && some.latency && !some.threads);
+    /// assert_eq!(some.sections, Some(3));
+    /// assert!(ReportSelection::all().cpu);
+    /// ```
+    pub fn all() -> ReportSelection {
+        ReportSelection {
+            graph: true,
+            branch: true,
+            sections: Some(10),
+            threads: true,
+            asyncs: true,
+            alloc: true,
+            cpu: true,
+            latency: true,
+            counters: true,
+            locks: true,
+        }
+    }
+
+    /// With or without the `graph` table.
+    pub fn graph(mut self, on: bool) -> ReportSelection {
+        self.graph = on;
+        self
+    }
+
+    /// With or without the `branch` table.
+    pub fn branch(mut self, on: bool) -> ReportSelection {
+        self.branch = on;
+        self
+    }
+
+    /// With the `sections` table of the N heaviest sections, or without it (`None`).
+    pub fn sections(mut self, n: Option<usize>) -> ReportSelection {
+        self.sections = n;
+        self
+    }
+
+    /// With or without the `threads` table.
+    pub fn threads(mut self, on: bool) -> ReportSelection {
+        self.threads = on;
+        self
+    }
+
+    /// With or without the `async` table.
+    pub fn asyncs(mut self, on: bool) -> ReportSelection {
+        self.asyncs = on;
+        self
+    }
+
+    /// With or without the `alloc` table.
+    pub fn alloc(mut self, on: bool) -> ReportSelection {
+        self.alloc = on;
+        self
+    }
+
+    /// With or without the `cpu` table.
+    pub fn cpu(mut self, on: bool) -> ReportSelection {
+        self.cpu = on;
+        self
+    }
+
+    /// With or without the `latency` table.
+    pub fn latency(mut self, on: bool) -> ReportSelection {
+        self.latency = on;
+        self
+    }
+
+    /// With or without the `counters` table.
+    pub fn counters(mut self, on: bool) -> ReportSelection {
+        self.counters = on;
+        self
+    }
+
+    /// With or without the `locks` table.
+    pub fn locks(mut self, on: bool) -> ReportSelection {
+        self.locks = on;
+        self
+    }
+}
+
+/// The reports a comma list selects, and the entries that name none (left out). `None` when the list has
+/// entries and none of them is good: the whole value is then refused.
+pub(super) fn parse_report(v: &str) -> (Option<ReportSelection>, Vec<String>) {
+    let mut r = ReportSelection::default();
+    let mut bad = Vec::new();
+    let mut good = 0;
+    for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item {
+            "graph" => r.graph = true,
+            "branch" => r.branch = true,
+            "threads" => r.threads = true,
+            "async" => r.asyncs = true,
+            "alloc" => r.alloc = true,
+            "cpu" => r.cpu = true,
+            "latency" => r.latency = true,
+            "counters" => r.counters = true,
+            "locks" => r.locks = true,
+            "sections" => r.sections = Some(10),
+            // Every table; a `sections=N` given before keeps its N.
+            "all" => r = ReportSelection::all().sections(r.sections.or(Some(10))),
+            "off" | "none" => {}
+            _ => match item
+                .strip_prefix("sections=")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| n >= 1)
+            {
+                Some(n) => r.sections = Some(n),
+                None => {
+                    bad.push(item.to_owned());
+                    continue;
+                }
+            },
+        }
+        good += 1;
+    }
+    if good == 0 && !bad.is_empty() {
+        return (None, bad);
+    }
+    (Some(r), bad)
+}
