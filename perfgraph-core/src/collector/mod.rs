@@ -23,6 +23,7 @@ pub(crate) mod interval;
 pub(crate) mod live;
 pub(crate) mod memory;
 pub(crate) mod net;
+pub(crate) mod output;
 pub(crate) mod outputs;
 pub(crate) mod overhead;
 pub(crate) mod signals;
@@ -42,7 +43,8 @@ use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
 use crate::local::{snapshot, threads};
 use live::Live;
-use net::{listen, otlp, prometheus};
+use net::{listen, otlp};
+use output::{Every, Look, Output, Sample};
 use outputs::Outputs;
 
 /// Longest the background thread goes without draining the rings when no output needs every record, while
@@ -129,11 +131,11 @@ pub(crate) struct Collector {
     /// Whether the line on threads without a ring of their own was printed (it is printed once).
     warned_unmapped: bool,
     live: Option<Live>,
-    outputs: Outputs,
+    recording: Outputs,
+    /// The outputs the settings asked for ([`outputs::list`]), fed in this order.
+    outputs: Vec<Box<dyn Output>>,
     /// The control socket (`PERFGRAPH_LISTEN`), while it listens.
     server: Option<listen::Server>,
-    /// The Prometheus endpoint (`PERFGRAPH_PROMETHEUS`), while it listens.
-    metrics: Option<prometheus::Endpoint>,
     /// The OTLP export (`PERFGRAPH_OTLP`).
     otlp: Option<otlp::Exporter>,
     /// The settings (a `dump` takes a report with them).
@@ -145,7 +147,8 @@ impl Collector {
         let pace = memory::Pace::new(config.mem_interval_ns);
         Collector {
             live: Live::new(&config),
-            outputs: Outputs::new(&config),
+            recording: Outputs::new(&config),
+            outputs: Vec::new(),
             // The trace and the interval statistics (`outputs`) use every record; the rest of `outputs`
             // reads the call trees.
             needs_every_record: config.needs_every_record(),
@@ -165,21 +168,18 @@ impl Collector {
             warned_interleaved: false,
             warned_unmapped: false,
             server: None,
-            metrics: None,
             otlp: None,
             config,
         }
     }
 
-    /// Opens the control socket, if the settings and the build want one, the Prometheus endpoint if
-    /// the settings name an address, and the OTLP export if they name a collector.
+    /// Opens the control socket, if the settings and the build want one, the outputs the settings ask
+    /// for, and the OTLP export if they name a collector.
     fn listen(&mut self) {
         if cfg!(feature = "listen") && self.config.listen {
             self.server = listen::Server::open();
         }
-        if let Some(addr) = self.config.prometheus {
-            self.metrics = prometheus::Endpoint::open(addr);
-        }
+        self.outputs = outputs::list(&self.config);
         self.otlp = otlp::Exporter::open(&self.config);
     }
 
@@ -188,30 +188,48 @@ impl Collector {
         let exporter = self.otlp.as_mut()?;
         let mono = clock::monotonic_ns();
         let config = &self.config;
-        exporter.poll(mono, &mut || figures(config));
+        exporter.poll(mono, &mut || net::figures(config));
         Some(exporter.poll_within(clock::monotonic_ns()))
     }
 
-    /// Serves the Prometheus endpoint's scrapes. Returns how long the thread may sleep before it looks
-    /// again.
-    fn serve_metrics(&mut self) -> Option<Duration> {
-        let endpoint = self.metrics.as_mut()?;
-        let mono = clock::monotonic_ns();
-        let config = &self.config;
-        endpoint.poll(mono, &mut || {
-            let (report, own) = figures(config);
-            crate::export::prometheus::render(&report, own)
-        });
-        Some(endpoint.poll_within(mono))
+    /// Lets each output look between passes ([`Output::poll`]), draining first for one that asks it.
+    /// Returns how long the thread may sleep before it looks again.
+    fn serve_outputs(&mut self) -> Option<Duration> {
+        let mut within: Option<Duration> = None;
+        for i in 0..self.outputs.len() {
+            let mut look = self.outputs[i].poll(clock::monotonic_ns());
+            if look == Look::DrainFirst {
+                self.drain();
+                look = self.outputs[i].poll(clock::monotonic_ns());
+            }
+            if let Look::Within(wait) = look {
+                within = Some(within.map_or(wait, |w| w.min(wait)));
+            }
+        }
+        within
     }
 
-    /// Looks at the control socket: accepts, reads, writes, and answers the requests read whole. Returns
-    /// how long the thread may sleep before it looks again (zero: a pass is wanted now).
+    /// Looks at the outputs and the control socket: accepts, reads, writes, and answers the requests
+    /// read whole. Returns how long the thread may sleep before it looks again (zero: a pass is wanted
+    /// now).
     fn serve(&mut self) -> Option<Duration> {
-        [self.serve_metrics(), self.serve_otlp(), self.serve_socket()]
+        [self.serve_outputs(), self.serve_otlp(), self.serve_socket()]
             .into_iter()
             .flatten()
             .min()
+    }
+
+    /// Whether an output needs every record now, and how.
+    fn every_record(&self) -> Every {
+        let window = if self.recording.window_open() {
+            Every::Lossless
+        } else {
+            Every::No
+        };
+        self.outputs
+            .iter()
+            .map(|o| o.every_record())
+            .fold(window, Every::max)
     }
 
     /// The control socket's part of [`serve`](Self::serve).
@@ -238,10 +256,10 @@ impl Collector {
                 }
                 Request::Trace { seconds, perfetto } => {
                     // The rings caught up first: what they lost before the window is not the window's.
-                    if !self.outputs.window_open() {
+                    if !self.recording.window_open() {
                         self.drain();
                     }
-                    match self.outputs.open_window(asked.peer, seconds, perfetto) {
+                    match self.recording.open_window(asked.peer, seconds, perfetto) {
                         // A pass now: from here the drains are paced by how fast the rings fill.
                         Ok(()) => {
                             pass_now = true;
@@ -271,13 +289,17 @@ impl Collector {
         if mono >= self.memory.next_ns() {
             let bytes = memory::sample();
             if let Some(bytes) = bytes {
-                self.outputs.on_memory(clock::now().0, bytes);
+                let sample = Sample::new(clock::now().0, bytes);
+                self.recording.on_memory(&sample);
+                for o in &mut self.outputs {
+                    o.on_memory(&sample);
+                }
             }
             self.memory.sampled(mono, bytes);
         }
         // The records of what woke us are visible (`process::wakes` is an Acquire load).
         let wakes = process::wakes();
-        let every_record = self.needs_every_record || self.outputs.window_open();
+        let every_record = self.needs_every_record || self.every_record() != Every::No;
         let drain = force_drain
             || wakes != self.seen_wakes
             || every_record
@@ -286,8 +308,11 @@ impl Collector {
         self.seen_wakes = wakes;
         // An interval that is due ends now, before the drain, so a call that ends meanwhile is in the
         // records or in the running snapshot, never in neither; so does a trace window whose time is up.
-        self.outputs.before_drain(clock::now().0);
-        let window_ends = self.outputs.window_due(clock::now().0);
+        self.recording.before_drain(clock::now().0);
+        for o in &mut self.outputs {
+            o.before_drain(clock::now().0);
+        }
+        let window_ends = self.recording.window_due(clock::now().0);
         if drain {
             let found = self.drain();
             self.drain_period = if found {
@@ -302,8 +327,11 @@ impl Collector {
         } else {
             self.refresh_threads();
         }
+        for o in &mut self.outputs {
+            o.after_drain(mono);
+        }
         if window_ends
-            && let Some((peer, rest)) = self.outputs.end_window()
+            && let Some((peer, rest)) = self.recording.end_window()
             && let Some(server) = &mut self.server
         {
             server.send(peer, rest, mono);
@@ -319,11 +347,19 @@ impl Collector {
         }
         if let Some(live) = &mut self.live {
             for (ticks, text) in live.take_printed() {
-                self.outputs.on_printed(ticks, &text);
+                self.recording.on_printed(ticks, &text);
+                for o in &mut self.outputs {
+                    o.on_printed(ticks, &text);
+                }
             }
         }
-        if let Some(wait) = self.outputs.tick(now) {
+        if let Some(wait) = self.recording.tick(now) {
             deadline = deadline.min(mono + wait);
+        }
+        for o in &mut self.outputs {
+            if let Some(wait) = o.tick(now) {
+                deadline = deadline.min(mono + wait);
+            }
         }
         // What this pass printed is on the screen (unless live print had to leave it to a later pass).
         if !self.live.as_ref().is_some_and(Live::deferred) {
@@ -347,7 +383,7 @@ impl Collector {
             (elapsed as u128 * quarter as u128 / records as u128).min(u64::MAX as u128) as u64
         };
         let burst = quarter * 1_000_000_000 / LOSSLESS_RATE;
-        let longest = if self.lossless_bursts || self.outputs.window_open() {
+        let longest = if self.lossless_bursts || self.every_record() == Every::Lossless {
             burst.clamp(1_000_000, self.drain_period)
         } else {
             self.drain_period.max(1_000_000)
@@ -415,21 +451,31 @@ impl Collector {
                 if let Some(live) = &mut self.live {
                     live.on_events(&t.state, &self.marks);
                 }
-                self.outputs.on_marks(&t.state, &self.marks);
+                self.recording.on_marks(&t.state, &self.marks);
+                for o in &mut self.outputs {
+                    o.on_marks(&t.state, &self.marks);
+                }
             }
             if let Some(live) = &mut self.live {
                 live.on_records(&t.state, &self.records);
             }
             if !self.records.is_empty() {
-                self.outputs.on_records(&t.state, &self.records);
+                self.recording.on_records(&t.state, &self.records);
+                for o in &mut self.outputs {
+                    o.on_records(&t.state, &self.records);
+                }
                 if let Some(otlp) = &mut self.otlp {
                     otlp.on_records(&t.state, &self.records);
                 }
             }
-            if let Some(otlp) = &mut self.otlp
-                && t.cursor.dropped > dropped_before
-            {
-                otlp.on_lost(t.cursor.dropped - dropped_before);
+            if t.cursor.dropped > dropped_before {
+                let lost = t.cursor.dropped - dropped_before;
+                for o in &mut self.outputs {
+                    o.on_lost(&t.state, lost);
+                }
+                if let Some(otlp) = &mut self.otlp {
+                    otlp.on_lost(lost);
+                }
             }
             // The trace takes the text args it writes; any left (no trace took them) go now.
             for r in self.records.iter().chain(&self.marks) {
@@ -473,6 +519,7 @@ impl Collector {
     /// stops tracking it: its state and ring can go. Work per pass is in proportion to the live threads.
     fn retire_finished(&mut self) {
         let live = &mut self.live;
+        let recording = &mut self.recording;
         let outputs = &mut self.outputs;
         let otlp = &mut self.otlp;
         let before = self.tracked.len();
@@ -485,13 +532,19 @@ impl Collector {
             if live.as_ref().is_some_and(|l| l.busy(index)) {
                 return true;
             }
-            outputs.on_retiring(&t.state);
+            recording.on_retiring(&t.state);
+            for o in outputs.iter_mut() {
+                o.on_retiring(&t.state);
+            }
             if !threads::retire(&t.state, t.cursor.dropped) {
                 t.pinned = true;
                 return true;
             }
             if let Some(l) = live.as_mut() {
                 l.forget(index);
+            }
+            for o in outputs.iter_mut() {
+                o.on_retired(index);
             }
             if let Some(o) = otlp.as_mut() {
                 o.forget(index);
@@ -509,8 +562,8 @@ impl Collector {
         if let Some(server) = self.server.take() {
             server.close();
         }
-        if let Some(endpoint) = self.metrics.take() {
-            endpoint.close();
+        for o in &mut self.outputs {
+            o.close();
         }
         self.pass(true);
         process::progress();
@@ -525,7 +578,10 @@ impl Collector {
             let _ = memory::sample();
             live.finish(clock::now().0);
             for (ticks, text) in live.take_printed() {
-                self.outputs.on_printed(ticks, &text);
+                self.recording.on_printed(ticks, &text);
+                for o in &mut self.outputs {
+                    o.on_printed(ticks, &text);
+                }
             }
         }
         process::progress();
@@ -533,27 +589,25 @@ impl Collector {
         // join) has every call that ended by now drained into it, or counted as lost to ring overflow;
         // what ends later is after the trace's end. Live print is over: this drain is for the outputs.
         self.live = None;
-        self.outputs.end_trace_at(clock::now().0);
+        let end = clock::now().0;
+        self.recording.end_trace_at(end);
+        for o in &mut self.outputs {
+            o.end_at(end);
+        }
         self.drain();
         process::progress();
-        self.outputs.finish();
+        for o in &mut self.outputs {
+            o.print_at_exit();
+        }
+        self.recording.finish();
+        for o in &mut self.outputs {
+            o.finish();
+        }
         if let Some(exporter) = self.otlp.take() {
             let config = &self.config;
-            exporter.finish(&mut || figures(config));
+            exporter.finish(&mut || net::figures(config));
         }
     }
-}
-
-/// A report and the process's own figures, for the metrics exports. The threads are the report's own
-/// (not the live list, which at exit has lost every thread folded by the final drains).
-fn figures(config: &Config) -> (crate::data::Report, crate::export::by_section::Process) {
-    let report = snapshot::report(config);
-    let own = crate::export::by_section::Process {
-        rss_bytes: u64::from(process::rss_kb()) * 1024,
-        heap_bytes: heap::counting().then(heap::process_heap),
-        threads: crate::export::by_section::live_threads(&report, process::shutting_down()),
-    };
-    (report, own)
 }
 
 fn background(config: Config) {

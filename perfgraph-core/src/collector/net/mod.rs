@@ -14,7 +14,9 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
-use crate::base::sys;
+use crate::base::config::Config;
+use crate::base::{heap, process, sys};
+use crate::local::snapshot;
 
 /// Longest the background thread sleeps while listening: how late an idle process may answer. Each look
 /// costs the idle thread a wake-up (about 19 µs of its time on the 2-core VM of docs/performance.md, where
@@ -93,4 +95,16 @@ pub(crate) fn oldest_reading(clients: impl Iterator<Item = (u64, bool)>) -> Opti
         .filter(|(_, (_, reading))| *reading)
         .min_by_key(|(_, (since, _))| *since)
         .map(|(i, _)| i)
+}
+
+/// A report and the process's own figures, for the metrics exports. The threads are the report's own
+/// (not the live list, which at exit has lost every thread folded by the final drains).
+pub(crate) fn figures(config: &Config) -> (crate::data::Report, crate::export::by_section::Process) {
+    let report = snapshot::report(config);
+    let own = crate::export::by_section::Process {
+        rss_bytes: u64::from(process::rss_kb()) * 1024,
+        heap_bytes: heap::counting().then(heap::process_heap),
+        threads: crate::export::by_section::live_threads(&report, process::shutting_down()),
+    };
+    (report, own)
 }

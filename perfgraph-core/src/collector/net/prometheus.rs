@@ -17,7 +17,9 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
 use super as net;
+use crate::base::config::Config;
 use crate::base::sys;
+use crate::collector::output::{Look, Output};
 
 /// Clients at once, at most.
 pub const MAX_CLIENTS: usize = 16;
@@ -48,8 +50,46 @@ impl Drop for Client {
     }
 }
 
+/// The output: the endpoint while it listens, and the settings a scrape takes a report with.
+pub(crate) struct Prometheus {
+    endpoint: Option<Endpoint>,
+    config: Config,
+}
+
+impl Prometheus {
+    /// The endpoint `config` asks for (`PERFGRAPH_PROMETHEUS` set), or `None`.
+    pub(crate) fn of(config: &Config) -> Option<Prometheus> {
+        Some(Prometheus {
+            endpoint: Some(Endpoint::open(config.prometheus?)?),
+            config: config.clone(),
+        })
+    }
+}
+
+impl Output for Prometheus {
+    /// Serves the scrapes.
+    fn poll(&mut self, mono: u64) -> Look {
+        let Some(endpoint) = &mut self.endpoint else {
+            return Look::Never;
+        };
+        let config = &self.config;
+        endpoint.poll(mono, &mut || {
+            let (report, own) = net::figures(config);
+            crate::export::prometheus::render(&report, own)
+        });
+        Look::Within(endpoint.poll_within(mono))
+    }
+
+    /// At exit: stops listening.
+    fn close(&mut self) {
+        if let Some(endpoint) = self.endpoint.take() {
+            endpoint.close();
+        }
+    }
+}
+
 /// The endpoint, owned by the background thread.
-pub(crate) struct Endpoint {
+struct Endpoint {
     listener: TcpListener,
     clients: Vec<Client>,
     /// Monotonic ns of the last request read.
@@ -91,7 +131,7 @@ fn answer(status: &str, body: &str) -> Vec<u8> {
 impl Endpoint {
     /// Binds `addr`; on failure, one warning line and `None`. For port 0, one line says which port the
     /// system chose: nobody could scrape it otherwise.
-    pub(crate) fn open(addr: SocketAddr) -> Option<Endpoint> {
+    fn open(addr: SocketAddr) -> Option<Endpoint> {
         match sys::listen_tcp(addr) {
             Ok(listener) => {
                 net::track(sys::raw_of(&listener));
@@ -118,13 +158,13 @@ impl Endpoint {
     }
 
     /// How long the background thread may sleep before it looks again.
-    pub(crate) fn poll_within(&self, mono: u64) -> Duration {
+    fn poll_within(&self, mono: u64) -> Duration {
         net::look_within(self.clients.is_empty(), self.asked_ns, mono)
     }
 
     /// Accepts, reads, answers (`metrics` renders the text, only when a scrape asks for it), writes,
     /// and drops clients past their time.
-    pub(crate) fn poll(&mut self, mono: u64, metrics: &mut dyn FnMut() -> String) {
+    fn poll(&mut self, mono: u64, metrics: &mut dyn FnMut() -> String) {
         for _ in 0..MAX_CLIENTS {
             let Ok(Some(stream)) = sys::accept_tcp(&self.listener) else {
                 break;
@@ -223,7 +263,7 @@ impl Endpoint {
     }
 
     /// At exit: stops listening.
-    pub(crate) fn close(self) {
+    fn close(self) {
         net::untrack(sys::raw_of(&self.listener));
     }
 }

@@ -11,13 +11,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::files;
+use super::net::prometheus::Prometheus;
+use super::output::{Output, Sample};
 use super::interval::{self, Interval, Intervals};
 use super::live::screen;
 use super::net::listen::Peer;
 use super::trace::Trace;
 use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection, TraceFormat};
-use crate::base::{heap, identity, process, registry, sys};
+use crate::base::{identity, process, registry, sys};
 use crate::export::trace::{Identity, Losses};
 use crate::export::{folded, json};
 use crate::local::record::Record;
@@ -254,21 +256,16 @@ impl Outputs {
 
     /// A resident-memory sample taken at `ticks`; the trace samples each thread's CPU time with it, and
     /// the process's heap when the counting allocator counts.
-    pub(crate) fn on_memory(&mut self, ticks: u64, bytes: u64) {
+    pub(crate) fn on_memory(&mut self, sample: &Sample) {
         let window = self.window.as_mut().map(|w| &mut w.trace);
-        let mut traces = self.trace.iter_mut().chain(window).peekable();
-        if traces.peek().is_none() {
-            return;
-        }
-        // Read once for both traces (the file's and a window).
-        let heap = heap::counting().then(heap::process_heap);
-        let threads = threads::all();
-        for trace in traces {
-            trace.on_memory(ticks, bytes);
-            if let Some(heap) = heap {
-                trace.on_heap(ticks, heap);
+        // The heap and the threads are read once for both traces (the file's and a window), and only if
+        // there is one.
+        for trace in self.trace.iter_mut().chain(window) {
+            trace.on_memory(sample.ticks, sample.bytes);
+            if let Some(heap) = sample.heap() {
+                trace.on_heap(sample.ticks, heap);
             }
-            trace.on_cpu(ticks, &threads);
+            trace.on_cpu(sample.ticks, sample.threads());
         }
     }
 
@@ -480,4 +477,14 @@ fn ring_dropped(threads: &[Arc<ThreadState>]) -> Vec<(String, u64)> {
         .chain(retired.iter().map(|g| (g.shown_name(), g.dropped)))
         .filter(|(_, n)| *n > 0)
         .collect()
+}
+
+/// The outputs `config` asks for, in the order the background thread feeds them: the one place an output
+/// is added.
+pub(crate) fn list(config: &Config) -> Vec<Box<dyn Output>> {
+    let mut list: Vec<Box<dyn Output>> = Vec::new();
+    if let Some(prometheus) = Prometheus::of(config) {
+        list.push(Box::new(prometheus));
+    }
+    list
 }
