@@ -1,91 +1,16 @@
-//! Parsing the options of `#[timed(...)]`, `time_section!(...)` and `time_future!(...)` into a typed struct, with a spanned error
-//! for every mistake.
-//!
-//! One table, [`OPTIONS`], says everything about each option: its key, how the error messages list it,
-//! which macro accepts it, what value it takes and which field of [`Options`] holds it. Parsing and the
-//! "accepted options" lists both read it, so a new option is one row there plus its field.
+//! The options' table, [`OPTIONS`], and parsing a macro's options with it: each option's key looked up,
+//! checked against the macro, its value parsed and stored, and every error collected.
 
 use proc_macro2::Span;
 use quote::ToTokens;
 use syn::ext::IdentExt;
-use syn::parse::{Parse, ParseStream};
-use syn::{Error, Ident, LitBool, LitInt, LitStr, Path, Token};
+use syn::parse::ParseStream;
+use syn::{Error, Ident, LitStr, Path, Token};
 
-/// Every error found so far, combined into one (each keeps its own span), so a macro reports all its
-/// problems at once rather than the first.
-#[derive(Default)]
-pub struct Errors(Option<Error>);
-
-impl Errors {
-    /// Adds `e`.
-    pub fn push(&mut self, e: Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(e),
-            None => self.0 = Some(e),
-        }
-    }
-
-    /// `value` if nothing was pushed, else every error pushed.
-    pub fn finish<T>(self, value: T) -> syn::Result<T> {
-        match self.0 {
-            Some(e) => Err(e),
-            None => Ok(value),
-        }
-    }
-}
-
-/// Options common to the macros, each `None` until the user gives it.
-#[derive(Default)]
-pub struct Options {
-    /// `name = "..."` (`#[timed]` only).
-    pub name: Option<LitStr>,
-    /// `level = 0..=3`, with the span of the integer.
-    pub level: Option<(u8, Span)>,
-    /// `live = "..."`.
-    pub live: Option<LitStr>,
-    /// `dots` or `dots = true|false`.
-    pub dots: Option<bool>,
-    /// `cpu` or `cpu = true|false`.
-    pub cpu: Option<bool>,
-    /// `crate = "path"`, parsed into the path.
-    pub krate: Option<Path>,
-    /// `args(name, name = expr, ...)`, with the span of `args`.
-    pub args: Option<ArgList>,
-    /// The live message names args (`{name}`): filled in at each call while live print is on.
-    pub fill: bool,
-}
-
-/// The args of `args(...)`, with the span of `args`.
-pub type ArgList = (Vec<Arg>, Span);
-
-/// One arg of `args(...)`: `name` (a variable, or for `#[timed]` a parameter, of that name) or
-/// `name = expr`.
-pub struct Arg {
-    /// Its name, as the trace and the live message know it.
-    pub name: Ident,
-    /// The expression recorded; `None` for the shorthand `name`.
-    pub value: Option<syn::Expr>,
-}
-
-/// Most args one call site takes (perfgraph-core's `data::MAX_ARGS`).
-pub const MAX_ARGS: usize = 8;
-
-/// Longest name of an arg, bytes: with [`MAX_ARGS`] of them and their values, an event stays within a page.
-pub const MAX_ARG_NAME: usize = 64;
-
-/// `#[timed(options)]`.
-pub struct TimedArgs {
-    /// Everything between the parentheses.
-    pub options: Options,
-}
-
-/// `time_section!("name", options)`.
-pub struct SectionArgs {
-    /// The section name, the first argument.
-    pub name: LitStr,
-    /// The options after the name.
-    pub options: Options,
-}
+use super::values::{
+    args_value, check_placeholders, flag_value, int_value, string_value, value_tokens,
+};
+use super::{ArgList, Errors, Options, non_empty};
 
 /// Every option of the two macros, in the order the "accepted options" lists give them.
 const OPTIONS: &[OptionSpec] = &[
@@ -274,7 +199,7 @@ enum ValueKind {
 
 /// Which macro is parsing: decides which options it accepts and what its errors list.
 #[derive(Clone, Copy, PartialEq)]
-enum Macro {
+pub(super) enum Macro {
     /// `#[timed(...)]`.
     Timed,
     /// `time_section!(...)`.
@@ -288,7 +213,7 @@ enum Macro {
 }
 
 /// The options `mac` accepts, as its error messages list them.
-fn accepted_options(mac: Macro) -> String {
+pub(super) fn accepted_options(mac: Macro) -> String {
     OPTIONS
         .iter()
         .filter(|spec| matches!(spec.taken_by(mac), Takes::Yes))
@@ -297,161 +222,8 @@ fn accepted_options(mac: Macro) -> String {
         .join(", ")
 }
 
-impl Parse for TimedArgs {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        Ok(TimedArgs {
-            options: parse_options(input, Macro::Timed)?,
-        })
-    }
-}
-
-/// `time_future!`'s arguments: the name, the future, then `time_section!`'s options.
-pub struct FutureArgs {
-    /// The section name, the first argument.
-    pub name: LitStr,
-    /// The future expression, the second argument.
-    pub future: syn::Expr,
-    /// The options after the future.
-    pub options: Options,
-}
-
-impl Parse for FutureArgs {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let (name, future, options) = literal_and_expr(
-            input,
-            "time_future! takes the section name as a string literal, then the future, e.g. \
-             `time_future!(\"fetch\", async { ... }, level = 2)`",
-            "the section name must not be empty: say what the future does, e.g. `time_future!(\"fetch\", f)`",
-            Macro::Future,
-        )?;
-        Ok(FutureArgs {
-            name,
-            future,
-            options,
-        })
-    }
-}
-
-impl Parse for SectionArgs {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let name = leading_literal(
-            input,
-            &("time_section! needs a section name first: `time_section!(\"name\")`, optionally followed by \
-               options: "
-                .to_owned()
-                + &accepted_options(Macro::Section)),
-            "time_section! takes the section name as a string literal first, e.g. \
-             `time_section!(\"residual\", level = 2)`",
-        )?;
-        non_empty(
-            &name,
-            "the section name must not be empty: say what the section does, e.g. `time_section!(\"residual\")`",
-        )?;
-        let options = trailing_options(input, Macro::Section)?;
-        Ok(SectionArgs { name, options })
-    }
-}
-
-/// `event!("message", options)`.
-pub struct EventArgs {
-    /// The message, the first argument.
-    pub message: LitStr,
-    /// The options after it (`args`, `level`, `crate`).
-    pub options: Options,
-}
-
-impl Parse for EventArgs {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let usage = "event! takes its message as a string literal first, e.g. \
-                     `event!(\"checkpoint written\", args(step))`";
-        let message = leading_literal(input, usage, usage)?;
-        non_empty(
-            &message,
-            "the event's message must not be empty: say what happened",
-        )?;
-        let options = trailing_options(input, Macro::Event)?;
-        Ok(EventArgs { message, options })
-    }
-}
-
-/// `counter!("name", value, options)`.
-pub struct CounterArgs {
-    /// The counter's name, the first argument.
-    pub name: LitStr,
-    /// The value, the second.
-    pub value: syn::Expr,
-    /// The options after it (`crate`).
-    pub options: Options,
-}
-
-impl Parse for CounterArgs {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let (name, value, options) = literal_and_expr(
-            input,
-            "counter! takes the counter's name as a string literal, then its value, e.g. \
-             `counter!(\"residual\", r)`",
-            "the counter's name must not be empty: say what it counts",
-            Macro::Counter,
-        )?;
-        Ok(CounterArgs {
-            name,
-            value,
-            options,
-        })
-    }
-}
-
-/// The string literal a macro's arguments start with. Without arguments, the error `if_missing` at the
-/// call; with something else first, `usage` under it.
-fn leading_literal(input: ParseStream, if_missing: &str, usage: &str) -> syn::Result<LitStr> {
-    if input.peek(LitStr) {
-        input.parse()
-    } else if input.is_empty() {
-        Err(Error::new(Span::call_site(), if_missing))
-    } else {
-        let tokens: proc_macro2::TokenStream = input.parse()?;
-        Err(Error::new_spanned(tokens, usage))
-    }
-}
-
-/// The options after a macro's positional arguments (`, option, ...`), none if nothing follows.
-fn trailing_options(input: ParseStream, mac: Macro) -> syn::Result<Options> {
-    if input.is_empty() {
-        return Ok(Options::default());
-    }
-    input.parse::<Token![,]>()?;
-    parse_options(input, mac)
-}
-
-/// `"name", expr, options`, as `time_future!` and `counter!` take them: a non-empty literal (`if_empty`
-/// under an empty one), an expression (`usage` under a literal alone), then `mac`'s options.
-fn literal_and_expr(
-    input: ParseStream,
-    usage: &str,
-    if_empty: &str,
-    mac: Macro,
-) -> syn::Result<(LitStr, syn::Expr, Options)> {
-    let name = leading_literal(input, usage, usage)?;
-    non_empty(&name, if_empty)?;
-    if input.is_empty() {
-        return Err(Error::new_spanned(&name, usage));
-    }
-    input.parse::<Token![,]>()?;
-    let expr: syn::Expr = input.parse()?;
-    Ok((name, expr, trailing_options(input, mac)?))
-}
-
-/// Rejects an empty or all-blank literal with `message`.
-fn non_empty(lit: &LitStr, message: &str) -> syn::Result<()> {
-    if lit.value().trim().is_empty() {
-        Err(Error::new_spanned(lit, message))
-    } else {
-        Ok(())
-    }
-}
-
 /// Parses `option (, option)* ,?`, collecting every error before returning.
-fn parse_options(input: ParseStream, mac: Macro) -> syn::Result<Options> {
+pub(super) fn parse_options(input: ParseStream, mac: Macro) -> syn::Result<Options> {
     let mut options = Options::default();
     let mut errors = Errors::default();
     while !input.is_empty() {
@@ -613,165 +385,6 @@ fn equals(input: ParseStream, key: Span, form: &str) -> syn::Result<()> {
 /// The error for an option given twice, under its second key.
 fn duplicate(span: Span, option: &str) -> Error {
     Error::new(span, format!("duplicate option `{option}`: give it once"))
-}
-
-/// The tokens up to the next comma, for an error span.
-fn value_tokens(input: ParseStream) -> syn::Result<proc_macro2::TokenStream> {
-    let mut tokens = proc_macro2::TokenStream::new();
-    while !input.is_empty() && !input.peek(Token![,]) {
-        let tt: proc_macro2::TokenTree = input.parse()?;
-        tokens.extend([tt]);
-    }
-    Ok(tokens)
-}
-
-/// A string literal as `option`'s value; anything else is an error naming the `example`.
-fn string_value(input: ParseStream, option: &str, example: &str) -> syn::Result<LitStr> {
-    if input.peek(LitStr) {
-        return input.parse();
-    }
-    let tokens = value_tokens(input)?;
-    if tokens.is_empty() {
-        return Err(input.error(format!("`{option}` needs a string literal, e.g. {example}")));
-    }
-    Err(Error::new_spanned(
-        tokens,
-        format!("`{option}` takes a string literal, e.g. {example}"),
-    ))
-}
-
-/// An integer from 0 to `max` as `option`'s value, with its span; anything else is an error saying what the
-/// option `expects`.
-fn int_value(input: ParseStream, option: &str, max: u8, expects: &str) -> syn::Result<(u8, Span)> {
-    if input.peek(LitInt) {
-        let lit: LitInt = input.parse()?;
-        return match lit.base10_parse::<u8>() {
-            Ok(value) if value <= max => Ok((value, lit.span())),
-            _ => Err(Error::new_spanned(
-                lit,
-                format!("{option} out of range; {expects}"),
-            )),
-        };
-    }
-    let tokens = value_tokens(input)?;
-    if tokens.is_empty() {
-        return Err(input.error(expects));
-    }
-    Err(Error::new_spanned(tokens, expects))
-}
-
-/// The list of `args(...)`: `name` or `name = expr`, comma-separated, names distinct, at most
-/// [`MAX_ARGS`].
-fn args_value(input: ParseStream, key: Span) -> syn::Result<Vec<Arg>> {
-    let form =
-        "`args` takes a list of names or `name = value`, e.g. `args(tile, bytes = data.len())`";
-    if !input.peek(syn::token::Paren) {
-        return Err(Error::new(key, form));
-    }
-    let content;
-    syn::parenthesized!(content in input);
-    let mut list: Vec<Arg> = Vec::new();
-    let mut errors = Errors::default();
-    while !content.is_empty() {
-        if !content.peek(Ident::peek_any) {
-            let tokens = value_tokens(&content)?;
-            errors.push(Error::new_spanned(tokens, form));
-        } else {
-            let name = content.call(Ident::parse_any)?;
-            let value = if content.peek(Token![=]) {
-                content.parse::<Token![=]>()?;
-                Some(content.parse::<syn::Expr>()?)
-            } else {
-                None
-            };
-            if name.to_string().len() > MAX_ARG_NAME {
-                errors.push(Error::new_spanned(
-                    &name,
-                    format!(
-                        "an arg's name is at most {MAX_ARG_NAME} bytes: it is a key in every event"
-                    ),
-                ));
-            } else if list.iter().any(|a| a.name == name) {
-                errors.push(Error::new_spanned(
-                    &name,
-                    format!("duplicate arg `{name}`: give each arg once"),
-                ));
-            } else if list.len() == MAX_ARGS {
-                errors.push(Error::new_spanned(
-                    &name,
-                    format!("too many args: a call records at most {MAX_ARGS}"),
-                ));
-            }
-            list.push(Arg { name, value });
-        }
-        if content.is_empty() {
-            break;
-        }
-        content.parse::<Token![,]>()?;
-    }
-    if list.is_empty() {
-        errors.push(Error::new(key, form));
-    }
-    errors.finish(list)
-}
-
-/// The `{name}` placeholders of a live message, in order (`{{` and `}}` are literal braces); an error under
-/// the message for a placeholder that names no arg, or is not a plain name.
-pub fn check_placeholders(live: &LitStr, args: &[Arg]) -> syn::Result<bool> {
-    let text = live.value();
-    let mut rest = text.as_str();
-    let mut any = false;
-    while let Some(i) = rest.find(['{', '}']) {
-        let (brace, after) = (rest.as_bytes()[i], &rest[i + 1..]);
-        if after.as_bytes().first() == Some(&brace) {
-            rest = &after[1..];
-            continue;
-        }
-        if brace == b'}' {
-            return Err(Error::new_spanned(
-                live,
-                "unmatched `}` in the live message: write `}}` for a brace",
-            ));
-        }
-        let Some(end) = after.find('}') else {
-            return Err(Error::new_spanned(
-                live,
-                "unmatched `{` in the live message: write `{{` for a brace",
-            ));
-        };
-        let name = &after[..end];
-        if !args.iter().any(|a| a.name == name) {
-            let known: Vec<String> = args.iter().map(|a| format!("`{}`", a.name)).collect();
-            let known = if known.is_empty() {
-                "this call site records none: add `args(...)`".to_owned()
-            } else {
-                format!("its args are {}", known.join(", "))
-            };
-            return Err(Error::new_spanned(
-                live,
-                format!("the live message names `{{{name}}}`, which is not an arg; {known}"),
-            ));
-        }
-        any = true;
-        rest = &after[end + 1..];
-    }
-    Ok(any)
-}
-
-/// A flag's value: `true` when written alone, else the `true` or `false` after its `=`.
-fn flag_value(input: ParseStream, option: &str) -> syn::Result<bool> {
-    if !input.peek(Token![=]) {
-        return Ok(true);
-    }
-    input.parse::<Token![=]>()?;
-    if input.peek(LitBool) {
-        return Ok(input.parse::<LitBool>()?.value);
-    }
-    let tokens = value_tokens(input)?;
-    Err(Error::new_spanned(
-        tokens,
-        format!("`{option}` takes `true` or `false` (or write just `{option}`)"),
-    ))
 }
 
 #[cfg(test)]
