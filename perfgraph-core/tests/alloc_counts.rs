@@ -167,8 +167,7 @@ fn the_trace_has_a_heap_counter_track() {
         drop(kept);
         return;
     }
-    let dir = std::env::temp_dir().join(format!("perfgraph-heap-track-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("heap-track");
     let trace = dir.join("run.trace.json");
     common::test_child_stderr(
         TEST,
@@ -192,7 +191,6 @@ fn the_trace_has_a_heap_counter_track() {
     );
     let most = heap.iter().copied().fold(0.0, f64::max);
     assert!((50.0..80.0).contains(&most), "Heap samples (MB): {heap:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A timed future that allocates nothing is charged nothing: the async figures' storage, made at its

@@ -171,8 +171,7 @@ struct Outputs {
 }
 
 fn run_child(test: &str, setting: (&str, &str)) -> Outputs {
-    let dir = std::env::temp_dir().join(format!("perfgraph-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch(test);
     let (json, trace) = (dir.join("run.json"), dir.join("run.trace.json"));
     let stderr = common::test_child_stderr(
         test,
@@ -185,13 +184,11 @@ fn run_child(test: &str, setting: (&str, &str)) -> Outputs {
             ("PERFGRAPH_TRACE", trace.to_str().unwrap()),
         ],
     );
-    let out = Outputs {
+    Outputs {
         stderr,
         json: std::fs::read(&json).unwrap(),
         events: serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap(),
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+    }
 }
 
 /// The complete-event slice of section `name` in a trace's `events`.

@@ -1,6 +1,9 @@
 //! The names renamed in 0.2.0 still name the same types, for one release, with a deprecation warning.
 #![allow(deprecated)]
 
+// Its control socket in a directory of this test binary's own (`common/scratch.rs`), not /tmp's.
+mod common;
+
 use perfgraph_core::{ProcessSpread, ThreadGroup};
 
 #[test]

@@ -268,7 +268,6 @@ fn run(program: &Path, shape: &str, setting: Setting, env: &[(&str, String)]) ->
                 .map(|e| e.unwrap().file_name())
                 .collect();
             assert_eq!(left, ["output"], "files left beside the output");
-            std::fs::remove_dir_all(&dir).unwrap();
         }
     }
     let sockets = runtime.join("perfgraph");
@@ -279,7 +278,6 @@ fn run(program: &Path, shape: &str, setting: Setting, env: &[(&str, String)]) ->
                 .collect()
         })
         .unwrap_or_default();
-    std::fs::remove_dir_all(&runtime).unwrap();
     outcome
 }
 
@@ -296,13 +294,11 @@ fn make_raw(slave: &impl std::os::fd::AsRawFd) {
     }
 }
 
-fn temp_dir(shape: &str) -> PathBuf {
+/// A fresh directory for one run, removed when dropped.
+fn temp_dir(shape: &str) -> common::Scratch {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir =
-        std::env::temp_dir().join(format!("perfgraph-harm-{}-{shape}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch(&format!("harm-{shape}-{n}"))
 }
 
 /// The final screen of a terminal that was sent `bytes` (`\n` taken as `\r\n`, as a terminal's output

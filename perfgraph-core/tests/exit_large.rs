@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -149,12 +149,9 @@ fn wait4(pid: u32) -> (i32, i64) {
     (status, usage.ru_maxrss)
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("perfgraph-exit-large-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory for one test, removed when dropped.
+fn temp_dir(tag: &str) -> common::Scratch {
+    common::scratch(&format!("exit-large-{tag}"))
 }
 
 fn read_json(path: &Path) -> Value {
@@ -200,9 +197,7 @@ fn with_and_without_json(kind: &str, n: usize) -> Value {
         with.max_rss_kb,
         plain.max_rss_kb
     );
-    let json = read_json(&json_path);
-    let _ = std::fs::remove_dir_all(&dir);
-    json
+    read_json(&json_path)
 }
 
 #[test]
@@ -270,5 +265,4 @@ fn a_deep_recursion_gets_its_json_written_at_exit() {
         .filter(|n| n["depth"].as_u64().unwrap() > table_depth as u64)
         .count();
     assert_eq!(in_json, depth + 1 - table_depth);
-    let _ = std::fs::remove_dir_all(&dir);
 }

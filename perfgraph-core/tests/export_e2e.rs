@@ -8,7 +8,7 @@ mod common;
 #[path = "../examples/workload.rs"]
 mod workload;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -24,15 +24,14 @@ fn child_entry() {
 
 struct Run {
     stderr: String,
-    dir: PathBuf,
+    /// Removed when the run is dropped.
+    dir: common::Scratch,
     program: String,
 }
 
 /// Runs the workload in a child with `env`; files go to a fresh directory named after `tag`.
 fn run_child(tag: &str, env: &[(&str, String)]) -> Run {
-    let dir = std::env::temp_dir().join(format!("perfgraph-e2e-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch(&format!("e2e-{tag}"));
     let exe = std::env::current_exe().unwrap();
     let mut cmd = common::child_command(&exe);
     cmd.args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
@@ -298,8 +297,6 @@ fn all_reports_and_every_export() {
     let parent = &nodes[residual["parent"].as_u64().unwrap() as usize];
     assert_eq!(parent["name"], "solve");
     assert_eq!(tree["threads"].as_array().unwrap().len(), 2);
-
-    let _ = std::fs::remove_dir_all(&run.dir);
 }
 
 #[test]
@@ -337,7 +334,6 @@ fn an_unwritable_path_is_one_error_line_and_the_rest_still_happens() {
     assert!(run.stderr.contains("\nPerformance Graph:\n"));
     let folded = std::fs::read_to_string(run.dir.join("stacks.folded")).unwrap();
     assert!(folded.contains("run;solve;residual "));
-    let _ = std::fs::remove_dir_all(&run.dir);
 }
 
 #[test]
@@ -386,7 +382,6 @@ fn the_trace_limit_cuts_the_trace_and_counts_the_rest() {
         TOTAL_CALLS - written
     );
     assert!(run.stderr.lines().any(|l| l == line), "{}", run.stderr);
-    let _ = std::fs::remove_dir_all(&run.dir);
 }
 
 #[test]
@@ -417,9 +412,7 @@ fn interval_lines_never_split_a_live_line() {
 #[test]
 fn a_file_that_takes_no_writes_is_given_up_at_exit_after_the_reports() {
     // Not `run_child`'s directory, which it empties first.
-    let dir = std::env::temp_dir().join(format!("perfgraph-e2e-pipe-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("e2e-pipe");
     // A named pipe nobody opens for reading: opening it for writing blocks for ever.
     let fifo = dir.join("trace.fifo");
     let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
@@ -444,6 +437,4 @@ fn a_file_that_takes_no_writes_is_given_up_at_exit_after_the_reports() {
         .find(&line)
         .unwrap_or_else(|| panic!("no {line:?} in:\n{err}"));
     assert!(report < gave_up, "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&run.dir);
 }

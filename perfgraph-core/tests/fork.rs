@@ -189,10 +189,8 @@ fn parent() {
 }
 
 fn forks_while_others_record_report_and_merge() {
-    let dir = std::env::temp_dir().join(format!("perfgraph-fork-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("fork");
     let json = dir.join("run.json");
-    let _ = std::fs::remove_file(&json);
     let out = common::child_command(std::env::current_exe().unwrap())
         .env("FORK_PARENT", "1")
         .env("PERFGRAPH_JSON", &json)
@@ -235,7 +233,6 @@ fn forks_while_others_record_report_and_merge() {
     // No child removed the parent's socket early, and the parent removed it at its exit.
     let left: Vec<_> = std::fs::read_dir(dir.join("perfgraph")).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn main() {

@@ -2,6 +2,9 @@
 //! cut, repeated, replaced by numbers at the edges of their types) of a real run's JSON, each read back
 //! without a panic: an error or a report. `JSON_FUZZ_ITERATIONS=N` runs more (CI runs 3,000, a few seconds).
 
+// Its control socket in a directory of this test binary's own (`common/scratch.rs`), not /tmp's.
+mod common;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use perfgraph_core::{Report, time_section, timed};

@@ -63,7 +63,8 @@ enum Out {
 /// checkout under `/root`), a copy in a directory of its own, removed on drop.
 struct Program {
     path: PathBuf,
-    copy_dir: Option<PathBuf>,
+    /// The copy's directory, removed when dropped.
+    _copy_dir: Option<common::Scratch>,
 }
 
 impl Program {
@@ -75,7 +76,7 @@ impl Program {
         if uid.is_none() || others_can_run {
             return Program {
                 path: exe,
-                copy_dir: None,
+                _copy_dir: None,
             };
         }
         let dir = fresh_dir(&format!("{tag}-exe"));
@@ -85,15 +86,7 @@ impl Program {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         Program {
             path,
-            copy_dir: Some(dir),
-        }
-    }
-}
-
-impl Drop for Program {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.copy_dir {
-            let _ = std::fs::remove_dir_all(dir);
+            _copy_dir: Some(dir),
         }
     }
 }
@@ -128,6 +121,9 @@ fn run_child_with(
     cmd.args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
         .env("OUTPUT_PATHS_CHILD", "1")
         .env("PERFGRAPH_LIVE", "off")
+        // No control socket: a child run as another user could not enter this process's runtime
+        // directory (tests/common/scratch.rs), and would make its own, `/tmp/perfgraph-<uid>`.
+        .env("PERFGRAPH_LISTEN", "off")
         .env("PERFGRAPH_JSON", json)
         .envs(env.iter().copied())
         .stderr(Stdio::piped());
@@ -161,20 +157,9 @@ fn perfgraph_lines(out: &Output) -> Vec<String> {
         .collect()
 }
 
-/// A fresh, empty directory for one test.
-fn fresh_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("perfgraph-paths-{tag}-{}", std::process::id()));
-    if dir.exists() {
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn remove_dir(dir: &Path) {
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
-    let _ = std::fs::remove_dir_all(dir);
+/// A fresh, empty directory for one test, removed when dropped (whatever modes the test gave it).
+fn fresh_dir(tag: &str) -> common::Scratch {
+    common::scratch(&format!("paths-{tag}"))
 }
 
 /// The names in `dir`, sorted.
@@ -235,7 +220,6 @@ fn a_read_only_file_is_one_error_line_and_left_untouched() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
     assert_eq!((after.ino(), after.mode()), (before.ino(), before.mode()));
     assert_eq!(names(&dir), ["t.json"]);
-    remove_dir(&dir);
 }
 
 #[test]
@@ -264,7 +248,6 @@ fn a_directory_that_is_not_writable_is_one_error_line_and_the_file_is_left_untou
         [cannot_write(&new, "Permission denied (os error 13)")]
     );
     assert_eq!(names(&dir), ["t.json"]);
-    remove_dir(&dir);
 }
 
 #[test]
@@ -288,7 +271,6 @@ fn a_symlink_is_written_through_and_stays_a_link() {
     assert_ends_with_the_tree(&std::fs::read_to_string(&target).unwrap());
     assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o7777, 0o640);
     assert_eq!(names(&dir), ["link.json", "target.json"]);
-    remove_dir(&dir);
 }
 
 #[test]
@@ -322,8 +304,6 @@ fn links_planted_in_the_directory_redirect_nothing() {
     planted.sort();
     assert_eq!(names(&dir), planted);
     assert_eq!(names(&elsewhere), ["victim"]);
-    remove_dir(&dir);
-    remove_dir(&elsewhere);
 }
 
 /// Whether Linux's `fs.protected_symlinks` is on here (`None`: it cannot be read).
@@ -395,7 +375,6 @@ fn another_users_link_in_a_sticky_world_writable_directory_is_refused_where_the_
         say(&format!(
             "{TEST}: DID NOT RUN: it needs root, to plant a link as another user (uid {NOBODY})"
         ));
-        remove_dir(&sticky);
         return;
     }
     // As `/tmp`: anyone may add a name, only its owner may remove it.
@@ -493,8 +472,6 @@ fn another_users_link_in_a_sticky_world_writable_directory_is_refused_where_the_
     assert_eq!(perfgraph_lines(&out), Vec::<String>::new());
     assert_ends_with_the_tree(&std::fs::read_to_string(&json_victim).unwrap());
     assert_eq!(std::fs::read_link(&ours).unwrap(), json_victim);
-    remove_dir(&sticky);
-    remove_dir(&victims);
 }
 
 #[test]
@@ -514,7 +491,6 @@ fn dev_stdout_redirected_to_a_file_is_appended_to_not_replaced() {
     assert_eq!(std::fs::metadata(&captured).unwrap().ino(), before);
     assert!(!std::fs::symlink_metadata("/dev/stdout").unwrap().is_file());
     assert_eq!(names(&dir), ["stdout.txt"]);
-    remove_dir(&dir);
 }
 
 #[test]
@@ -545,7 +521,6 @@ fn dev_stdout_shares_the_programs_offset_with_a_child_that_writes_after_the_exit
     assert_eq!(late, "", "{text}");
     assert!(before.contains("running 1 test"), "{text}");
     assert_ends_with_the_tree(before);
-    remove_dir(&dir);
 }
 
 #[test]
@@ -570,7 +545,6 @@ fn a_link_to_the_stdout_descriptor_is_written_through_and_stays_a_link() {
         Path::new("/proc/self/fd/1")
     );
     assert_eq!(names(&dir), ["out.json", "stdout.txt"]);
-    remove_dir(&dir);
 }
 
 #[test]
@@ -610,5 +584,4 @@ fn a_named_pipe_is_written_as_a_stream() {
             .is_fifo()
     );
     assert_eq!(names(&dir), ["out.fifo"]);
-    remove_dir(&dir);
 }

@@ -4,6 +4,9 @@
 //! states is of the threads' CPU time, never above 100%. Before, a start-up calibration thrown off by load
 //! claimed 428.8 ns a section, and a cost summed over threads was divided by the wall time (1290% of a run).
 
+// Its control socket in a directory of this test binary's own (`common/scratch.rs`), not /tmp's.
+mod common;
+
 use perfgraph_core::time_section;
 
 const THREADS: usize = 2;

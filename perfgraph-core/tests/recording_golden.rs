@@ -159,9 +159,7 @@ struct Outputs {
 }
 
 fn run_child() -> Outputs {
-    let dir = std::env::temp_dir().join(format!("perfgraph-recording-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("recording");
     let file = |name: &str| dir.join(name);
     let mut cmd = common::child_command(std::env::current_exe().unwrap());
     cmd.arg0(PROGRAM)
@@ -186,15 +184,13 @@ fn run_child() -> Outputs {
     let read = |name: &str| {
         std::fs::read_to_string(file(name)).unwrap_or_else(|e| panic!("{name}: {e}\n{stderr}"))
     };
-    let outputs = Outputs {
+    Outputs {
         trace: read("trace.json"),
         folded: read("stacks.folded"),
         json: read("tree.json"),
         stderr,
         pid,
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    outputs
+    }
 }
 
 fn recording_under_a_fake_clock() {

@@ -257,14 +257,11 @@ impl Running {
     }
 }
 
-/// A fresh path for the child's `PERFGRAPH_JSON`.
-fn json_path(tag: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!(
-        "perfgraph-signals-{tag}-{}.json",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&path);
-    path
+/// A fresh path for the child's `PERFGRAPH_JSON`, in a directory of its own (removed when dropped).
+fn json_path(tag: &str) -> (common::Scratch, PathBuf) {
+    let dir = common::scratch(&format!("signals-{tag}"));
+    let path = dir.join("run.json");
+    (dir, path)
 }
 
 /// The lines of `stderr` that hold the live section's message.
@@ -277,7 +274,7 @@ fn live_lines(stderr: &str) -> Vec<&str> {
 /// SIGINT, SIGTERM and SIGHUP in a printed live section: the live line ends with its stats, the report and
 /// the JSON file are written, and the child dies of the signal.
 fn a_signal_writes_everything_then_kills_by_it(sig: i32, name: &str) {
-    let json = json_path(name);
+    let (_dir, json) = json_path(name);
     let json_str = json.to_str().unwrap();
     let mut child = spawn(
         "long",
@@ -312,7 +309,6 @@ fn a_signal_writes_everything_then_kills_by_it(sig: i32, name: &str) {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{json_str} is not JSON: {e}"));
     assert!(tree.is_object(), "{text}");
     assert!(text.contains("long_work"), "{text}");
-    let _ = std::fs::remove_file(&json);
 }
 
 fn sigterm_sigint_sighup_write_everything() {
@@ -327,7 +323,7 @@ fn sigterm_sigint_sighup_write_everything() {
 
 /// `PERFGRAPH_SIGNALS=off`: SIGTERM kills at once, nothing is written.
 fn signals_off_leaves_sigterm_alone() {
-    let json = json_path("off");
+    let (_dir, json) = json_path("off");
     let mut child = spawn(
         "long",
         &[
@@ -387,7 +383,7 @@ fn a_signal_during_a_stuck_exit_ends_it_at_once() {
         (libc::SIGINT, "SIGINT"),
         (libc::SIGHUP, "SIGHUP"),
     ] {
-        let fifo = json_path(&format!("fifo-{name}"));
+        let (_dir, fifo) = json_path(&format!("fifo-{name}"));
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid C string, a plain system call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -410,7 +406,6 @@ fn a_signal_during_a_stuck_exit_ends_it_at_once() {
         child.signal(sig);
         let r = child.finish_open();
         let ctx = r.ctx();
-        let _ = std::fs::remove_file(&fifo);
         assert_eq!(r.status.signal(), Some(sig), "died of {name}: {ctx}");
         assert_eq!(r.stdout, "child done\n", "{ctx}");
         let line = format!(

@@ -1,4 +1,8 @@
 //! Smoke test of the runtime through the macros' expansion target, independent of the macro crate.
+
+// Its control socket in a directory of this test binary's own (`common/scratch.rs`), not /tmp's.
+mod common;
+
 use perfgraph_core::__private::{Name, Section, SectionMeta, enter};
 
 macro_rules! section {

@@ -98,9 +98,7 @@ fn overflow_child() {
 
 #[test]
 fn the_trace_line_states_every_loss() {
-    let dir = std::env::temp_dir().join(format!("perfgraph-overflow-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("overflow");
     let path = dir.join("trace.json");
     let out = common::child_command(std::env::current_exe().unwrap())
         .args([
@@ -149,5 +147,4 @@ fn the_trace_line_states_every_loss() {
         stderr.lines().any(|l| l == line),
         "no {line:?} in:\n{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

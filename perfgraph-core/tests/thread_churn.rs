@@ -155,8 +155,10 @@ fn run_child(env: &[(&str, &str)], json: bool) -> Run {
         .iter()
         .map(|(k, _)| k.chars().last().unwrap_or('_'))
         .collect();
-    let dir = std::env::temp_dir().join(format!("perfgraph-churn-{}-{tag}", std::process::id(),));
-    std::fs::create_dir_all(&dir).unwrap();
+    // A directory per run: tests run at once in this process, some with the same tag.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = common::scratch(&format!("churn-{tag}-{n}"));
     let path = dir.join("tree.json");
     let mut cmd = common::child_command(std::env::current_exe().unwrap());
     cmd.args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
@@ -187,7 +189,6 @@ fn run_child(env: &[(&str, &str)], json: bool) -> Run {
     assert!(status == 0, "child failed ({status:#x}): {stderr}");
     let json =
         json.then(|| serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap());
-    let _ = std::fs::remove_dir_all(&dir);
     Run {
         stderr,
         max_rss_kb: usage.ru_maxrss,
@@ -279,8 +280,7 @@ fn vm_peak_kb(run: &Run) -> u64 {
 #[test]
 fn churn_with_a_trace_under_ulimit_v_1000000_finishes() {
     const TRACED_LIMIT_KB: u64 = 1_000_000;
-    let dir = std::env::temp_dir().join(format!("perfgraph-churn-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("churn-trace");
     let trace = dir.join("churn.pftrace");
     // Two malloc arenas: glibc reserves 64 MiB of address space for each (up to 8 a core), which left
     // alone takes 824 MB of this limit without any recording, and no room for a ring whatever perfgraph
@@ -298,7 +298,7 @@ fn churn_with_a_trace_under_ulimit_v_1000000_finishes() {
         ],
         true,
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     check_counts(&run, size());
     assert!(!run.stderr.contains("memory allocation"), "{}", run.stderr);
     // No thread went without a ring: each new one reuses an exited one's (8 live threads need 80 MiB of

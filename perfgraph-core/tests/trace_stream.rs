@@ -356,12 +356,9 @@ fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// A fresh directory for one test.
-fn fresh_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("perfgraph-trace-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory for one test, removed when dropped.
+fn fresh_dir(tag: &str) -> common::Scratch {
+    common::scratch(&format!("trace-{tag}"))
 }
 
 fn child(mode: &str, env: &[(&str, &str)]) -> Command {
@@ -578,7 +575,6 @@ fn perfetto_trace_reads_back(compress: &str) {
                 .starts_with("trace_stream")
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -603,7 +599,6 @@ fn live_print_lines_are_instant_events_in_the_chrome_trace() {
             .any(|m| m.starts_with("child_entry: Finished run [") && m.ends_with(" MB]")),
         "{markers:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -732,7 +727,6 @@ fn args_and_events_are_in_both_formats() {
             serde_json::json!([["download", {"url": "https://example.org/x"}]])
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -773,7 +767,6 @@ fn events_with_the_longest_args_keep_the_limit_and_the_page_rule() {
         b.len() <= 192 && b.ends_with('…') && !b.contains('\u{1}'),
         "{b:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -915,7 +908,6 @@ fn lock_waits_holds_and_hand_overs_are_in_both_formats_and_the_report() {
         );
         assert_eq!(d["flows"].as_array().unwrap().len(), 5, "{d}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -1024,7 +1016,6 @@ fn futures_events_and_identity_are_in_both_formats() {
         );
         assert!(t["cpu"]["child_entry"].as_u64().unwrap() >= 1, "{t}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The names in `dir`, sorted.
@@ -1061,7 +1052,7 @@ fn sigkill(mut process: std::process::Child) {
 /// Runs the endless child writing `name` in a fresh directory until its unfinished trace, under that name,
 /// holds `bytes`, kills it with SIGKILL, and returns the directory and the trace's path. The trace is the
 /// only file left there: no temporary one.
-fn killed_run(tag: &str, name: &str, bytes: u64, compress: &str) -> (PathBuf, PathBuf) {
+fn killed_run(tag: &str, name: &str, bytes: u64, compress: &str) -> (common::Scratch, PathBuf) {
     let dir = fresh_dir(tag);
     let path = dir.join(name);
     let mut process = start_endless(&path, compress);
@@ -1127,7 +1118,6 @@ fn a_previous_trace_is_replaced_in_one_step_by_one_that_starts_with_its_header()
         }
         sigkill(process);
         assert_eq!(names(&dir), [name], "a temporary file is left");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -1156,7 +1146,7 @@ fn whole_lines(text: &str) -> Vec<Value> {
 #[test]
 fn a_chrome_trace_cut_by_sigkill_is_an_array_without_its_bracket() {
     for kill in 0..KILLS {
-        let (dir, path) = killed_run("kill-json", "trace.json", 300_000 + kill * 350_000, "auto");
+        let (_dir, path) = killed_run("kill-json", "trace.json", 300_000 + kill * 350_000, "auto");
         let text = std::fs::read_to_string(&path).unwrap();
         // Whole lines only, wherever the kill landed (in a write the kernel stops only at a page
         // boundary, and no event crosses one).
@@ -1173,7 +1163,6 @@ fn a_chrome_trace_cut_by_sigkill_is_an_array_without_its_bracket() {
         let array = format!("{}]", text.trim_end().trim_end_matches(','));
         let parsed: Vec<Value> = serde_json::from_str(&array).unwrap();
         assert_eq!(parsed.len(), events.len());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -1182,7 +1171,7 @@ fn a_perfetto_trace_cut_by_sigkill_holds_whole_packets() {
     for kill in 0..KILLS {
         // Raw packets, deflated bundles, and the two mixed as the budget allows.
         let compress = ["off", "on", "auto"][kill as usize % 3];
-        let (dir, path) = killed_run(
+        let (_dir, path) = killed_run(
             "kill-pftrace",
             "run.pftrace",
             100_000 + kill * 150_000,
@@ -1197,7 +1186,6 @@ fn a_perfetto_trace_cut_by_sigkill_holds_whole_packets() {
             assert!(t["names"]["leaf"].as_u64().unwrap() > 1000, "{t}");
             assert!(t["end"].is_null());
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -1231,7 +1219,7 @@ fn a_full_disk_is_one_warning_line_and_the_run_goes_on() {
 
 /// A small tmpfs mounted for one test (a disk that fills), unmounted and removed when dropped.
 struct Tmpfs {
-    dir: PathBuf,
+    dir: common::Scratch,
 }
 
 impl Tmpfs {
@@ -1262,7 +1250,6 @@ impl Tmpfs {
                     std::io::stderr().lock(),
                     "{tag}: DID NOT RUN: cannot mount a small tmpfs to fill ({why}); it needs root"
                 );
-                let _ = std::fs::remove_dir_all(&dir);
                 None
             }
         }
@@ -1281,7 +1268,6 @@ impl Tmpfs {
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.dir).status();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -1445,7 +1431,6 @@ fn calls_made_during_the_exit_are_in_the_trace_or_counted() {
                 );
                 conclusive += 1;
             }
-            let _ = std::fs::remove_dir_all(&dir);
             if conclusive >= 2 {
                 break;
             }

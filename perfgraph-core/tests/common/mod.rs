@@ -1,6 +1,11 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)] // reason: each test binary uses a different subset.
 
+pub mod scratch;
+
+#[allow(unused_imports)] // reason: a test binary that makes no directory uses neither.
+pub use scratch::{Scratch, scratch};
+
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
