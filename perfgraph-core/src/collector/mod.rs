@@ -1,10 +1,11 @@
 //! The collecting side: the background thread (named `perfgraph`) and everything it runs.
 //!
 //! It samples resident memory every `PERFGRAPH_MEM_INTERVAL` ([`memory`]), drains every thread's ring
-//! (counting what was lost) and hands the records to live print ([`live`]) and the outputs ([`outputs`]:
-//! interval statistics, the trace streamed to its file ([`trace`]), the reports and files at exit, written
-//! by [`files`]). Between
-//! passes it parks until its next deadline; recording threads wake it only when something needs it at
+//! (counting what was lost) and hands the records to live print ([`live`]) and the outputs: each an
+//! [`Output`](output::Output), built from the settings in one list ([`outputs::list`]): interval
+//! statistics, the trace streamed to its file ([`trace`]), the reports and files at exit (written by
+//! [`files`]), and the network wing ([`net`]: the control socket, Prometheus, OTLP). Between passes it
+//! parks until its next deadline; recording threads wake it only when something needs it at
 //! once (a watched section ended, a memory alert, a thread exited), and the exit handler ([`exit`]) puts
 //! the exit in its inbox ([`process::receiver`]) and wakes it; so does the watcher of SIGINT, SIGTERM and
 //! SIGHUP ([`signals`]), which then raises the signal again.
@@ -35,17 +36,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::base::config::Config;
-use crate::base::control::Request;
 use crate::base::process::{self, Message};
 use crate::base::{clock, heap, registry, sys};
 use crate::local::record::{Decoder, Record};
 use crate::local::ring::{self, Cursor};
 use crate::local::thread::{self, ThreadState};
-use crate::local::{snapshot, threads};
+use crate::local::threads;
 use live::Live;
-use net::{listen, otlp};
 use output::{Every, Look, Output, Sample};
-use outputs::Outputs;
 
 /// Longest the background thread goes without draining the rings when no output needs every record, while
 /// threads record.
@@ -112,13 +110,6 @@ pub(crate) struct Collector {
     next_drain: u64,
     /// The current period of those drains (ns): in `DRAIN_PERIOD..=DRAIN_QUIET_MAX`.
     drain_period: u64,
-    /// An output keeps every record: drain at every pass, and pace the passes by how fast rings fill.
-    needs_every_record: bool,
-    /// That output promises to lose nothing even when a thread starts recording fast after a quiet spell
-    /// (the trace, interval statistics): its drains never wait longer than a quarter of a ring takes to
-    /// fill at [`LOSSLESS_RATE`]. The OTLP export's spans alone do not: idle, their drains slow down with
-    /// the passes, so an idle program is not woken every millisecond for them.
-    lossless_bursts: bool,
     /// Records in each ring (`Config::ring_capacity`).
     ring_capacity: u64,
     /// The most records one ring held at the last drain, and monotonic ns of that drain.
@@ -131,15 +122,8 @@ pub(crate) struct Collector {
     /// Whether the line on threads without a ring of their own was printed (it is printed once).
     warned_unmapped: bool,
     live: Option<Live>,
-    recording: Outputs,
     /// The outputs the settings asked for ([`outputs::list`]), fed in this order.
     outputs: Vec<Box<dyn Output>>,
-    /// The control socket (`PERFGRAPH_LISTEN`), while it listens.
-    server: Option<listen::Server>,
-    /// The OTLP export (`PERFGRAPH_OTLP`).
-    otlp: Option<otlp::Exporter>,
-    /// The settings (a `dump` takes a report with them).
-    config: Config,
 }
 
 impl Collector {
@@ -147,12 +131,7 @@ impl Collector {
         let pace = memory::Pace::new(config.mem_interval_ns);
         Collector {
             live: Live::new(&config),
-            recording: Outputs::new(&config),
-            outputs: Vec::new(),
-            // The trace and the interval statistics (`outputs`) use every record; the rest of `outputs`
-            // reads the call trees.
-            needs_every_record: config.needs_every_record(),
-            lossless_bursts: config.trace.is_some() || config.interval_ns.is_some(),
+            outputs: outputs::list(&config),
             ring_capacity: config.ring_capacity() as u64,
             busiest: (0, clock::monotonic_ns()),
             seen_wakes: 0,
@@ -167,34 +146,13 @@ impl Collector {
             marks: Vec::new(),
             warned_interleaved: false,
             warned_unmapped: false,
-            server: None,
-            otlp: None,
-            config,
         }
     }
 
-    /// Opens the control socket, if the settings and the build want one, the outputs the settings ask
-    /// for, and the OTLP export if they name a collector.
-    fn listen(&mut self) {
-        if cfg!(feature = "listen") && self.config.listen {
-            self.server = listen::Server::open();
-        }
-        self.outputs = outputs::list(&self.config);
-        self.otlp = otlp::Exporter::open(&self.config);
-    }
-
-    /// The OTLP export's part of [`serve`](Self::serve): its batches when due, its request moved on.
-    fn serve_otlp(&mut self) -> Option<Duration> {
-        let exporter = self.otlp.as_mut()?;
-        let mono = clock::monotonic_ns();
-        let config = &self.config;
-        exporter.poll(mono, &mut || net::figures(config));
-        Some(exporter.poll_within(clock::monotonic_ns()))
-    }
-
-    /// Lets each output look between passes ([`Output::poll`]), draining first for one that asks it.
-    /// Returns how long the thread may sleep before it looks again.
-    fn serve_outputs(&mut self) -> Option<Duration> {
+    /// Lets each output look between passes ([`Output::poll`]: the sockets accept, read and write),
+    /// draining first for one that asks it. Returns how long the thread may sleep before it looks again
+    /// (zero: a pass is wanted now; `None`: no output looks between passes).
+    fn serve(&mut self) -> Option<Duration> {
         let mut within: Option<Duration> = None;
         for i in 0..self.outputs.len() {
             let mut look = self.outputs[i].poll(clock::monotonic_ns());
@@ -209,75 +167,12 @@ impl Collector {
         within
     }
 
-    /// Looks at the outputs and the control socket: accepts, reads, writes, and answers the requests
-    /// read whole. Returns how long the thread may sleep before it looks again (zero: a pass is wanted
-    /// now).
-    fn serve(&mut self) -> Option<Duration> {
-        [self.serve_outputs(), self.serve_otlp(), self.serve_socket()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
     /// Whether an output needs every record now, and how.
     fn every_record(&self) -> Every {
-        let window = if self.recording.window_open() {
-            Every::Lossless
-        } else {
-            Every::No
-        };
         self.outputs
             .iter()
             .map(|o| o.every_record())
-            .fold(window, Every::max)
-    }
-
-    /// The control socket's part of [`serve`](Self::serve).
-    fn serve_socket(&mut self) -> Option<Duration> {
-        let mono = clock::monotonic_ns();
-        let asked = self.server.as_mut()?.poll(mono);
-        let mut pass_now = false;
-        for asked in asked {
-            let reply = match asked.request {
-                Request::Status => Ok(listen::status::json()),
-                Request::Dump if !self.server.as_ref()?.has_room(0) => {
-                    Err("busy: replies waiting".to_owned())
-                }
-                Request::Dump => {
-                    // `ok` at once, then the dump once built (a large one takes a while): a client tells a
-                    // process that answers from one that does not (stopped) by its first line.
-                    let mut peer = asked.peer;
-                    if sys::send(peer.stream(), b"ok\n").is_err() {
-                        continue;
-                    }
-                    let body = snapshot::report(&self.config).json().into_bytes();
-                    self.server.as_mut()?.send(peer, body, mono);
-                    continue;
-                }
-                Request::Trace { seconds, perfetto } => {
-                    // The rings caught up first: what they lost before the window is not the window's.
-                    if !self.recording.window_open() {
-                        self.drain();
-                    }
-                    match self.recording.open_window(asked.peer, seconds, perfetto) {
-                        // A pass now: from here the drains are paced by how fast the rings fill.
-                        Ok(()) => {
-                            pass_now = true;
-                            continue;
-                        }
-                        Err((peer, why)) => {
-                            self.server.as_mut()?.reply(peer, Err(why), mono);
-                            continue;
-                        }
-                    }
-                }
-            };
-            self.server.as_mut()?.reply(asked.peer, reply, mono);
-        }
-        if pass_now {
-            return Some(Duration::ZERO);
-        }
-        Some(self.server.as_ref()?.poll_within(clock::monotonic_ns()))
+            .fold(Every::No, Every::max)
     }
 
     /// One pass: sample memory if due, drain the rings if anyone needs it, let the outputs act. Returns the
@@ -290,7 +185,6 @@ impl Collector {
             let bytes = memory::sample();
             if let Some(bytes) = bytes {
                 let sample = Sample::new(clock::now().0, bytes);
-                self.recording.on_memory(&sample);
                 for o in &mut self.outputs {
                     o.on_memory(&sample);
                 }
@@ -299,7 +193,7 @@ impl Collector {
         }
         // The records of what woke us are visible (`process::wakes` is an Acquire load).
         let wakes = process::wakes();
-        let every_record = self.needs_every_record || self.every_record() != Every::No;
+        let every_record = self.every_record() != Every::No;
         let drain = force_drain
             || wakes != self.seen_wakes
             || every_record
@@ -308,11 +202,9 @@ impl Collector {
         self.seen_wakes = wakes;
         // An interval that is due ends now, before the drain, so a call that ends meanwhile is in the
         // records or in the running snapshot, never in neither; so does a trace window whose time is up.
-        self.recording.before_drain(clock::now().0);
         for o in &mut self.outputs {
             o.before_drain(clock::now().0);
         }
-        let window_ends = self.recording.window_due(clock::now().0);
         if drain {
             let found = self.drain();
             self.drain_period = if found {
@@ -330,12 +222,6 @@ impl Collector {
         for o in &mut self.outputs {
             o.after_drain(mono);
         }
-        if window_ends
-            && let Some((peer, rest)) = self.recording.end_window()
-            && let Some(server) = &mut self.server
-        {
-            server.send(peer, rest, mono);
-        }
         let now = clock::now().0;
         let mut deadline = self.memory.next_ns().min(self.next_drain);
         if let Some(wait) = self
@@ -347,14 +233,10 @@ impl Collector {
         }
         if let Some(live) = &mut self.live {
             for (ticks, text) in live.take_printed() {
-                self.recording.on_printed(ticks, &text);
                 for o in &mut self.outputs {
                     o.on_printed(ticks, &text);
                 }
             }
-        }
-        if let Some(wait) = self.recording.tick(now) {
-            deadline = deadline.min(mono + wait);
         }
         for o in &mut self.outputs {
             if let Some(wait) = o.tick(now) {
@@ -370,8 +252,8 @@ impl Collector {
 
     /// Drains as the rings fill, not only on a timer: how long (ns) until the busiest ring, recording at
     /// the rate it did since the last drain, fills a quarter of its capacity; from 1 ms up to the drain
-    /// period, and, for an output that loses nothing after a quiet spell either ([`Self::lossless_bursts`],
-    /// a trace window), up to the time a quarter of a ring takes at [`LOSSLESS_RATE`] (33 ms for the
+    /// period, and, for an output that loses nothing after a quiet spell either ([`Every::Lossless`]: the
+    /// trace, interval statistics, a trace window), up to the time a quarter of a ring takes at [`LOSSLESS_RATE`] (33 ms for the
     /// trace's rings of 262,144). Call after a drain.
     fn fill_time(&mut self, mono: u64) -> u64 {
         let (records, at) = std::mem::replace(&mut self.busiest, (0, mono));
@@ -383,7 +265,7 @@ impl Collector {
             (elapsed as u128 * quarter as u128 / records as u128).min(u64::MAX as u128) as u64
         };
         let burst = quarter * 1_000_000_000 / LOSSLESS_RATE;
-        let longest = if self.lossless_bursts || self.every_record() == Every::Lossless {
+        let longest = if self.every_record() == Every::Lossless {
             burst.clamp(1_000_000, self.drain_period)
         } else {
             self.drain_period.max(1_000_000)
@@ -451,7 +333,6 @@ impl Collector {
                 if let Some(live) = &mut self.live {
                     live.on_events(&t.state, &self.marks);
                 }
-                self.recording.on_marks(&t.state, &self.marks);
                 for o in &mut self.outputs {
                     o.on_marks(&t.state, &self.marks);
                 }
@@ -460,21 +341,14 @@ impl Collector {
                 live.on_records(&t.state, &self.records);
             }
             if !self.records.is_empty() {
-                self.recording.on_records(&t.state, &self.records);
                 for o in &mut self.outputs {
                     o.on_records(&t.state, &self.records);
-                }
-                if let Some(otlp) = &mut self.otlp {
-                    otlp.on_records(&t.state, &self.records);
                 }
             }
             if t.cursor.dropped > dropped_before {
                 let lost = t.cursor.dropped - dropped_before;
                 for o in &mut self.outputs {
                     o.on_lost(&t.state, lost);
-                }
-                if let Some(otlp) = &mut self.otlp {
-                    otlp.on_lost(lost);
                 }
             }
             // The trace takes the text args it writes; any left (no trace took them) go now.
@@ -519,9 +393,7 @@ impl Collector {
     /// stops tracking it: its state and ring can go. Work per pass is in proportion to the live threads.
     fn retire_finished(&mut self) {
         let live = &mut self.live;
-        let recording = &mut self.recording;
         let outputs = &mut self.outputs;
-        let otlp = &mut self.otlp;
         let before = self.tracked.len();
         self.tracked.retain_mut(|t| {
             if !t.finished || t.pinned {
@@ -532,7 +404,6 @@ impl Collector {
             if live.as_ref().is_some_and(|l| l.busy(index)) {
                 return true;
             }
-            recording.on_retiring(&t.state);
             for o in outputs.iter_mut() {
                 o.on_retiring(&t.state);
             }
@@ -546,9 +417,6 @@ impl Collector {
             for o in outputs.iter_mut() {
                 o.on_retired(index);
             }
-            if let Some(o) = otlp.as_mut() {
-                o.forget(index);
-            }
             false
         });
         if self.tracked.len() != before {
@@ -559,9 +427,6 @@ impl Collector {
     /// The final pass at process exit.
     fn finish(&mut self) {
         // First: no client connects to a process that will not answer.
-        if let Some(server) = self.server.take() {
-            server.close();
-        }
         for o in &mut self.outputs {
             o.close();
         }
@@ -578,7 +443,6 @@ impl Collector {
             let _ = memory::sample();
             live.finish(clock::now().0);
             for (ticks, text) in live.take_printed() {
-                self.recording.on_printed(ticks, &text);
                 for o in &mut self.outputs {
                     o.on_printed(ticks, &text);
                 }
@@ -590,7 +454,6 @@ impl Collector {
         // what ends later is after the trace's end. Live print is over: this drain is for the outputs.
         self.live = None;
         let end = clock::now().0;
-        self.recording.end_trace_at(end);
         for o in &mut self.outputs {
             o.end_at(end);
         }
@@ -599,13 +462,8 @@ impl Collector {
         for o in &mut self.outputs {
             o.print_at_exit();
         }
-        self.recording.finish();
         for o in &mut self.outputs {
             o.finish();
-        }
-        if let Some(exporter) = self.otlp.take() {
-            let config = &self.config;
-            exporter.finish(&mut || net::figures(config));
         }
     }
 }
@@ -619,7 +477,6 @@ fn background(config: Config) {
     heap::pause();
     overhead::measure();
     let mut collector = Collector::new(config);
-    collector.listen();
     let inbox = process::receiver();
     loop {
         // The exit is a message, and the flag `begin_shutdown` set before sending it.

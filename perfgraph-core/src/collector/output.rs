@@ -23,7 +23,6 @@ pub(crate) enum Every {
     /// No: the call trees are enough (reports, metrics), the rings are drained on the usual schedule.
     No,
     /// Yes: the rings are drained at every pass, the passes paced by how fast they fill (OTLP's spans).
-    #[allow(dead_code)] // OTLP comes behind the seam next.
     Paced,
     /// Yes, and nothing may be lost even when a thread starts recording fast after a quiet spell: the
     /// drains never wait longer than a quarter of a ring takes to fill at

@@ -21,6 +21,7 @@
 //! the start; a run that is killed leaves it there. It is complete exactly when its last event is the
 //! closing one.
 
+pub(crate) mod about;
 mod compress;
 mod fsync;
 mod tick_map;

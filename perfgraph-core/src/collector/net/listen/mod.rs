@@ -14,7 +14,9 @@
 //! and stale sockets of dead processes are removed at the next start ([`dir`]).
 
 pub(crate) mod dir;
+mod output;
 pub(crate) mod status;
+mod window;
 
 use std::io::{self, Read};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -24,6 +26,7 @@ use std::time::Duration;
 use super::{look_within, oldest_reading, track, untrack};
 use crate::base::control::{self, MAX_REQUEST, Request};
 use crate::base::sys;
+pub(crate) use output::Listen;
 
 /// Clients connected at once, at most.
 pub const MAX_CONNECTIONS: usize = 16;

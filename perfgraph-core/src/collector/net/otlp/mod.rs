@@ -25,6 +25,7 @@
 pub(crate) mod address;
 pub(crate) mod http;
 mod lost;
+mod output;
 pub(crate) mod spans;
 
 use std::collections::VecDeque;
@@ -45,6 +46,7 @@ use crate::local::record::Record;
 use crate::local::thread::ThreadState;
 use address::Address;
 use http::{Outcome, Post};
+pub(crate) use output::Otlp;
 use spans::Spans;
 
 /// Bytes of batches waiting to be sent, at most.

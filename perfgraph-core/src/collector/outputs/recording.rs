@@ -1,0 +1,322 @@
+//! What is made of the recording itself: interval statistics, the trace streamed to its file, and at exit
+//! the reports, folded stacks and JSON; the glue between the background thread's hooks and the pure
+//! renderers in [`report`](mod@crate::report) and [`export`](crate::export). One output, as the interval
+//! lines are also the trace's interval events.
+//!
+//! Everything here runs on the background thread. At exit ([`Recording::print_at_exit`], after live
+//! print has finished) it prints the last partial interval and the selected reports; then
+//! ([`Recording::finish`]) it writes the files, then prints any file error; a file that cannot be written
+//! costs one error line and nothing else.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::base::clock::{self, Ticks};
+use crate::base::config::{Config, ReportSelection};
+use crate::base::{identity, process, registry, sys};
+use crate::collector::files;
+use crate::collector::interval::{self, Interval, Intervals};
+use crate::collector::live::screen;
+use crate::collector::output::{Every, Output, Sample};
+use crate::collector::trace::{Trace, about};
+use crate::data::{Report, RunInfo, ThreadSnapshot};
+use crate::export::{folded, json};
+use crate::local::record::Record;
+use crate::local::thread::ThreadState;
+use crate::local::{snapshot, threads};
+
+/// An output path with its `{pid}`, `{rank}` and `{host}` placeholders filled in for this process.
+fn expanded(path: &std::path::Path) -> PathBuf {
+    identity::expand(path, sys::process_id(), identity::rank(), identity::host())
+}
+
+/// What the reports and files at exit are made of, taken at [`Recording::print_at_exit`] for
+/// [`Recording::finish`].
+#[derive(Default)]
+struct AtExit {
+    report: Option<Report>,
+    /// The snapshots, for the JSON alone (no report needed).
+    json_only: Option<(RunInfo, Vec<ThreadSnapshot>)>,
+}
+
+/// State of the recording's outputs, owned by the background thread.
+pub(crate) struct Recording {
+    /// The settings (the report needs to know whether an output needs every record).
+    config: Config,
+    report: ReportSelection,
+    /// `PERFGRAPH_INTERVAL` (ns) and the interval being accumulated.
+    interval: Option<(u64, Intervals)>,
+    /// `PERFGRAPH_TRACE`, streamed as the program runs.
+    trace: Option<Trace>,
+    folded: Option<PathBuf>,
+    json: Option<PathBuf>,
+    /// Thread names by index, for the trace and the interval statistics, which name threads that may
+    /// have been folded (and left the live list) by the time they are written.
+    names: HashMap<u32, String>,
+    at_exit: AtExit,
+}
+
+impl Recording {
+    pub(crate) fn new(config: &Config) -> Recording {
+        Recording {
+            config: config.clone(),
+            report: config.report,
+            interval: config
+                .interval_ns
+                // From the run's start, as the report's times: the first interval holds the calls that
+                // ended before the background thread made this.
+                .map(|ns| {
+                    (
+                        ns,
+                        Intervals::new(clock::scale().base().0, config.interval_depth),
+                    )
+                }),
+            trace: config.trace.as_deref().map(|path| {
+                Trace::open(
+                    &expanded(path),
+                    config.trace_limit,
+                    config.trace_compress,
+                    &about::identity(),
+                )
+            }),
+            folded: config.folded.as_deref().map(expanded),
+            json: config.json.as_deref().map(expanded),
+            names: HashMap::new(),
+            at_exit: AtExit::default(),
+        }
+    }
+}
+
+impl Output for Recording {
+    /// The trace and the interval statistics keep every record, and lose none after a quiet spell.
+    fn every_record(&self) -> Every {
+        if self.trace.is_some() || self.interval.is_some() {
+            Every::Lossless
+        } else {
+            Every::No
+        }
+    }
+
+    /// Records `thread` completed since the last pass, in completion order.
+    fn on_records(&mut self, thread: &ThreadState, records: &[Record]) {
+        if self.interval.is_some() && !self.names.contains_key(&thread.index) {
+            self.names.insert(thread.index, thread.name.clone());
+        }
+        if let Some((_, intervals)) = &mut self.interval {
+            // Nested lines find their callers among what is still open (see `interval`).
+            let open: Vec<(u32, u64)> = match intervals.depth() {
+                1 => Vec::new(),
+                _ => thread
+                    .open_frames()
+                    .iter()
+                    .map(|f| (f.section, f.start))
+                    .collect(),
+            };
+            intervals.on_records(thread.index, records, &open);
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.on_records(thread, records);
+        }
+    }
+
+    /// Marks (futures' lives, instant events) `thread` pushed since the last pass.
+    fn on_marks(&mut self, thread: &ThreadState, marks: &[Record]) {
+        if let Some(trace) = &mut self.trace {
+            trace.on_marks(thread, marks);
+        }
+    }
+
+    /// A resident-memory sample taken at `ticks`; the trace samples each thread's CPU time with it, and
+    /// the process's heap when the counting allocator counts.
+    fn on_memory(&mut self, sample: &Sample) {
+        if let Some(trace) = &mut self.trace {
+            about::on_sample(trace, sample);
+        }
+    }
+
+    /// Thread `state` has exited and is about to be folded: off the live list, its final CPU time still
+    /// counts in the interval it exited in.
+    fn on_retiring(&mut self, state: &ThreadState) {
+        if let Some((_, intervals)) = &mut self.interval {
+            intervals.thread_ended(state.index, state.read_cpu());
+        }
+    }
+
+    /// Live print printed `text` at `ticks`.
+    fn on_printed(&mut self, ticks: u64, text: &str) {
+        if let Some(trace) = &mut self.trace {
+            trace.on_printed(ticks, text);
+        }
+    }
+
+    /// Before the background thread drains the rings: if an interval is due, it ends now, with a snapshot of
+    /// the top-level sections running; the drain that follows brings every call that ended before it.
+    fn before_drain(&mut self, now: u64) {
+        if let Some((interval_ns, intervals)) = &mut self.interval
+            && !intervals.closing()
+            && now >= due(intervals.start(), *interval_ns)
+        {
+            let threads = threads::all();
+            intervals.begin_close(
+                now,
+                running(&threads, intervals.depth()),
+                cpu_times(&threads),
+            );
+        }
+    }
+
+    /// After the drain: prints the interval that `before_drain` ended, if any. Returns how long (ns) the
+    /// background thread may sleep before the next interval is due.
+    fn tick(&mut self, now: u64) -> Option<u64> {
+        let trace_wait = self.trace.as_mut().and_then(Trace::tick);
+        let Some((interval_ns, intervals)) = self.interval.as_mut() else {
+            return trace_wait;
+        };
+        if let Some(closed) = intervals.finish_close() {
+            let text = format_interval(&closed, &self.names);
+            if !text.is_empty() {
+                screen::write_block(&text);
+            }
+            if let Some(trace) = &mut self.trace {
+                trace.on_interval(&closed, thread_names(&self.names));
+            }
+        }
+        let due = due(intervals.start(), *interval_ns);
+        let wait = clock::scale().delta_ns(Ticks(due.saturating_sub(now))) + 1;
+        Some(trace_wait.map_or(wait, |t| t.min(wait)))
+    }
+
+    /// The trace ends at `ticks` (the exit's last drain comes next): records that end later are not
+    /// written, and its closing event is at that time.
+    fn end_at(&mut self, ticks: u64) {
+        if let Some(trace) = &mut self.trace {
+            trace.end_at(ticks);
+        }
+    }
+
+    /// Process exit, after live print finished: print the last partial interval and the reports. They
+    /// come before any file ([`Recording::finish`]) so that a file that takes no writes (a named pipe
+    /// nobody reads, a stuck disk), which the exit handler gives up on, cannot take them with it; stderr
+    /// itself never holds this up for more than 100 ms.
+    fn print_at_exit(&mut self) {
+        let threads = threads::all();
+        let mut block = String::new();
+        if let Some((_, intervals)) = &mut self.interval {
+            // After the final drain: every call that ended is in.
+            let depth = intervals.depth();
+            let closed = intervals.close(
+                clock::now().0,
+                running(&threads, depth),
+                cpu_times(&threads),
+            );
+            block.push_str(&format_interval(&closed, &self.names));
+            if let Some(trace) = &mut self.trace {
+                trace.on_interval(&closed, thread_names(&self.names));
+            }
+        }
+        let need_report = !self.report.is_empty() || self.folded.is_some();
+        let report = need_report.then(|| snapshot::report(&self.config));
+        // With nothing else needing a report, the JSON is written from the snapshots themselves, which holds
+        // each tree once where a report holds the threads' trees and the merged tree at once; taken now,
+        // when the report would be.
+        let json_only =
+            (!need_report && self.json.is_some()).then(|| snapshot::parts(&self.config));
+        if let Some(r) = &report {
+            block.push_str(&r.render(&self.report));
+        }
+        if !block.is_empty() {
+            screen::write_block(&block);
+        }
+        process::progress();
+        self.at_exit = AtExit { report, json_only };
+    }
+
+    /// Then write the files, then print one line per file that could not be written (and the trace's
+    /// line on what it lacks). The files are written as they are rendered, so a tree of millions of nodes
+    /// costs no copy of itself as text, and the renderers report progress as they go, so a slow but moving
+    /// exit is never given up.
+    fn finish(&mut self) {
+        let threads = threads::all();
+        let AtExit {
+            report,
+            mut json_only,
+        } = std::mem::take(&mut self.at_exit);
+        let mut notes = String::new();
+        let mut results = Vec::new();
+        if let Some(trace) = self.trace.take() {
+            let losses = about::losses(&threads);
+            if let Some(line) = trace.finish(&threads, losses) {
+                notes.push_str(&line);
+                notes.push('\n');
+            }
+            process::progress();
+        }
+        if let (Some(path), Some(r)) = (&self.folded, &report) {
+            results.push(files::write_file("PERFGRAPH_FOLDED", path, |w| {
+                folded::write(w, &r.tree)
+            }));
+        }
+        if let Some(path) = &self.json {
+            results.push(match (&report, json_only.take()) {
+                (Some(r), _) => files::write_file("PERFGRAPH_JSON", path, |w| json::write(w, r)),
+                (None, Some((run, threads))) => files::write_file("PERFGRAPH_JSON", path, |w| {
+                    json::write_snapshots(w, run, threads)
+                }),
+                (None, None) => Ok(()),
+            });
+        }
+        for line in results.into_iter().filter_map(Result::err) {
+            notes.push_str(&line);
+            notes.push('\n');
+        }
+        if !notes.is_empty() {
+            screen::write_block(&notes);
+        }
+    }
+}
+
+/// When the interval that started at `start` ends (ticks); recomputed each pass, as the tick length is
+/// re-calibrated while the run goes on.
+fn due(start: u64, interval_ns: u64) -> u64 {
+    start + clock::scale().ticks(interval_ns).0
+}
+
+/// Sections running now down to `depth` levels: `(thread, call path, start ticks)`.
+fn running(threads: &[Arc<ThreadState>], depth: usize) -> interval::Running {
+    let mut out = Vec::new();
+    for t in threads {
+        let mut path = Vec::new();
+        for frame in t.open_frames().into_iter().take(depth) {
+            path.push(frame.section);
+            out.push((t.index, path.clone(), frame.start));
+        }
+    }
+    out
+}
+
+/// Each live thread's CPU time now (a system call each), for the interval statistics.
+fn cpu_times(threads: &[Arc<ThreadState>]) -> interval::Cpu {
+    threads.iter().map(|t| (t.index, t.read_cpu())).collect()
+}
+
+fn format_interval(closed: &Interval, names: &HashMap<u32, String>) -> String {
+    let name = thread_names(names);
+    interval::format(closed, clock::scale(), name, section_name)
+}
+
+/// A thread's name by index: as recorded with its calls, else as the live list has it, else `thread-<i>`.
+fn thread_names(names: &HashMap<u32, String>) -> impl Fn(u32) -> String + '_ {
+    let live = threads::all();
+    move |t| {
+        names
+            .get(&t)
+            .cloned()
+            .or_else(|| live.iter().find(|s| s.index == t).map(|s| s.name.clone()))
+            .unwrap_or_else(|| format!("thread-{t}"))
+    }
+}
+
+fn section_name(section: u32) -> String {
+    registry::info(section).map_or_else(|| format!("section-{section}"), |i| i.name.to_owned())
+}
