@@ -7,8 +7,9 @@
 //! * the running calls are calls the owner made, each the parent of the next;
 //! * counts never exceed the enters, and include every running call.
 //!
-//! This compiles the production `src/local/stack.rs` and what it is built on (`frames.rs`, `tree.rs`,
-//! `ring.rs`, `record.rs`, `reading.rs`, `data/figures.rs`) itself, with `crate::base::sync` pointing at loom's atomics.
+//! This compiles the production `src/local/stack.rs` and what it is built on (`samples.rs`, `frames.rs`,
+//! `tree.rs`, `ring.rs`, `record.rs`, `reading.rs`, `data/figures.rs`) itself, with `crate::base::sync`
+//! pointing at loom's atomics.
 //! It runs as a normal test (no `--cfg loom` needed); `LOOM_MAX_PREEMPTIONS` defaults to 2 here (1 for the
 //! longest scenario, which says why).
 
@@ -71,6 +72,8 @@ mod reading;
 mod record;
 #[path = "../src/local/ring.rs"]
 mod ring;
+#[path = "../src/local/samples.rs"]
+mod samples;
 #[path = "../src/local/stack.rs"]
 mod stack;
 #[path = "../src/local/tree.rs"]
@@ -78,13 +81,14 @@ mod tree;
 
 /// The production files' own paths to each other (`crate::local::…`).
 mod local {
-    pub(crate) use super::{args, frames, latency, reading, record, ring, stack, tree};
+    pub(crate) use super::{args, frames, latency, reading, record, ring, samples, stack, tree};
 }
 
 use std::collections::HashMap;
 
 use local::reading::Reading;
-use local::stack::{EndSample, Sample, Stack};
+use local::samples::{EndSample, Sample};
+use local::stack::Stack;
 use loom::sync::Arc;
 
 /// The reader's clock: later than every tick of the owner's, so any call may still be running by it.

@@ -7,7 +7,7 @@
 use std::marker::PhantomData;
 
 #[cfg(feature = "tracing")]
-use super::thread::SpanEnded;
+use super::span_end::SpanEnded;
 use super::thread::ThreadState;
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;

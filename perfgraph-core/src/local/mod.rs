@@ -40,8 +40,12 @@ pub(crate) mod ring;
 pub(crate) mod ring_supply;
 #[cfg(test)]
 mod ring_tests;
+pub(crate) mod samples;
+pub(crate) mod sampling;
 pub(crate) mod side_frames;
 pub(crate) mod snapshot;
+#[cfg(feature = "tracing")]
+pub(crate) mod span_end;
 pub(crate) mod stack;
 pub(crate) mod thread;
 pub(crate) mod threads;

@@ -28,15 +28,13 @@ use crossbeam_utils::CachePadded;
 
 use super::counters::CounterTable;
 use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
-#[cfg(feature = "tracing")]
-use super::latency::Block;
 use super::live_texts::LiveTexts;
 use super::record::Record;
 use super::ring::Ring;
+use super::samples::{EndSample, Ending};
+use super::sampling::{mem_kb, sample};
 use super::side_frames::SideFrames;
-#[cfg(feature = "tracing")]
-use super::stack::Closed;
-use super::stack::{EndSample, Ending, Sample, Stack};
+use super::stack::Stack;
 use super::tree::AsyncNode;
 use crate::base::registry::SectionId;
 use crate::base::{clock, config, heap, process, sys};
@@ -153,7 +151,7 @@ impl ThreadState {
     /// Call only on the owning thread, and do not hold two results at once.
     #[allow(clippy::mut_from_ref)] // reason: single-owner interior mutability, see `OwnSide`'s Sync impl.
     #[inline(always)]
-    unsafe fn side(&self) -> &mut SideFrames {
+    pub(super) unsafe fn side(&self) -> &mut SideFrames {
         // SAFETY: the caller is the owning thread and holds no other reference (this fn's contract).
         unsafe { &mut *self.side.0.get() }
     }
@@ -380,95 +378,6 @@ impl ThreadState {
         }
     }
 
-    /// [`exit`](Self::exit) for a `tracing` span's enter: the duration of the call at `depth` does not go
-    /// into its histogram. It comes back with that histogram and the call's start (`None` if the
-    /// section was already closed), for the span's close to record once it knows what the span was
-    /// (entered once, or polled): see [`SpanLatency::record`]. Out of line: spans only.
-    ///
-    /// # Safety
-    /// Call only on the thread that owns this state.
-    #[cfg(feature = "tracing")]
-    #[inline(always)]
-    pub unsafe fn exit_unrecorded(&self, depth: u32) -> Option<SpanEnded> {
-        let end = clock::now().0;
-        // SAFETY: this is the owning thread (caller's contract).
-        if unsafe { self.side() }.flagged != 0 {
-            // SAFETY: as above.
-            return unsafe { self.exit_unrecorded_with(depth, end) };
-        }
-        let at_end = |_: Ending| EndSample {
-            mem_kb: process::rss_kb(),
-            heap_alert: false,
-        };
-        // SAFETY: as above.
-        unsafe { self.exit_unrecorded_as(depth, end, at_end) }
-    }
-
-    /// [`exit_unrecorded`](Self::exit_unrecorded) while a section with flags is open, as
-    /// [`exit_with`](Self::exit_with).
-    ///
-    /// # Safety
-    /// Call only on the thread that owns this state.
-    #[cfg(feature = "tracing")]
-    #[inline(never)]
-    unsafe fn exit_unrecorded_with(&self, depth: u32, end: u64) -> Option<SpanEnded> {
-        let at_end = |e: Ending| {
-            if e.flags == 0 {
-                EndSample {
-                    mem_kb: process::rss_kb(),
-                    heap_alert: false,
-                }
-            } else {
-                // SAFETY: this is the owning thread (caller's contract).
-                unsafe { self.end_with(e) }
-            }
-        };
-        // SAFETY: as above.
-        unsafe { self.exit_unrecorded_as(depth, end, at_end) }
-    }
-
-    /// The body of [`exit_unrecorded`](Self::exit_unrecorded), with `at_end` taking the end figures.
-    ///
-    /// # Safety
-    /// Call only on the thread that owns this state.
-    #[cfg(feature = "tracing")]
-    #[inline(always)]
-    unsafe fn exit_unrecorded_as(
-        &self,
-        depth: u32,
-        end: u64,
-        at_end: impl FnMut(Ending) -> EndSample,
-    ) -> Option<SpanEnded> {
-        let mut last = None;
-        // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
-        // `stack`.
-        unsafe {
-            self.stack
-                .exit_as::<false>(depth, end, at_end, note_interleaved, |closed| {
-                    let watch = self.watch.load(Ordering::Relaxed);
-                    if closed.depth < watch
-                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
-                        || closed.heap_alert
-                        || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
-                    {
-                        shown_end(closed.elapsed, closed.grown_kb, closed.heap_alert, watch);
-                    }
-                    last = Some(closed);
-                });
-        }
-        let closed: Closed = last.filter(|c: &Closed| c.depth == depth)?;
-        Some(SpanEnded {
-            start: end.saturating_sub(closed.elapsed),
-            latency: std::ptr::NonNull::new(closed.unrecorded.cast_mut()).map(|block| {
-                SpanLatency {
-                    block,
-                    index: self.index,
-                    ticks: closed.elapsed,
-                }
-            }),
-        })
-    }
-
     /// A `tracing` span of `section` ended on this thread after `latency` ticks; `polled` if it was
     /// entered more than once (see [`Stack::span_ended`]). Owner only.
     ///
@@ -487,7 +396,7 @@ impl ThreadState {
     /// # Safety
     /// Call only on the thread that owns this state.
     #[inline(always)]
-    unsafe fn end_with(&self, e: Ending) -> EndSample {
+    pub(super) unsafe fn end_with(&self, e: Ending) -> EndSample {
         let mem_kb = mem_kb(e.flags & EXACT_MEM != 0);
         // SAFETY: this is the owning thread (caller's contract); the only `side()` reference held.
         let frames = unsafe { self.side() };
@@ -533,96 +442,6 @@ impl ThreadState {
         self.exited_ticks.load(Ordering::Acquire) != 0
     }
 }
-
-/// A `tracing` span's enter, ended ([`ThreadState::exit_unrecorded`]).
-#[cfg(feature = "tracing")]
-#[derive(Debug, Clone, Copy)]
-pub struct SpanEnded {
-    /// Its start, ticks.
-    pub start: u64,
-    /// Its duration, for its path's histogram (`None` if the path has none).
-    pub latency: Option<SpanLatency>,
-}
-
-/// A `tracing` span's enter whose duration is not in its histogram yet ([`ThreadState::exit_unrecorded`]):
-/// the span's close records it if the span was entered only once.
-#[cfg(feature = "tracing")]
-#[derive(Debug, Clone, Copy)]
-pub struct SpanLatency {
-    /// Its path's histogram, in the tree of the state it was taken on (which frees it only when the
-    /// state is freed).
-    block: std::ptr::NonNull<Block>,
-    /// That state's index: unique per state, so a state registered later at the same address, the
-    /// first one freed, has another.
-    index: u32,
-    /// The enter's duration, ticks.
-    ticks: u64,
-}
-
-#[cfg(feature = "tracing")]
-impl SpanLatency {
-    /// The enter's duration, ticks.
-    pub fn ticks(&self) -> u64 {
-        self.ticks
-    }
-
-    /// Records the duration into its histogram if `current`, this thread's state now, is the one it was
-    /// taken on. After the thread's exit hook, a late span close finds another state or none (the caller
-    /// then records nothing).
-    ///
-    /// # Safety
-    /// `current` must be the calling thread's current state (`threads::current_ptr`, not null).
-    #[inline]
-    pub unsafe fn record(self, current: &ThreadState) {
-        if current.index == self.index {
-            // SAFETY: `current` is this thread's live state (the caller's contract), and its index is
-            // `index`, so it is the very state `block` was taken from (indices are unique per state),
-            // whose tree, and so `block`, is alive with it; this thread is its owner, the one writer of
-            // its histograms.
-            unsafe { self.block.as_ref() }.record(self.ticks);
-        }
-    }
-}
-
-/// A section's start with `flags` ([`FrameData::flags`](super::frames::FrameData::flags)): the clock, and
-/// resident memory (read now with [`EXACT_MEM`], else the last sample).
-#[inline(always)]
-fn sample(flags: u8) -> Sample {
-    // The memory first: an exact read (a system call, and the preemption it may meet) stays out of the
-    // section's time, as it does at the section's end, which reads the clock before the memory.
-    let mem_kb = mem_kb(flags & EXACT_MEM != 0);
-    Sample {
-        ticks: clock::now().0,
-        mem_kb,
-        flags,
-    }
-}
-
-/// Resident memory, KiB: read now if `exact`, else the last sample.
-#[inline(always)]
-fn mem_kb(exact: bool) -> u32 {
-    if exact {
-        exact_rss_kb()
-    } else {
-        process::rss_kb()
-    }
-}
-
-/// Resident memory read now, in KiB (a `pread` of `/proc/self/statm` on Linux): what the sections that
-/// read memory themselves (`PERFGRAPH_MEM_EXACT`) take at their start and end. The last sample if it cannot
-/// be read, or with a test's fake figure.
-#[cold]
-#[inline(never)]
-fn exact_rss_kb() -> u32 {
-    if process::fake_rss() {
-        return process::rss_kb();
-    }
-    match sys::rss_bytes() {
-        Some(bytes) => (bytes / 1024).min(u32::MAX as u64) as u32,
-        None => process::rss_kb(),
-    }
-}
-
 /// The first pair of interleaved sections seen (`(ended, still open)`), for the background thread's one
 /// warning; `0` while none was.
 static INTERLEAVED: AtomicU64 = AtomicU64::new(0);
@@ -633,7 +452,7 @@ static INTERLEAVED: AtomicU64 = AtomicU64::new(0);
 /// one of properly nested sections); its own guard's end is then a no-op.
 #[cold]
 #[inline(never)]
-fn note_interleaved(ended: SectionId, open: SectionId) {
+pub(super) fn note_interleaved(ended: SectionId, open: SectionId) {
     let pair = (ended as u64) << 32 | open as u64 | 1 << 63;
     // Relaxed: one word, read by the background thread whenever; only the first pair is kept.
     if INTERLEAVED
@@ -657,7 +476,7 @@ pub fn interleaved() -> Option<(SectionId, SectionId)> {
 /// trip to the background thread.
 #[cold]
 #[inline(never)]
-fn shown_end(elapsed: u64, grown_kb: i64, heap_alert: bool, watch: u32) {
+pub(super) fn shown_end(elapsed: u64, grown_kb: i64, heap_alert: bool, watch: u32) {
     let printed_anyway = watch != u32::MAX
         || elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
         || grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)

@@ -13,7 +13,7 @@ use crate::base::clock;
 use crate::base::registry::Section;
 use crate::base::sync::atomic::AtomicPtr;
 use crate::local::guard::Guard;
-use crate::local::thread::SpanLatency;
+use crate::local::span_end::SpanLatency;
 use crate::local::{pending, threads};
 
 /// Every thread's hand-over slot.
