@@ -1,8 +1,9 @@
 //! Parsing the options of `#[timed(...)]`, `time_section!(...)` and `time_future!(...)` into a typed struct, with a spanned error
 //! for every mistake.
-//!//! One table, [`OPTIONS`](options::OPTIONS), says everything about each option: its key, how the error
-//! messages list it, which macro accepts it, what value it takes and which field of [`Options`] holds it.
-//! Parsing and the "accepted options" lists both read it, so a new option is one row there plus its field.
+//!
+//! One table, `OPTIONS` in [`options`], says everything about each option: its key, how the error messages
+//! list it, which macro accepts it, what value it takes and which field of [`Options`] holds it. Parsing
+//! and the "accepted options" lists both read it, so a new option is one row there plus its field.
 //!
 //! Here: what the parse gives (`Options`, each macro's arguments) and each macro's positional arguments;
 //! [`options`]: the table and the options' parsing; [`values`]: each kind of option value.
