@@ -86,6 +86,15 @@ fn open_stream(opened: &mut Opened, dest: RawFd, terminal: bool) -> std::io::Res
 
 fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
     screen.flush(terminal::EXIT_FLUSH);
+    // The forwarder thread first, before anything is changed: it waits for the terminal's lock (held here)
+    // and finds the stream once the start is done, or none if it failed. Started after the program's
+    // descriptors were taken over, a failed start would have to give them back, and `pthread_create` fails
+    // (EAGAIN) while another thread is in `exec`: the descriptors given back then raced the `exec`, and the
+    // new program's stdout could bypass the capture while its stderr did not.
+    std::thread::Builder::new()
+        .name("perfgraph-capture".into())
+        .stack_size(256 * 1024)
+        .spawn(forwarder)?;
     let mut opened = Opened(Vec::new());
     let dest = opened.add(sys::dup_cloexec(2)?);
     let dest_kind = sys::target(dest).map(|t| t.kind);
@@ -169,19 +178,6 @@ fn start_locked(screen: &mut Screen, stdout: bool) -> std::io::Result<()> {
     screen.capture_started(terminal, open);
     // Relaxed: read under the terminal's lock (held here) by whoever acts on it.
     ACTIVE.store(true, Ordering::Relaxed);
-    let spawned = std::thread::Builder::new()
-        .name("perfgraph-capture".into())
-        .stack_size(256 * 1024)
-        .spawn(forwarder);
-    if let Err(err) = spawned {
-        // Nobody would read the stream: the program gets its descriptors back, the child forwards what
-        // is there.
-        if let Some(s) = stream().as_mut() {
-            s.give_back();
-            s.close_reader();
-        }
-        return Err(err);
-    }
     Ok(())
 }
 
