@@ -88,6 +88,9 @@ pub(crate) struct Live {
     closing: bool,
 }
 
+/// How often a held first line (`Live::holding`) looks whether the program has written, in ns.
+const HOLD_LOOK_NS: u64 = 10_000_000;
+
 /// What a drain delivered to live print, kept until the printer decides under the terminal's lock.
 enum Drained {
     /// A completed call of a thread that concerns the printer.
@@ -370,7 +373,7 @@ impl Live {
             {
                 Some(wait) => {
                     self.deferred = true;
-                    return Some(wait.as_nanos() as u64);
+                    return Some((wait.as_nanos() as u64).min(HOLD_LOOK_NS));
                 }
                 None => self.release_held(&mut screen),
             }
@@ -413,6 +416,8 @@ impl Live {
         self.decide_futures();
         let next = self.printer.tick(now, &mut self.out);
         self.show(&mut screen);
+        // Holding the first line: look again soon for the program's bytes.
+        let held = self.holding.then_some(HOLD_LOOK_NS);
         drop(screen);
         self.set_watch(threads);
         let mut wait = next.map_or(self.snapshot_period_ns, |due| {
@@ -424,7 +429,9 @@ impl Live {
             // A section ended without waking us (it was printed just as it ended): its record is in the ring.
             wait = wait.min(1_000_000);
         }
-        let wait = wait.min(self.snapshot_period_ns);
+        let wait = wait
+            .min(self.snapshot_period_ns)
+            .min(held.unwrap_or(u64::MAX));
         // From the pass's start: a stop (Ctrl-Z) that lands within the pass makes the next pass late too.
         self.next_due_ns = started.saturating_add(wait);
         Some(wait)
