@@ -707,6 +707,42 @@ fn a_progress_bar_redrawn_with_carriage_returns() {
     });
 }
 
+/// A bar drawn before live print's first line (so before the capture starts), then redrawn: never glued
+/// to perfgraph's line, no frozen copy left above it.
+#[test]
+fn a_progress_bar_drawn_before_the_first_live_line() {
+    differential_in("bar-first", &SHORT_SETTINGS, |setting, ours| {
+        one_bar(setting, ours, "/60")
+    });
+}
+
+/// indicatif's own bar, drawn before live print's first line and as wide as the terminal.
+#[test]
+fn an_indicatif_bar_drawn_before_the_first_live_line() {
+    differential_in("indicatif", &SHORT_SETTINGS, |setting, ours| {
+        one_bar(setting, ours, "/60")
+    });
+}
+
+/// On a terminal, exactly one row shows the bar (its text holds `mark`).
+fn one_bar(setting: Setting, ours: &Outcome, mark: &str) -> Result<(), String> {
+    let bars = ours.screen.iter().filter(|r| r.contains(mark)).count();
+    match setting {
+        Setting::Terminal | Setting::Shell if bars != 1 => {
+            Err(format!("{bars} bar lines:\n{}", ours.screen.join("\n")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A line left unfinished in a file before live print's first line: perfgraph's line starts on a new line
+/// (the file's last byte tells), never glued to it. (On a terminal and in a pipe what came before the
+/// capture cannot be read back: see docs/live-print.md.)
+#[test]
+fn a_line_left_unfinished_in_a_file_before_the_first_live_line() {
+    differential_in("partial-first", &[Setting::File], nothing_more);
+}
+
 #[test]
 fn a_prompt_that_reads_stdin() {
     differential_in("prompt", &SHORT_SETTINGS, nothing_more);
@@ -825,6 +861,9 @@ fn long_form() {
         "lines-sigpipe",
         "mixed",
         "bar",
+        "bar-first",
+        "indicatif",
+        "partial-first",
         "prompt",
         "order",
         "exit",
@@ -837,6 +876,7 @@ fn long_form() {
             "lines" | "mixed" => &SETTINGS,
             "lines-sigpipe" => &[Setting::Head, Setting::Pipe],
             "exec" => &[Setting::Terminal, Setting::Pipe],
+            "partial-first" => &[Setting::File],
             _ => &SHORT_SETTINGS,
         };
         differential_in(shape, settings, nothing_more);

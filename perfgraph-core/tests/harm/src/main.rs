@@ -47,7 +47,8 @@ fn lines() {
 }
 
 /// A lock the mixed shape takes at each step (perfgraph's, recording its holds).
-static STEPS: perfgraph_core::sync::Mutex<u32> = perfgraph_core::sync::Mutex::new("pgmark steps", 0);
+static STEPS: perfgraph_core::sync::Mutex<u32> =
+    perfgraph_core::sync::Mutex::new("pgmark steps", 0);
 
 /// stdout and stderr mixed, with dots coming in between; each step also sets a counter and raises an
 /// event, takes a lock of `perfgraph_core::sync`, and the section records an arg: none of them may change
@@ -124,14 +125,101 @@ fn terminated_inside() {
 #[timed(live = "pgmark running a child")]
 fn child() {
     let status = std::process::Command::new("sh")
-        .args(["-c", "echo child says hi; echo child complains >&2; sleep 0.03; echo child done"])
+        .args([
+            "-c",
+            "echo child says hi; echo child complains >&2; sleep 0.03; echo child done",
+        ])
         .status()
         .unwrap();
     println!("child status {status}");
 }
 
+/// A quick section: the runtime starts, no live line.
+#[timed]
+fn quick() {}
+
+/// Whether fd 2 is a terminal: bars are drawn only there, as CLI tools (and indicatif) do.
+fn stderr_is_terminal() -> bool {
+    // SAFETY: isatty has no memory-safety preconditions.
+    unsafe { libc::isatty(2) == 1 }
+}
+
+/// A bar drawn before live print's first line, then redrawn with `\r` in a dots section that live print
+/// shows: the capture starts while the bar's line is open on the terminal.
+fn bar_first() {
+    quick();
+    let draw = |i: usize| {
+        if stderr_is_terminal() {
+            let mut err = std::io::stderr();
+            write!(err, "\r[{:<12}] {i}/60", "#".repeat(i / 5)).unwrap();
+            err.flush().unwrap();
+        }
+    };
+    for i in 0..5 {
+        draw(i);
+        sleep_ms(5);
+    }
+    downloading_under_a_bar(&draw);
+    if stderr_is_terminal() {
+        eprintln!();
+    }
+    println!("downloaded");
+}
+
+#[timed(live = "pgmark downloading", dots)]
+fn downloading_under_a_bar(draw: &dyn Fn(usize)) {
+    for i in 5..=60 {
+        draw(i);
+        sleep_ms(8);
+    }
+}
+
+/// indicatif's own bar (it draws on a terminal only), started before live print's first line, around a
+/// dots section: one bar on the final screen, as without perfgraph.
+fn indicatif_bar() {
+    quick();
+    let bar = indicatif::ProgressBar::new(60);
+    for _ in 0..5 {
+        bar.inc(1);
+        sleep_ms(5);
+    }
+    indicatif_section(&bar);
+    bar.finish();
+    println!("downloaded");
+}
+
+#[timed(live = "pgmark fetching", dots)]
+fn indicatif_section(bar: &indicatif::ProgressBar) {
+    for _ in 5..60 {
+        bar.inc(1);
+        sleep_ms(8);
+    }
+}
+
+/// A line left unfinished before live print's first line, finished after it.
+fn partial_first() {
+    quick();
+    print!("working... ");
+    std::io::stdout().flush().unwrap();
+    working();
+    println!("done");
+}
+
+/// Long enough for live print's first line to come while it runs.
+#[timed(live = "pgmark working")]
+fn working() {
+    sleep_ms(200);
+}
+
 fn main() {
     let shape = std::env::args().nth(1).unwrap_or_default();
+    // Shapes whose output starts before live print's first line (and so before the capture).
+    match shape.as_str() {
+        "bar-first" => return bar_first(),
+        "indicatif" => return indicatif_bar(),
+        "partial-first" => return partial_first(),
+        _ => {}
+    }
     if shape.ends_with("-sigpipe") {
         // As many CLI tools do: a write to a closed pipe kills the process.
         // SAFETY: setting a signal's disposition to its default has no preconditions.
