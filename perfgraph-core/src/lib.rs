@@ -34,11 +34,16 @@
 //!   of them (`PERFGRAPH_SIGNALS`), and SIGABRT ends an open live line.
 //! * `listen` (default): the background thread answers `perfgraph ps`, `dump`, `trace` and `top` on a
 //!   private Unix socket (`PERFGRAPH_LISTEN`; the client side is [`attach`]).
+//! * `prometheus` (default): the background thread serves `GET /metrics` in Prometheus's text format
+//!   (`PERFGRAPH_PROMETHEUS`).
+//! * `otlp` (default): the background thread posts metrics and spans to an OpenTelemetry collector
+//!   (`PERFGRAPH_OTLP`).
 //! * `tracing`: `TracingLayer`, a `tracing_subscriber` layer that makes every span the subscriber enables a
 //!   section.
 //!
-//! `capture`, `signals` and `listen` are process-wide, so they are the binary's choice: a library depends with
-//! `default-features = false, features = ["enabled"]`.
+//! `capture`, `signals`, `listen`, `prometheus` and `otlp` are process-wide, so they are the binary's
+//! choice: a library depends with `default-features = false, features = ["enabled"]`, and a binary built
+//! that way has none of the socket and HTTP code.
 
 // The layers, from the bottom up; each imports only those before it (docs/design.md draws them). `data`
 // is also the public module of the recorded data's types.

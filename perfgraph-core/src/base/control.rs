@@ -18,12 +18,14 @@ use std::path::{Path, PathBuf};
 pub const PROTOCOL: &str = "perfgraph/1";
 
 /// Longest request line, newline included: a longer one is refused.
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub const MAX_REQUEST: usize = 256;
 
 /// Longest trace window a client may ask for, seconds (a day).
 pub const MAX_TRACE_SECONDS: f64 = 86_400.0;
 
 /// Shortest trace window, seconds.
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub const MIN_TRACE_SECONDS: f64 = 0.001;
 
 /// Why a process refuses a client of another user (its `error:` line).
@@ -55,6 +57,7 @@ impl Request {
 }
 
 /// Reads a request line (without its newline). Any bytes may come: the error is the answer's text.
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub fn parse(line: &[u8]) -> Result<Request, String> {
     if line.len() >= MAX_REQUEST {
         return Err(format!("request longer than {} bytes", MAX_REQUEST - 1));

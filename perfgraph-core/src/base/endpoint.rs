@@ -59,6 +59,7 @@ impl Endpoint {
     }
 
     /// The `Host` header's value: `host:port`, an IPv6 address in brackets.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub fn authority(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
@@ -68,6 +69,7 @@ impl Endpoint {
     }
 
     /// The host as an IP address, when it is one (else a name to resolve).
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub fn ip(&self) -> Option<std::net::IpAddr> {
         self.host.parse().ok()
     }

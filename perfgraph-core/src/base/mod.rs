@@ -17,6 +17,7 @@
 //! * [`text`]: names made safe for a terminal and a table.
 
 pub(crate) mod buckets;
+#[cfg(feature = "otlp")]
 pub(crate) mod budget;
 pub(crate) mod clock;
 pub(crate) mod config;

@@ -137,7 +137,8 @@ enum Kind {
     },
     /// A client of the control socket (a `perfgraph trace` window), written non-blocking like a stream;
     /// never waited for: what it has not taken at the end goes back to the socket's server
-    /// ([`Stream::into_peer`]).
+    /// ([`Stream::into_peer`]). Only with the `listen` feature.
+    #[cfg(feature = "listen")]
     Socket(super::net::listen::Peer),
 }
 
@@ -232,6 +233,7 @@ impl Stream {
     }
 
     /// A stream to a control-socket client (a trace window), the trace's format chosen by the caller.
+    #[cfg(feature = "listen")]
     pub(crate) fn socket(peer: super::net::listen::Peer) -> Stream {
         Stream {
             variable: "perfgraph trace",
@@ -244,6 +246,7 @@ impl Stream {
     }
 
     /// A control-socket client's stream, and what it has not taken yet; `None` for a file or stream.
+    #[cfg(feature = "listen")]
     pub(crate) fn into_peer(mut self) -> Option<(super::net::listen::Peer, Vec<u8>)> {
         let backlog = std::mem::take(&mut self.backlog);
         // `Stream` has a `Drop`: take the kind out through a placeholder.
@@ -299,14 +302,16 @@ impl Stream {
     /// Hands a control-socket client what it takes now of the backlog, if one is waiting (other streams
     /// get theirs at the next write, and at the end).
     pub(crate) fn pump(&mut self) -> io::Result<()> {
-        if self.backlog.is_empty() || !matches!(self.kind, Kind::Socket(_)) {
-            return Ok(());
+        #[cfg(feature = "listen")]
+        if !self.backlog.is_empty() && matches!(self.kind, Kind::Socket(_)) {
+            return self.send();
         }
-        self.send()
+        Ok(())
     }
 
     /// Hands the stream what it takes now of the backlog (opening it first if it had no reader).
     fn send(&mut self) -> io::Result<()> {
+        #[cfg(feature = "listen")]
         if let Kind::Socket(peer) = &mut self.kind {
             return send_backlog(&mut self.backlog, |b| {
                 crate::base::sys::send(peer.stream(), b)
@@ -353,7 +358,9 @@ impl Stream {
             Kind::File {
                 temp: Some(temp), ..
             } => Partial::Temporary(temp.clone()),
-            Kind::Stream { .. } | Kind::Socket(_) => Partial::Nothing,
+            Kind::Stream { .. } => Partial::Nothing,
+            #[cfg(feature = "listen")]
+            Kind::Socket(_) => Partial::Nothing,
         };
         set_current(Some((self.variable, self.path.clone(), partial)));
     }
@@ -408,6 +415,7 @@ impl Stream {
                     Ok(())
                 })
             }
+            #[cfg(feature = "listen")]
             Kind::Socket(peer) => {
                 // At exit (a window still open): the client gets what it takes within a second.
                 let stream = peer.stream();

@@ -23,6 +23,7 @@ pub(crate) enum Every {
     /// No: the call trees are enough (reports, metrics), the rings are drained on the usual schedule.
     No,
     /// Yes: the rings are drained at every pass, the passes paced by how fast they fill (OTLP's spans).
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     Paced,
     /// Yes, and nothing may be lost even when a thread starts recording fast after a quiet spell: the
     /// drains never wait longer than a quarter of a ring takes to fill at
@@ -36,6 +37,10 @@ pub(crate) enum Look {
     /// Nothing to look at between passes: the thread may sleep until its next pass.
     Never,
     /// Look again within this long (zero: a pass now).
+    #[cfg_attr(
+        not(any(feature = "listen", feature = "prometheus", feature = "otlp")),
+        allow(dead_code)
+    )]
     Within(Duration),
     /// Drain the rings now, then look again (a trace window's calls start after what the rings hold).
     DrainFirst,

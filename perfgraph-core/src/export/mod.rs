@@ -5,6 +5,7 @@
 //! a 4 KB page boundary); [`perfetto::packets`] frames a Perfetto file's padding and deflated bundles. Each is a
 //! pure function of plain data; the collector puts their text in files.
 
+#[cfg(any(feature = "prometheus", feature = "otlp"))]
 pub(crate) mod by_section;
 pub(crate) mod chrome;
 pub(crate) mod chrome_read;
@@ -12,9 +13,11 @@ pub(crate) mod folded;
 pub(crate) mod json;
 pub(crate) mod json_input;
 pub(crate) mod json_read;
+#[cfg(feature = "otlp")]
 pub(crate) mod otlp;
 pub(crate) mod pages;
 pub(crate) mod perfetto;
+#[cfg(feature = "prometheus")]
 pub(crate) mod prometheus;
 pub(crate) mod protobuf;
 pub(crate) mod trace;

@@ -33,6 +33,7 @@ pub(crate) fn fixed64(out: &mut Vec<u8>, field: u32, v: u64) {
 }
 
 /// A `double` field.
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
 pub(crate) fn double(out: &mut Vec<u8>, field: u32, v: f64) {
     fixed64(out, field, v.to_bits());
 }
@@ -50,6 +51,7 @@ pub(crate) fn string(out: &mut Vec<u8>, field: u32, s: &str) {
 }
 
 /// A packed `repeated fixed64` (or `double`, as bits) field.
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
 pub(crate) fn packed_fixed64(
     out: &mut Vec<u8>,
     field: u32,

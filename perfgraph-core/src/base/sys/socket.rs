@@ -12,6 +12,7 @@ use std::path::Path;
 
 /// Why a directory is not private enough to hold the sockets, if it is not: not a directory (a symbolic
 /// link included: `lstat`), not owned by `uid`, or open to group or others.
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub fn not_private(dir: &Path, uid: u32) -> Option<String> {
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
@@ -36,6 +37,7 @@ pub fn not_private(dir: &Path, uid: u32) -> Option<String> {
 }
 
 /// Creates `dir` with mode 0700 unless it exists (its parent must exist); then checks it ([`not_private`]).
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub fn private_directory(dir: &Path, uid: u32) -> Result<(), String> {
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
@@ -50,6 +52,7 @@ pub fn private_directory(dir: &Path, uid: u32) -> Result<(), String> {
 
 /// A new directory `<prefix>XXXXXX` (`mkdtemp`: the end random, the directory made 0700 and ours, never one
 /// that exists), for a fallback socket directory.
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub fn make_private_directory(prefix: &Path) -> io::Result<std::path::PathBuf> {
     let mut template = prefix.as_os_str().as_bytes().to_vec();
     template.extend_from_slice(b"XXXXXX\0");
@@ -73,6 +76,7 @@ pub fn make_private_directory(prefix: &Path) -> io::Result<std::path::PathBuf> {
 /// apart). The socket is bound and listening under a temporary name first, then linked at `path`
 /// (`link(2)` never replaces): nobody can connect before its mode is set, and a sweep ([`refuses`]) never
 /// finds `path` bound but not yet listening, which it would take for a dead process's.
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub fn listen(path: &Path, backlog: i32) -> io::Result<UnixListener> {
     // std binds with SOCK_CLOEXEC and listens at once (backlog 128 on Linux); we want the mode first.
     // SAFETY: plain socket(2) call; the result is checked.
@@ -112,6 +116,7 @@ pub fn listen(path: &Path, backlog: i32) -> io::Result<UnixListener> {
 /// here proves nothing (a process of another PID namespace sharing the directory has one), and a socket
 /// that takes the connection, or whose queue is full, has a process behind it, stopped or busy as it may be.
 /// Connecting costs the listener one connection closed unread; it never waits.
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub fn refuses(path: &Path) -> bool {
     matches!(connect(path), Err(e) if e.kind() == io::ErrorKind::ConnectionRefused)
 }
@@ -139,6 +144,7 @@ fn unix_address(path: &Path) -> io::Result<(libc::sockaddr_un, libc::socklen_t)>
 }
 
 /// The next pending connection, non-blocking and above fd 2; `Ok(None)` when none is pending.
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub fn accept(listener: &UnixListener) -> io::Result<Option<UnixStream>> {
     match listener.accept() {
         Ok((stream, _)) => {
@@ -240,11 +246,13 @@ pub fn send_some(stream: &impl AsRawFd, out: &[u8], sent: &mut usize) -> io::Res
 }
 
 /// The raw descriptor of `stream`, for the fork handler's list (see `collector::listen`).
+#[cfg_attr(not(any(feature = "listen", feature = "prometheus", feature = "otlp")), allow(dead_code))]
 pub fn raw_of(stream: &impl AsRawFd) -> RawFd {
     stream.as_raw_fd()
 }
 
 /// A TCP listener at `addr`, non-blocking, close-on-exec and above fd 2 (`PERFGRAPH_PROMETHEUS`).
+#[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
 pub fn listen_tcp(addr: std::net::SocketAddr) -> io::Result<std::net::TcpListener> {
     let listener = std::net::TcpListener::bind(addr)?;
     let listener = std::net::TcpListener::from(above_stdio(OwnedFd::from(listener))?);
@@ -253,6 +261,7 @@ pub fn listen_tcp(addr: std::net::SocketAddr) -> io::Result<std::net::TcpListene
 }
 
 /// The next pending TCP connection, non-blocking and above fd 2; `Ok(None)` when none is pending.
+#[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
 pub fn accept_tcp(listener: &std::net::TcpListener) -> io::Result<Option<std::net::TcpStream>> {
     match listener.accept() {
         Ok((stream, _)) => {
@@ -292,6 +301,7 @@ pub fn send(stream: &impl AsRawFd, bytes: &[u8]) -> io::Result<usize> {
 /// was killed, or closed the connection) or the connection failed (`POLLERR`: reset). Never waits, and reads
 /// nothing. A peer that only shut its writing side (a half-close, which a zero-length read would show) is
 /// still there to read.
+#[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub fn hung_up(stream: &impl AsRawFd) -> bool {
     let mut p = libc::pollfd {
         fd: stream.as_raw_fd(),
@@ -305,6 +315,7 @@ pub fn hung_up(stream: &impl AsRawFd) -> bool {
 
 /// A TCP connection to `addr`, begun and not waited for (the OTLP export's): non-blocking, close-on-exec
 /// and above fd 2. [`connected`] says when it is made, or why it failed.
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
 pub fn connect_tcp(addr: std::net::SocketAddr) -> io::Result<std::net::TcpStream> {
     let domain = if addr.is_ipv4() {
         libc::AF_INET
@@ -365,6 +376,7 @@ pub fn connect_tcp(addr: std::net::SocketAddr) -> io::Result<std::net::TcpStream
 
 /// Whether the connection [`connect_tcp`] began is made (`Ok(true)`), not yet (`Ok(false)`), or failed
 /// (its error). Never waits.
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
 pub fn connected(stream: &std::net::TcpStream) -> io::Result<bool> {
     let mut p = libc::pollfd {
         fd: stream.as_raw_fd(),

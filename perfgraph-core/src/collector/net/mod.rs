@@ -1,33 +1,50 @@
 //! The network wing: the control socket ([`listen`], `PERFGRAPH_LISTEN`), the Prometheus endpoint
-//! ([`prometheus`], `PERFGRAPH_PROMETHEUS`) and the OTLP export ([`otlp`], `PERFGRAPH_OTLP`), and what
-//! they share: the list of their descriptors a forked child closes, and how often the background thread
-//! looks at a listener.
+//! ([`prometheus`], `PERFGRAPH_PROMETHEUS`) and the OTLP export ([`otlp`], `PERFGRAPH_OTLP`), each
+//! behind the cargo feature of its name, and what they share: the list of their descriptors a forked
+//! child closes, how often the background thread looks at a listener, and the figures the metrics take.
 //!
 //! None of them has a thread of its own or ever waits: the background thread looks at each between its
-//! passes, non-blocking.
+//! passes, non-blocking, as an [`Output`](super::output::Output). Built without any of the three, only
+//! the (empty) descriptor list is left.
 
+// The links name modules a build without their feature does not have.
+#![cfg_attr(
+    not(all(feature = "listen", feature = "prometheus", feature = "otlp")),
+    allow(rustdoc::broken_intra_doc_links)
+)]
+
+#[cfg(feature = "listen")]
 pub(crate) mod listen;
+#[cfg(feature = "otlp")]
 pub(crate) mod otlp;
+#[cfg(feature = "prometheus")]
 pub(crate) mod prometheus;
 
+#[cfg(any(feature = "listen", feature = "prometheus", feature = "otlp"))]
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
+#[cfg(any(feature = "listen", feature = "prometheus"))]
 use std::time::Duration;
 
-use crate::base::config::Config;
-use crate::base::{heap, process, sys};
+use crate::base::sys;
+#[cfg(any(feature = "prometheus", feature = "otlp"))]
+use crate::base::{config::Config, heap, process};
+#[cfg(any(feature = "prometheus", feature = "otlp"))]
 use crate::local::snapshot;
 
 /// Longest the background thread sleeps while listening: how late an idle process may answer. Each look
 /// costs the idle thread a wake-up (about 19 µs of its time on the 2-core VM of docs/performance.md, where
 /// 100 ms made 0.095% of a core); 200 ms keeps it near half the 0.1% bound.
+#[cfg(any(feature = "listen", feature = "prometheus"))]
 pub const LISTEN_POLL: Duration = Duration::from_millis(200);
 
 /// Longest it sleeps while a client is connected, and for [`BUSY_TIME`] after one asked something (a
 /// client such as `perfgraph top` asks again soon: `status`, then `dump`, every refresh).
+#[cfg(any(feature = "listen", feature = "prometheus"))]
 pub const BUSY_POLL: Duration = Duration::from_millis(5);
 
 /// How long after a request the socket is looked at every [`BUSY_POLL`].
+#[cfg(any(feature = "listen", feature = "prometheus"))]
 pub const BUSY_TIME: Duration = Duration::from_secs(2);
 
 /// Descriptors held at once, at most: the control socket's listener, its 16 clients, a trace window's
@@ -40,6 +57,7 @@ const SLOTS: usize = 2 * 16 + 5;
 /// a free slot.
 static FDS: [AtomicI32; SLOTS] = [const { AtomicI32::new(-1) }; SLOTS];
 
+#[cfg(any(feature = "listen", feature = "prometheus", feature = "otlp"))]
 pub(crate) fn track(fd: RawFd) {
     for slot in &FDS {
         // Relaxed: read only by a forked child, in the thread that forked, which sees the memory as the
@@ -53,6 +71,7 @@ pub(crate) fn track(fd: RawFd) {
     }
 }
 
+#[cfg(any(feature = "listen", feature = "prometheus", feature = "otlp"))]
 pub(crate) fn untrack(fd: RawFd) {
     for slot in &FDS {
         if slot
@@ -78,6 +97,7 @@ pub(crate) fn close_in_child() {
 /// How long the background thread may sleep before it looks at a listener again: [`LISTEN_POLL`] when
 /// nobody is connected (`idle`) and nothing was asked for [`BUSY_TIME`] (the last request at `asked_ns`),
 /// else [`BUSY_POLL`]. The control socket's and the Prometheus endpoint's rule.
+#[cfg(any(feature = "listen", feature = "prometheus"))]
 pub(crate) fn look_within(idle: bool, asked_ns: u64, mono: u64) -> Duration {
     let recent = mono.saturating_sub(asked_ns) < BUSY_TIME.as_nanos() as u64;
     if idle && !recent {
@@ -89,6 +109,7 @@ pub(crate) fn look_within(idle: bool, asked_ns: u64, mono: u64) -> Duration {
 
 /// Which of the clients (`(since, still reading its request)` each) makes room for a new one: the oldest
 /// still reading; `None` if every one has its answer under way (the newcomer is then turned away).
+#[cfg(any(feature = "listen", feature = "prometheus"))]
 pub(crate) fn oldest_reading(clients: impl Iterator<Item = (u64, bool)>) -> Option<usize> {
     clients
         .enumerate()
@@ -99,7 +120,10 @@ pub(crate) fn oldest_reading(clients: impl Iterator<Item = (u64, bool)>) -> Opti
 
 /// A report and the process's own figures, for the metrics exports. The threads are the report's own
 /// (not the live list, which at exit has lost every thread folded by the final drains).
-pub(crate) fn figures(config: &Config) -> (crate::data::Report, crate::export::by_section::Process) {
+#[cfg(any(feature = "prometheus", feature = "otlp"))]
+pub(crate) fn figures(
+    config: &Config,
+) -> (crate::data::Report, crate::export::by_section::Process) {
     let report = snapshot::report(config);
     let own = crate::export::by_section::Process {
         rss_bytes: u64::from(process::rss_kb()) * 1024,

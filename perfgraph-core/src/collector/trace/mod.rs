@@ -184,6 +184,7 @@ impl Trace {
 
     /// A trace window (`perfgraph trace`): the calls that end from now on, written to a control-socket
     /// client's `stream` in `format`, until [`end_at`](Self::end_at).
+    #[cfg(feature = "listen")]
     pub(crate) fn window(
         stream: files::Stream,
         format: TraceFormat,
@@ -779,6 +780,7 @@ impl Trace {
     /// The end of a trace window, after the drain that brought every call that ended by its end: as
     /// [`finish`](Self::finish), but nothing waits for the client. Returns the client and what it has not
     /// taken yet, for the control socket to send as it takes it (`None`: the client is gone).
+    #[cfg(feature = "listen")]
     pub(crate) fn finish_window(
         mut self,
         threads: &[std::sync::Arc<ThreadState>],
