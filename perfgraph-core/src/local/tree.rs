@@ -343,6 +343,10 @@ impl Tree {
 
     /// Owner only: the [`AsyncNode`] of node `index` (a node of this tree), allocating its segment at the
     /// first poll there (perfgraph's own allocation, so untracked: the poll's section is not charged it).
+    /// `#[inline]`, as [`async_poll_of`](Self::async_poll_of): on every poll's path
+    /// (`Stack::current_async`), where they were inlined only while `stack.rs` and this file shared a
+    /// codegen unit (files added elsewhere in the crate split them: +22 instructions a poll under callgrind).
+    #[inline]
     pub fn async_of(&self, index: u32) -> &AsyncNode {
         let (segment, offset) = locate(index);
         let mut ptr = self.asyncs[segment].load(Ordering::Relaxed);
@@ -363,6 +367,7 @@ impl Tree {
     /// Owner only, at a poll: [`async_of`](Self::async_of), and at the path's first poll its latency
     /// block moved from the node to it. The node then has none: a poll's end records no duration (a poll
     /// is not a call), and the future's end records its whole life ([`AsyncNode::end`]).
+    #[inline]
     pub fn async_poll_of(&self, index: u32) -> &AsyncNode {
         let a = self.async_of(index);
         let node = self.node(index);
