@@ -1,4 +1,4 @@
-//! The control socket's protocol, shared by the process that listens (`collector::listen`) and the
+//! The control socket's protocol, shared by the process that listens (`collector::net::listen`) and the
 //! clients (`attach`, what `perfgraph ps`, `dump`, `trace` and `top` use): where the sockets are, what a
 //! request looks like, and the limits both sides hold to. Pure: no system call here.
 //!

@@ -362,6 +362,13 @@ impl Collector {
             process::progress();
         }
         self.retire_finished();
+        self.warn_once();
+        found
+    }
+
+    /// The lines a drain may find cause for, each printed once: sections interleaved on one thread, and
+    /// threads without a ring of their own.
+    fn warn_once(&mut self) {
         if !self.warned_interleaved
             && let Some((ended, open)) = thread::interleaved()
         {
@@ -386,7 +393,6 @@ impl Collector {
                  statistics lack most of their calls",
             );
         }
-        found
     }
 
     /// Folds every thread drained after its exit (`threads::retire`) once live print is done with it, and

@@ -1,4 +1,4 @@
-//! The calls behind the control socket (`collector::listen`, and its clients in `attach`): the private
+//! The calls behind the control socket (`collector::net::listen`, and its clients in `attach`): the private
 //! directory, the listening socket and its peers' credentials, and whether a socket is stale.
 
 use std::io;
@@ -245,7 +245,7 @@ pub fn send_some(stream: &impl AsRawFd, out: &[u8], sent: &mut usize) -> io::Res
     Ok(true)
 }
 
-/// The raw descriptor of `stream`, for the fork handler's list (see `collector::listen`).
+/// The raw descriptor of `stream`, for the fork handler's list (see `collector::net`).
 #[cfg_attr(not(any(feature = "listen", feature = "prometheus", feature = "otlp")), allow(dead_code))]
 pub fn raw_of(stream: &impl AsRawFd) -> RawFd {
     stream.as_raw_fd()
