@@ -2,7 +2,7 @@
 //!
 //! It samples resident memory every `PERFGRAPH_MEM_INTERVAL` ([`memory`]), drains every thread's ring
 //! (counting what was lost) and hands the records to live print ([`live`]) and the outputs: each an
-//! [`Output`](output::Output), built from the settings in one list ([`outputs::list`]): interval
+//! [`Output`], built from the settings in one list ([`outputs::list`]): interval
 //! statistics, the trace streamed to its file ([`trace`]), the reports and files at exit (written by
 //! [`files`]), and the network wing ([`net`]: the control socket, Prometheus, OTLP). Between passes it
 //! parks until its next deadline; recording threads wake it only when something needs it at

@@ -1,5 +1,5 @@
 //! The outputs the background thread feeds ([`Output`]), built from the settings in one place:
-//! [`list`]. An output of its own kind is a module here (or in [`net`](super::net) for one that talks to
+//! [`list`]. An output of its own kind is a module here (or in `collector::net` for one that talks to
 //! the network), and one line of the list.
 
 pub(crate) mod recording;

@@ -44,7 +44,7 @@ pub const MAX_REPLY_BYTES: usize = 256 << 20;
 /// Pending connections the kernel queues for us.
 const BACKLOG: i32 = 64;
 
-/// One client's connection; its descriptor is tracked for [`close_in_child`] while it lives.
+/// One client's connection; its descriptor is tracked for [`close_in_child`](super::close_in_child) while it lives.
 pub(crate) struct Peer {
     stream: UnixStream,
 }
