@@ -113,7 +113,7 @@ impl Totals {
 }
 
 /// Most distinct lock names a process keeps; a lock named anything else past them records under
-/// [`TOO_MANY_LOCKS`] (as a `counter!` past its cap does under `(too many counters)`), so the names' memory
+/// `(too many locks)` (as a `counter!` past its cap does under `(too many counters)`), so the names' memory
 /// stays bounded however many a program makes up.
 pub const MAX_LOCK_NAMES: usize = 4096;
 
