@@ -246,7 +246,10 @@ pub fn send_some(stream: &impl AsRawFd, out: &[u8], sent: &mut usize) -> io::Res
 }
 
 /// The raw descriptor of `stream`, for the fork handler's list (see `collector::net`).
-#[cfg_attr(not(any(feature = "listen", feature = "prometheus", feature = "otlp")), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "listen", feature = "prometheus", feature = "otlp")),
+    allow(dead_code)
+)]
 pub fn raw_of(stream: &impl AsRawFd) -> RawFd {
     stream.as_raw_fd()
 }
