@@ -15,8 +15,8 @@
 //! * nothing left behind: no process still running the program, no file beside the output file, no
 //!   control socket (each run has a runtime directory of its own, `XDG_RUNTIME_DIR`).
 //!
-//! `DO_NO_HARM_RUNS=N` sets the runs per shape and setting (default 20); `cargo test --test do_no_harm --
-//! --ignored` runs the long form (200 runs).
+//! `DO_NO_HARM_RUNS=N` sets the runs per shape and setting (default 3; 20 with `TESTS_FULL=1`, which
+//! `.ci/run` sets); `cargo test --test do_no_harm -- --ignored` runs the long form (200 runs).
 
 mod common;
 
@@ -36,11 +36,13 @@ const COLS: u16 = 132;
 /// In the name of every section of the shapes: perfgraph's lines hold it, the program's never do.
 const MARK: &str = "pgmark";
 
+/// `DO_NO_HARM_RUNS` if set; else 20 with `TESTS_FULL=1` (as `.ci/run` sets), 3 by default: every shape in
+/// every setting still runs, a few times.
 fn runs() -> usize {
     std::env::var("DO_NO_HARM_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20)
+        .unwrap_or(if common::full() { 20 } else { 3 })
 }
 
 // ---- the two builds ---------------------------------------------------------------------------------------
@@ -503,8 +505,9 @@ fn still_running(program: &Path, shape: &str) -> Vec<u32> {
     left
 }
 
-/// Runs `shape` in every setting: the compiled-out build once, ours [`runs()`] times (four at a time), and
-/// compares each run. Calls `also` on each of our runs for the shape's own checks. Returns our outcomes.
+/// Runs `shape` in every setting: the compiled-out build once (beside our first runs), ours [`runs()`] times
+/// (four at a time), and compares each run. Calls `also` on each of our runs for the shape's own checks.
+/// Returns our outcomes.
 fn differential(shape: &str, also: fn(Setting, &Outcome) -> Result<(), String>) {
     differential_in(shape, &SETTINGS, also);
 }
@@ -529,19 +532,27 @@ fn differential_with(
     let n = runs();
     let mut failures = Vec::new();
     for &setting in settings {
-        let theirs = run(&b.without, shape, setting, &[]);
+        let mut theirs = None;
         let mut done = 0;
         while done < n {
             let batch = (n - done).min(4);
             let outcomes: Vec<Outcome> = std::thread::scope(|s| {
+                // The compiled-out run beside our first batch (four processes at a time, as a batch).
+                let compiled_out = theirs
+                    .is_none()
+                    .then(|| s.spawn(|| run(&b.without, shape, setting, &[])));
                 let handles: Vec<_> = (0..batch)
                     .map(|_| s.spawn(|| run(&b.with, shape, setting, env)))
                     .collect();
+                if let Some(h) = compiled_out {
+                    theirs = Some(h.join().unwrap());
+                }
                 handles.into_iter().map(|h| h.join().unwrap()).collect()
             });
+            let theirs = theirs.as_ref().unwrap();
             for (k, ours) in outcomes.iter().enumerate() {
                 let left = sockets_left(shape, ours);
-                if let Err(e) = compare(setting, ours, &theirs)
+                if let Err(e) = compare(setting, ours, theirs)
                     .and(left)
                     .and_then(|()| also(setting, ours))
                 {

@@ -28,6 +28,13 @@ pub fn wait_passes(n: u64) {
     }
 }
 
+/// Whether the long tests run at full size (`TESTS_FULL=1`, as `.ci/run` sets): more runs, larger sizes,
+/// deeper model checks. The default `cargo test` runs every case at a smaller size. (Not a `PERFGRAPH_*`
+/// name: perfgraph warns about those it does not know.)
+pub fn full() -> bool {
+    std::env::var("TESTS_FULL").is_ok_and(|v| v == "1")
+}
+
 /// The snapshot of the thread named `name`.
 pub fn thread_named(name: &str) -> perfgraph_core::ThreadSnapshot {
     perfgraph_core::threads()
