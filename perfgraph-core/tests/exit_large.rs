@@ -4,8 +4,8 @@
 //! memory: the child's peak resident set with `PERFGRAPH_JSON` is at most twice that of the same run
 //! without it (read by the parent from `wait4`'s `ru_maxrss`).
 //!
-//! The sizes here are small enough for a test run; `EXIT_LARGE_THREADS` and `EXIT_LARGE_DEPTH` set the
-//! full-size figures (100,000 threads; 100,000 deep) by hand, e.g.
+//! The sizes here are small enough for a test run (larger with `TESTS_FULL=1`); `EXIT_LARGE_THREADS` and
+//! `EXIT_LARGE_DEPTH` set the full-size figures (100,000 threads; 100,000 deep) by hand, e.g.
 //! `EXIT_LARGE_THREADS=100000 cargo test --release -p perfgraph-core --test exit_large -- --nocapture`.
 
 mod common;
@@ -17,10 +17,14 @@ use std::time::{Duration, Instant};
 use perfgraph_core::{time_section, timed};
 use serde_json::Value;
 
-/// Threads, one section each.
-const THREADS: usize = 10_000;
-/// Recursion depth, on one thread.
-const DEPTH: u32 = 20_000;
+/// Threads, one section each: 10,000 at full size (`TESTS_FULL=1`, as `.ci/run` sets), 2,500 by default.
+fn threads() -> usize {
+    if common::full() { 10_000 } else { 2_500 }
+}
+/// Recursion depth, on one thread: 20,000 at full size, 5,000 by default.
+fn depth() -> usize {
+    if common::full() { 20_000 } else { 5_000 }
+}
 
 fn size(var: &str, default: usize) -> usize {
     std::env::var(var)
@@ -202,7 +206,7 @@ fn with_and_without_json(kind: &str, n: usize) -> Value {
 
 #[test]
 fn many_threads_get_their_json_written_at_exit() {
-    let n = size("EXIT_LARGE_THREADS", THREADS);
+    let n = size("EXIT_LARGE_THREADS", threads());
     let json = with_and_without_json("threads", n);
     let threads = json["threads"].as_array().unwrap();
     // The workers (the test's own thread that spawned them recorded nothing: it is not listed).
@@ -235,7 +239,7 @@ fn check_deep(json: &Value, depth: usize) {
 
 #[test]
 fn a_deep_recursion_gets_its_json_written_at_exit() {
-    let depth = size("EXIT_LARGE_DEPTH", DEPTH as usize);
+    let depth = size("EXIT_LARGE_DEPTH", depth());
     check_deep(&with_and_without_json("deep", depth), depth);
 
     // With the graph too: its footer sends the paths it leaves out to the JSON, and they are there.

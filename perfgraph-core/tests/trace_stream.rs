@@ -1121,8 +1121,11 @@ fn a_previous_trace_is_replaced_in_one_step_by_one_that_starts_with_its_header()
     }
 }
 
-/// Kills this many runs of each format, at different sizes.
-const KILLS: u64 = 6;
+/// Kills this many runs of each format, at different sizes: 6 at full size (`TESTS_FULL=1`), 3 by default
+/// (still each of the Perfetto trace's three compression settings).
+fn kills() -> u64 {
+    if common::full() { 6 } else { 3 }
+}
 
 /// The unfinished Chrome trace `text` as viewers read it: every line a whole event and its comma, or
 /// padding (blank); the last line may be padding cut short, never part of an event.
@@ -1145,7 +1148,7 @@ fn whole_lines(text: &str) -> Vec<Value> {
 
 #[test]
 fn a_chrome_trace_cut_by_sigkill_is_an_array_without_its_bracket() {
-    for kill in 0..KILLS {
+    for kill in 0..kills() {
         let (_dir, path) = killed_run("kill-json", "trace.json", 300_000 + kill * 350_000, "auto");
         let text = std::fs::read_to_string(&path).unwrap();
         // Whole lines only, wherever the kill landed (in a write the kernel stops only at a page
@@ -1168,7 +1171,7 @@ fn a_chrome_trace_cut_by_sigkill_is_an_array_without_its_bracket() {
 
 #[test]
 fn a_perfetto_trace_cut_by_sigkill_holds_whole_packets() {
-    for kill in 0..KILLS {
+    for kill in 0..kills() {
         // Raw packets, deflated bundles, and the two mixed as the budget allows.
         let compress = ["off", "on", "auto"][kill as usize % 3];
         let (_dir, path) = killed_run(
