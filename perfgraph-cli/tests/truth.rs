@@ -225,7 +225,7 @@ fn truth_after_a_minute() {
         use std::io::Write;
         let _ = writeln!(
             std::io::stderr().lock(),
-            "note: truth_after_a_minute did not run: it takes a minute; TRUTH_FULL=1 runs it (.ci/run sets it)"
+            "note: truth_after_a_minute did not run: it takes a minute; TRUTH_FULL=1 (or TESTS_FULL=1) runs it (.ci/run sets both)"
         );
         return;
     }

@@ -12,6 +12,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// Whether the long tests run at full size (`TESTS_FULL=1`, as `.ci/run` sets): larger inputs, more runs.
+/// The default `cargo test` runs every case at a smaller size. (Not a `PERFGRAPH_*` name: perfgraph warns
+/// about those it does not know.)
+pub fn full() -> bool {
+    std::env::var("TESTS_FULL").is_ok_and(|v| v == "1")
+}
+
 /// Generous: only catches a hang, on a machine with both cores busy.
 pub const PATIENCE: Duration = Duration::from_secs(60);
 

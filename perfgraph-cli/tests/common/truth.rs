@@ -319,9 +319,10 @@ impl Worst {
     }
 }
 
-/// Whether the long form runs (`TRUTH_FULL=1`, as `.ci/run` sets): the run that goes past a minute.
+/// Whether the long form runs (`TRUTH_FULL=1`, or `TESTS_FULL=1`; `.ci/run` sets both): the run that goes
+/// past a minute.
 pub fn full() -> bool {
-    std::env::var("TRUTH_FULL").is_ok_and(|v| v == "1")
+    std::env::var("TRUTH_FULL").is_ok_and(|v| v == "1") || super::full()
 }
 
 /// `examples/truth` with perfgraph's settings cleared, then `envs`, and `TRUTH_OUT` in `dir`.
