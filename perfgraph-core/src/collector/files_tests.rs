@@ -388,7 +388,9 @@ fn descriptor_names_pipes_and_devices_are_streams() {
         }
     );
     // A regular file under /dev is a file, replaced as any other.
-    assert!(!super::names_a_descriptor(Path::new("/dev/shm/t.json")));
+    assert!(!super::target::names_a_descriptor(Path::new(
+        "/dev/shm/t.json"
+    )));
     assert!(matches!(
         super::resolve(&dir.join("t.json")).unwrap(),
         Target::File { .. }
@@ -441,7 +443,7 @@ fn fresh_dir_with(tag: &str, mode: u32, owner: Option<u32>) -> PathBuf {
 
 /// The regular file `resolve` leads `path` to, with `fs.protected_symlinks`' rule applied.
 fn protected(path: &Path) -> std::io::Result<PathBuf> {
-    match super::resolve_with(path, true)? {
+    match super::target::resolve_with(path, true)? {
         Target::File { dir, name } => Ok(dir.join(name)),
         other => panic!("{}: {other:?}", path.display()),
     }
@@ -476,7 +478,7 @@ fn another_users_link_in_a_sticky_world_writable_directory_is_not_followed() {
     }
     // With the rule off (`fs.protected_symlinks = 0`), the kernel follows it, and so do we.
     assert_eq!(
-        super::resolve_with(&evil, false).unwrap(),
+        super::target::resolve_with(&evil, false).unwrap(),
         Target::File {
             dir: victims.clone(),
             name: "victim.txt".into()
