@@ -82,7 +82,7 @@ pub(crate) struct Live {
     /// wait's record ends it.
     waits: HashMap<u32, Call>,
     /// The run's first text is decided (in `out`) but held: the capture has just started on a terminal,
-    /// and the first line waits for the program's next bytes (`Screen::first_line_wait`).
+    /// and the first line waits for the row to be known (`Screen::first_line_wait`).
     holding: bool,
     /// This pass decided closing lines (sections that ended), which are never held.
     closing: bool,
@@ -365,7 +365,7 @@ impl Live {
             return Some(wait.as_nanos() as u64);
         }
         if self.holding {
-            // The first line waits a moment for the program's next bytes (`Screen::first_line_wait`), but
+            // The first line waits a moment for the row to be known (`Screen::first_line_wait`), but
             // not while a thread waits for a closing line to be out before it goes on.
             match screen
                 .first_line_wait()

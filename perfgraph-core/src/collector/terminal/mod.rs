@@ -203,7 +203,7 @@ impl Screen {
         }
     }
 
-    /// How much longer live print's first line waits for the program's next bytes on a terminal
+    /// How much longer live print's first line waits for the row to be known on a terminal
     /// ([`partial::FIRST_LINE_WAIT`]).
     pub(crate) fn first_line_wait(&self) -> Option<Duration> {
         self.partial.first_line_wait()
