@@ -84,8 +84,6 @@ pub(crate) struct Live {
     /// The run's first text is decided (in `out`) but held: the capture has just started on a terminal,
     /// and the first line waits for the row to be known (`Screen::first_line_wait`).
     holding: bool,
-    /// This pass decided closing lines (sections that ended), which are never held.
-    closing: bool,
 }
 
 /// How often a held first line (`Live::holding`) looks whether the program has written, in ns.
@@ -136,7 +134,6 @@ impl Live {
             deferred: false,
             waits: HashMap::new(),
             holding: false,
-            closing: false,
             next_due_ns: u64::MAX,
         })
     }
@@ -389,7 +386,7 @@ impl Live {
         self.sync_other_output();
         self.decide_drained();
         // Closing lines (sections that ended) are never held back: the program's next output follows them.
-        self.closing = !self.out.is_empty();
+        let closing = !self.out.is_empty();
         let mut calls: Vec<Call> = Vec::new();
         for state in threads {
             // An exited thread runs nothing: once the printer is done with it, it costs nothing per pass.
@@ -415,7 +412,7 @@ impl Live {
         }
         self.decide_futures();
         let next = self.printer.tick(now, &mut self.out);
-        self.show(&mut screen);
+        self.show(&mut screen, !closing);
         // Holding the first line: look again soon for the program's bytes.
         let held = self.holding.then_some(HOLD_LOOK_NS);
         drop(screen);
@@ -473,8 +470,9 @@ impl Live {
     }
 
     /// Hands the decided text to the screen. If the screen had to drop it (stderr full for long), what is on
-    /// the terminal is no longer what the printer believes: it starts over as after other output.
-    fn show(&mut self, screen: &mut screen::Screen) {
+    /// the terminal is no longer what the printer believes: it starts over as after other output. With
+    /// `may_hold` (no closing line in it), the run's first text may be held (`Live::holding`).
+    fn show(&mut self, screen: &mut screen::Screen, may_hold: bool) {
         if self.out.is_empty() {
             return;
         }
@@ -482,9 +480,8 @@ impl Live {
         if let Some(warning) = capture::before_first_line(screen) {
             screen.write_lines(&format!("{warning}\n"));
         }
-        let closing = std::mem::take(&mut self.closing);
-        if !self.holding
-            && !closing
+        if may_hold
+            && !self.holding
             && !process::line_awaited()
             && screen.first_line_wait().is_some()
         {
@@ -504,9 +501,14 @@ impl Live {
     /// Writes the run's first text, held while the program had the floor after the capture's start. What
     /// the program wrote meanwhile went out before it, so it is not other output after it.
     fn release_held(&mut self, screen: &mut screen::Screen) {
+        self.unhold();
+        self.show(screen, false);
+    }
+
+    /// The held first text goes out with the next: the program's output meanwhile came before it.
+    fn unhold(&mut self) {
         self.holding = false;
         self.other_output = screen::OTHER_OUTPUT_AT.load(Ordering::Relaxed);
-        self.show(screen);
     }
 
     /// Every thread wakes the background thread when a section it shows ends (or, in live-all, any section).
@@ -533,8 +535,7 @@ impl Live {
         // No waiting now for a SIGCONT still on its way: the screen takes it that the job was continued.
         capture::settle_stop(&mut screen);
         if self.holding {
-            self.holding = false;
-            self.other_output = screen::OTHER_OUTPUT_AT.load(Ordering::Relaxed);
+            self.unhold();
         }
         let now = now.max(clock::now().0);
         self.sync_other_output();
