@@ -70,7 +70,7 @@ pub struct Round {
 const KEYS: [&str; 5] = ["floor", "enabled", "registry", "layer", "stacked"];
 
 impl Round {
-    /// Times one batch of `calls` calls of each case, starting with the `rotate`-th (mod 5) in [`KEYS`]
+    /// Times one batch of `calls` calls of each case, starting with the `rotate`-th (mod 5) in `KEYS`
     /// order and wrapping around.
     pub fn measure(cases: &Cases, calls: u64, rotate: usize) -> Round {
         let all = [

@@ -8,7 +8,7 @@ fn leaf() {
     std::hint::black_box(());
 }
 
-/// Calls `leaf` argv[1] times (1,000,000 without it).
+/// Calls `leaf` `argv[1]` times (1,000,000 without it).
 pub fn run() {
     let n: u64 = std::env::args()
         .nth(1)

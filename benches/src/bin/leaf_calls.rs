@@ -1,4 +1,4 @@
-//! A `time_section!` leaf called N times (argv[1], default 1,000,000), for `valgrind --tool=callgrind`: the
+//! A `time_section!` leaf called N times (`argv[1]`, default 1,000,000), for `valgrind --tool=callgrind`: the
 //! instructions of N = 2e6 minus those of N = 1e6, divided by 1e6, are one section's enter and exit.
 //! `leaf_calls_counting` is the same program with the counting allocator installed (issue 16).
 //!

@@ -1,4 +1,4 @@
-//! What was recorded, as plain values: a whole run's [`Report`] (what [`report()`](crate::report) returns
+//! What was recorded, as plain values: a whole run's [`Report`] (what [`report()`](crate::report()) returns
 //! and `PERFGRAPH_JSON` holds), the call trees in it ([`CallTree`], [`CallNode`], per thread in
 //! [`ThreadSnapshot`]), a call path's [`Latency`], and the per-section sums the report tables show
 //! ([`SectionTotal`], [`AsyncTotal`], [`AllocTotal`], [`CpuTotal`]). Nothing here touches the runtime: a

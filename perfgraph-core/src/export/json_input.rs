@@ -1,6 +1,7 @@
-//! What the two JSON readers ([`json_read`](super::json_read): the call-tree JSON; [`chrome_read`](super::
-//! chrome_read): Chrome traces) share: the bounded input they read through ([`Guard`]), and the
-//! [`refuse_others!`] visitor methods that turn a scalar where a container belongs into one error line.
+//! What the two JSON readers ([`json_read`](super::json_read): the call-tree JSON;
+//! [`chrome_read`](super::chrome_read): Chrome traces) share: the bounded input they read through
+//! ([`Guard`]), and the [`refuse_others!`] visitor methods that turn a scalar where a container belongs
+//! into one error line.
 
 use std::io::{self, Read};
 

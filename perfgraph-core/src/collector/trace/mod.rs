@@ -1,7 +1,7 @@
 //! The trace (`PERFGRAPH_TRACE`), streamed to its file while the program runs.
 //!
 //! The background thread hands every drained record here; each becomes a call event in the format the
-//! path chose ([`Format`]: Perfetto protobuf for `.pftrace` / `.perfetto-trace`, Chrome JSON otherwise),
+//! path chose ([`TraceFormat`]: Perfetto protobuf for `.pftrace` / `.perfetto-trace`, Chrome JSON otherwise),
 //! appended to a buffer that goes to the file every [`FLUSH_INTERVAL`] or [`FLUSH_BYTES`], whichever comes
 //! first. Memory held for the trace is that buffer and a few bytes per thread, section and nesting depth
 //! (and 48 bytes a second for [`TickMap`]), whatever the run's length.

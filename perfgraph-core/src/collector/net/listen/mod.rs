@@ -1,5 +1,5 @@
 //! The control socket (`PERFGRAPH_LISTEN`): the background thread listens on a private Unix socket and
-//! answers `perfgraph ps`, `dump`, `trace` and `top` (the protocol: [`control`](crate::base::control)).
+//! answers `perfgraph ps`, `dump`, `trace` and `top` (the protocol: [`control`]).
 //!
 //! No thread of its own: between its passes the background thread accepts and reads, non-blocking, at
 //! least every [`LISTEN_POLL`](super::LISTEN_POLL) (every [`BUSY_POLL`](super::BUSY_POLL) while a client is connected or has just asked:
