@@ -2,7 +2,7 @@
 //! owner that updates its slot twice while another thread reads it, every reading is whole (the words of
 //! one update, never a mix) and never goes back.
 //!
-//! This compiles the production `src/local/counter_slot.rs` itself, with `crate::base::sync` pointing at
+//! This compiles the production `src/local/counter_slot.rs` itself, with `crate::base::atomics` pointing at
 //! loom's atomics. It runs as a normal test (no `--cfg loom` needed); `LOOM_MAX_PREEMPTIONS` defaults to 1
 //! (25,717 interleavings, a few seconds; 2 takes minutes).
 
@@ -11,7 +11,7 @@
 mod loom_model;
 
 mod base {
-    pub(crate) mod sync {
+    pub(crate) mod atomics {
         pub(crate) use loom::sync::atomic;
         pub(crate) const MODEL: bool = true;
         /// In the model a busy reader must let the writer run.

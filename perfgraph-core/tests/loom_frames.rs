@@ -5,7 +5,7 @@
 //! that call really had.
 //!
 //! This compiles the production `src/local/frames.rs` (and the ring's `Slot` it is built on) itself, with
-//! `crate::base::sync` pointing at loom's atomics.
+//! `crate::base::atomics` pointing at loom's atomics.
 //! It runs as a normal test (no `--cfg loom` needed); `LOOM_MAX_PREEMPTIONS` defaults to 2 here.
 
 #![allow(dead_code, missing_docs)] // reason: the included modules have items only the runtime uses.
@@ -13,7 +13,7 @@
 mod loom_model;
 
 mod base {
-    pub(crate) mod sync {
+    pub(crate) mod atomics {
         pub(crate) use loom::sync::atomic;
         pub(crate) const MODEL: bool = true;
     }

@@ -3,7 +3,7 @@
 //! gets each span handed over, always with the start it was put with, and a slot released by one thread
 //! and acquired by another starts empty.
 //!
-//! This compiles the production `src/tracing_layer/handover.rs` itself, with `crate::base::sync` pointing at
+//! This compiles the production `src/tracing_layer/handover.rs` itself, with `crate::base::atomics` pointing at
 //! loom's atomics.
 //! It runs as a normal test (no `--cfg loom` needed); `LOOM_MAX_PREEMPTIONS` defaults to 2 here.
 
@@ -12,7 +12,7 @@
 mod loom_model;
 
 mod base {
-    pub(crate) mod sync {
+    pub(crate) mod atomics {
         pub(crate) use loom::sync::atomic;
         pub(crate) const MODEL: bool = true;
     }

@@ -2,7 +2,7 @@
 //! a producer that laps a small ring while the consumer drains it. The consumer must only ever accept
 //! whole records, in order, and account for every record as read or dropped.
 //!
-//! This compiles the production `src/local/ring.rs` itself, with `crate::base::sync` pointing at loom's
+//! This compiles the production `src/local/ring.rs` itself, with `crate::base::atomics` pointing at loom's
 //! atomics.
 //! It runs as a normal test (no `--cfg loom` needed); `LOOM_MAX_PREEMPTIONS` defaults to 2 here.
 
@@ -11,7 +11,7 @@
 mod loom_model;
 
 mod base {
-    pub(crate) mod sync {
+    pub(crate) mod atomics {
         pub(crate) use loom::sync::atomic;
         pub(crate) const MODEL: bool = true;
     }

@@ -8,7 +8,7 @@
 //! * counts never exceed the enters, and include every running call.
 //!
 //! This compiles the production `src/local/stack.rs` and what it is built on (`samples.rs`, `frames.rs`,
-//! `tree.rs`, `ring.rs`, `record.rs`, `reading.rs`, `data/figures.rs`) itself, with `crate::base::sync`
+//! `tree.rs`, `ring.rs`, `record.rs`, `reading.rs`, `data/figures.rs`) itself, with `crate::base::atomics`
 //! pointing at loom's atomics.
 //! It runs as a normal test (no `--cfg loom` needed); `LOOM_MAX_PREEMPTIONS` defaults to 2 here (1 for the
 //! longest scenario, which says why).
@@ -18,7 +18,7 @@
 mod loom_model;
 
 mod base {
-    pub(crate) mod sync {
+    pub(crate) mod atomics {
         pub(crate) use loom::sync::atomic;
         pub(crate) const MODEL: bool = true;
     }

@@ -1,5 +1,6 @@
 //! The base layer: what every other layer reads, importing nothing above itself.
 //!
+//! * [`atomics`]: the atomics the lock-free code uses (swapped for loom's in the model checks);
 //! * [`buckets`]: the latency histograms' bucket scheme;
 //! * [`budget`]: the memory budget of perfgraph's own output buffers ([`budget::OutBuf`]);
 //! * [`clock`]: ticks, and their one conversion to nanoseconds ([`clock::Scale`]);
@@ -13,9 +14,9 @@
 //! * [`process`]: the process-wide state (started, the background thread's inbox, exit progress, the
 //!   resident-set figure);
 //! * [`sys`]: every call into the operating system;
-//! * [`sync`]: the atomics the lock-free code uses (swapped for loom's in the model checks);
 //! * [`text`]: names made safe for a terminal and a table.
 
+pub(crate) mod atomics;
 pub(crate) mod buckets;
 #[cfg(feature = "otlp")]
 pub(crate) mod budget;
@@ -28,6 +29,5 @@ pub(crate) mod identity;
 pub(crate) mod process;
 pub(crate) mod registry;
 pub(crate) mod secure;
-pub(crate) mod sync;
 pub(crate) mod sys;
 pub(crate) mod text;

@@ -8,9 +8,9 @@
 //! `Release` store of the even `seq` pairs with the reader's first `Acquire` load, so a reader that sees it
 //! sees every word written before it.
 //!
-//! It depends on nothing but `base::sync`, so the loom model compiles this very file.
+//! It depends on nothing but `base::atomics`, so the loom model compiles this very file.
 
-use crate::base::sync::atomic::{AtomicU64, Ordering, fence};
+use crate::base::atomics::atomic::{AtomicU64, Ordering, fence};
 
 /// Words of a slot.
 pub const WORDS: usize = 6;
@@ -54,7 +54,7 @@ impl Slot {
                     return words;
                 }
             }
-            crate::base::sync::spin();
+            crate::base::atomics::spin();
         }
     }
 }

@@ -14,11 +14,11 @@
 //! outermost first, it could pair a parent with a child of a newer call at the parent's depth).
 //! `tests/loom_frames.rs` model-checks this file itself against loom's atomics.
 //!
-//! This file depends only on [`crate::base::sync`] and the ring's [`Slot`], so the model can compile it.
+//! This file depends only on [`crate::base::atomics`] and the ring's [`Slot`], so the model can compile it.
 
 use crossbeam_utils::CachePadded;
 
-use crate::base::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, Ordering};
+use crate::base::atomics::atomic::{AtomicI64, AtomicPtr, AtomicU32, Ordering};
 use crate::local::ring::{Slot, WORDS};
 
 /// Open frames visible to other threads per thread; deeper ones are timed and aggregated all the same.
@@ -128,7 +128,7 @@ struct Frame {
 
 // The slot (40 bytes), the memory change and the owner's pointer fill one 64-byte line (loom's atomics, in
 // the model, are larger).
-const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Frame>() == 64);
+const _: () = assert!(crate::base::atomics::MODEL || std::mem::size_of::<Frame>() == 64);
 
 /// The table: `frames` for the outermost open sections, and how many are open.
 ///

@@ -8,14 +8,14 @@
 //! Like the node's counters, only the owner writes a block (plain load and store, no read-modify-write);
 //! any thread reads it.
 //!
-//! Depends only on [`crate::base::sync`], [`crate::base::buckets`] and `sys::release_pages`, so the loom
+//! Depends only on [`crate::base::atomics`], [`crate::base::buckets`] and `sys::release_pages`, so the loom
 //! model compiles it (with a stand-in for the last).
 
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 
+use crate::base::atomics::atomic::{AtomicU64, Ordering};
 use crate::base::buckets::{self, BUCKETS};
-use crate::base::sync::atomic::{AtomicU64, Ordering};
 
 /// One call path's completed calls by duration, in ticks.
 ///
@@ -54,7 +54,8 @@ const HEADER: usize = 40;
 /// Slots per bit of `occupied`.
 const RUN: usize = 64;
 const _: () = assert!((BUCKETS + 1).div_ceil(RUN) <= 64);
-const _: () = assert!(crate::base::sync::MODEL || std::mem::offset_of!(Block, slots) + 8 == HEADER);
+const _: () =
+    assert!(crate::base::atomics::MODEL || std::mem::offset_of!(Block, slots) + 8 == HEADER);
 
 impl Block {
     /// Slot `s`'s counter.
@@ -231,7 +232,7 @@ pub fn without_blocks<R>(f: impl FnOnce() -> R) -> R {
 /// had (the node then goes without) or inside [`without_blocks`]. In the loom model, always null: loom's
 /// atomics are not plain memory.
 pub fn allocate() -> *mut Block {
-    if crate::base::sync::MODEL || WITHOUT.get() {
+    if crate::base::atomics::MODEL || WITHOUT.get() {
         return std::ptr::null_mut();
     }
     let pooled = hold_pool_for_fork().0.pop();

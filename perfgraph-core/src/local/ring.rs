@@ -32,7 +32,7 @@
 //! instead: its calls are counted and timed as usual (the trees do not depend on the ring), only the
 //! outputs that need every record lose them; [`unmapped`] counts such threads.
 
-use crate::base::sync::atomic::{AtomicU64, Ordering, fence};
+use crate::base::atomics::atomic::{AtomicU64, Ordering, fence};
 use crate::base::sys;
 
 /// Rings given back by dropped [`Ring::reused`] rings: their slots and their head. At most
@@ -173,7 +173,8 @@ impl Slot {
 }
 
 // 40 bytes: the stamp and the words, no padding (loom's atomics, in the model, are larger).
-const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Slot>() == 8 * (WORDS + 1));
+const _: () =
+    assert!(crate::base::atomics::MODEL || std::mem::size_of::<Slot>() == 8 * (WORDS + 1));
 
 /// The shared part of a ring: the slots and the producer's head.
 #[derive(Debug)]
@@ -233,7 +234,7 @@ impl Ring {
                 slots,
                 head: AtomicU64::new(0),
                 start: 0,
-                pooled: !crate::base::sync::MODEL,
+                pooled: !crate::base::atomics::MODEL,
             },
             None => {
                 UNMAPPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -417,7 +418,7 @@ fn small_slots(capacity: usize) -> Slots {
 
 /// `capacity` zeroed slots in pages of their own, or `None` if the memory cannot be had.
 fn new_slots(capacity: usize) -> Option<Slots> {
-    if crate::base::sync::MODEL {
+    if crate::base::atomics::MODEL {
         return Some(small_slots(capacity));
     }
     let bytes = capacity.checked_mul(std::mem::size_of::<Slot>())?;

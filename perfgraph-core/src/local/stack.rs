@@ -24,14 +24,14 @@
 //! the second depth load cut off; a parent whose child's frame was being rewritten, counted as innermost.
 //!
 //! Clock readings and memory figures are the caller's, passed in, so this file depends only on
-//! [`crate::base::sync`], the section id type and the local structures: `tests/loom_snapshot.rs` compiles
+//! [`crate::base::atomics`], the section id type and the local structures: `tests/loom_snapshot.rs` compiles
 //! it (and them) against loom's atomics and model-checks the protocol.
 
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
 
+use crate::base::atomics::atomic::Ordering;
 use crate::base::registry::SectionId;
-use crate::base::sync::atomic::Ordering;
 use crate::local::frames::{FrameData, FrameTable, Inside, OpenFrame, PUBLIC_DEPTH};
 use crate::local::latency::Block;
 use crate::local::reading::{AsyncReading, NodeReading, Reading, SideReading};

@@ -14,11 +14,11 @@
 //! node is fully written before it is linked into its parent's child list with a `Release` store, which
 //! readers load with `Acquire`.
 //!
-//! This file depends only on [`crate::base::sync`] and the section id type, so `tests/loom_snapshot.rs`
+//! This file depends only on [`crate::base::atomics`] and the section id type, so `tests/loom_snapshot.rs`
 //! compiles it against loom's atomics; its unit tests live in `tree_tests.rs`.
 
+use crate::base::atomics::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::base::registry::SectionId;
-use crate::base::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::data::figures::CpuFigures;
 use crate::local::latency::{self, Block};
 
@@ -26,7 +26,7 @@ use crate::local::latency::{self, Block};
 pub const NIL: u32 = u32::MAX;
 /// Nodes in the first segment. In the loom model, 2: loom's atomics are costly to create, and the model's
 /// third node then takes the path that allocates and publishes a segment.
-const FIRST: usize = if crate::base::sync::MODEL { 2 } else { 64 };
+const FIRST: usize = if crate::base::atomics::MODEL { 2 } else { 64 };
 const SEGMENTS: usize = 26;
 /// Call paths per thread that get a latency histogram (30 KiB each): the first 1,023 made after the root.
 /// Paths past them (a recursion thousands deep) count their calls and times but not their latency.
@@ -66,7 +66,7 @@ pub struct Node {
 
 // One node per cache line: a thread's nodes never share a line with another thread's data (loom's atomics,
 // in the model, are larger).
-const _: () = assert!(crate::base::sync::MODEL || std::mem::size_of::<Node>() == 64);
+const _: () = assert!(crate::base::atomics::MODEL || std::mem::size_of::<Node>() == 64);
 
 impl Node {
     fn init(&self, section: SectionId, index: u32, parent_node: *mut Node) {

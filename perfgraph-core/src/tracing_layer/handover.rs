@@ -8,11 +8,11 @@
 //! next span. If the span closes first (a synchronous span: exited, then dropped), the owner empties its
 //! slot with one store, and the span never touches the registry.
 //!
-//! Depends on nothing but `crate::base::sync`, so `tests/loom_handover.rs` model-checks this very file.
+//! Depends on nothing but `crate::base::atomics`, so `tests/loom_handover.rs` model-checks this very file.
 
 use std::ptr;
 
-use crate::base::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::base::atomics::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// A hand-over slot. Owned by one thread at a time (`in_use`), which alone writes a span into it; any
 /// thread may take the span out.
