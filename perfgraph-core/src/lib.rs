@@ -109,7 +109,7 @@ pub mod text {
 pub use base::config::Verbosity;
 pub use base::heap::CountingAllocator;
 // Moved to `data` in 0.2.0; kept at the root for one release, out of the docs.
-pub use collector::live::screen::{LiveStderr, suspend};
+pub use collector::terminal::screen::{LiveStderr, suspend};
 #[doc(hidden)]
 pub use data::{SectionId, SectionInfo};
 

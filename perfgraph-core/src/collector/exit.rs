@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::capture;
 use super::files::{self, Abandoned};
-use super::live::screen;
+use super::terminal::screen;
 
 use crate::base::clock;
 use crate::base::process::{self, Message};

@@ -374,7 +374,7 @@ impl Collector {
         {
             self.warned_interleaved = true;
             let name = |id| registry::info(id).map_or("?", |i| i.name);
-            live::screen::warn(&format!(
+            terminal::screen::warn(&format!(
                 "perfgraph: warning: section `{}` ended while `{}`, opened after it on the same thread, was \
                  still open: sections interleaved on one thread (a `time_section!` guard held across an \
                  `.await`?); `{}` was ended with `{}`. Time async code with `#[timed] async fn` or \
@@ -387,7 +387,7 @@ impl Collector {
         }
         if !self.warned_unmapped && ring::unmapped() > 0 {
             self.warned_unmapped = true;
-            live::screen::warn(
+            terminal::screen::warn(
                 "perfgraph: warning: out of memory for a thread's ring of section records: such threads \
                  record into a 2-slot ring; their counts and times are exact, the trace and interval \
                  statistics lack most of their calls",

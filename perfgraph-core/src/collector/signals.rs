@@ -25,7 +25,7 @@ use std::os::fd::{AsRawFd, IntoRawFd};
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 use super::exit;
-use super::live::screen;
+use super::terminal::screen;
 use crate::base::process;
 use crate::base::sys::{self, Disposition};
 

@@ -2,7 +2,7 @@
 //!
 //! The decisions are made by the pure [`printer::Printer`]; this module is the thin layer the background
 //! thread calls: it turns drained records and open-frame snapshots into the printer's input, hands the
-//! printer's text to the [`screen`], and tells recording threads which section ends should wake it.
+//! printer's text to the [`screen`](terminal::screen), and tells recording threads which section ends should wake it.
 //!
 //! Every decision is made holding the terminal's lock, right after the program's own output written so far
 //! went out ([`capture::before_live`]): what the printer assumes about the screen (is its line still open?)
@@ -12,7 +12,6 @@
 pub(crate) mod line;
 pub(crate) mod panic;
 pub(crate) mod printer;
-pub(crate) mod screen;
 #[cfg(test)]
 mod tests;
 
@@ -23,7 +22,8 @@ use std::sync::atomic::Ordering;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, LiveMode};
 use crate::base::{heap, process, registry, sys};
-use crate::collector::{capture, terminal};
+use crate::collector::capture;
+use crate::collector::terminal::{self, screen};
 use crate::local::pending::{self, Pending};
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;

@@ -1,11 +1,12 @@
 //! Live print and panics: a panic hook, chained in front of the one in place when the runtime starts, that
-//! prints the panic message through [`suspend`](super::screen::suspend) (so it never lands inside an open
+//! prints the panic message through [`suspend`](crate::collector::terminal::screen::suspend) (so it never lands inside an open
 //! live line) and notes which thread panicked when, so the sections the unwinding ends print as
 //! `Finished <message> (panicked)`.
 
 use std::sync::{Mutex, MutexGuard};
 
 use crate::base::clock;
+use crate::collector::terminal::screen;
 use crate::local::threads;
 
 /// Panics not yet seen by live print: `(thread index, ticks)`.
@@ -33,7 +34,7 @@ pub(crate) fn install() {
         ) {
             previous(info);
         } else {
-            super::screen::suspend(|| previous(info));
+            screen::suspend(|| previous(info));
         }
     }));
 }

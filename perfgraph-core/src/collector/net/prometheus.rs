@@ -138,7 +138,7 @@ impl Endpoint {
                 if addr.port() == 0
                     && let Ok(bound) = listener.local_addr()
                 {
-                    crate::collector::live::screen::warn(&format!(
+                    crate::collector::terminal::screen::warn(&format!(
                         "perfgraph: Prometheus metrics at http://{bound}/metrics"
                     ));
                 }
@@ -149,7 +149,7 @@ impl Endpoint {
                 })
             }
             Err(e) => {
-                crate::collector::live::screen::warn(&format!(
+                crate::collector::terminal::screen::warn(&format!(
                     "perfgraph: warning: PERFGRAPH_PROMETHEUS: cannot listen at {addr}: {e}; no /metrics"
                 ));
                 None

@@ -4,10 +4,10 @@
 
 pub(crate) mod recording;
 
-use super::live::screen;
 #[cfg(any(feature = "listen", feature = "prometheus", feature = "otlp"))]
 use super::net;
 use super::output::Output;
+use super::terminal::screen;
 use crate::base::config::Config;
 use recording::Recording;
 

@@ -6,7 +6,7 @@
 //! starts over on a fresh line as after other output. A closed stderr or one that returns errors (EPIPE)
 //! stops live output for good; nothing else notices.
 //!
-//! Below the capture (which forwards the program's bytes under this lock) and [`screen`](super::live::screen)
+//! Below the capture (which forwards the program's bytes under this lock) and [`screen`]
 //! (the public ways to write: `suspend`, `stderr()`, blocks of lines), which uses both.
 
 use std::sync::Mutex;
@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 mod partial;
+pub(crate) mod screen;
 
 use crate::base::sys::{self, Room};
 use crate::base::{clock, process};
@@ -386,7 +387,7 @@ impl Screen {
     }
 }
 
-/// Whether this thread is inside [`suspend`](super::live::screen::suspend) (holds the screen): a nested
+/// Whether this thread is inside [`suspend`](screen::suspend) (holds the screen): a nested
 /// `suspend` or [`stderr`](crate::stderr) write just runs. (The flag lives in `base::process`, where a
 /// recording thread that ends a shown section reads it too.)
 pub fn inside() -> bool {

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::files;
-use super::live::screen;
+use super::terminal::screen;
 use crate::base::clock;
 use crate::base::config::{TraceCompress, TraceFormat};
 use crate::export::chrome::Chrome;

@@ -122,7 +122,7 @@ impl Server {
         match opened {
             Ok((listener, path, warning)) => {
                 if let Some(warning) = warning {
-                    crate::collector::live::screen::warn(&warning);
+                    crate::collector::terminal::screen::warn(&warning);
                 }
                 track(std::os::fd::AsRawFd::as_raw_fd(&listener));
                 Some(Server {
@@ -134,7 +134,7 @@ impl Server {
                 })
             }
             Err(why) => {
-                crate::collector::live::screen::warn(&format!(
+                crate::collector::terminal::screen::warn(&format!(
                     "perfgraph: warning: no control socket (`perfgraph ps`, `dump`, `trace` and `top` will \
                      not see this process): {why}; PERFGRAPH_LISTEN=off turns it off"
                 ));

@@ -37,7 +37,7 @@ use crate::base::clock;
 use crate::base::config::{Config, LiveMode, OtlpSpans};
 use crate::base::endpoint::Endpoint;
 use crate::base::{identity, process, sys};
-use crate::collector::live::screen;
+use crate::collector::terminal::screen;
 use crate::data::Report;
 use crate::export::by_section::{self, Process};
 use crate::export::otlp::resource::{self, Who};

@@ -12,8 +12,8 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use super::terminal::{CATCH_UP, STALL, inside, other_output, set_inside, writing};
-pub use super::terminal::{EXIT_FLUSH, MID_LINE, OTHER_OUTPUT_AT, Screen, lock};
+use super::{CATCH_UP, STALL, inside, other_output, set_inside, writing};
+pub use super::{EXIT_FLUSH, MID_LINE, OTHER_OUTPUT_AT, Screen, lock};
 use crate::base::process;
 use crate::collector::capture::{self, Wait};
 
