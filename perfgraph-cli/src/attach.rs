@@ -1,12 +1,35 @@
 //! `ps`, `dump`, `trace` and `report <pid>`: the running processes, through their control sockets
 //! (`perfgraph_core::attach`). Every failure is one line naming the process.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use clap::Args;
 use perfgraph_core::data::Report;
 use perfgraph_core::{attach, text};
 
-use crate::{Failure, load};
+use crate::failure::Failure;
+use crate::load;
+
+#[derive(Args, Debug)]
+pub struct DumpArgs {
+    /// The process id.
+    pub pid: u32,
+    /// Where to write the JSON ("-" or none: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct TraceArgs {
+    /// The process id.
+    pub pid: u32,
+    /// How long to trace, seconds.
+    #[arg(long, value_name = "N", default_value_t = 5.0)]
+    pub seconds: f64,
+    /// The trace file: .pftrace or .perfetto-trace for Perfetto's format, anything else Chrome JSON.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+}
 
 fn failure(e: &std::io::Error) -> Failure {
     Failure(e.to_string())

@@ -2,11 +2,38 @@
 //! change passes the threshold; exit code 1 when something got slower past it.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use perfgraph_core::data::{Latency, Report};
 
-use crate::{Failure, load};
+use clap::Args;
+
+use crate::failure::Failure;
+use crate::load;
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The run to compare against.
+    pub base: PathBuf,
+    /// The run to check.
+    pub head: PathBuf,
+    /// Change (percent) past which a section is marked; a slower one fails the diff.
+    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
+    pub threshold: f64,
+    /// Noise floor: sections below this many milliseconds in both runs are never marked.
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    pub min_ms: f64,
+    /// What is compared: total time, self time, or the 99th percentile of a call's duration.
+    #[arg(long, value_enum, default_value_t = Metric::Total)]
+    pub metric: Metric,
+    /// One row per call path instead of per section.
+    #[arg(long)]
+    pub paths: bool,
+    /// A section of the base that the head lacks fails the diff (exit 1). Off by default: removed
+    /// sections are listed in a `Removed:` line, and the diff passes.
+    #[arg(long)]
+    pub fail_on_removed: bool,
+}
 
 /// What `diff` compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use perfgraph_core::data::Report;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// The run in call-tree JSON file `path`, read as a stream (memory holds the report, not the text) and
 /// held to the reader's limits (`Report::MAX_JSON_BYTES` and the others: `--help` states them).

@@ -16,13 +16,23 @@ use std::io;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use clap::Args;
 use perfgraph_core::attach;
 use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use crate::Failure;
+use crate::failure::Failure;
 use input::{Input, Wake};
 use view::{Pane, Snapshot, ThreadNow, Ui};
+
+#[derive(Args, Debug)]
+pub struct TopArgs {
+    /// The process id.
+    pub pid: u32,
+    /// Seconds between refreshes (at least 0.1).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub interval: f64,
+}
 
 /// Shortest refresh interval, seconds.
 pub const MIN_INTERVAL: f64 = 0.1;

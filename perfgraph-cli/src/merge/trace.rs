@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 use perfgraph_core::config::TraceFormat;
 use perfgraph_core::trace::{TraceIdentity, read_events, read_identity};
 
-use crate::{Failure, load};
+use crate::failure::Failure;
+use crate::load;
 
 /// Whether `path` names a Perfetto protobuf trace (as `PERFGRAPH_TRACE` chooses the format: the core's
 /// rule).

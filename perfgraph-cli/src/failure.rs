@@ -1,0 +1,4 @@
+//! How a subcommand fails: one line for stderr, and exit code 2 (`main`).
+
+/// A failure: what to print (one line, naming the file) and the exit code.
+pub struct Failure(pub String);
