@@ -12,11 +12,15 @@
 
 mod loom_model;
 
+#[path = "../src/base/poison.rs"]
+mod poison;
+
 mod base {
     pub(crate) mod atomics {
         pub(crate) use loom::sync::atomic;
         pub(crate) const MODEL: bool = true;
     }
+    pub(crate) use super::poison;
     /// The ring's slots are built one by one in the model (`MODEL`), never mapped: never called.
     pub(crate) mod sys {
         pub(crate) fn map_zeroed(_len: usize) -> Option<std::ptr::NonNull<u8>> {

@@ -10,11 +10,15 @@
 
 mod loom_model;
 
+#[path = "../src/base/poison.rs"]
+mod poison;
+
 mod base {
     pub(crate) mod atomics {
         pub(crate) use loom::sync::atomic;
         pub(crate) const MODEL: bool = true;
     }
+    pub(crate) use super::poison;
     /// The model's slots are built one by one (`MODEL`), never mapped: these are never called.
     pub(crate) mod sys {
         pub(crate) fn map_zeroed(_len: usize) -> Option<std::ptr::NonNull<u8>> {

@@ -17,11 +17,15 @@
 
 mod loom_model;
 
+#[path = "../src/base/poison.rs"]
+mod poison;
+
 mod base {
     pub(crate) mod atomics {
         pub(crate) use loom::sync::atomic;
         pub(crate) const MODEL: bool = true;
     }
+    pub(crate) use super::poison;
     pub(crate) mod registry {
         pub type SectionId = u32;
     }

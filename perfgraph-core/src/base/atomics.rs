@@ -1,6 +1,6 @@
 //! The atomics the lock-free code uses (crossbeam's seam for model checking).
 //!
-//! `ring.rs` depends on nothing but this module, so `tests/loom_ring.rs` includes that very file with its own
+//! `ring.rs` depends on nothing but this module (and `poison`, and two calls of `sys`), so `tests/loom_ring.rs` includes that very file with its own
 //! `atomics` module pointing at loom (and `MODEL = true`) and model-checks the production code, not a copy of it.
 
 pub(crate) use std::sync::atomic;

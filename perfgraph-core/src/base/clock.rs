@@ -23,7 +23,7 @@
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use super::sys;
+use super::{poison, sys};
 
 /// Which source [`now`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +121,7 @@ fn manual_now() -> u64 {
 /// If the runtime has already chosen its clock.
 pub fn select_manual(start_ticks: u64) {
     // Under the lock `init` holds while it chooses the source: either it has chosen, or it will see this.
-    let _choosing = CHOOSING.lock().unwrap_or_else(|e| e.into_inner());
+    let _choosing = poison::lock(&CHOOSING);
     assert!(
         BASE.get().is_none(),
         "perfgraph: the manual clock must be selected before the runtime starts"
@@ -153,7 +153,7 @@ pub fn advance_manual(ns: u64) {
 /// # Panics
 /// If the runtime has already chosen its clock.
 pub fn select_drifting() {
-    let _choosing = CHOOSING.lock().unwrap_or_else(|e| e.into_inner());
+    let _choosing = poison::lock(&CHOOSING);
     assert!(
         BASE.get().is_none(),
         "perfgraph: the drifting clock must be selected before the runtime starts"
@@ -211,7 +211,7 @@ static NS_PER_TICK: AtomicU64 = AtomicU64::new(0x3FF0_0000_0000_0000);
 /// Chooses the source and takes the base pair. Idempotent; called by the runtime's one-time init. Keeps the
 /// manual clock if a test selected it ([`select_manual`]), whatever `prefer_monotonic` says.
 pub fn init(prefer_monotonic: bool) -> Source {
-    let _choosing = CHOOSING.lock().unwrap_or_else(|e| e.into_inner());
+    let _choosing = poison::lock(&CHOOSING);
     if BASE.get().is_none() {
         let mode = MODE.load(Ordering::Relaxed);
         let (ticks, mono_ns) = if mode == MODE_MANUAL {

@@ -11,6 +11,7 @@
 //! * [`control`]: the control socket's protocol (requests, where the sockets are);
 //! * [`endpoint`]: an OTLP collector's URL (`PERFGRAPH_OTLP`);
 //! * [`heap`]: the counting allocator and its per-thread counters;
+//! * [`poison`]: taking a lock a panic poisoned ([`poison::lock`]);
 //! * [`process`]: the process-wide state (started, the background thread's inbox, exit progress, the
 //!   resident-set figure);
 //! * [`sys`]: every call into the operating system;
@@ -26,6 +27,7 @@ pub(crate) mod control;
 pub(crate) mod endpoint;
 pub(crate) mod heap;
 pub(crate) mod identity;
+pub(crate) mod poison;
 pub(crate) mod process;
 pub(crate) mod registry;
 pub(crate) mod secure;

@@ -18,6 +18,8 @@
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use super::poison;
+
 /// A section's id: small, dense, starting at 1. Id 0 is the per-thread root of the call tree.
 pub type SectionId = u32;
 
@@ -134,8 +136,8 @@ pub fn hold_for_fork() -> (
     MutexGuard<'static, u32>,
     MutexGuard<'static, Vec<SectionId>>,
 ) {
-    let registry = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
-    let skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    let registry = poison::lock(&REGISTRY);
+    let skipped = poison::lock(&SKIPPED);
     (registry, skipped)
 }
 
@@ -168,7 +170,7 @@ impl Section {
 
     fn note_first_skip(&'static self) {
         let id = self.id();
-        let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+        let mut skipped = poison::lock(&SKIPPED);
         // Relaxed: the flag only spares later calls this function; two threads that both get here are
         // serialised by the lock, and the second finds the id already listed.
         self.skipped.store(true, Ordering::Relaxed);
@@ -226,7 +228,7 @@ impl Section {
     }
 
     fn register_untracked(&'static self) -> SectionId {
-        let mut count = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+        let mut count = poison::lock(&REGISTRY);
         // Relaxed is enough: every store to `id` happens under this mutex, which orders it for us.
         let id = self.id.load(Ordering::Relaxed);
         if id != 0 {
@@ -310,26 +312,26 @@ pub fn info(id: SectionId) -> Option<SectionInfo> {
         return Some(*info);
     }
     // The id may have reached us through Relaxed loads only; the mutex orders us after its registration.
-    drop(REGISTRY.lock().unwrap_or_else(|e| e.into_inner()));
+    drop(poison::lock(&REGISTRY));
     lookup(id).copied()
 }
 
 /// The sections reached at least once while their level was above the verbosity (so at least one of their
 /// calls was not recorded), in the order first seen.
 pub fn skipped() -> Vec<SectionInfo> {
-    let ids = SKIPPED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let ids = poison::lock(&SKIPPED).clone();
     ids.into_iter().filter_map(info).collect()
 }
 
 /// How many sections are registered (what `all().len()` would say, without copying them).
 #[cfg_attr(not(feature = "listen"), allow(dead_code))]
 pub fn count() -> u32 {
-    *REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+    *poison::lock(&REGISTRY)
 }
 
 /// Every registered section, by id.
 pub fn all() -> Vec<SectionInfo> {
-    let count = *REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let count = *poison::lock(&REGISTRY);
     (1..=count).filter_map(|id| lookup(id).copied()).collect()
 }
 

@@ -19,6 +19,7 @@ use super::files::{self, Abandoned};
 use super::terminal::screen;
 
 use crate::base::clock;
+use crate::base::poison;
 use crate::base::process::{self, Message};
 
 /// Longest the exit handler waits for the background thread's final pass to make progress: it gives up
@@ -31,7 +32,7 @@ static FINISHED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
 /// The background thread finished its final pass: the exit handler may return.
 pub(crate) fn finished() {
     let (lock, cvar) = &FINISHED;
-    *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    *poison::lock(lock) = true;
     cvar.notify_all();
 }
 
@@ -109,7 +110,7 @@ pub(crate) fn shutdown_for_signal(sig: i32, stall: Duration) {
 /// Waits for the final pass as long as it makes progress (see [`shutdown`]), or until a signal cuts it short.
 fn wait_for_final_pass(stall: Duration) {
     let (lock, cvar) = &FINISHED;
-    let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let mut done = poison::lock(lock);
     let mut seen = process::progress_count();
     let mut last_progress = std::time::Instant::now();
     let slice = Duration::from_millis(20).min(stall);

@@ -13,6 +13,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::base::poison;
 use crate::base::process;
 
 pub(crate) use stream::Stream;
@@ -59,7 +60,7 @@ pub(crate) fn abandon_current() -> Option<(&'static str, PathBuf, Abandoned)> {
 }
 
 fn set_current(entry: Option<(&'static str, PathBuf, Partial)>) {
-    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = entry;
+    *poison::lock(&CURRENT) = entry;
 }
 
 /// Writes a file through `fill`. On failure returns the one line to print: the variable, the path and the

@@ -4,12 +4,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use super::{Abandoned, Stream, Target};
+use crate::base::poison;
 
 /// Held by each test that writes: [`super::CURRENT`] is one per process, and the abandon test takes
 /// whatever entry it finds.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&SERIAL)
 }
 
 /// A fresh, empty directory for one test.

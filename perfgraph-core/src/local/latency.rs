@@ -8,7 +8,7 @@
 //! Like the node's counters, only the owner writes a block (plain load and store, no read-modify-write);
 //! any thread reads it.
 //!
-//! Depends only on [`crate::base::atomics`], [`crate::base::buckets`] and `sys::release_pages`, so the loom
+//! Depends only on [`crate::base::atomics`], [`crate::base::buckets`], [`crate::base::poison`] and `sys::release_pages`, so the loom
 //! model compiles it (with a stand-in for the last).
 
 use std::cell::UnsafeCell;
@@ -16,6 +16,7 @@ use std::mem::MaybeUninit;
 
 use crate::base::atomics::atomic::{AtomicU64, Ordering};
 use crate::base::buckets::{self, BUCKETS};
+use crate::base::poison;
 
 /// One call path's completed calls by duration, in ticks.
 ///
@@ -203,7 +204,7 @@ unsafe impl Send for Pool {}
 /// The pool's lock, taken before a `fork()` (`collector::fork`, after the rings' pool: a tree dropped
 /// under the thread list's lock frees its rings, then its blocks) so a child never inherits it held.
 pub fn hold_pool_for_fork() -> std::sync::MutexGuard<'static, Pool> {
-    POOL.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&POOL)
 }
 
 std::thread_local! {

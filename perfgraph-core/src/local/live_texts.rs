@@ -8,6 +8,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::base::poison;
+
 /// Depths that keep a filled message; a call deeper than this shows its template.
 const DEPTHS: usize = 64;
 
@@ -25,7 +27,7 @@ impl LiveTexts {
         if depth >= DEPTHS {
             return;
         }
-        let mut slots = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slots = poison::lock(&self.0);
         if slots.len() <= depth {
             slots.resize(depth + 1, None);
         }
@@ -34,7 +36,7 @@ impl LiveTexts {
 
     /// The filled message of the call at `depth` that started at `start`, if it has one.
     pub fn get(&self, depth: u32, start: u64) -> Option<Arc<str>> {
-        let slots = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let slots = poison::lock(&self.0);
         match slots.get(depth as usize)? {
             Some((s, text)) if *s == start => Some(text.clone()),
             _ => None,

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::base::poison;
 use crate::data::locks::LockStats;
 
 /// One lock's figures, in clock ticks.
@@ -157,7 +158,7 @@ static TABLE: Mutex<Option<Table>> = Mutex::new(None);
 
 /// The table's lock, taken before a `fork()` so a child never inherits it held.
 pub fn hold_for_fork() -> MutexGuard<'static, Option<Table>> {
-    TABLE.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&TABLE)
 }
 
 /// A new block for a lock named `name`, listed until [`retire`]d.

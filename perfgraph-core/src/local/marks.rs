@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, Ordering};
 
+use crate::base::poison;
+
 /// What wants marks (set at the runtime's start): [`TRACE`] (the trace is on), [`EVENTS`] (live print
 /// shows `event!`s, `PERFGRAPH_LIVE=all`). One word, so the check is one load.
 static WANTED: AtomicU8 = AtomicU8::new(0);
@@ -67,7 +69,7 @@ pub fn keep(message: String) -> u64 {
 
 /// The messages' lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
 pub fn hold_for_fork() -> std::sync::MutexGuard<'static, Option<HashMap<u64, String>>> {
-    MESSAGES.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&MESSAGES)
 }
 
 /// A copy of message `id`, left in place.

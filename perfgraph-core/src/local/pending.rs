@@ -14,6 +14,7 @@ use std::cell::Cell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crate::base::poison;
 use crate::base::process;
 use crate::base::registry::SectionId;
 
@@ -73,7 +74,7 @@ thread_local! {
 }
 
 fn list() -> std::sync::MutexGuard<'static, Vec<Option<Pending>>> {
-    LIST.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&LIST)
 }
 
 /// Adds the future `id` of `section`, first polled now (at `start` ticks) on this thread, showing `text`

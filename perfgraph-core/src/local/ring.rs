@@ -33,6 +33,7 @@
 //! outputs that need every record lose them; [`unmapped`] counts such threads.
 
 use crate::base::atomics::atomic::{AtomicU64, Ordering, fence};
+use crate::base::poison;
 use crate::base::sys;
 
 /// Rings given back by dropped [`Ring::reused`] rings: their slots and their head. At most
@@ -50,7 +51,7 @@ pub type Pool = Vec<(Slots, u64)>;
 /// The pool's lock, taken before a `fork()` (`collector::fork`, after the thread list's, the order every
 /// other path takes them in) so a child never inherits it held.
 pub fn hold_pool_for_fork() -> std::sync::MutexGuard<'static, Pool> {
-    POOL.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&POOL)
 }
 
 /// Threads waiting for a ring to come back to the pool ([`Waiting`]): a ring dropped meanwhile goes to
@@ -217,7 +218,7 @@ impl Ring {
     /// ring, counted in [`unmapped`].
     pub fn reused(capacity: usize) -> Ring {
         let capacity = capacity.max(2).next_power_of_two();
-        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pool = poison::lock(&POOL);
         if let Some(i) = pool.iter().rposition(|(s, _)| s.len() == capacity) {
             let (slots, head) = pool.swap_remove(i);
             drop(pool);
@@ -253,10 +254,7 @@ impl Ring {
     /// Whether the pool holds a ring of `capacity` records (a new thread then needs no new memory).
     pub fn pooled(capacity: usize) -> bool {
         let capacity = capacity.max(2).next_power_of_two();
-        POOL.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(|(s, _)| s.len() == capacity)
+        poison::lock(&POOL).iter().any(|(s, _)| s.len() == capacity)
     }
 
     /// The head when this owner got the ring (records before it are a previous owner's).
@@ -325,7 +323,7 @@ impl Drop for Ring {
         // `&mut self`: no producer or consumer is left. The head goes with the slots (see the module docs).
         let slots = std::mem::take(&mut self.slots);
         let head = self.head.load(Ordering::Relaxed);
-        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pool = poison::lock(&POOL);
         let kept: usize = pool.iter().map(|(s, _)| std::mem::size_of_val(&**s)).sum();
         // A thread waiting for a ring (`local::ring_supply::new_ring`) takes this one, whatever the pool holds.
         if kept + std::mem::size_of_val(&*slots) <= POOL_KEEP_BYTES

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::retired::{Exited, Group, Retired};
 use super::thread::ThreadState;
-use crate::base::{clock, heap, process, sys};
+use crate::base::{clock, heap, poison, process, sys};
 
 /// The threads that recorded: the live ones (in order of first section) and the retired ones, folded. One
 /// lock over both, so a reader sees every thread exactly once.
@@ -60,7 +60,7 @@ pub fn exited_pending() -> u64 {
 }
 
 fn threads() -> std::sync::MutexGuard<'static, Threads> {
-    THREADS.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&THREADS)
 }
 
 /// The live threads (not folded yet), in order of first section.
@@ -186,13 +186,13 @@ static NAMES: Mutex<BTreeMap<String, u32>> = Mutex::new(BTreeMap::new());
 
 /// The names' lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
 pub fn hold_names_for_fork() -> MutexGuard<'static, BTreeMap<String, u32>> {
-    NAMES.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&NAMES)
 }
 
 /// `name` as this thread shows it in tables and live-print prefixes: the name itself for the first thread
 /// that bears it, `name#k` for the k-th (tokio's and rayon's workers share one name).
 fn told_apart(name: &str) -> String {
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut names = poison::lock(&NAMES);
     let seen = names.entry(name.to_owned()).or_insert(0);
     *seen += 1;
     label(name, *seen)

@@ -10,6 +10,7 @@ use tracing_core::field::{Field, Visit};
 use tracing_core::span::Attributes;
 use tracing_core::{Level, Metadata};
 
+use crate::base::poison;
 use crate::base::registry::{Name, Section, SectionMeta};
 use crate::base::sys;
 
@@ -39,7 +40,7 @@ fn hold_across_fork() {
 
 extern "C" fn take_for_fork() {
     let _ = std::panic::catch_unwind(|| {
-        let held = SITES.lock().unwrap_or_else(|e| e.into_inner());
+        let held = poison::lock(&SITES);
         // During the thread's teardown there is nowhere to keep it: then it is not held.
         let _ = HELD.try_with(|h| *h.borrow_mut() = Some(held));
     });
@@ -70,11 +71,7 @@ impl SiteCache {
         if self.0[slot].0 == key {
             return self.0[slot].1;
         }
-        let site = *SITES
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()?
-            .get(&key)?;
+        let site = *poison::lock(&SITES).as_ref()?.get(&key)?;
         self.0[slot] = (key, Some(site));
         Some(site)
     }
@@ -134,7 +131,7 @@ pub(super) fn register(
 ) -> &'static Section {
     hold_across_fork();
     let key = key(meta);
-    let mut sites = SITES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut sites = poison::lock(&SITES);
     let sites = sites.get_or_insert_with(HashMap::new);
     if let Some(&site) = sites.get(&key) {
         return site;

@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 
 use super::terminal::{self, Screen};
 use crate::base::config::CaptureMode;
+use crate::base::poison;
 use crate::base::sys::{self, Io, Kind, Room, Target};
 use pump::{Continued, Stream};
 
@@ -54,7 +55,7 @@ pub(crate) fn start(mode: CaptureMode) -> Option<String> {
         });
     }
     if mode != CaptureMode::Off {
-        *PLANNED.lock().unwrap_or_else(|e| e.into_inner()) = Some(mode);
+        *poison::lock(&PLANNED) = Some(mode);
     }
     None
 }
@@ -179,7 +180,7 @@ pub(crate) fn sees_stops() -> bool {
 }
 
 fn stream() -> MutexGuard<'static, Option<Stream>> {
-    STREAM.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&STREAM)
 }
 
 /// Live print is about to decide and write (`screen` held): forwards what the program wrote first. Returns
@@ -350,7 +351,7 @@ pub(crate) fn stop() {
 /// that never shows a live line (a short run, a test, `prog | head`) runs exactly as without perfgraph.
 /// Returns a warning when `PERFGRAPH_CAPTURE=on` could not capture.
 pub(crate) fn before_first_line(screen: &mut Screen) -> Option<String> {
-    let mode = PLANNED.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+    let mode = poison::lock(&PLANNED).take()?;
     start::start_now(screen, mode)
 }
 

@@ -6,6 +6,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use crate::base::clock;
+use crate::base::poison;
 use crate::collector::terminal::screen;
 use crate::local::threads;
 
@@ -22,10 +23,7 @@ pub(crate) fn install() {
             // keeps alive for the whole process.
             let index = unsafe { &*ptr }.index;
             let at = clock::now().0;
-            PANICS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((index, at));
+            poison::lock(&PANICS).push((index, at));
         }
         // The background thread and the capture's forwarder may hold the terminal themselves: they just print.
         if matches!(
@@ -41,10 +39,10 @@ pub(crate) fn install() {
 
 /// The panics noted since the last call, oldest first.
 pub(crate) fn take() -> Vec<(u32, u64)> {
-    std::mem::take(&mut *PANICS.lock().unwrap_or_else(|e| e.into_inner()))
+    std::mem::take(&mut *poison::lock(&PANICS))
 }
 
 /// The list's lock, taken before a `fork()` (`collector::fork`) so a child never inherits it held.
 pub(crate) fn hold_for_fork() -> MutexGuard<'static, Vec<(u32, u64)>> {
-    PANICS.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&PANICS)
 }

@@ -17,7 +17,7 @@ mod partial;
 pub(crate) mod screen;
 
 use crate::base::sys::{self, Room};
-use crate::base::{clock, process};
+use crate::base::{clock, poison, process};
 use partial::Partial;
 
 /// Largest single write: `PIPE_BUF` on Linux, which a pipe with room takes without blocking.
@@ -109,7 +109,7 @@ pub fn other_output() {
 
 /// Locks the terminal (a panic elsewhere never makes it unusable).
 pub fn lock() -> std::sync::MutexGuard<'static, Screen> {
-    SCREEN.lock().unwrap_or_else(|e| e.into_inner())
+    poison::lock(&SCREEN)
 }
 
 impl Screen {

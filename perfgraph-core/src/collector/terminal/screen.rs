@@ -14,6 +14,7 @@ use std::sync::Mutex;
 
 use super::{CATCH_UP, STALL, inside, other_output, set_inside, writing};
 pub use super::{EXIT_FLUSH, MID_LINE, OTHER_OUTPUT_AT, Screen, lock};
+use crate::base::poison;
 use crate::base::process;
 use crate::collector::capture::{self, Wait};
 
@@ -88,7 +89,7 @@ fn suspend_captured<R>(f: impl FnOnce() -> R) -> R {
         }
     }
     process::catch_up(CATCH_UP);
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = poison::lock(&TURN);
     {
         let mut screen = lock();
         capture::flush_all(&mut screen, Wait::Forever);

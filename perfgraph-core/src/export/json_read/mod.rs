@@ -28,6 +28,7 @@ use std::sync::Mutex;
 use serde::de::Deserializer as _;
 
 use super::json_input::{Guard, Limits};
+use crate::base::poison;
 use crate::data::report::Report;
 use document::Top;
 
@@ -119,7 +120,7 @@ fn strip_position(e: &serde_json::Error) -> String {
 /// Interns `s`: the same `&'static str` for the same text, each kept once for good.
 fn intern(s: &str) -> &'static str {
     static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut names = poison::lock(&NAMES);
     let names = names.get_or_insert_with(HashSet::new);
     if let Some(&known) = names.get(s) {
         return known;
