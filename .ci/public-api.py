@@ -8,7 +8,8 @@
 `.ci/run` compares its output with the committed perfgraph-core/public-api.txt, so a change of the public
 API (an item, a field, a method's signature, a `#[non_exhaustive]`, a deprecation) fails CI until the record
 is updated with the command above, and shows up in the diff of the change. Lines are sorted. It is the
-documented API: rustdoc leaves out what `#[doc(hidden)]` hides (`__private`, what only the macros use).
+documented API: rustdoc leaves out what `#[doc(hidden)]` hides (`__private`, what only the macros use;
+`__test_hooks`, what only perfgraph's own tests and benchmarks use).
 Types are written as rustdoc resolves them, closures' and generic bounds' arguments left out.
 """
 import json

@@ -25,9 +25,9 @@ fn instant_pair() {
 
 #[inline(never)]
 fn raw_clock_pair() {
-    let start = perfgraph_core::__private::clock_now();
+    let start = perfgraph_core::__test_hooks::clock_now();
     body();
-    black_box(perfgraph_core::__private::clock_now());
+    black_box(perfgraph_core::__test_hooks::clock_now());
     black_box(start);
 }
 
@@ -130,7 +130,7 @@ fn pg_batch(n: u64, leaf: fn()) {
 /// As [`pg_batch`] with `pg_leaf`, on a call path of its own (`batch_without_histogram` → `leaf`) made
 /// without a latency histogram: the same leaf function, so the two cases differ by the histogram alone.
 fn pg_batch_without_histogram(n: u64) {
-    perfgraph_core::__private::without_latency_histograms(|| {
+    perfgraph_core::__test_hooks::without_latency_histograms(|| {
         time_section!("batch_without_histogram");
         repeat(n, pg_leaf);
     });
@@ -161,13 +161,13 @@ fn pg_future_polls(n: u64) {
 
 fn verbosity_on() {
     set_verbosity(Verbosity::Level(1));
-    perfgraph_core::__private::record_as_if_tracing(false);
+    perfgraph_core::__test_hooks::record_as_if_tracing(false);
 }
 
 /// As [`verbosity_on`], and what a trace wants (args, events) is recorded as if one were written.
 fn verbosity_on_traced() {
     set_verbosity(Verbosity::Level(1));
-    perfgraph_core::__private::record_as_if_tracing(true);
+    perfgraph_core::__test_hooks::record_as_if_tracing(true);
 }
 
 fn verbosity_off() {

@@ -27,7 +27,7 @@ pub mod case {
     /// perfgraph recording a `#[timed]` leaf.
     pub const PERFGRAPH_ENABLED: &str = "perfgraph/enabled";
     /// The same leaf on a call path made without a latency histogram (the bench hook
-    /// `__private::without_latency_histograms`): next to [`PERFGRAPH_ENABLED`], the histogram's cost.
+    /// `__test_hooks::without_latency_histograms`): next to [`PERFGRAPH_ENABLED`], the histogram's cost.
     pub const PERFGRAPH_NO_HISTOGRAM: &str = "perfgraph/no_histogram";
     /// The same leaf with the verbosity off.
     pub const PERFGRAPH_DISABLED_BY_VERBOSITY: &str = "perfgraph/disabled_by_verbosity";
@@ -39,7 +39,7 @@ pub mod case {
     pub const PERFGRAPH_FUTURE_POLL: &str = "perfgraph/future_poll";
     /// A `#[timed]` leaf recording two integer args, no output wanting them (no trace): their check only.
     pub const PERFGRAPH_ARGS: &str = "perfgraph/args_2_ints";
-    /// The same leaf, its args recorded as a trace wants them (`__private::record_as_if_tracing`).
+    /// The same leaf, its args recorded as a trace wants them (`__test_hooks::record_as_if_tracing`).
     pub const PERFGRAPH_ARGS_TRACED: &str = "perfgraph/args_2_ints_traced";
     /// An `event!` with one integer arg, recorded as a trace wants it.
     pub const PERFGRAPH_EVENT_TRACED: &str = "perfgraph/event_traced";

@@ -10,7 +10,7 @@
 //!
 //! * `TRUTH_MINUTE=1`: then waits until 60 s into the run and times two sections there.
 //! * `TRUTH_DRIFT=1`: the clock is a counter whose frequency drifts by 0.4% from 0.7 s to 2.2 s
-//!   (`__private::drifting_clock`), so the calibration moves during the run.
+//!   (`__test_hooks::drifting_clock`), so the calibration moves during the run.
 //! * `TRUTH_HOLD=1`: after the run, writes the truth, prints `truth: holding` on stdout and waits on stdin:
 //!   each line `phase` runs 5 sleeps of 100 ms and 1,000 short calls (adding them to the truth, written
 //!   again) and prints `truth: done`; the end of stdin ends the program. For the outputs read from a
@@ -431,7 +431,7 @@ fn main() {
     let zero = *ZERO.get_or_init(Instant::now);
     let flag = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
     if flag("TRUTH_DRIFT") {
-        perfgraph_core::__private::drifting_clock();
+        perfgraph_core::__test_hooks::drifting_clock();
     }
     FACTS.lock().unwrap().reserve(20_000);
     let out = std::env::var("TRUTH_OUT").ok();

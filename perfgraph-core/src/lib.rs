@@ -281,15 +281,11 @@ pub fn report() -> Report {
     local::snapshot::report(entry::config())
 }
 
-/// What the macros expand to, and hooks for this crate's own tests. Not a public API: it changes without
-/// notice.
+/// What the macros' expansions name: the call sites' statics, the calls they make and the types those
+/// return. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::base::process::passes;
-    /// For tests, not a public API: rings the background thread's doorbell (a pass soon).
-    pub use crate::base::process::wake as wake_background;
     pub use crate::base::registry::{Name, Section, SectionMeta};
-    pub use crate::collector::pause_draining;
     pub use crate::data::args::ArgValue;
     pub use crate::entry::{counter, enter, event, with_args};
     pub use crate::future::{FutureArgs, future_args};
@@ -297,6 +293,17 @@ pub mod __private {
     pub use crate::local::counters::{CounterSite, CounterValue};
     pub use crate::local::guard::{ArgsGuard, Guard};
     pub use crate::local::marks::EventSite;
+}
+
+/// Hooks for perfgraph's own tests, benchmarks and truth harness: a fake or drifting clock, a fake resident
+/// set, a paused drain, the background thread's passes, single reads of what a section reads. Not a public
+/// API: it changes without notice.
+#[doc(hidden)]
+pub mod __test_hooks {
+    pub use crate::base::process::passes;
+    /// For tests, not a public API: rings the background thread's doorbell (a pass soon).
+    pub use crate::base::process::wake as wake_background;
+    pub use crate::collector::pause_draining;
 
     /// For the benchmark of the latency histogram's cost, not a public API: runs `f`, and the call paths
     /// this thread makes during it get no latency histogram (as paths past a thread's first 1,023). The

@@ -48,7 +48,7 @@ fn the_footer_states_a_sane_cost_and_a_share_of_at_most_100_percent() {
         .is_none()
         && start.elapsed() < std::time::Duration::from_secs(60)
     {
-        perfgraph_core::__private::wake_background();
+        perfgraph_core::__test_hooks::wake_background();
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let r = perfgraph_core::report();

@@ -1,6 +1,6 @@
 //! Golden files of every at-exit output from one real recording under a fake clock: this test binary runs
 //! itself as a child process (with `RECORDING_CHILD` set) that selects the manual clock and fake resident
-//! memory (`__private::fake_clock`, `set_fake_rss_kb`) before the runtime starts, then runs a made-up
+//! memory (`__test_hooks::fake_clock`, `set_fake_rss_kb`) before the runtime starts, then runs a made-up
 //! solver through real `#[timed]` functions and `time_section!`, moving the clock by exact amounts inside
 //! the bodies. Everything after that is the real path: guards, per-thread call trees and rings, the
 //! background thread's drains, snapshots, the merge, the reports on stderr and the three files, written by
@@ -24,7 +24,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use perfgraph_core::__private::{advance_clock, fake_clock, passes, set_fake_rss_kb};
+use perfgraph_core::__test_hooks::{advance_clock, fake_clock, passes, set_fake_rss_kb};
 use perfgraph_core::{time_section, timed};
 use serde_json::Value;
 

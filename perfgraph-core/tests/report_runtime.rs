@@ -68,7 +68,7 @@ fn load(outer: u64, inner: u64) {
 fn counts_are_exact_under_two_threads_even_when_the_ring_overflows() {
     const OUTER: u64 = 50;
     const INNER: u64 = 1_000; // 50,050 records per thread: the 8192-record rings overflow
-    perfgraph_core::__private::pause_draining(true);
+    perfgraph_core::__test_hooks::pause_draining(true);
     let workers: Vec<_> = ["rt-a", "rt-b"]
         .into_iter()
         .map(|name| common::spawn_named(name, || load(OUTER, INNER)))

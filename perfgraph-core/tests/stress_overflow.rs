@@ -64,7 +64,7 @@ fn slow_consumer_loses_records_not_counts() {
     perfgraph_core::set_verbosity(perfgraph_core::Verbosity::Level(2));
 
     // A consumer that reads nothing until both producers are done: each ring keeps only its newest lap.
-    perfgraph_core::__private::pause_draining(true);
+    perfgraph_core::__test_hooks::pause_draining(true);
     run_two(["stress-a", "stress-b"]);
     common::wait_passes(2);
     for name in ["stress-a", "stress-b"] {
@@ -92,7 +92,7 @@ fn overflow_child() {
     if std::env::var_os("OVERFLOW_CHILD").is_none() {
         return;
     }
-    perfgraph_core::__private::pause_draining(true);
+    perfgraph_core::__test_hooks::pause_draining(true);
     common::on_thread("stress-trace", work);
 }
 

@@ -115,7 +115,7 @@ fn no_rings() {
         .is_none()
         && start.elapsed() < std::time::Duration::from_secs(30)
     {
-        perfgraph_core::__private::wake_background();
+        perfgraph_core::__test_hooks::wake_background();
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     let ready = Arc::new(Barrier::new(AT_ONCE + 1));

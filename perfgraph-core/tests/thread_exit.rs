@@ -16,7 +16,7 @@ fn step(i: u64) -> u64 {
 
 #[test]
 fn exited_thread_keeps_its_tree_and_records() {
-    perfgraph_core::__private::pause_draining(true);
+    perfgraph_core::__test_hooks::pause_draining(true);
     common::on_thread("short-lived", || job(100));
 
     // Before any drain: the exited thread's aggregates are already complete.

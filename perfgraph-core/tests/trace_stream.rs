@@ -51,21 +51,21 @@ fn wide(depth: u32) {
     }
     {
         perfgraph_core::time_section!("a");
-        perfgraph_core::__private::advance_clock(1);
+        perfgraph_core::__test_hooks::advance_clock(1);
         wide(depth - 1);
-        perfgraph_core::__private::advance_clock(1);
+        perfgraph_core::__test_hooks::advance_clock(1);
     }
     {
         perfgraph_core::time_section!("b");
-        perfgraph_core::__private::advance_clock(1);
+        perfgraph_core::__test_hooks::advance_clock(1);
         wide(depth - 1);
-        perfgraph_core::__private::advance_clock(1);
+        perfgraph_core::__test_hooks::advance_clock(1);
     }
     {
         perfgraph_core::time_section!("c");
-        perfgraph_core::__private::advance_clock(1);
+        perfgraph_core::__test_hooks::advance_clock(1);
         wide(depth - 1);
-        perfgraph_core::__private::advance_clock(1);
+        perfgraph_core::__test_hooks::advance_clock(1);
     }
 }
 /// The manual clock's reading when the runtime starts (`through_exit`): its ticks are nanoseconds.
@@ -82,11 +82,11 @@ extern "C" fn exiting() {
 /// `THROUGH_EXIT_TOTAL`: its calls, and the trace time by which all of them had ended.
 fn through_exit() {
     use std::sync::atomic::Ordering::{Acquire, Relaxed};
-    perfgraph_core::__private::fake_clock(CLOCK_START);
+    perfgraph_core::__test_hooks::fake_clock(CLOCK_START);
     // perfgraph starts here and registers its exit handler; ours, registered after it, runs before it.
     {
         perfgraph_core::time_section!("main_start");
-        perfgraph_core::__private::advance_clock(1);
+        perfgraph_core::__test_hooks::advance_clock(1);
     }
     wide(8);
     // SAFETY: a plain `extern "C" fn()` valid for the whole process.
@@ -96,7 +96,7 @@ fn through_exit() {
     // Each call 1 ns long (slices of no length would tie their own begin and end).
     let spin = || {
         perfgraph_core::time_section!("spin");
-        perfgraph_core::__private::advance_clock(1);
+        perfgraph_core::__test_hooks::advance_clock(1);
         SPINS.fetch_add(1, Relaxed);
     };
     std::thread::Builder::new()
@@ -107,8 +107,8 @@ fn through_exit() {
                     for _ in 0..tail {
                         spin();
                     }
-                    perfgraph_core::__private::advance_clock(1);
-                    let done_ns = perfgraph_core::__private::clock_now() - CLOCK_START;
+                    perfgraph_core::__test_hooks::advance_clock(1);
+                    let done_ns = perfgraph_core::__test_hooks::clock_now() - CLOCK_START;
                     let total = SPINS.load(Relaxed);
                     std::fs::write(&total_file, format!("{total} {done_ns}")).unwrap();
                     loop {

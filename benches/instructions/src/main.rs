@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Cases: `section` (a `time_section!` leaf), `section-args` (the same with two integer args) and
-//! `section-args-traced` (recording them as a trace would: `__private::record_as_if_tracing`),
+//! `section-args-traced` (recording them as a trace would: `__test_hooks::record_as_if_tracing`),
 //! `event-traced` (an `event!` with one integer arg, recorded as a trace would), `counter` and
 //! `counter-traced` (a `counter!`), `std-mutex` (an uncontended lock and unlock of std's `Mutex`),
 //! `mutex` and `mutex-traced` (the same with `perfgraph_core::sync::Mutex`), `poll` (a poll of a pending `time_future!`), `span`
@@ -95,19 +95,19 @@ fn main() {
             }
         }
         "section-args" | "section-args-traced" => {
-            perfgraph_core::__private::record_as_if_tracing(case.ends_with("traced"));
+            perfgraph_core::__test_hooks::record_as_if_tracing(case.ends_with("traced"));
             for i in 0..n {
                 section_args_leaf(i);
             }
         }
         "event-traced" => {
-            perfgraph_core::__private::record_as_if_tracing(true);
+            perfgraph_core::__test_hooks::record_as_if_tracing(true);
             for i in 0..n {
                 event_leaf(i);
             }
         }
         "counter" | "counter-traced" => {
-            perfgraph_core::__private::record_as_if_tracing(case.ends_with("traced"));
+            perfgraph_core::__test_hooks::record_as_if_tracing(case.ends_with("traced"));
             for i in 0..n {
                 counter_leaf(i);
             }
@@ -118,7 +118,7 @@ fn main() {
             }
         }
         "mutex" | "mutex-traced" => {
-            perfgraph_core::__private::record_as_if_tracing(case.ends_with("traced"));
+            perfgraph_core::__test_hooks::record_as_if_tracing(case.ends_with("traced"));
             for _ in 0..n {
                 pg_mutex_leaf();
             }

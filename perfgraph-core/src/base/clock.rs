@@ -14,7 +14,7 @@
 //! ticks are nanoseconds that move only when the test calls [`advance_manual`]. The truth harness can select
 //! a drifting one ([`select_drifting`]): ticks of a counter whose frequency changes during the run, so
 //! that the calibration moves and every conversion must follow it. Neither is a public API (both are
-//! reached through `__private`), and they cost the TSC path nothing: [`now`] tests for the TSC first, and
+//! reached through `__test_hooks`), and they cost the TSC path nothing: [`now`] tests for the TSC first, and
 //! reads a test clock only where it would otherwise call `clock_gettime`.
 //!
 //! Why not quanta or fastant: both calibrate on first use, synchronously; quanta spends up to 200 ms in

@@ -216,7 +216,7 @@ std::thread_local! {
 
 /// Runs `f` with the call paths this thread makes during it going without a histogram (as a path past
 /// the first [`LATENCY_PATHS`](super::tree::LATENCY_PATHS) does). For the benchmark that times one leaf
-/// section with and without a histogram in one process (`perfgraph_core::__private`); not a setting.
+/// section with and without a histogram in one process (`perfgraph_core::__test_hooks`); not a setting.
 pub fn without_blocks<R>(f: impl FnOnce() -> R) -> R {
     /// Puts the flag back as it was, even if `f` panics.
     struct Restore(bool);

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 /// Waits until the background thread has completed `n` more passes (each drains every ring once). The bound
 /// only catches a hang; it is not a timing assertion.
 pub fn wait_passes(n: u64) {
-    perfgraph_core::__private::pause_draining(false);
-    let target = perfgraph_core::__private::passes() + n + 1;
+    perfgraph_core::__test_hooks::pause_draining(false);
+    let target = perfgraph_core::__test_hooks::passes() + n + 1;
     let deadline = Instant::now() + Duration::from_secs(30);
-    while perfgraph_core::__private::passes() < target {
+    while perfgraph_core::__test_hooks::passes() < target {
         assert!(
             Instant::now() < deadline,
             "background thread made no progress in 30 s"

@@ -31,8 +31,8 @@ const ROUNDS: usize = 20;
 impl CpuClock {
     /// Measures both (about a second).
     pub fn measure() -> CpuClock {
-        let readable = perfgraph_core::__private::read_thread_cpu_ns().is_some();
-        let switches = perfgraph_core::__private::read_thread_switches().is_some();
+        let readable = perfgraph_core::__test_hooks::read_thread_cpu_ns().is_some();
+        let switches = perfgraph_core::__test_hooks::read_thread_switches().is_some();
         let (mut monotonic, mut cpu, mut usage) = (f64::MAX, f64::MAX, f64::MAX);
         for round in 0..ROUNDS {
             // Each goes first in every other round.
@@ -69,13 +69,13 @@ fn monotonic_reads() -> f64 {
 /// ns per read of the thread's context switches.
 fn switches_reads() -> f64 {
     timing::ns_per_call(READS, || {
-        black_box(perfgraph_core::__private::read_thread_switches());
+        black_box(perfgraph_core::__test_hooks::read_thread_switches());
     })
 }
 
 /// ns per thread-CPU-clock read.
 fn cpu_reads() -> f64 {
     timing::ns_per_call(READS, || {
-        black_box(perfgraph_core::__private::read_thread_cpu_ns());
+        black_box(perfgraph_core::__test_hooks::read_thread_cpu_ns());
     })
 }

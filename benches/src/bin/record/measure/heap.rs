@@ -34,7 +34,7 @@ impl Heap {
     /// Measures both (a few seconds).
     pub fn measure() -> Heap {
         static COUNTING: CountingAllocator = CountingAllocator::new(System);
-        let readable = perfgraph_core::__private::read_rss_bytes().is_some();
+        let readable = perfgraph_core::__test_hooks::read_rss_bytes().is_some();
         let (mut system, mut counting, mut read) = (f64::MAX, f64::MAX, f64::MAX);
         for round in 0..ROUNDS {
             // Each goes first in every other round.
@@ -70,6 +70,6 @@ fn pairs(a: &impl GlobalAlloc) -> f64 {
 /// ns per exact resident-memory read.
 fn rss_reads() -> f64 {
     timing::ns_per_call(READS, || {
-        black_box(perfgraph_core::__private::read_rss_bytes());
+        black_box(perfgraph_core::__test_hooks::read_rss_bytes());
     })
 }

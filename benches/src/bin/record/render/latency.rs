@@ -20,7 +20,7 @@ pub fn write(doc: &mut String, r: &Results, merge: Option<&Merge>) {
         "## Latency histograms\n\n\
          What the latency histogram adds to a section: the `perfgraph/enabled` leaf next to the same leaf\n\
          function on a call path made without a histogram (`perfgraph/no_histogram`: the bench hook\n\
-         `__private::without_latency_histograms`, as for a path past a thread's first 1,023). Criterion\n\
+         `__test_hooks::without_latency_histograms`, as for a path past a thread's first 1,023). Criterion\n\
          medians of the same process (*main*), ns per call.\n\n\
          | Clock | with a histogram | without | the histogram's cost | target ≤ {TARGET_NS} ns |\n\
          |---|---:|---:|---:|---|"

@@ -114,7 +114,7 @@ pub const ROWS: &[Row] = &[
         process::MAIN,
         case::PERFGRAPH_NO_HISTOGRAM,
         "perfgraph, on a path without a latency histogram",
-        "the same leaf; bench hook `__private::without_latency_histograms`",
+        "the same leaf; bench hook `__test_hooks::without_latency_histograms`",
     ),
     perfgraph_row(
         process::MAIN,
