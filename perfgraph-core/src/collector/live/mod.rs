@@ -2,7 +2,8 @@
 //!
 //! The decisions are made by the pure [`printer::Printer`]; this module is the thin layer the background
 //! thread calls: it turns drained records and open-frame snapshots into the printer's input, hands the
-//! printer's text to the [`screen`](terminal::screen), and tells recording threads which section ends should wake it.
+//! printer's text to the [`terminal::screen`], and tells recording threads which section ends should wake
+//! it.
 //!
 //! Every decision is made holding the terminal's lock, right after the program's own output written so far
 //! went out ([`capture::before_live`]): what the printer assumes about the screen (is its line still open?)

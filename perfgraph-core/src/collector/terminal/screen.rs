@@ -1,6 +1,6 @@
 //! The ways to write to the terminal live print shares: [`suspend`], [`LiveStderr`] (behind
 //! [`stderr`](crate::stderr)), warnings and blocks of lines. They take the terminal's lock
-//! ([`terminal`](super::terminal)), forward what the program wrote to a captured stream before their own
+//! ([`terminal`](super)), forward what the program wrote to a captured stream before their own
 //! text, and end an open live line first. Only the background thread writes live lines
 //! (`Screen::write_live`).
 //!
