@@ -108,7 +108,7 @@ extern "C" fn in_child() {
     capture::forget_in_child();
     exit::forget_in_child();
     // The parent's control socket and its clients are the parent's.
-    super::net::close_in_child();
+    super::sockets::close_in_child();
     // The parent's open live line is not the child's to end (the SIGABRT handler reads this).
     terminal::MID_LINE.store(false, std::sync::atomic::Ordering::Relaxed);
 }

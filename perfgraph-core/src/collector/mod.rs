@@ -28,6 +28,7 @@ pub(crate) mod output;
 pub(crate) mod outputs;
 pub(crate) mod overhead;
 pub(crate) mod signals;
+pub(crate) mod sockets;
 pub(crate) mod terminal;
 pub(crate) mod trace;
 

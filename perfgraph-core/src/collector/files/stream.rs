@@ -55,7 +55,7 @@ enum Kind {
     /// never waited for: what it has not taken at the end goes back to the socket's server
     /// ([`Stream::into_peer`]). Only with the `listen` feature.
     #[cfg(feature = "listen")]
-    Socket(crate::collector::net::listen::Peer),
+    Socket(crate::collector::sockets::Peer),
 }
 
 /// Opens the stream `path` for writing without blocking; `None` for a named pipe without a reader.
@@ -150,7 +150,7 @@ impl Stream {
 
     /// A stream to a control-socket client (a trace window), the trace's format chosen by the caller.
     #[cfg(feature = "listen")]
-    pub(crate) fn socket(peer: crate::collector::net::listen::Peer) -> Stream {
+    pub(crate) fn socket(peer: crate::collector::sockets::Peer) -> Stream {
         Stream {
             variable: "perfgraph trace",
             path: PathBuf::from("(control socket)"),
@@ -163,7 +163,7 @@ impl Stream {
 
     /// A control-socket client's stream, and what it has not taken yet; `None` for a file or stream.
     #[cfg(feature = "listen")]
-    pub(crate) fn into_peer(mut self) -> Option<(crate::collector::net::listen::Peer, Vec<u8>)> {
+    pub(crate) fn into_peer(mut self) -> Option<(crate::collector::sockets::Peer, Vec<u8>)> {
         let backlog = std::mem::take(&mut self.backlog);
         // `Stream` has a `Drop`: take the kind out through a placeholder.
         let kind = std::mem::replace(

@@ -1,11 +1,12 @@
 //! The network wing: the control socket ([`listen`], `PERFGRAPH_LISTEN`), the Prometheus endpoint
 //! ([`prometheus`], `PERFGRAPH_PROMETHEUS`) and the OTLP export ([`otlp`], `PERFGRAPH_OTLP`), each
-//! behind the cargo feature of its name, and what they share: the list of their descriptors a forked
-//! child closes, how often the background thread looks at a listener, and the figures the metrics take.
+//! behind the cargo feature of its name, and what they share: how often the background thread looks at a
+//! listener, and the figures the metrics take. Their descriptors are listed for a forked child to close in
+//! [`sockets`](super::sockets), below the trace and the files that write to a client's connection.
 //!
 //! None of them has a thread of its own or ever waits: the background thread looks at each between its
-//! passes, non-blocking, as an [`Output`](super::output::Output). Built without any of the three, only
-//! the (empty) descriptor list is left.
+//! passes, non-blocking, as an [`Output`](super::output::Output). Built without any of the three, none of it is
+//! compiled.
 
 // The links name modules a build without their feature does not have.
 #![cfg_attr(
@@ -20,13 +21,11 @@ pub(crate) mod otlp;
 #[cfg(feature = "prometheus")]
 pub(crate) mod prometheus;
 
-#[cfg(any(feature = "listen", feature = "prometheus", feature = "otlp"))]
-use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicI32, Ordering};
 #[cfg(any(feature = "listen", feature = "prometheus"))]
 use std::time::Duration;
 
-use crate::base::sys;
+#[cfg(any(feature = "listen", feature = "prometheus", feature = "otlp"))]
+pub(crate) use super::sockets::{track, untrack};
 #[cfg(any(feature = "prometheus", feature = "otlp"))]
 use crate::base::{config::Config, heap, process};
 #[cfg(any(feature = "prometheus", feature = "otlp"))]
@@ -46,53 +45,6 @@ pub const BUSY_POLL: Duration = Duration::from_millis(5);
 /// How long after a request the socket is looked at every [`BUSY_POLL`].
 #[cfg(any(feature = "listen", feature = "prometheus"))]
 pub const BUSY_TIME: Duration = Duration::from_secs(2);
-
-/// Descriptors held at once, at most: the control socket's listener, its 16 clients, a trace window's
-/// and the second one that watches it; the Prometheus endpoint's listener and 16 clients; the OTLP
-/// export's request.
-const SLOTS: usize = 2 * 16 + 5;
-
-/// The descriptors the background thread holds for the control socket ([`listen`]), the Prometheus
-/// endpoint ([`prometheus`]) and the OTLP export's request ([`otlp`]), for a forked child to close: -1 is
-/// a free slot.
-static FDS: [AtomicI32; SLOTS] = [const { AtomicI32::new(-1) }; SLOTS];
-
-#[cfg(any(feature = "listen", feature = "prometheus", feature = "otlp"))]
-pub(crate) fn track(fd: RawFd) {
-    for slot in &FDS {
-        // Relaxed: read only by a forked child, in the thread that forked, which sees the memory as the
-        // fork found it.
-        if slot
-            .compare_exchange(-1, fd, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            return;
-        }
-    }
-}
-
-#[cfg(any(feature = "listen", feature = "prometheus", feature = "otlp"))]
-pub(crate) fn untrack(fd: RawFd) {
-    for slot in &FDS {
-        if slot
-            .compare_exchange(fd, -1, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            return;
-        }
-    }
-}
-
-/// In a forked child ([`fork`](super::fork)): closes the parent's socket descriptors, so a client's
-/// connection ends with the parent, and the child's `exec` or life holds nothing of ours. Async-signal-safe.
-pub(crate) fn close_in_child() {
-    for slot in &FDS {
-        let fd = slot.swap(-1, Ordering::Relaxed);
-        if fd >= 0 {
-            sys::close(fd);
-        }
-    }
-}
 
 /// How long the background thread may sleep before it looks at a listener again: [`LISTEN_POLL`] when
 /// nobody is connected (`idle`) and nothing was asked for [`BUSY_TIME`] (the last request at `asked_ns`),

@@ -411,7 +411,7 @@ impl Trace {
         mut self,
         threads: &[std::sync::Arc<ThreadState>],
         losses: Losses,
-    ) -> Option<(super::net::listen::Peer, Vec<u8>)> {
+    ) -> Option<(super::sockets::Peer, Vec<u8>)> {
         self.close(threads, losses);
         self.file.take().and_then(files::Stream::into_peer)
     }

@@ -10,7 +10,7 @@
 //! replies waiting in all. A peer of another user (`SO_PEERCRED`; root excepted) is refused at once.
 //!
 //! Nothing is inherited and nothing left behind: every descriptor is close-on-exec and above fd 2, a
-//! forked child closes them all ([`close_in_child`](super::close_in_child)), the socket is removed at exit ([`Server::close`]),
+//! forked child closes them all ([`close_in_child`](crate::collector::sockets::close_in_child)), the socket is removed at exit ([`Server::close`]),
 //! and stale sockets of dead processes are removed at the next start ([`dir`]).
 
 pub(crate) mod dir;
@@ -26,6 +26,7 @@ use std::time::Duration;
 use super::{look_within, oldest_reading, track, untrack};
 use crate::base::control::{self, MAX_REQUEST, Request};
 use crate::base::sys;
+pub(crate) use crate::collector::sockets::Peer;
 pub(crate) use output::Listen;
 
 /// Clients connected at once, at most.
@@ -43,41 +44,6 @@ pub const MAX_REPLY_BYTES: usize = 256 << 20;
 
 /// Pending connections the kernel queues for us.
 const BACKLOG: i32 = 64;
-
-/// One client's connection; its descriptor is tracked for [`close_in_child`](super::close_in_child) while it lives.
-pub(crate) struct Peer {
-    stream: UnixStream,
-}
-
-impl Peer {
-    fn new(stream: UnixStream) -> Peer {
-        track(sys::raw_of(&stream));
-        Peer { stream }
-    }
-
-    /// The connection, to write to (non-blocking).
-    pub(crate) fn stream(&mut self) -> &mut UnixStream {
-        &mut self.stream
-    }
-
-    /// A second descriptor of the same connection (tracked as well), to watch whether the client is still
-    /// there ([`gone`](Peer::gone)) while this one is written elsewhere (a trace window's stream).
-    pub(crate) fn watcher(&self) -> io::Result<Peer> {
-        self.stream.try_clone().map(Peer::new)
-    }
-
-    /// Whether the client has gone: it closed its end (it exited, was killed, or gave up: a `perfgraph
-    /// trace` whose disk is full) or the connection was reset. Never waits.
-    pub(crate) fn gone(&self) -> bool {
-        sys::hung_up(&self.stream)
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        untrack(sys::raw_of(&self.stream));
-    }
-}
 
 /// A request read whole, for the collector to answer.
 pub(crate) struct Asked {
