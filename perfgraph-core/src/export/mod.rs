@@ -7,6 +7,8 @@
 
 #[cfg(any(feature = "prometheus", feature = "otlp"))]
 pub(crate) mod by_section;
+#[cfg(any(feature = "prometheus", feature = "otlp"))]
+pub(crate) mod catalog;
 pub(crate) mod chrome;
 pub(crate) mod chrome_read;
 pub(crate) mod folded;

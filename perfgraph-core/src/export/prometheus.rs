@@ -1,22 +1,18 @@
 //! Prometheus's text exposition format (version 0.0.4) of a report: what `PERFGRAPH_PROMETHEUS` serves
 //! at `GET /metrics`. Pure: the report and the process's figures in, the text out.
 //!
-//! Per section, by name (every call path and thread summed):
-//!
-//! * `perfgraph_section_calls_total`: calls started, exactly (a counter);
-//! * `perfgraph_section_seconds_total`: time in the section, children included (a counter; a section
-//!   that recurses counts its outermost calls only, so no second is counted twice);
-//! * `perfgraph_section_self_seconds_total`: time in the section not in its children;
-//! * `perfgraph_section_duration_seconds`: a histogram of the completed calls' durations with the bounds
-//!   of [`BOUNDS_NS`] (`_bucket`, `_sum`, `_count`), as [`by_section`] places them.
-//!
-//! Then the process: `perfgraph_resident_memory_bytes`, `perfgraph_heap_bytes` (with the counting
-//! allocator), `perfgraph_threads` (live threads that recorded). At most [`MAX_SECTIONS`] sections are
-//! exported ([`by_section`]), the heaviest by total time; a comment line says how many more there were.
+//! The metrics of [`catalog`](super::catalog) that have a Prometheus name, in its order: per section, by
+//! name (every call path and thread summed), the calls, the time with and without children (a counter; a
+//! section that recurses counts its outermost calls only, so no second is counted twice) and a histogram of
+//! the completed calls' durations with the bounds of [`BOUNDS_NS`] (`_bucket`, `_sum`, `_count`), as
+//! [`by_section`] places them; then the process's resident memory, heap (with the counting allocator) and
+//! live threads that recorded. At most [`MAX_SECTIONS`] sections are exported ([`by_section`]), the
+//! heaviest by total time; a comment line says how many more there were.
 
 use std::fmt::Write as _;
 
 use super::by_section::{self, BOUNDS_NS, MAX_SECTIONS, Process, Section};
+use super::catalog::{Figures, METRICS, Number, Source};
 use crate::data::Report;
 
 /// A label value escaped as the format wants (`\`, `"` and newlines).
@@ -38,87 +34,52 @@ fn seconds(ns: u128) -> String {
     format!("{}", ns as f64 / 1e9)
 }
 
+/// A number as the format writes it: an integer, or seconds as a float.
+fn number(n: Number) -> String {
+    match n {
+        Number::Count(v) => v.to_string(),
+        Number::Signed(v) => v.to_string(),
+        Number::Ns(ns) => seconds(ns as u128),
+    }
+}
+
 /// The text served at `/metrics`.
 pub fn render(report: &Report, process: Process) -> String {
     let (all, left_out) = by_section::sections(report);
-    let mut out = String::new();
-    let family = |out: &mut String, name: &str, kind: &str, help: &str| {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    let figures = Figures {
+        sections: &all,
+        left_out,
+        process,
+        spans_lost: None,
     };
-    // The three counters per section: name, help, value.
-    type Counter = (&'static str, &'static str, fn(&Section) -> String);
-    let counters: [Counter; 3] = [
-        (
-            "perfgraph_section_calls_total",
-            "Calls of the section started, every call path and thread summed.",
-            |s| s.calls.to_string(),
-        ),
-        (
-            "perfgraph_section_seconds_total",
-            "Time in the section, children included (outermost calls of a recursion only).",
-            |s| seconds(s.total_ns as u128),
-        ),
-        (
-            "perfgraph_section_self_seconds_total",
-            "Time in the section not in its children.",
-            |s| seconds(s.self_ns as u128),
-        ),
-    ];
-    for (name, help, value) in counters {
-        family(&mut out, name, "counter", help);
-        for s in &all {
-            let _ = writeln!(out, "{name}{{section=\"{}\"}} {}", label(s.name), value(s));
-        }
-    }
-    family(
-        &mut out,
-        "perfgraph_section_duration_seconds",
-        "histogram",
-        "Durations of the section's completed calls.",
-    );
-    for s in &all {
-        let name = label(s.name);
-        let mut cumulative = 0;
-        for (i, bound) in BOUNDS_NS.iter().enumerate() {
-            cumulative += s.counts[i];
-            let _ = writeln!(
-                out,
-                "perfgraph_section_duration_seconds_bucket{{section=\"{name}\",le=\"{}\"}} {cumulative}",
-                seconds(*bound as u128)
-            );
-        }
-        cumulative += s.counts[BOUNDS_NS.len()];
+    let mut out = String::new();
+    for m in METRICS {
+        let Some(name) = m.prometheus.filter(|_| m.given(&figures)) else {
+            continue;
+        };
         let _ = writeln!(
             out,
-            "perfgraph_section_duration_seconds_bucket{{section=\"{name}\",le=\"+Inf\"}} {cumulative}\n\
-             perfgraph_section_duration_seconds_sum{{section=\"{name}\"}} {}\n\
-             perfgraph_section_duration_seconds_count{{section=\"{name}\"}} {cumulative}",
-            seconds(s.sum_ns)
+            "# HELP {name} {}\n# TYPE {name} {}",
+            m.help,
+            m.kind.prometheus()
         );
+        match m.source {
+            Source::Section(value, _) => {
+                for s in &all {
+                    if let Some(n) = value(s) {
+                        let _ =
+                            writeln!(out, "{name}{{section=\"{}\"}} {}", label(s.name), number(n));
+                    }
+                }
+            }
+            Source::Durations => histogram(&mut out, name, &all),
+            Source::Process(value) => {
+                if let Some(n) = value(&figures) {
+                    let _ = writeln!(out, "{name} {}", number(n));
+                }
+            }
+        }
     }
-    family(
-        &mut out,
-        "perfgraph_resident_memory_bytes",
-        "gauge",
-        "The process's resident memory, as last sampled.",
-    );
-    let _ = writeln!(out, "perfgraph_resident_memory_bytes {}", process.rss_bytes);
-    if let Some(heap) = process.heap_bytes {
-        family(
-            &mut out,
-            "perfgraph_heap_bytes",
-            "gauge",
-            "The process's heap: bytes allocated and not freed (perfgraph's counting allocator).",
-        );
-        let _ = writeln!(out, "perfgraph_heap_bytes {heap}");
-    }
-    family(
-        &mut out,
-        "perfgraph_threads",
-        "gauge",
-        "Live threads that recorded a section.",
-    );
-    let _ = writeln!(out, "perfgraph_threads {}", process.threads);
     if left_out > 0 {
         let _ = writeln!(
             out,
@@ -127,6 +88,30 @@ pub fn render(report: &Report, process: Process) -> String {
         );
     }
     out
+}
+
+/// The histogram `name`'s samples: per section, the cumulative `_bucket`s, `_sum` and `_count`.
+fn histogram(out: &mut String, name: &str, sections: &[Section]) {
+    for s in sections {
+        let section = label(s.name);
+        let mut cumulative = 0;
+        for (i, bound) in BOUNDS_NS.iter().enumerate() {
+            cumulative += s.counts[i];
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{section=\"{section}\",le=\"{}\"}} {cumulative}",
+                seconds(*bound as u128)
+            );
+        }
+        cumulative += s.counts[BOUNDS_NS.len()];
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{section=\"{section}\",le=\"+Inf\"}} {cumulative}\n\
+             {name}_sum{{section=\"{section}\"}} {}\n\
+             {name}_count{{section=\"{section}\"}} {cumulative}",
+            seconds(s.sum_ns)
+        );
+    }
 }
 
 #[cfg(test)]
