@@ -24,6 +24,7 @@ use crate::data::node_figures::Value;
 use crate::data::report::{self, ProcessInfo, ProcessSpread, Report, RunInfo, ThreadSummary};
 use crate::data::thread_snapshot::ThreadSnapshot;
 use crate::data::tree::CallTree;
+use crate::export::json_rows::{COUNTER_FIELDS, Cell, Field, LOCK_FIELDS, THREAD_FIELDS};
 
 impl Report {
     /// The call tree as JSON (schema in `docs/json-schema.md`).
@@ -188,17 +189,7 @@ fn head(p: &mut Pretty, h: &Head) -> io::Result<()> {
             p.escaped(&c.name)?;
             p.out.write_all(b": ")?;
             p.open(b'{')?;
-            p.key("last")?;
-            number(p, c.last)?;
-            p.key("max")?;
-            number(p, c.max)?;
-            p.key("mean")?;
-            number(p, c.mean())?;
-            p.key("min")?;
-            number(p, c.min)?;
-            p.raw("samples", c.samples)?;
-            p.key("sum")?;
-            number(p, c.sum)?;
+            row(p, COUNTER_FIELDS, c)?;
             p.close(b'}')?;
         }
         p.close(b'}')?;
@@ -212,14 +203,7 @@ fn head(p: &mut Pretty, h: &Head) -> io::Result<()> {
         for l in h.locks {
             p.item()?;
             p.open(b'{')?;
-            p.raw("acquisitions", l.acquisitions)?;
-            p.raw("contended", l.contended)?;
-            p.raw("hold_ns", l.hold_ns)?;
-            p.raw("max_hold_ns", l.max_hold_ns)?;
-            p.raw("max_wait_ns", l.max_wait_ns)?;
-            p.raw("max_waiters", l.max_waiters)?;
-            p.string("name", &l.name)?;
-            p.raw("wait_ns", l.wait_ns)?;
+            row(p, LOCK_FIELDS, l)?;
             p.close(b'}')?;
         }
         p.close(b']')?;
@@ -265,18 +249,28 @@ fn head(p: &mut Pretty, h: &Head) -> io::Result<()> {
 fn thread(p: &mut Pretty, t: &ThreadSummary, heap: bool) -> io::Result<()> {
     p.item()?;
     p.open(b'{')?;
-    p.raw("alive_ns", t.alive_ns)?;
-    p.raw("busy_ns", t.busy_ns)?;
-    p.raw("calls", t.calls)?;
-    p.raw("cpu_ns", t.cpu_ns)?;
-    p.raw("dropped", t.dropped)?;
-    p.raw("exited", t.exited)?;
-    p.raw("index", t.index)?;
-    p.raw("main", t.is_main)?;
-    p.string("name", &t.name)?;
+    row(p, THREAD_FIELDS, t)?;
     p.key("tree")?;
     nodes(p, &t.tree, None, heap)?;
     p.close(b'}')
+}
+
+/// A row's fields (`export/json_rows.rs`), in the order of their keys.
+fn row<T>(p: &mut Pretty, fields: &[Field<T>], r: &T) -> io::Result<()> {
+    let mut last = "";
+    while let Some(f) = fields.iter().filter(|f| f.key > last).min_by_key(|f| f.key) {
+        last = f.key;
+        match (f.get)(r) {
+            Cell::Whole(v) => p.raw(f.key, v)?,
+            Cell::Float(v) => {
+                p.key(f.key)?;
+                number(p, v)?;
+            }
+            Cell::Flag(v) => p.raw(f.key, v)?,
+            Cell::Text(v) => p.string(f.key, v)?,
+        }
+    }
+    Ok(())
 }
 
 /// The threads' array closed, the members after it, the document closed.

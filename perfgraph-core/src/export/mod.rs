@@ -15,6 +15,7 @@ pub(crate) mod folded;
 pub(crate) mod json;
 pub(crate) mod json_input;
 pub(crate) mod json_read;
+pub(crate) mod json_rows;
 #[cfg(feature = "otlp")]
 pub(crate) mod otlp;
 pub(crate) mod pages;

@@ -7,6 +7,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::data::report::Report;
+use crate::export::json_rows::{Cell, Field, Read};
 
 /// One JSON value that is not an array or an object.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,6 +124,20 @@ impl Fields {
             Some(_) => Err(format!("{at}\"{key}\" is not a whole number")),
         }
     }
+    /// A number: a float or a whole number, or the string of one that is not finite (`"NaN"`, `"inf"`:
+    /// how the writer gives those).
+    pub(super) fn f64(&self, key: &str, at: &str) -> Result<f64, String> {
+        match self.get(key) {
+            Some(Scalar::F64(v)) => Ok(*v),
+            Some(Scalar::U64(v)) => Ok(*v as f64),
+            Some(Scalar::I64(v)) => Ok(*v as f64),
+            Some(Scalar::Str(v)) => v
+                .parse::<f64>()
+                .map_err(|_| format!("{at}\"{key}\" is not a number")),
+            None => Err(format!("{at}no \"{key}\"")),
+            Some(_) => Err(format!("{at}\"{key}\" is not a number")),
+        }
+    }
     pub(super) fn bool(&self, key: &str, at: &str) -> Result<bool, String> {
         match self.get(key) {
             None => Err(format!("{at}no \"{key}\"")),
@@ -137,6 +152,29 @@ impl Fields {
             Some(_) => Err(format!("{at}\"{key}\" is not a string")),
         }
     }
+}
+
+/// Sets `row`'s fields (a table of `export/json_rows.rs`) from the object `o` at `at`, in the table's order:
+/// the first one missing or of the wrong kind is the error.
+pub(super) fn read_row<T>(
+    o: &Fields,
+    at: &str,
+    fields: &[Field<T>],
+    row: &mut T,
+) -> Result<(), String> {
+    for f in fields {
+        let v = match f.read {
+            Read::Whole => Cell::Whole(o.u64(f.key, at)?),
+            Read::Whole32 => Cell::Whole(o.narrow::<u32>(f.key, at)?.into()),
+            Read::WholeOr0 => Cell::Whole(o.u64_or_0(f.key, at)?),
+            Read::Float => Cell::Float(o.f64(f.key, at)?),
+            Read::Flag => Cell::Flag(o.bool(f.key, at)?),
+            Read::Text => Cell::Text(o.str(f.key, at)?),
+            Read::Derived => continue,
+        };
+        (f.set)(row, v);
+    }
+    Ok(())
 }
 
 /// Reads an object's key as one of the known keys, in either list (`None`: a key this reader does not use,

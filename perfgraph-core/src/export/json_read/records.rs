@@ -5,18 +5,17 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::fields::{Fields, KeySeed, ObjectSeed, Scalar, ScalarSeed, take_node};
+use super::fields::{Fields, KeySeed, ObjectSeed, Scalar, ScalarSeed, read_row, take_node};
 use super::intern;
 use super::tree::TreeSeed;
 use crate::data::counters::CounterStats;
 use crate::data::locks::LockStats;
 use crate::data::report::{ProcessInfo, ThreadSummary};
+use crate::data::tree::CallTree;
 use crate::export::json_input::refuse_others;
-
-/// The keys of a thread this reader uses (its tree is read apart).
-const THREAD_KEYS: &[&str] = &[
-    "index", "name", "main", "exited", "alive_ns", "busy_ns", "calls", "cpu_ns", "dropped", "tree",
-];
+use crate::export::json_rows::{
+    COUNTER_FIELDS, COUNTER_KEYS, LOCK_FIELDS, LOCK_KEYS, THREAD_FIELDS, THREAD_KEYS,
+};
 
 /// The `threads` array.
 pub(super) struct ThreadsSeed<'a> {
@@ -85,7 +84,7 @@ impl<'de> Visitor<'de> for ThreadSeed<'_> {
         take_node(self.nodes_left)?;
         let mut o = Fields::default();
         let mut tree = None;
-        while let Some(key) = map.next_key_seed(KeySeed(THREAD_KEYS, &[], &[]))? {
+        while let Some(key) = map.next_key_seed(KeySeed(&THREAD_KEYS, &["tree"], &[]))? {
             match key {
                 Some("tree") => {
                     tree = Some(map.next_value_seed(TreeSeed {
@@ -101,20 +100,27 @@ impl<'de> Visitor<'de> for ThreadSeed<'_> {
         }
         let thread = || -> Result<ThreadSummary, String> {
             let (tree, _, _) = tree.ok_or_else(|| format!("{at}no \"tree\""))?;
-            Ok(ThreadSummary {
-                index: o.narrow("index", &at)?,
-                name: o.str("name", &at)?.to_owned(),
-                is_main: o.bool("main", &at)?,
-                exited: o.bool("exited", &at)?,
-                alive_ns: o.u64("alive_ns", &at)?,
-                busy_ns: o.u64("busy_ns", &at)?,
-                calls: o.u64("calls", &at)?,
-                cpu_ns: o.u64_or_0("cpu_ns", &at)?,
-                dropped: o.u64("dropped", &at)?,
-                tree,
-            })
+            let mut t = blank_thread(tree);
+            read_row(&o, &at, THREAD_FIELDS, &mut t)?;
+            Ok(t)
         };
         thread().map_err(de::Error::custom)
+    }
+}
+
+/// A thread's row with `tree`, its other fields blank: the table sets each of them.
+fn blank_thread(tree: CallTree) -> ThreadSummary {
+    ThreadSummary {
+        index: 0,
+        name: String::new(),
+        is_main: false,
+        exited: false,
+        alive_ns: 0,
+        busy_ns: 0,
+        cpu_ns: 0,
+        calls: 0,
+        dropped: 0,
+        tree,
     }
 }
 
@@ -234,9 +240,6 @@ impl<'de> Visitor<'de> for NamesSeed<'_> {
     }
 }
 
-/// The keys of one counter in the `counters` object.
-const COUNTER_KEYS: &[&str] = &["samples", "last", "min", "max", "mean", "sum"];
-
 /// The `counters` object: counter name to its figures.
 pub(super) struct CountersSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
@@ -269,28 +272,11 @@ impl<'de> Visitor<'de> for CountersSeed<'_> {
             };
             let at = format!("counters[{}]: ", serde_json::Value::from(name.as_str()));
             let o = map.next_value_seed(ObjectSeed {
-                known: COUNTER_KEYS,
+                known: &COUNTER_KEYS,
                 at: at.clone(),
             })?;
-            let number = |key: &str| -> Result<f64, String> {
-                match o.get(key) {
-                    Some(Scalar::F64(v)) => Ok(*v),
-                    Some(Scalar::U64(v)) => Ok(*v as f64),
-                    Some(Scalar::I64(v)) => Ok(*v as f64),
-                    // A value that is not finite is written as a string ("NaN", "inf").
-                    Some(Scalar::Str(v)) => v
-                        .parse::<f64>()
-                        .map_err(|_| format!("{at}\"{key}\" is not a number")),
-                    None => Err(format!("{at}no \"{key}\"")),
-                    Some(_) => Err(format!("{at}\"{key}\" is not a number")),
-                }
-            };
             let mut c = CounterStats::new(name);
-            c.samples = o.u64("samples", &at).map_err(de::Error::custom)?;
-            c.last = number("last").map_err(de::Error::custom)?;
-            c.min = number("min").map_err(de::Error::custom)?;
-            c.max = number("max").map_err(de::Error::custom)?;
-            c.sum = number("sum").map_err(de::Error::custom)?;
+            read_row(&o, &at, COUNTER_FIELDS, &mut c).map_err(de::Error::custom)?;
             if out.iter().any(|d| d.name == c.name) {
                 return Err(de::Error::custom(format!("{at}given twice")));
             }
@@ -300,18 +286,6 @@ impl<'de> Visitor<'de> for CountersSeed<'_> {
         Ok(out)
     }
 }
-
-/// The keys of one lock in the `locks` array.
-const LOCK_KEYS: &[&str] = &[
-    "name",
-    "acquisitions",
-    "contended",
-    "wait_ns",
-    "max_wait_ns",
-    "hold_ns",
-    "max_hold_ns",
-    "max_waiters",
-];
 
 /// The `locks` array: one object per lock name.
 pub(super) struct LocksSeed<'a> {
@@ -339,22 +313,15 @@ impl<'de> Visitor<'de> for LocksSeed<'_> {
         loop {
             let at = format!("locks[{}]: ", out.len());
             let Some(o) = seq.next_element_seed(ObjectSeed {
-                known: LOCK_KEYS,
+                known: &LOCK_KEYS,
                 at: at.clone(),
             })?
             else {
                 break;
             };
             take_node(self.nodes_left)?;
-            let u = |key: &str| o.u64(key, &at).map_err(de::Error::custom);
-            let mut l = LockStats::new(o.str("name", &at).map_err(de::Error::custom)?);
-            l.acquisitions = u("acquisitions")?;
-            l.contended = u("contended")?;
-            l.wait_ns = u("wait_ns")?;
-            l.max_wait_ns = u("max_wait_ns")?;
-            l.hold_ns = u("hold_ns")?;
-            l.max_hold_ns = u("max_hold_ns")?;
-            l.max_waiters = u("max_waiters")?;
+            let mut l = LockStats::default();
+            read_row(&o, &at, LOCK_FIELDS, &mut l).map_err(de::Error::custom)?;
             out.push(l);
         }
         Ok(out)
