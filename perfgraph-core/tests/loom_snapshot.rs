@@ -44,11 +44,13 @@ mod base {
             f()
         }
     }
-    pub(crate) use super::buckets;
+    pub(crate) use super::{buckets, site_table};
 }
 
 #[path = "../src/base/buckets.rs"]
 mod buckets;
+#[path = "../src/base/site_table.rs"]
+mod site_table;
 
 #[path = "../src/data/args.rs"]
 mod data_args;

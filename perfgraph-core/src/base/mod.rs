@@ -4,7 +4,8 @@
 //! * [`buckets`]: the latency histograms' bucket scheme;
 //! * [`budget`]: the memory budget of perfgraph's own output buffers ([`budget::OutBuf`]);
 //! * [`clock`]: ticks, and their one conversion to nanoseconds ([`clock::Scale`]);
-//! * [`registry`]: the call sites and their dense ids;
+//! * [`registry`]: the call sites and their dense ids; [`site_table`]: the lock-free table `counter!`'s
+//!   and `event!`'s sites register in;
 //! * [`identity`]: which process this is (pid, rank, host, wall-clock anchor), and output paths'
 //!   placeholders;
 //! * [`config`]: the `PERFGRAPH_*` settings; [`secure`]: the few a privileged program (`AT_SECURE`) takes;
@@ -31,5 +32,6 @@ pub(crate) mod poison;
 pub(crate) mod process;
 pub(crate) mod registry;
 pub(crate) mod secure;
+pub(crate) mod site_table;
 pub(crate) mod sys;
 pub(crate) mod text;

@@ -12,16 +12,13 @@
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use super::counter_slot::{Slot, WORDS};
+use crate::base::site_table::{self, SiteTable};
 
 /// Most `counter!` call sites a process names; a site past them shares the counter `(too many counters)`.
 pub const MAX_COUNTER_SITES: usize = SEGMENTS * SEGMENT;
 
-/// The sites by id (id `n` at `n - 1`), published with `Release` as they register.
-static SITES: [AtomicPtr<CounterSite>; MAX_COUNTER_SITES] =
-    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_COUNTER_SITES];
-
-/// The last id handed out.
-static LAST_SITE: AtomicU32 = AtomicU32::new(0);
+/// The sites by id.
+static SITES: SiteTable<CounterSite, MAX_COUNTER_SITES> = SiteTable::new();
 
 /// The site every `counter!` past [`MAX_COUNTER_SITES`] shares (its id is the last one).
 static TOO_MANY: CounterSite = CounterSite::new("(too many counters)");
@@ -56,43 +53,20 @@ impl CounterSite {
 
     #[cold]
     fn register(&'static self) -> u32 {
-        // Relaxed: only hands out distinct numbers.
-        let n = LAST_SITE.fetch_add(1, Ordering::Relaxed).saturating_add(1);
-        let n = if (n as usize) < MAX_COUNTER_SITES {
-            // Release: pairs with the Acquire load in `site`, so a reader of id `n` sees the site.
-            SITES[n as usize - 1].store(
-                self as *const CounterSite as *mut CounterSite,
-                Ordering::Release,
-            );
-            n
-        } else {
-            let last = MAX_COUNTER_SITES as u32;
-            SITES[last as usize - 1].store(
-                &TOO_MANY as *const CounterSite as *mut CounterSite,
-                Ordering::Release,
-            );
-            last
+        let last = MAX_COUNTER_SITES as u32;
+        // The last id is the one every site past the others shares.
+        let (n, site) = match SITES.next_id() {
+            n if n < last => (n, self),
+            _ => (last, &TOO_MANY),
         };
-        // A racing first use of the same site may have registered it too: the first id stays (the other
-        // slot names this site as well, so both ids are the same counter). Relaxed: the slot's own store
-        // publishes the site.
-        match self
-            .id
-            .compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => n,
-            Err(first) => first,
-        }
+        SITES.publish(n, site);
+        site_table::settle(&self.id, n)
     }
 }
 
 /// The counter site with id `id`.
 pub fn site(id: u32) -> Option<&'static CounterSite> {
-    let slot = SITES.get((id as usize).checked_sub(1)?)?;
-    // Acquire: pairs with the Release stores in `CounterSite::register`.
-    let ptr = slot.load(Ordering::Acquire);
-    // SAFETY: a non-null slot holds a `&'static CounterSite` stored by `register`.
-    (!ptr.is_null()).then(|| unsafe { &*ptr })
+    SITES.get(id)
 }
 
 /// One counter's samples on one thread (or many, combined).

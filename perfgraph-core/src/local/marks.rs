@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
+
+use crate::base::site_table::{self, SiteTable};
 
 use crate::base::poison;
 
@@ -87,12 +89,8 @@ pub fn take(id: u64) -> Option<String> {
 /// Most `event!` call sites a process names; a site past them is shown as `(too many events)`.
 pub const MAX_EVENT_SITES: usize = 4096;
 
-/// The sites by id (id `n` at `n - 1`), published with `Release` as they register.
-static EVENT_SITES: [AtomicPtr<EventSite>; MAX_EVENT_SITES] =
-    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_EVENT_SITES];
-
-/// The last id handed out.
-static LAST_EVENT_SITE: AtomicU32 = AtomicU32::new(0);
+/// The sites by id.
+static EVENT_SITES: SiteTable<EventSite, MAX_EVENT_SITES> = SiteTable::new();
 
 /// The site every `event!` past [`MAX_EVENT_SITES`] shares.
 static TOO_MANY: EventSite = EventSite::new("(too many events)", &[]);
@@ -131,25 +129,11 @@ impl EventSite {
 
     #[cold]
     fn register(&'static self) -> u32 {
-        // Relaxed: only hands out distinct numbers.
-        let n = LAST_EVENT_SITE.fetch_add(1, Ordering::Relaxed) + 1;
-        let Some(slot) = EVENT_SITES.get(n as usize - 1) else {
+        let n = EVENT_SITES.next_id();
+        if !EVENT_SITES.publish(n, self) {
             return MAX_EVENT_SITES as u32 + 1;
-        };
-        // Release: pairs with the Acquire load in `event_site`, so a reader of id `n` sees the site.
-        slot.store(
-            self as *const EventSite as *mut EventSite,
-            Ordering::Release,
-        );
-        // A racing first use of the same site may have registered it too: the first id stays (the other
-        // slot points at this site as well, harmlessly). Relaxed: the slot's own store publishes it.
-        match self
-            .id
-            .compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => n,
-            Err(first) => first,
         }
+        site_table::settle(&self.id, n)
     }
 }
 
@@ -158,9 +142,5 @@ pub fn event_site(id: u32) -> Option<&'static EventSite> {
     if id as usize == MAX_EVENT_SITES + 1 {
         return Some(&TOO_MANY);
     }
-    let slot = EVENT_SITES.get((id as usize).checked_sub(1)?)?;
-    // Acquire: pairs with the Release store in `EventSite::register`.
-    let ptr = slot.load(Ordering::Acquire);
-    // SAFETY: a non-null slot holds a `&'static EventSite` stored by `register`.
-    (!ptr.is_null()).then(|| unsafe { &*ptr })
+    EVENT_SITES.get(id)
 }
