@@ -69,14 +69,9 @@ impl OutBuf {
     /// Room for `additional` more bytes, growing as a `Vec` does (doubling), or exactly as much when
     /// doubling would not fit the budget; `Refused` leaves the buffer as it was.
     pub fn reserve(&mut self, additional: usize) -> Result<(), Refused> {
-        let need = self
-            .bytes
-            .len()
-            .checked_add(additional)
-            .ok_or_else(refused)?;
-        if need <= self.bytes.capacity() {
+        let Some(need) = self.needed(additional)? else {
             return Ok(());
-        }
+        };
         let doubled = need.max(self.bytes.capacity().saturating_mul(2)).max(64);
         if self.grow_to(doubled).is_ok() {
             return Ok(());
@@ -86,15 +81,21 @@ impl OutBuf {
 
     /// Room for exactly `additional` more bytes (no more is charged).
     pub fn reserve_exact(&mut self, additional: usize) -> Result<(), Refused> {
+        match self.needed(additional)? {
+            Some(need) => self.grow_to(need),
+            None => Ok(()),
+        }
+    }
+
+    /// The capacity `additional` more bytes need, `None` when the buffer has it already; `Refused` when
+    /// the sum overflows.
+    fn needed(&self, additional: usize) -> Result<Option<usize>, Refused> {
         let need = self
             .bytes
             .len()
             .checked_add(additional)
             .ok_or_else(refused)?;
-        if need <= self.bytes.capacity() {
-            return Ok(());
-        }
-        self.grow_to(need)
+        Ok((need > self.bytes.capacity()).then_some(need))
     }
 
     /// Grows the capacity to `capacity` (more than now), charging the difference first.

@@ -50,6 +50,15 @@ impl<T: 'static, const N: usize> SiteTable<T, N> {
     }
 }
 
+/// A site's id (`id`, 0 until its first use), `register`ing it at its first use.
+#[inline(always)]
+pub(crate) fn id_or_register(id: &AtomicU32, register: impl FnOnce() -> u32) -> u32 {
+    match id.load(Ordering::Relaxed) {
+        0 => register(),
+        id => id,
+    }
+}
+
 /// Keeps `n` as the site's id (`id`, 0 until now) unless a racing first use of the same site kept
 /// another first: the first id stays, and is returned (the other slot names this site as well).
 pub(crate) fn settle(id: &AtomicU32, n: u32) -> u32 {

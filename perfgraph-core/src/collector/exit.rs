@@ -154,12 +154,7 @@ fn give_up(stall: Duration) {
              and the outputs after it are not written",
             path.display().to_string(),
             stall.as_secs_f64(),
-            match left {
-                Abandoned::Removed => " (the partial file is removed)",
-                Abandoned::Kept =>
-                    " (the trace keeps what it had written, without its closing event)",
-                Abandoned::Nothing => "",
-            }
+            what_is_left(left)
         ),
         None => format!(
             "perfgraph: error: exit: the final outputs made no progress for {} s; gave up, and what \
@@ -168,6 +163,15 @@ fn give_up(stall: Duration) {
         ),
     };
     screen::warn(&line);
+}
+
+/// What an abandoned file left, as the give-up line says it.
+fn what_is_left(left: Abandoned) -> &'static str {
+    match left {
+        Abandoned::Removed => " (the partial file is removed)",
+        Abandoned::Kept => " (the trace keeps what it had written, without its closing event)",
+        Abandoned::Nothing => "",
+    }
 }
 
 /// A signal (`sig`) arrived during the program's own final pass: give it up now, removing the half-written
@@ -189,12 +193,7 @@ fn cut_short(sig: i32) {
             "perfgraph: error: exit: {name} while writing {variable} file {:?}; gave up{}, and the outputs \
              after it are not written",
             path.display().to_string(),
-            match left {
-                Abandoned::Removed => " (the partial file is removed)",
-                Abandoned::Kept =>
-                    " (the trace keeps what it had written, without its closing event)",
-                Abandoned::Nothing => "",
-            }
+            what_is_left(left)
         ),
         None => format!(
             "perfgraph: error: exit: {name} during the final outputs; gave up, and what they had not \

@@ -121,10 +121,7 @@ impl EventSite {
     /// Its id, registering it at its first use.
     #[inline]
     pub fn id(&'static self) -> u32 {
-        match self.id.load(Ordering::Relaxed) {
-            0 => self.register(),
-            id => id,
-        }
+        site_table::id_or_register(&self.id, || self.register())
     }
 
     #[cold]

@@ -257,17 +257,7 @@ mod tests {
 
     /// A call of `section` at `depth` from `start` to `end` ns (1 tick = 1 ns).
     fn call(section: SectionId, depth: u32, start: u64, end: u64) -> Record {
-        Record {
-            start,
-            end,
-            section,
-            depth,
-            mem_start_kb: 0,
-            mem_end_kb: 0,
-            heap_alert: false,
-            cpu: None,
-            args: None,
-        }
+        Record::timed(start, end, section, depth)
     }
 
     /// A span as the tests read it back: name, span id, parent id, trace id.
