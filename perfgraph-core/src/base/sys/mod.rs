@@ -6,9 +6,11 @@
 //! output is captured, the descriptor fd 2 led to before. [`stream`]: the calls behind that capture (pipes,
 //! pseudo-terminals, the forked forwarder).
 
+mod descriptor;
 mod socket;
 mod stream;
 
+pub use descriptor::*;
 pub use socket::*;
 pub use stream::*;
 

@@ -1,69 +1,14 @@
-//! The system calls behind capturing the program's output (`collector::capture`): what a descriptor leads
-//! to, pipes and pseudo-terminals, `dup`/`dup2`, `poll`, `read`/`write`, memory shared with a forked child,
-//! `tee` and `splice`, and the fork of that child. The calls the forked child makes are async-signal-safe
-//! and allocate nothing: [`poll_fds`], [`read_fd`], [`write_fd_raw`], [`close_fd`], [`close_other_fds`],
+//! The system calls behind capturing the program's output (`collector::capture`): pipes and
+//! pseudo-terminals, `dup`/`dup2`, `poll`, `read`/`write`, memory shared with a forked child, `tee` and
+//! `splice`, and the fork of that child. The calls the forked child makes are async-signal-safe and
+//! allocate nothing: [`poll_fds`], [`read_fd`], [`write_fd_raw`], [`close_fd`], [`close_other_fds`],
 //! [`ignore_signals`], [`exit_now`].
 
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::AtomicU64;
 
-/// What kind of thing a descriptor leads to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A terminal (`isatty`).
-    Terminal,
-    /// A pipe or FIFO.
-    Pipe,
-    /// A socket.
-    Socket,
-    /// A regular file.
-    File,
-    /// Anything else (`/dev/null`, another device, a directory).
-    Other,
-}
-
-/// Where a descriptor leads: `fstat`'s device and inode (and, for a device, the device it is), and its kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Target {
-    /// `st_dev`: the file system (for a pipe, the pipe file system).
-    pub dev: u64,
-    /// `st_ino`: the inode (for a pipe, the pipe itself).
-    pub ino: u64,
-    /// `st_rdev`: for a terminal or another device, the device itself.
-    pub rdev: u64,
-    /// What it is.
-    pub kind: Kind,
-}
-
-/// Where `fd` leads, or `None` when it is closed (or `fstat` fails).
-pub fn target(fd: RawFd) -> Option<Target> {
-    // SAFETY: an all-zero stat is a valid value for fstat to overwrite.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `st` is a valid, writable stat; a bad descriptor only makes fstat fail.
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return None;
-    }
-    let kind = match st.st_mode & libc::S_IFMT {
-        _ if is_tty(fd) => Kind::Terminal,
-        libc::S_IFIFO => Kind::Pipe,
-        libc::S_IFSOCK => Kind::Socket,
-        libc::S_IFREG => Kind::File,
-        _ => Kind::Other,
-    };
-    Some(Target {
-        dev: st.st_dev as u64,
-        ino: st.st_ino as u64,
-        rdev: st.st_rdev as u64,
-        kind,
-    })
-}
-
-/// Whether `fd` is a terminal (a closed one is not).
-pub fn is_tty(fd: RawFd) -> bool {
-    // SAFETY: isatty has no preconditions; a bad descriptor reads as "not a tty".
-    unsafe { libc::isatty(fd) == 1 }
-}
+use super::{Kind, target};
 
 fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
@@ -194,15 +139,6 @@ pub fn copy_window_size(from: RawFd, to: RawFd) -> bool {
     }
 }
 
-/// The terminal `fd`'s width in columns, if it has one.
-pub fn window_cols(fd: RawFd) -> Option<u16> {
-    // SAFETY: an all-zero winsize is a valid value for the ioctl to overwrite.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: TIOCGWINSZ writes one winsize into `ws`.
-    let ok = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) } == 0;
-    (ok && ws.ws_col > 0).then_some(ws.ws_col)
-}
-
 /// Whether the regular file `fd` writes to ends in the middle of a line: the byte before where its next
 /// write lands (the end for `O_APPEND`, else the offset) is there and is not a newline. Read through a
 /// descriptor of its own, opened from `/proc/self/fd` for reading only as a plain `open` would be (a file
@@ -246,23 +182,6 @@ pub fn ends_mid_line(fd: RawFd) -> bool {
     let n = unsafe { libc::pread(reader, (&raw mut byte).cast(), 1, at - 1) };
     close_fd(reader);
     n == 1 && byte != b'\n'
-}
-
-/// Whether input typed at the terminal `fd` may be echoed onto it: fd 0 is that same terminal and its
-/// `ECHO` flag is on.
-pub fn input_echoes_onto(fd: RawFd) -> bool {
-    let (Some(input), Some(output)) = (target(0), target(fd)) else {
-        return false;
-    };
-    if input.kind != Kind::Terminal || output.kind != Kind::Terminal || input.rdev != output.rdev {
-        return false;
-    }
-    // SAFETY: an all-zero termios is a valid value for tcgetattr to overwrite.
-    let mut t: libc::termios = unsafe { std::mem::zeroed() };
-    // SAFETY: `t` is a valid, writable termios.
-    let ok = unsafe { libc::tcgetattr(0, &mut t) } == 0;
-    // Unknown: assume it may.
-    !ok || t.c_lflag & libc::ECHO != 0
 }
 
 /// Makes reads from `fd` return EAGAIN instead of blocking (a flag of the open file, shared with every
@@ -320,17 +239,6 @@ pub fn write_fd_raw(fd: RawFd, bytes: &[u8]) -> Io {
     // SAFETY: the pointer and length describe `bytes`, initialised and alive for the call.
     let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
     if n == 0 { Io::Again } else { io_result(n) }
-}
-
-/// One `write(fd, bytes)`: how many it took, or the OS error.
-pub fn write_fd(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
-    // SAFETY: the pointer and length describe `bytes`, initialised and alive for the call.
-    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    if written < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(written as usize)
-    }
 }
 
 /// What [`poll_fds`] waits for on one descriptor.
