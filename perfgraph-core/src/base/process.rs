@@ -356,6 +356,7 @@ pub fn output_fd() -> i32 {
 }
 
 /// Sends perfgraph's own lines to `fd` from now on (the capture's start, under the terminal's lock).
+#[cfg(feature = "capture")]
 pub fn set_output_fd(fd: i32) {
     OUTPUT_FD.store(fd, Ordering::Relaxed);
 }
@@ -365,6 +366,7 @@ pub fn set_output_fd(fd: i32) {
 static OUTPUT_TAIL: OnceLock<&'static AtomicU64> = OnceLock::new();
 
 /// The capture's start hands over the shared word that [`note_output`] keeps up to date.
+#[cfg(feature = "capture")]
 pub fn set_output_tail(word: &'static AtomicU64) {
     let _ = OUTPUT_TAIL.set(word);
 }

@@ -3,15 +3,17 @@
 //! `pthread_atfork`, `madvise` for freed memory, the ids that tell the main thread, the effective user id, secure-execution mode (`AT_SECURE`), and signal dispositions (`sigaction`, the self-pipe's `write`, `raise`). Each
 //! wrapper is safe to call from any thread and never panics; the ones a signal handler calls say that they
 //! are async-signal-safe. What "stderr" means here is [`process::output_fd`]: fd 2, or, while the program's
-//! output is captured, the descriptor fd 2 led to before. [`stream`]: the calls behind that capture (pipes,
-//! pseudo-terminals, the forked forwarder).
+//! output is captured, the descriptor fd 2 led to before. `stream`: the calls behind that capture (pipes,
+//! pseudo-terminals, the forked forwarder), built only with the `capture` feature.
 
 mod descriptor;
 mod socket;
+#[cfg(feature = "capture")]
 mod stream;
 
 pub use descriptor::*;
 pub use socket::*;
+#[cfg(feature = "capture")]
 pub use stream::*;
 
 use super::process;
@@ -427,7 +429,8 @@ pub fn block_signals_here() {
 
 /// Whether `signal` is pending and blocked in the calling thread. For a thread that blocks every signal
 /// ([`block_signals_here`]), that includes a process-wide signal the kernel has given to a program's thread
-/// whose handler has not run yet.
+/// whose handler has not run yet. (The capture's forwarder is the one such thread that asks.)
+#[cfg(feature = "capture")]
 pub fn signal_pending(signal: i32) -> bool {
     // SAFETY: an all-zero sigset_t is valid storage for sigpending.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };

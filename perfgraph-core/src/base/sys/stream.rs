@@ -1,8 +1,8 @@
-//! The system calls behind capturing the program's output (`collector::capture`): pipes and
-//! pseudo-terminals, `dup`/`dup2`, `poll`, `read`/`write`, memory shared with a forked child, `tee` and
-//! `splice`, and the fork of that child. The calls the forked child makes are async-signal-safe and
-//! allocate nothing: [`poll_fds`], [`read_fd`], [`write_fd_raw`], [`close_fd`], [`close_other_fds`],
-//! [`ignore_signals`], [`exit_now`].
+//! The system calls behind capturing the program's output (`collector::capture`), built only with the
+//! `capture` feature: pipes and pseudo-terminals, `dup`/`dup2`, `poll`, `read`/`write`, memory shared with
+//! a forked child, `tee` and `splice`, and the fork of that child. The calls the forked child makes are
+//! async-signal-safe and allocate nothing: [`poll_fds`], [`read_fd`], [`write_fd_raw`], [`close_fd`],
+//! [`close_other_fds`], [`ignore_signals`], [`exit_now`].
 
 use std::io;
 use std::os::fd::RawFd;

@@ -195,6 +195,7 @@ impl Screen {
     /// The capture starts forwarding to `terminal` or not: on a terminal the start of the cursor's row
     /// is not known; elsewhere, `open` tells whether the program left a line unfinished there (a file's
     /// last byte), so live print's first text starts on a new line.
+    #[cfg(feature = "capture")]
     pub(crate) fn capture_started(&mut self, terminal: bool, open: bool) {
         if terminal {
             self.partial.start_unknown();
@@ -286,6 +287,7 @@ impl Screen {
     /// Before the program's own bytes (forwarded by the capture): end an open live line and get pending
     /// live text out, waiting at most `wait` (since stderr last took something). False: stderr did not take
     /// it all, and the program's bytes must wait too.
+    #[cfg(feature = "capture")]
     pub(crate) fn clear_for_program(&mut self, wait: Duration) -> bool {
         if self.line_open || self.torn {
             self.newline();
@@ -298,6 +300,7 @@ impl Screen {
     /// The program's own `bytes` reached the terminal (forwarded by the capture, or written through
     /// [`stderr`](crate::stderr)): live print's next text starts on a new line (or, on a terminal, above the
     /// redrawn partial line) if they left a line open, and says `Still` / `Currently`.
+    #[cfg(feature = "capture")]
     pub(crate) fn program_wrote(&mut self, bytes: &[u8]) {
         let Some(&last) = bytes.last() else {
             return;
@@ -313,6 +316,7 @@ impl Screen {
     /// The process was stopped (Ctrl-Z) and continued (`fg`): the shell wrote its own lines on the terminal
     /// meanwhile and left the cursor at the start of a line. Live print's next text starts there, as after
     /// other output (`Still` / `Finished` lines, not stats appended to its old line).
+    #[cfg(feature = "capture")]
     pub(crate) fn resumed(&mut self) {
         other_output();
         if !self.pending.is_empty() {
@@ -352,6 +356,7 @@ impl Screen {
     }
 
     /// stderr failed (closed, EPIPE): nothing more goes out.
+    #[cfg(feature = "capture")]
     pub(crate) fn is_broken(&self) -> bool {
         self.broken
     }

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use crate::base::sys;
 
 /// Longest partial line kept for redrawing; past this it is not redrawn.
+#[cfg(feature = "capture")]
 const MAX: usize = 1024;
 
 /// How long live print's first line waits, once the capture started on a terminal, for the program's
@@ -54,6 +55,7 @@ impl Partial {
     }
 
     /// The capture starts forwarding to a terminal: what is on the cursor's row now is not known.
+    #[cfg(feature = "capture")]
     pub fn start_unknown(&mut self) {
         self.terminal = true;
         self.unknown_since = Some(Instant::now());
@@ -81,6 +83,7 @@ impl Partial {
     }
 
     /// The program's `bytes` reached the terminal.
+    #[cfg(feature = "capture")]
     pub fn wrote(&mut self, bytes: &[u8]) {
         if !self.terminal {
             return;
@@ -108,6 +111,7 @@ impl Partial {
         }
     }
 
+    #[cfg(feature = "capture")]
     fn push(&mut self, bytes: &[u8]) {
         if self.overflowed {
             return;
@@ -120,6 +124,7 @@ impl Partial {
 
     /// A line redrawn with `\r` again and again (a bar) outgrows [`MAX`]: what it shows is its last drawing
     /// (from the last `\r`) when no earlier drawing was wider, else it is not known.
+    #[cfg(feature = "capture")]
     fn compact(&mut self) {
         let last = memchr::memrchr(b'\r', &self.bytes);
         let keep = last.filter(|&i| {
@@ -224,6 +229,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "capture")]
     fn a_newline_starts_a_new_partial_line_and_long_ones_are_not_kept() {
         let mut p = Partial::new();
         p.terminal = true;
@@ -242,6 +248,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "capture")]
     fn a_row_not_known_since_the_start_is_known_again_at_a_newline_or_a_carriage_return() {
         let mut p = Partial::new();
         p.start_unknown();
