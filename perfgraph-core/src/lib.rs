@@ -29,7 +29,8 @@
 //! * `enabled` (default): record sections. Without it [`timed`], [`time_section!`] and [`time_future!`]
 //!   still check their arguments, then expand to the plain code, and nothing is recorded.
 //! * `capture` (default): from the first live line on, forward the program's own stdout and stderr so live
-//!   lines never split its lines (`PERFGRAPH_CAPTURE`).
+//!   lines never split its lines (`PERFGRAPH_CAPTURE`). Without it none of the capture's code is built (no
+//!   pseudo-terminal, `tee`, `splice` or forked forwarder), and `PERFGRAPH_CAPTURE=on` only warns.
 //! * `signals` (default): SIGINT, SIGTERM and SIGHUP write the reports and files before the process dies
 //!   of them (`PERFGRAPH_SIGNALS`), and SIGABRT ends an open live line.
 //! * `listen` (default): the background thread answers `perfgraph ps`, `dump`, `trace` and `top` on a
