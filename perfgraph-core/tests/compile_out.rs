@@ -1,6 +1,7 @@
 //! Without the default `enabled` feature, `#[timed]` and `time_section!` expand to the plain code: a crate
 //! using every form builds and records nothing. With `enabled` alone (a library's dependency), sections are
-//! recorded and the binary links no socket code. Builds `tests/compile-out` (outside the workspace, since
+//! recorded and the binary links no socket code and
+//! none of the capture's calls. Builds `tests/compile-out` (outside the workspace, since
 //! features unify inside it) with the same cargo that runs this test.
 
 mod common;
@@ -88,4 +89,20 @@ fn a_library_build_records_and_links_no_socket_code() {
         .filter(|s| SOCKET_CALLS.contains(&s.as_str()))
         .collect();
     assert!(socket.is_empty(), "socket calls linked: {socket:?}");
+    // Nor the capture's (`capture` is off too): no pseudo-terminal, no forwarder child, no tee or splice.
+    let capture: Vec<&String> = imports
+        .iter()
+        .filter(|s| CAPTURE_CALLS.contains(&s.as_str()))
+        .collect();
+    assert!(capture.is_empty(), "capture calls linked: {capture:?}");
 }
+
+/// The calls into the C library only the capture of the program's output makes.
+const CAPTURE_CALLS: [&str; 6] = [
+    "posix_openpt",
+    "grantpt",
+    "tee",
+    "splice",
+    "fork",
+    "socketpair",
+];
