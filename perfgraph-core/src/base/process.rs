@@ -362,7 +362,7 @@ pub fn set_output_fd(fd: i32) {
 }
 
 /// Where the capture's forwarder child learns whether perfgraph's own text left the terminal mid-line (a
-/// word of the memory shared with it; see `collector::capture`).
+/// word of the memory shared with it; see `collector::terminal::capture`).
 static OUTPUT_TAIL: OnceLock<&'static AtomicU64> = OnceLock::new();
 
 /// The capture's start hands over the shared word that [`note_output`] keeps up to date.

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use super::capture;
 use super::files::{self, Abandoned};
+use super::terminal::capture;
 use super::terminal::screen;
 
 use crate::base::clock;

@@ -31,10 +31,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::{MutexGuard, OnceLock};
 
-use super::capture;
 use super::exit;
 use super::live::panic;
 use super::terminal;
+use super::terminal::capture;
 use crate::base::registry::{self, SectionId};
 use crate::base::{process, sys};
 use crate::local::{latency, marks, ring, threads};

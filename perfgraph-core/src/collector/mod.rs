@@ -16,12 +16,6 @@
 //! asks, and every [`DRAIN_PERIOD`] (so a moderately busy program loses nothing to overflow). The other
 //! passes only sample memory and let live print look at what runs.
 
-#[cfg(feature = "capture")]
-pub(crate) mod capture;
-// Without the feature, stand-ins for what the collector calls: none of the capture's code is built.
-#[cfg(not(feature = "capture"))]
-#[path = "capture/off.rs"]
-pub(crate) mod capture;
 pub(crate) mod exit;
 pub(crate) mod files;
 pub(crate) mod fork;

@@ -161,7 +161,7 @@ fn end_run(sig: i32) -> ! {
     exit::ending_by_signal(sig);
     let _ = std::panic::catch_unwind(|| {
         exit::shutdown_for_signal(sig, exit::EXIT_WAIT);
-        super::capture::stop();
+        super::terminal::capture::stop();
     });
     sys::die_of(sig)
 }

@@ -1,4 +1,4 @@
-//! The system calls behind capturing the program's output (`collector::capture`), built only with the
+//! The system calls behind capturing the program's output (`collector::terminal::capture`), built only with the
 //! `capture` feature: pipes and pseudo-terminals, `dup`/`dup2`, `poll`, `read`/`write`, memory shared with
 //! a forked child, `tee` and `splice`, and the fork of that child. The calls the forked child makes are
 //! async-signal-safe and allocate nothing: [`poll_fds`], [`read_fd`], [`write_fd_raw`], [`close_fd`],

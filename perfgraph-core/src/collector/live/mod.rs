@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 use crate::base::clock::{self, Scale, Ticks};
 use crate::base::config::{Config, LiveMode};
 use crate::base::{heap, process, registry, sys};
-use crate::collector::capture;
+use crate::collector::terminal::capture;
 use crate::collector::terminal::{self, screen};
 use crate::local::pending::{self, Pending};
 use crate::local::record::{self, Record};

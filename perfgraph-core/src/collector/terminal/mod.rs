@@ -13,6 +13,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "capture")]
+pub(crate) mod capture;
+// Without the feature, stand-ins for what the collector calls: none of the capture's code is built.
+#[cfg(not(feature = "capture"))]
+#[path = "capture/off.rs"]
+pub(crate) mod capture;
 mod partial;
 pub(crate) mod screen;
 

@@ -16,7 +16,7 @@ use super::{CATCH_UP, STALL, inside, other_output, set_inside, writing};
 pub use super::{EXIT_FLUSH, MID_LINE, OTHER_OUTPUT_AT, Screen, lock};
 use crate::base::poison;
 use crate::base::process;
-use crate::collector::capture::{self, Wait};
+use crate::collector::terminal::capture::{self, Wait};
 
 /// Runs `f` holding the terminal, after ending an open live line; then live print knows other output came.
 fn with_screen<R>(f: impl FnOnce(&mut Screen) -> R) -> R {

@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::terminal::{self, Screen};
+use super::{self as terminal, Screen};
 use crate::base::config::CaptureMode;
 use crate::base::poison;
 use crate::base::sys::{self, Io, Kind, Room, Target};
