@@ -292,36 +292,74 @@ fn every_answer_is_bounded_and_its_names_escaped() {
     assert!(!ran.stdout.contains('\u{1b}'), "{ran:?}");
     drop(server);
 
-    let bounded: &[(&str, &[&str], &str, i64)] = &[
-        // A status that lists threads without end.
-        (
-            "threads",
-            &["ps"],
-            "limit: more than 65536 threads",
-            SMALL_KB,
-        ),
-        // Answers without end: the status's limit, the dump's (which `dump` holds whole).
-        ("endless", &["ps"], "larger than 8388608 bytes", SMALL_KB),
-        ("endless", &["top"], "larger than 8388608 bytes", SMALL_KB),
-        (
-            "endless",
-            &["dump"],
-            "larger than 67108864 bytes",
-            100 * 1024,
-        ),
-        (
-            "endless",
-            &["report"],
-            "larger than 67108864 bytes",
-            SMALL_KB,
-        ),
-        // An answer that drips: given up on at its deadline.
-        ("drip", &["ps"], "did not come whole within 5 s", SMALL_KB),
-        // No answer at all.
-        ("silent", &["dump"], "is not responding", SMALL_KB),
-        ("silent", &["top"], "is not responding", SMALL_KB),
-    ];
-    for &(mode, args, says, max_kb) in bounded {
+    // `ps` lists every process in the directory, so its cases run here one at a time; the cases that
+    // name a pid run beside them (`the_answers_to_a_pid_are_bounded`).
+    check_bounded(
+        &scratch,
+        &[
+            // A status that lists threads without end.
+            (
+                "threads",
+                &["ps"],
+                "limit: more than 65536 threads",
+                SMALL_KB,
+            ),
+            // Answers without end: the status's limit.
+            ("endless", &["ps"], "larger than 8388608 bytes", SMALL_KB),
+            // An answer that drips: given up on at its deadline.
+            ("drip", &["ps"], "did not come whole within 5 s", SMALL_KB),
+        ],
+    );
+
+    // `ps` of a process that does not answer: shown as stopped.
+    let (_server, pid) = scratch.server(&sockets, "silent", false, false);
+    let ran = cli(&runtime, &["ps"]);
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    assert!(
+        ran.stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("{pid:>7}")) && l.ends_with("stopped (not responding)")),
+        "{ran:?}"
+    );
+}
+
+/// As [`every_answer_is_bounded_and_its_names_escaped`], for the requests that name a pid (each client
+/// talks to that process alone), in a directory of their own so that they run beside its `ps` cases.
+#[test]
+fn the_answers_to_a_pid_are_bounded() {
+    let scratch = Scratch::new("pid-bounds");
+    let sockets = scratch.sockets();
+    std::fs::create_dir(&sockets).unwrap();
+    std::fs::set_permissions(&sockets, std::fs::Permissions::from_mode(0o700)).unwrap();
+    check_bounded(
+        &scratch,
+        &[
+            // Answers without end: the status's limit (`top`), the dump's (which `dump` holds whole).
+            ("endless", &["top"], "larger than 8388608 bytes", SMALL_KB),
+            (
+                "endless",
+                &["dump"],
+                "larger than 67108864 bytes",
+                100 * 1024,
+            ),
+            (
+                "endless",
+                &["report"],
+                "larger than 67108864 bytes",
+                SMALL_KB,
+            ),
+            // No answer at all.
+            ("silent", &["dump"], "is not responding", SMALL_KB),
+            ("silent", &["top"], "is not responding", SMALL_KB),
+        ],
+    );
+}
+
+/// Each case, one after another: the fake process answering `mode` in `scratch`'s socket directory, and
+/// `perfgraph args` (with its pid, unless `ps`) says `says` in one line (exit 2) and stays under `max_kb`.
+fn check_bounded(scratch: &Scratch, cases: &[(&str, &[&str], &str, i64)]) {
+    let (sockets, runtime) = (scratch.sockets(), scratch.runtime());
+    for &(mode, args, says, max_kb) in cases {
         let (_server, pid) = scratch.server(&sockets, mode, false, false);
         let pid = pid.to_string();
         let mut args = args.to_vec();
@@ -341,17 +379,6 @@ fn every_answer_is_bounded_and_its_names_escaped() {
         }
         assert!(ran.max_rss_kb < max_kb, "{what}: {} KiB", ran.max_rss_kb);
     }
-
-    // `ps` of a process that does not answer: shown as stopped.
-    let (_server, pid) = scratch.server(&sockets, "silent", false, false);
-    let ran = cli(&runtime, &["ps"]);
-    assert_eq!(ran.code, Some(0), "{ran:?}");
-    assert!(
-        ran.stdout
-            .lines()
-            .any(|l| l.starts_with(&format!("{pid:>7}")) && l.ends_with("stopped (not responding)")),
-        "{ran:?}"
-    );
 }
 
 /// A stopped process (Ctrl-Z) is a `ps` row that says so, not a `ps` that waits for it; `top` and `dump`

@@ -1,8 +1,7 @@
 //! Without the default `enabled` feature, `#[timed]` and `time_section!` expand to the plain code: a crate
 //! using every form builds and records nothing. With `enabled` alone (a library's dependency), sections are
-//! recorded and the binary links no socket code and
-//! none of the capture's calls. Builds `tests/compile-out` (outside the workspace, since
-//! features unify inside it) with the same cargo that runs this test.
+//! recorded and the binary links no socket code and none of the capture's calls. Builds `tests/compile-out`
+//! (outside the workspace, since features unify inside it) with the same cargo that runs this test.
 
 mod common;
 
