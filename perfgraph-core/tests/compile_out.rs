@@ -5,19 +5,29 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
-#[test]
-fn disabled_build_compiles_and_records_nothing() {
+/// `cargo run` of `tests/compile-out` with `args`, in its own target directory (returned with the output),
+/// by the same cargo that runs this test.
+fn cargo_run(args: &[&str]) -> (PathBuf, Output) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = dir.join("../target/compile-out");
     let out = common::child_command(env!("CARGO"))
-        .args(["run", "--quiet", "--manifest-path"])
+        .args(["run", "--quiet"])
+        .args(args)
+        .arg("--manifest-path")
         .arg(dir.join("tests/compile-out/Cargo.toml"))
         .env("CARGO_TARGET_DIR", &target)
         .env_remove("RUSTFLAGS")
         .output()
         .expect("cargo runs");
+    (target, out)
+}
+
+#[test]
+fn disabled_build_compiles_and_records_nothing() {
+    let (_, out) = cargo_run(&[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "compile-out crate failed:\n{stderr}");
     assert_eq!(
@@ -41,23 +51,7 @@ const SOCKET_CALLS: [&str; 8] = [
 
 #[test]
 fn a_library_build_records_and_links_no_socket_code() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let target = dir.join("../target/compile-out");
-    let out = common::child_command(env!("CARGO"))
-        .args([
-            "run",
-            "--quiet",
-            "--bin",
-            "no-network",
-            "--features",
-            "enabled",
-        ])
-        .arg("--manifest-path")
-        .arg(dir.join("tests/compile-out/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target)
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("cargo runs");
+    let (target, out) = cargo_run(&["--bin", "no-network", "--features", "enabled"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "no-network failed:\n{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "sections=2");

@@ -160,6 +160,18 @@ impl Sim {
         self.at(t, Step::End { thread, mem_mb: 97 })
     }
 
+    /// What `suspend` does for other output: emit the pass's pending text, end the open line, write
+    /// `text`, tell the printer.
+    fn suspend_and_write(&mut self, now: u64, out: &mut String, text: &str) {
+        self.emit(now, out);
+        out.clear();
+        if self.printer_line_open() {
+            self.emit(now, "\n");
+        }
+        self.emit(now, text);
+        self.printer.other_output(now);
+    }
+
     pub(super) fn emit(&mut self, now: u64, text: &str) {
         if !text.is_empty() {
             self.screen.push_str(text);
@@ -268,24 +280,10 @@ impl Sim {
                     Step::EndLost { thread } => {
                         self.open[thread].pop().expect("balanced script");
                     }
-                    Step::Output(text) => {
-                        // What `suspend` does: end the open line, write, tell the printer.
-                        self.emit(now, &out);
-                        out.clear();
-                        if self.printer_line_open() {
-                            self.emit(now, "\n");
-                        }
-                        self.emit(now, text);
-                        self.printer.other_output(now);
-                    }
+                    Step::Output(text) => self.suspend_and_write(now, &mut out, text),
                     Step::Panic { thread, message } => {
-                        self.emit(now, &out);
-                        out.clear();
-                        if self.printer_line_open() {
-                            self.emit(now, "\n");
-                        }
-                        self.emit(now, message);
-                        self.printer.other_output(now);
+                        // The panic hook writes its message as `suspend` does, then labels the section.
+                        self.suspend_and_write(now, &mut out, message);
                         self.printer.panicked(thread, now);
                         while let Some((call, mem)) = self.open[thread].pop() {
                             let key = (call.depth, call.start);
