@@ -106,13 +106,17 @@ fn child_entry() {
 /// each thread's one call path takes a 30 KiB latency histogram), none for a 320 KiB ring. Then each records, and the cap is lifted for the exit.
 fn no_rings() {
     // The runtime first (its own thread, the main thread's ring), and the background thread's first passes
-    // with the start-up measurement of the instrumentation's cost, a round after each, which allocates.
+    // with the start-up measurement of the instrumentation's cost, a round after each, which allocates. Two
+    // passes counted, not the cost alone: the background thread measures the cost before it builds its
+    // state (some 700 KiB of buffers), and a busy machine can hold it off the cores in between, past the
+    // limit below (the child then died of that allocation: 2 CI runs of 3 at load 6).
     perfgraph_core::threads();
     let start = std::time::Instant::now();
-    while perfgraph_core::report()
+    while (perfgraph_core::report()
         .run
         .overhead_ns_per_section
         .is_none()
+        || perfgraph_core::__test_hooks::passes() < 2)
         && start.elapsed() < std::time::Duration::from_secs(30)
     {
         perfgraph_core::__test_hooks::wake_background();
