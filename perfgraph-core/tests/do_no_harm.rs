@@ -631,6 +631,12 @@ fn stdout_and_stderr_mixed() {
     differential("mixed", nothing_more);
 }
 
+/// `perfgraph_core::sync`'s threads, condvar, channels and barrier, waiting past the time limit.
+#[test]
+fn sync_primitives_that_wait() {
+    differential_in("sync", &SHORT_SETTINGS, nothing_more);
+}
+
 /// A stand-in OTLP collector on 127.0.0.1 that takes every request (200); returns its port and the count
 /// of requests it took.
 fn collector() -> (u16, &'static std::sync::atomic::AtomicU64) {
@@ -871,6 +877,7 @@ fn long_form() {
         "lines",
         "lines-sigpipe",
         "mixed",
+        "sync",
         "bar",
         "bar-first",
         "indicatif",

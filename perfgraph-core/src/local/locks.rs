@@ -177,6 +177,16 @@ pub fn register(name: &'static str) -> Arc<LockCounts> {
     })
 }
 
+/// The id of the name `name` of something threads wait for that has no row of figures (a thread's join, a
+/// condvar, a channel, a barrier: `sync`), for its records in the trace and live print.
+#[cold]
+pub fn name_id(name: &'static str) -> u32 {
+    crate::base::heap::untracked(|| {
+        let mut t = hold_for_fork();
+        t.get_or_insert_with(Table::default).id_of(name)
+    })
+}
+
 /// The lock of `block` is dropped: its figures go to its name's totals.
 #[cold]
 pub fn retire(block: &Arc<LockCounts>) {

@@ -1,6 +1,7 @@
 //! [`Mutex`]: std's, named, recording its waits and holds.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 
@@ -22,7 +23,7 @@ use super::state::{Hold, LockState};
 /// assert_eq!(queue.acquisitions, 2);
 /// ```
 pub struct Mutex<T: ?Sized> {
-    state: LockState,
+    pub(super) state: LockState,
     inner: std::sync::Mutex<T>,
 }
 
@@ -38,7 +39,9 @@ pub struct Mutex<T: ?Sized> {
 pub struct MutexGuard<'a, T: ?Sized + 'a> {
     lock: &'a Mutex<T>,
     hold: Option<Hold>,
-    inner: std::sync::MutexGuard<'a, T>,
+    /// Dropped by the guard's `drop`, after its hold is recorded, or handed to a condvar's wait
+    /// (`into_parts`).
+    inner: ManuallyDrop<std::sync::MutexGuard<'a, T>>,
 }
 
 impl<T> Mutex<T> {
@@ -163,7 +166,7 @@ impl<T: ?Sized> Mutex<T> {
         self.inner.get_mut()
     }
 
-    fn guard<'a>(
+    pub(super) fn guard<'a>(
         &'a self,
         inner: std::sync::MutexGuard<'a, T>,
         hold: impl Into<Option<Hold>>,
@@ -171,7 +174,7 @@ impl<T: ?Sized> Mutex<T> {
         MutexGuard {
             lock: self,
             hold: hold.into(),
-            inner,
+            inner: ManuallyDrop::new(inner),
         }
     }
 }
@@ -188,13 +191,26 @@ fn wrap<'a, T: ?Sized>(
     }
 }
 
+impl<'a, T: ?Sized> MutexGuard<'a, T> {
+    /// The guard taken apart, nothing recorded or unlocked: its mutex, its hold, std's guard (for a
+    /// condvar's wait, which hands std's guard to std's condvar).
+    pub(super) fn into_parts(self) -> (&'a Mutex<T>, Option<Hold>, std::sync::MutexGuard<'a, T>) {
+        let mut me = ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so `inner` is taken out exactly once, here, and not dropped again.
+        let inner = unsafe { ManuallyDrop::take(&mut me.inner) };
+        (me.lock, me.hold.take(), inner)
+    }
+}
+
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
         if let Some(h) = self.hold.take() {
             self.lock.state.release(h);
         }
-        // `inner` drops next: the unlock comes after the hold is recorded.
+        // SAFETY: `inner` is dropped only here, once (a guard taken apart by `into_parts` is not dropped):
+        // the unlock comes after the hold is recorded.
+        unsafe { ManuallyDrop::drop(&mut self.inner) };
     }
 }
 

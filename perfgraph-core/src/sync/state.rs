@@ -12,6 +12,8 @@ use crate::local::marks;
 use crate::local::record::{HOLD, LOCK_FLOW, Record, WAIT};
 use crate::local::thread::{LIVE_LIMIT_TICKS, ThreadState};
 
+use super::wake::Stamp;
+
 /// A lock's own recording state. All `Relaxed`: the lock itself orders what its holders write here (a
 /// holder's stores happen before its unlock, which happens before the next holder's lock), and the figures
 /// only need to be recent for a waiter that reads them without the lock (the holder it names may have
@@ -52,6 +54,13 @@ pub(crate) struct Hold {
     start: u64,
     /// Held alone (a `Mutex`, a `RwLock`'s writer), not shared (a `RwLock`'s reader).
     exclusive: bool,
+}
+
+impl Hold {
+    /// The holding thread's state.
+    pub fn thread(&self) -> &'static ThreadState {
+        self.thread
+    }
 }
 
 impl LockState {
@@ -174,6 +183,15 @@ impl LockState {
                 h.thread
                     .push_mark(Record::mark(counts.name, h.start, end, HOLD, 0))
             };
+        }
+    }
+
+    /// Who released it last, and when.
+    pub fn last_release(&self) -> Stamp {
+        // Relaxed: see the type's docs.
+        Stamp {
+            thread: self.released_by.load(Ordering::Relaxed),
+            at: self.released_at.load(Ordering::Relaxed),
         }
     }
 

@@ -65,6 +65,46 @@ fn mixed() {
     }
 }
 
+/// `perfgraph_core::sync`'s threads, condvar, channels and barrier, each waiting past the time limit (so
+/// live print shows `Waiting for pgmark ...` lines), printing what they pass along.
+fn sync_primitives() {
+    use perfgraph_core::sync::{self, Barrier, Condvar, Mutex};
+    use std::sync::Arc;
+
+    let (tx, rx) = sync::sync_channel("pgmark items", 1);
+    let producer = sync::Builder::new()
+        .name("producer".into())
+        .spawn(move || {
+            for i in 0..3 {
+                sleep_ms(40);
+                tx.send(i).unwrap();
+            }
+        })
+        .unwrap();
+    for item in rx.iter() {
+        println!("received {item}");
+    }
+    producer.join().unwrap();
+    let pair = Arc::new((Mutex::new("pgmark flag", false), Condvar::new("pgmark ready")));
+    let barrier = Arc::new(Barrier::new("pgmark step", 2));
+    let (p, b) = (Arc::clone(&pair), Arc::clone(&barrier));
+    let notifier = sync::spawn(move || {
+        sleep_ms(40);
+        *p.0.lock().unwrap() = true;
+        p.1.notify_all();
+        sleep_ms(40);
+        b.wait().is_leader()
+    });
+    let mut ready = pair.0.lock().unwrap();
+    while !*ready {
+        ready = pair.1.wait(ready).unwrap();
+    }
+    drop(ready);
+    println!("notified");
+    let leaders = u8::from(barrier.wait().is_leader()) + u8::from(notifier.join().unwrap());
+    eprintln!("barrier leaders {leaders}");
+}
+
 /// A progress bar redrawn with `\r`, as indicatif or any CLI tool draws one, in a dots section.
 #[timed(live = "pgmark downloading", dots)]
 fn bar() {
@@ -231,6 +271,7 @@ fn main() {
     match shape.trim_end_matches("-sigpipe") {
         "lines" => lines(),
         "mixed" => mixed(),
+        "sync" => sync_primitives(),
         "bar" => bar(),
         "prompt" => prompt(),
         "order" => {

@@ -1,0 +1,176 @@
+//! Programs with a known critical path, for `tests/critical_path.rs` (and to try `perfgraph report
+//! --critical-path` on). The work is sleeps inside sections, so the answer holds on a busy machine; the
+//! threads, locks, channels and joins are `perfgraph_core::sync`'s, which record who woke whom.
+//!
+//! * `fork-join`: `main` spawns A (200 ms) and B (600 ms) and joins both: the path is `main`, B, `main`;
+//!   A has 400 ms of slack.
+//! * `convoy HOLD_MS`: two threads, 6 rounds each of 10 ms outside and HOLD_MS holding `queue` (in
+//!   section `update`): the path alternates between the holds.
+//! * `nested`: T2 holds `L2` in `flush` (300 ms); T1 takes `L1`, then waits for `L2`; T3 waits for `L1`.
+//! * `pipeline`: a producer (1 ms an item) and a consumer (3 ms an item), 100 items through a channel of 4.
+//! * `blind`: `main` waits 200 ms in section `wait_std` (measuring its CPU time) on std's `Condvar`, which
+//!   records nothing: the wait is off the CPU, `blocked (unknown)`.
+//!
+//! ```sh
+//! PERFGRAPH_TRACE=run.json cargo run -p perfgraph-cli --example critical -- nested
+//! cargo run -p perfgraph-cli -- report --critical-path run.json
+//! ```
+
+use std::sync::Arc;
+use std::thread::sleep;
+use std::time::Duration;
+
+use perfgraph_core::sync::{self, Builder, Mutex};
+use perfgraph_core::timed;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn named<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> sync::JoinHandle<T> {
+    Builder::new().name(name.into()).spawn(f).expect("a thread")
+}
+
+#[timed]
+fn work_a() {
+    sleep(ms(200));
+}
+
+#[timed]
+fn work_b() {
+    sleep(ms(600));
+}
+
+#[timed]
+fn before() {
+    sleep(ms(20));
+}
+
+#[timed]
+fn after() {
+    sleep(ms(20));
+}
+
+fn fork_join() {
+    before();
+    let a = named("A", work_a);
+    let b = named("B", work_b);
+    a.join().unwrap();
+    b.join().unwrap();
+    after();
+}
+
+#[timed]
+fn update(hold: u64) {
+    sleep(ms(hold));
+}
+
+#[timed]
+fn prepare() {
+    sleep(ms(10));
+}
+
+fn convoy(hold: u64) {
+    let queue = Arc::new(Mutex::new("queue", 0u64));
+    let workers: Vec<_> = (0..2)
+        .map(|i| {
+            let queue = Arc::clone(&queue);
+            named(&format!("T{i}"), move || {
+                for _ in 0..6 {
+                    prepare();
+                    let mut q = queue.lock().unwrap();
+                    update(hold);
+                    *q += 1;
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+}
+
+#[timed]
+fn flush() {
+    sleep(ms(300));
+}
+
+fn nested() {
+    static L1: Mutex<()> = Mutex::new("L1", ());
+    static L2: Mutex<()> = Mutex::new("L2", ());
+    let t2 = named("T2", || {
+        let _l2 = L2.lock().unwrap();
+        flush();
+    });
+    let t1 = named("T1", || {
+        sleep(ms(50));
+        let _l1 = L1.lock().unwrap();
+        let _l2 = L2.lock().unwrap();
+    });
+    let t3 = named("T3", || {
+        sleep(ms(100));
+        let _l1 = L1.lock().unwrap();
+    });
+    for t in [t2, t1, t3] {
+        t.join().unwrap();
+    }
+}
+
+#[timed]
+fn produce(i: u64) -> u64 {
+    sleep(ms(1));
+    i
+}
+
+#[timed]
+fn consume(i: u64) -> u64 {
+    sleep(ms(3));
+    i
+}
+
+fn pipeline() {
+    let (tx, rx) = sync::sync_channel("items", 4);
+    let producer = named("producer", move || {
+        for i in 0..100 {
+            tx.send(produce(i)).unwrap();
+        }
+    });
+    let consumer = named("consumer", move || rx.iter().map(consume).sum::<u64>());
+    producer.join().unwrap();
+    assert_eq!(consumer.join().unwrap(), 4950);
+}
+
+#[timed(cpu)]
+fn wait_std() {
+    let pair = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let other = Arc::clone(&pair);
+    let t = std::thread::spawn(move || {
+        sleep(ms(200));
+        *other.0.lock().unwrap() = true;
+        other.1.notify_one();
+    });
+    let mut ready = pair.0.lock().unwrap();
+    while !*ready {
+        ready = pair.1.wait(ready).unwrap();
+    }
+    drop(ready);
+    t.join().unwrap();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("fork-join") => fork_join(),
+        Some("convoy") => convoy(args.get(1).and_then(|h| h.parse().ok()).unwrap_or(40)),
+        Some("nested") => nested(),
+        Some("pipeline") => pipeline(),
+        Some("blind") => wait_std(),
+        _ => {
+            eprintln!("usage: critical fork-join | convoy HOLD_MS | nested | pipeline | blind");
+            std::process::exit(2);
+        }
+    }
+}

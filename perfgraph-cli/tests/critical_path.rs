@@ -1,0 +1,205 @@
+//! The critical path of real programs with a known answer (`examples/critical`): each runs with a Chrome
+//! trace, which `perfgraph_core::critical` reads back and analyses, as `perfgraph report --critical-path`
+//! does (one case runs the command itself). The work is sleeps inside sections, so the answers hold with
+//! both cores busy; the bounds are the (5% on a slack, 10% on a what-if).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use perfgraph_core::critical::{self, CriticalPath, Options, PieceKind, Timeline};
+
+const CLI: &str = env!("CARGO_BIN_EXE_perfgraph");
+const MS: f64 = 1e6;
+
+/// Runs `examples/critical` with `args`, its trace in `dir`; returns the trace's path.
+fn run(dir: &Path, args: &[&str]) -> PathBuf {
+    let trace = dir.join(format!("{}.json", args.join("-")));
+    let out = Command::new(common::example("critical"))
+        .args(args)
+        .env("PERFGRAPH_TRACE", &trace)
+        .env("PERFGRAPH_LIVE", "off")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Nothing of the program's own, nothing of perfgraph's.
+    assert_eq!(out.stdout, b"", "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{out:?}");
+    trace
+}
+
+fn timeline(trace: &Path) -> Timeline {
+    critical::read_timeline(std::fs::File::open(trace).unwrap()).unwrap()
+}
+
+fn analyse(t: &Timeline, options: &Options) -> CriticalPath {
+    let p = critical::analyse(t, options).unwrap();
+    // The invariants: pieces in order, each meeting the next, summing to the time explained.
+    for w in p.pieces.windows(2) {
+        assert_eq!(w[0].end_ns, w[1].start_ns, "{w:?}");
+    }
+    let sum: u64 = p.pieces.iter().map(|x| x.end_ns - x.start_ns).sum();
+    assert_eq!(sum, p.length_ns);
+    assert_eq!(p.length_ns, p.end_ns - p.start_ns);
+    p
+}
+
+fn section<'a>(p: &'a CriticalPath, name: &str) -> &'a critical::PathSection {
+    p.sections
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no {name} in {:?}", p.sections))
+}
+
+/// The path's threads, in order, a run of pieces on one thread named once.
+fn threads_on_path(t: &Timeline, p: &CriticalPath) -> Vec<String> {
+    let mut names: Vec<String> = p
+        .pieces
+        .iter()
+        .filter(|x| x.end_ns - x.start_ns > 1_000_000)
+        .map(|x| t.threads[x.thread as usize].name.clone())
+        .collect();
+    names.dedup();
+    names
+}
+
+#[test]
+fn fork_join_path_runs_through_the_longer_child_and_the_shorter_has_the_difference_as_slack() {
+    let dir = common::scratch("perfgraph-critical", "fork-join");
+    let t = timeline(&run(&dir, &["fork-join"]));
+    let p = analyse(&t, &Options::default());
+    assert_eq!(
+        threads_on_path(&t, &p),
+        ["main", "B", "main"],
+        "{:?}",
+        p.pieces
+    );
+    assert_eq!(section(&p, "work_a").path_ns, 0);
+    assert!(section(&p, "work_b").path_ns as f64 >= 600.0 * MS);
+    // A ended 400 ms before B: that much later it could have ended (within 5%).
+    let slack = section(&p, "work_a").slack_ns as f64;
+    assert!((slack - 400.0 * MS).abs() <= 20.0 * MS, "slack {slack} ns");
+    assert_eq!(section(&p, "work_b").slack_ns, 0);
+}
+
+#[test]
+fn a_lock_convoy_alternates_between_holds_and_the_what_if_predicts_a_halved_hold() {
+    let dir = common::scratch("perfgraph-critical", "convoy");
+    let t = timeline(&run(&dir, &["convoy", "40"]));
+    let mut options = Options::default();
+    options.what_if = Some(("update".into(), 50.0));
+    let p = analyse(&t, &options);
+    let holders: Vec<u32> = p
+        .pieces
+        .iter()
+        .filter(|x| match x.kind {
+            PieceKind::Running { section: Some(s) } => t.names[s as usize] == "update",
+            _ => false,
+        })
+        .map(|x| x.thread)
+        .collect();
+    assert!(holders.len() >= 11, "{} holds on the path", holders.len());
+    assert!(holders.windows(2).all(|w| w[0] != w[1]), "{holders:?}");
+    let predicted = p.what_if.unwrap().predicted_ns as f64;
+    // The same program with the hold really halved.
+    let real = timeline(&run(&dir, &["convoy", "20"]));
+    let real = analyse(&real, &Options::default());
+    let real_ns = real.length_ns as f64;
+    assert!(
+        (predicted - real_ns).abs() <= 0.10 * real_ns,
+        "predicted {predicted} ns, really {real_ns} ns"
+    );
+}
+
+#[test]
+fn nested_contention_prints_the_chain_to_the_section_at_its_root() {
+    let dir = common::scratch("perfgraph-critical", "nested");
+    let t = timeline(&run(&dir, &["nested"]));
+    let p = analyse(&t, &Options::default());
+    let chains: Vec<String> = p.chains.iter().map(|c| c.text()).collect();
+    assert!(
+        chains.contains(
+            &"T3 waits for `L1` held by T1, which waits for `L2` held by T2 in `flush`".into()
+        ),
+        "{chains:#?}"
+    );
+}
+
+#[test]
+fn a_pipeline_path_is_in_its_slow_consumer() {
+    let dir = common::scratch("perfgraph-critical", "pipeline");
+    let t = timeline(&run(&dir, &["pipeline"]));
+    let p = analyse(&t, &Options::default());
+    let consumer = t.threads.iter().position(|l| l.name == "consumer").unwrap() as u32;
+    let on_consumer: u64 = p
+        .pieces
+        .iter()
+        .filter(|x| x.thread == consumer)
+        .map(|x| x.end_ns - x.start_ns)
+        .sum();
+    assert!(
+        on_consumer * 10 >= p.length_ns * 9,
+        "{on_consumer} of {} ns on the consumer",
+        p.length_ns
+    );
+}
+
+#[test]
+fn a_wait_on_std_condvar_is_blocked_unknown_in_the_command_s_table() {
+    let dir = common::scratch("perfgraph-critical", "blind");
+    let trace = run(&dir, &["blind"]);
+    let p = analyse(&timeline(&trace), &Options::default());
+    assert!(
+        p.other.blocked_unknown_ns as f64 >= 150.0 * MS,
+        "{:?}",
+        p.other
+    );
+    assert!((section(&p, "wait_std").path_self_ns as f64) < 50.0 * MS);
+    let out = Command::new(CLI)
+        .args(["report", "--critical-path"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Critical Path:\n"), "{text}");
+    assert!(text.contains("| (blocked (unknown))"), "{text}");
+}
+
+#[test]
+fn a_perfetto_trace_a_missing_section_or_a_bad_what_if_is_refused() {
+    let dir = common::scratch("perfgraph-critical", "errors");
+    let pf = dir.join("run.pftrace");
+    std::fs::write(&pf, b"\x0a\x00").unwrap();
+    let trace = run(&dir, &["blind"]);
+    let trace = trace.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["report", "--critical-path", pf.to_str().unwrap()],
+            "reads Chrome JSON traces only",
+        ),
+        (
+            vec!["report", "--critical-path", trace, "--section", "nothing"],
+            "no section named \"nothing\"",
+        ),
+        (
+            vec![
+                "report",
+                "--critical-path",
+                trace,
+                "--what-if",
+                "wait_std=150",
+            ],
+            "PCT from 0 to 100",
+        ),
+    ] {
+        let out = Command::new(CLI).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.lines().next().unwrap_or("").contains(says),
+            "{args:?}: {err}"
+        );
+    }
+}
