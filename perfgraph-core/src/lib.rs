@@ -101,6 +101,33 @@ pub mod trace {
     };
 }
 
+/// The critical path of a run, its wait chains and what-ifs (ThreadScope's question: which sections, if
+/// faster, would make the program finish sooner?), from a [`Timeline`](critical::Timeline) of the threads'
+/// calls, the intervals they were blocked and who woke them.
+///
+/// ```
+/// use perfgraph_core::critical::{self, Blocked, Call, Options, Timeline, Wake};
+///
+/// // `main` waits 10..90 for a worker that computes `solve` 5..89 and then wakes it.
+/// let mut t = Timeline::default();
+/// let (main, worker) = (t.thread("main", 0, 100), t.thread("worker", 5, 89));
+/// let (solve, done) = (t.name("solve"), t.name("done"));
+/// t.threads[worker].calls.push(Call::new(solve, 5, 89));
+/// t.threads[main].blocked.push(Blocked::new(done, 10, 90).woken_by(Wake { thread: 1, at_ns: 89 }));
+/// t.settle();
+/// let path = critical::analyse(&t, &Options::default()).unwrap();
+/// assert_eq!(path.sections[0].name, "solve");
+/// assert_eq!(path.sections[0].path_ns, 84);
+/// ```
+pub mod critical {
+    pub use crate::data::timeline::{Blocked, Call, ThreadLine, Timeline, Wake};
+    pub use crate::export::chrome_timeline::read_timeline;
+    pub use crate::report::critical::{
+        ChainLink, CriticalPath, Options, OtherTime, PathSection, Piece, PieceKind, Scope,
+        WaitChain, WhatIf, analyse,
+    };
+}
+
 /// Names made safe for a terminal, as the report's tables print them: a tool that prints another process's
 /// names (an `attach::Status`'s program, threads and sections) puts them through [`escape`](text::escape).
 pub mod text {

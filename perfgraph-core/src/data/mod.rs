@@ -31,6 +31,7 @@ pub(crate) mod node_figures;
 pub(crate) mod report;
 pub(crate) mod runs;
 pub(crate) mod thread_snapshot;
+pub(crate) mod timeline;
 pub(crate) mod tree;
 
 pub use crate::base::registry::{SectionId, SectionInfo};

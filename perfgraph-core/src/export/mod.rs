@@ -11,6 +11,7 @@ pub(crate) mod by_section;
 pub(crate) mod catalog;
 pub(crate) mod chrome;
 pub(crate) mod chrome_read;
+pub(crate) mod chrome_timeline;
 pub(crate) mod folded;
 pub(crate) mod json;
 pub(crate) mod json_input;

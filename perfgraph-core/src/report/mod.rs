@@ -14,9 +14,10 @@
 //!   growth, as the counting allocator counted them (only when it was installed);
 //! * `cpu`: `CPU:`, per section that measured its CPU time (the `cpu` option, `PERFGRAPH_CPU=all`) its
 //!   time, CPU time and waiting time (the rest), children included;
-//! * `Processes:` (a merge of many processes' runs only): per call path, how its total time spread over
-//!   the processes.
+//! * `Processes:` (a merge of many processes' runs only): per call path, its total time over the processes.
 
+/// The `Critical Path:` table: of a trace's timeline, not of a report.
+pub(crate) mod critical;
 pub(crate) mod table;
 
 use std::fmt;
@@ -587,10 +588,9 @@ fn millis(ns: u64) -> f64 {
 }
 
 fn average(ns: u64, calls: u64) -> f64 {
-    if calls == 0 {
-        0.0
-    } else {
-        seconds(ns) / calls as f64
+    match calls {
+        0 => 0.0,
+        n => seconds(ns) / n as f64,
     }
 }
 

@@ -164,13 +164,13 @@ impl Graph {
     /// is left (a broken trace), its earliest node goes first as if the arc into it were not there.
     fn topological(&self) -> Vec<u32> {
         let n = self.nodes.len();
-        let mut waiting: Vec<u8> = vec![0; n];
-        for th in 0..self.first.len() - 1 {
-            for i in self.first[th]..self.first[th + 1] {
-                waiting[i] =
-                    u8::from(i > self.first[th]) + u8::from(self.nodes[i].cross_in != NONE);
-            }
-        }
+        // Arcs into each node not yet taken: from the node before it on its thread, and from a waker.
+        let mut waiting: Vec<u8> = (0..n)
+            .map(|i| {
+                let first = self.first[self.thread_of(i)] == i;
+                u8::from(!first) + u8::from(self.nodes[i].cross_in != NONE)
+            })
+            .collect();
         let mut by_time: Vec<u32> = (0..n as u32).collect();
         by_time.sort_unstable_by_key(|&i| (self.nodes[i as usize].t, i));
         let mut next_forced = 0;

@@ -2,12 +2,8 @@
 
 use super::{ChainLink, CriticalPath, WaitChain};
 use crate::data::timeline::{Blocked, Call, Timeline, Wake};
-use crate::report::shown;
 use crate::report::table::{self, Cell};
-
-fn seconds(ns: u64) -> f64 {
-    ns as f64 / 1e9
-}
+use crate::report::{seconds, shown};
 
 impl CriticalPath {
     /// The `Critical Path:` table (without its heading): a row per section with time on the path or off
