@@ -6,13 +6,14 @@
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
+use perfgraph_core::config::TraceFormat;
 use perfgraph_core::data::Report;
 
 use crate::failure::Failure;
@@ -23,6 +24,22 @@ pub fn run(path: &Path) -> Result<Report, Failure> {
     let file = std::fs::File::open(path).map_err(|e| open_failure(path, &e))?;
     Report::read_json(std::io::BufReader::with_capacity(1 << 16, file))
         .map_err(|e| Failure(format!("{}: {e}", path.display())))
+}
+
+/// The Chrome JSON trace `path`, opened for `what` (a command, for the error line) to read as a stream:
+/// one line for a Perfetto protobuf trace (named as `PERFGRAPH_TRACE` chooses the format: the core's
+/// rule), which it cannot read, or a file that will not open.
+pub fn chrome_trace(path: &Path, what: &str) -> Result<BufReader<File>, Failure> {
+    if TraceFormat::of_path(path) == TraceFormat::Perfetto {
+        return Err(Failure(format!(
+            "{}: a Perfetto protobuf trace: {what} reads Chrome JSON traces only (PERFGRAPH_TRACE with a \
+             name not ending in .pftrace)",
+            path.display()
+        )));
+    }
+    File::open(path)
+        .map(|f| BufReader::with_capacity(1 << 16, f))
+        .map_err(|e| open_failure(path, &e))
 }
 
 fn open_failure(path: &Path, e: &std::io::Error) -> Failure {

@@ -5,6 +5,7 @@
 //! 1 when a section regressed past the threshold, 0 otherwise.
 
 mod attach;
+mod critical;
 mod diff;
 mod failure;
 mod load;

@@ -6,12 +6,12 @@ use clap::Args;
 use perfgraph_core::config::ReportSelection;
 
 use crate::failure::Failure;
-use crate::{attach, load};
+use crate::{attach, critical, load};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// The call-tree JSON (PERFGRAPH_JSON, or the output of `perfgraph merge`), or the pid of a running
-    /// process (its tables now).
+    /// process (its tables now); with --critical-path, a Chrome JSON trace.
     file: PathBuf,
     /// The `Performance Graph:` table.
     #[arg(long)]
@@ -48,10 +48,30 @@ pub struct ReportArgs {
     /// Every table (the default).
     #[arg(long)]
     all: bool,
+    /// The `Critical Path:` table, from a Chrome JSON trace (PERFGRAPH_TRACE=run.json, or `perfgraph
+    /// trace PID`) instead of a call-tree JSON: the path through the threads that decided when the run
+    /// ended, each section's time on it and its slack, and the wait chains that cost the most.
+    #[arg(long = "critical-path")]
+    critical_path: bool,
+    /// With --critical-path: the path through each call of section NAME instead of the whole run.
+    #[arg(long, value_name = "NAME", requires = "critical_path")]
+    section: Option<String>,
+    /// With --critical-path: the run's time predicted were section NAME PCT% faster (an estimate on the
+    /// recorded order of hand-overs).
+    #[arg(long = "what-if", value_name = "NAME=PCT", requires = "critical_path", value_parser = critical::what_if)]
+    what_if: Option<(String, f64)>,
 }
 
 /// Prints the tables `a` asks for (every one without a table flag).
 pub fn run(a: &ReportArgs) -> Result<u8, Failure> {
+    if a.critical_path {
+        load::print(&critical::table(
+            &a.file,
+            a.section.as_deref(),
+            a.what_if.clone(),
+        )?)?;
+        return Ok(0);
+    }
     let r = match attach::pid_argument(&a.file) {
         Some(pid) => attach::report(pid)?,
         None => load::run(&a.file)?,

@@ -103,7 +103,7 @@ fn the_docs_perfgraph_commands_run_as_written() {
 
     let dir = common::scratch("perfgraph-doc-examples", "docs");
     // The files the examples name: four ranks (`run.{rank}.json`, `trace.{rank}.json`), one run
-    // (`run.json`), and a base and a head run for `diff`.
+    // (`run.json`, and its trace `trace.json`), and a base and a head run for `diff`.
     for rank in 0..4 {
         rank_run(
             &dir,
@@ -117,6 +117,8 @@ fn the_docs_perfgraph_commands_run_as_written() {
     for name in ["run.json", "base.json", "head.json", "baseline.json"] {
         rank_run(&dir, 0, &[("PERFGRAPH_JSON", name)]);
     }
+    // One run's trace (`trace.json`, for `report --critical-path`).
+    rank_run(&dir, 0, &[("PERFGRAPH_TRACE", "trace.json")]);
     // The running program the commands that look into one name as process 12345 (`ps`, `report <pid>`,
     // `dump`, `trace`): the CLI's service example, in a runtime directory of its own.
     let runtime = dir.join("runtime");

@@ -9,49 +9,20 @@
 //! traces, whatever their size. The reading is perfgraph-core's (`perfgraph_core::trace`), which holds an
 //! input to its size and string limits.
 
-use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use perfgraph_core::config::TraceFormat;
 use perfgraph_core::trace::{TraceIdentity, read_events, read_identity};
 
 use crate::failure::Failure;
 use crate::load;
 
-/// Whether `path` names a Perfetto protobuf trace (as `PERFGRAPH_TRACE` chooses the format: the core's
-/// rule).
-fn is_perfetto(path: &Path) -> bool {
-    TraceFormat::of_path(path) == TraceFormat::Perfetto
-}
-
-fn open(path: &Path) -> Result<BufReader<File>, Failure> {
-    File::open(path)
-        .map(|f| BufReader::with_capacity(1 << 16, f))
-        .map_err(|e| {
-            Failure(format!(
-                "{}: {}",
-                path.display(),
-                match e.kind() {
-                    io::ErrorKind::NotFound => "no such file".to_owned(),
-                    _ => e.to_string(),
-                }
-            ))
-        })
-}
-
 /// Who wrote the trace `path`: its `process_name` event from perfgraph (read up to it, not further).
 fn read(path: &Path) -> Result<TraceIdentity, Failure> {
-    let fail = |what: &str| Failure(format!("{}: {what}", path.display()));
-    if is_perfetto(path) {
-        return Err(fail(
-            "a Perfetto protobuf trace: merge --trace reads Chrome JSON traces only \
-             (PERFGRAPH_TRACE with a name not ending in .pftrace)",
-        ));
-    }
-    read_identity(open(path)?).map_err(|e| fail(&e))
+    read_identity(load::chrome_trace(path, "merge --trace")?)
+        .map_err(|e| Failure(format!("{}: {e}", path.display())))
 }
 
 /// Merges the traces in `files` into `output` (standard output for none or `-`). A file output is written
@@ -119,7 +90,7 @@ fn write_merge(
         let pid = n as u64 + 1;
         let shift_us = input.start_unix_ns.saturating_sub(zero) as f64 / 1000.0;
         let mut failed_write: Option<io::Error> = None;
-        read_events(open(path)?, |mut e| {
+        read_events(load::chrome_trace(path, "merge --trace")?, |mut e| {
             // The process's own name and order are replaced by the merge's.
             let name = e.get("name").and_then(Value::as_str);
             if e.get("ph").and_then(Value::as_str) == Some("M")
