@@ -10,6 +10,9 @@
 //! * `pipeline`: a producer (1 ms an item) and a consumer (3 ms an item), 100 items through a channel of 4.
 //! * `blind`: `main` waits 200 ms in section `wait_std` (measuring its CPU time) on std's `Condvar`, which
 //!   records nothing: the wait is off the CPU, `blocked (unknown)`.
+//! * `random SEED`: a program drawn from SEED: 2 to 4 workers spawned by `main`, each taking random steps
+//!   (a sleep in `work`, a hold of `m` in `hold`), meeting at a barrier half-way, then counting themselves
+//!   done under a condvar `main` waits on; beside them a producer and a consumer through a channel of 2.
 //!
 //! ```sh
 //! PERFGRAPH_TRACE=run.json cargo run -p perfgraph-cli --example critical -- nested
@@ -160,6 +163,81 @@ fn wait_std() {
     t.join().unwrap();
 }
 
+/// A small seeded generator (xorshift): the same program for the same seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+#[timed]
+fn work(ms_: u64) {
+    sleep(ms(ms_));
+}
+
+#[timed]
+fn hold(ms_: u64) {
+    sleep(ms(ms_));
+}
+
+fn random(seed: u64) {
+    use sync::{Barrier, Condvar};
+    static M: Mutex<u64> = Mutex::new("m", 0);
+    let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let workers = 2 + r.below(3) as usize;
+    let barrier = Arc::new(Barrier::new("halfway", workers));
+    let done = Arc::new((Mutex::new("done", 0usize), Condvar::new("all done")));
+    let handles: Vec<_> = (0..workers)
+        .map(|i| {
+            let steps: Vec<(bool, u64)> = (0..4 + r.below(5))
+                .map(|_| (r.below(2) == 0, 1 + r.below(4)))
+                .collect();
+            let (barrier, done) = (Arc::clone(&barrier), Arc::clone(&done));
+            named(&format!("worker {i}"), move || {
+                for (k, &(locked, t)) in steps.iter().enumerate() {
+                    if k == steps.len() / 2 {
+                        barrier.wait();
+                    }
+                    if locked {
+                        let mut m = M.lock().unwrap();
+                        hold(t);
+                        *m += 1;
+                    } else {
+                        work(t);
+                    }
+                }
+                *done.0.lock().unwrap() += 1;
+                done.1.notify_all();
+            })
+        })
+        .collect();
+    let items = 5 + r.below(10);
+    let (tx, rx) = sync::sync_channel("items", 2);
+    let produce_ms = 1 + r.below(3);
+    let producer = named("producer", move || {
+        for i in 0..items {
+            tx.send(produce(i)).unwrap();
+            sleep(ms(produce_ms));
+        }
+    });
+    let consumer = named("consumer", move || rx.iter().map(consume).count());
+    let mut finished = done.0.lock().unwrap();
+    while *finished < workers {
+        finished = done.1.wait(finished).unwrap();
+    }
+    drop(finished);
+    for h in handles {
+        h.join().unwrap();
+    }
+    producer.join().unwrap();
+    assert_eq!(consumer.join().unwrap() as u64, items);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -168,8 +246,11 @@ fn main() {
         Some("nested") => nested(),
         Some("pipeline") => pipeline(),
         Some("blind") => wait_std(),
+        Some("random") => random(args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0)),
         _ => {
-            eprintln!("usage: critical fork-join | convoy HOLD_MS | nested | pipeline | blind");
+            eprintln!(
+                "usage: critical fork-join | convoy HOLD_MS | nested | pipeline | blind | random SEED"
+            );
             std::process::exit(2);
         }
     }

@@ -203,3 +203,38 @@ fn a_perfetto_trace_a_missing_section_or_a_bad_what_if_is_refused() {
         );
     }
 }
+
+/// Seeded random programs of spawns, sleeps, a lock, a condvar, a barrier and a channel: every edge the
+/// trace recorded runs forward in time, and the path's pieces meet end to end and sum to the run's time
+/// (`analyse` above checks those). 4 programs by default, 20 with `TESTS_FULL=1`.
+#[test]
+fn random_programs_give_paths_that_add_up_and_edges_that_run_forward() {
+    let dir = common::scratch("perfgraph-critical", "random");
+    let programs = if common::full() { 20 } else { 4 };
+    for seed in 0..programs {
+        let seed = seed.to_string();
+        let t = timeline(&run(&dir, &["random", &seed]));
+        let mut edges = 0;
+        for line in &t.threads {
+            for b in &line.blocked {
+                if let Some(w) = b.waker {
+                    assert!(w.at_ns <= b.end_ns, "seed {seed}: {b:?} in {}", line.name);
+                    edges += 1;
+                }
+            }
+            if let Some(w) = line.spawned_by {
+                assert!(
+                    w.at_ns <= line.start_ns,
+                    "seed {seed}: {}'s start",
+                    line.name
+                );
+                edges += 1;
+            }
+        }
+        assert!(edges > 0, "seed {seed}: no edge recorded");
+        let p = analyse(&t, &Options::default());
+        let main = t.threads.iter().position(|l| l.name == "main").unwrap();
+        assert_eq!(p.end_ns, t.threads[main].end_ns, "seed {seed}");
+        assert_eq!(p.other.not_recorded_ns, 0, "seed {seed}: {:?}", p.other);
+    }
+}
