@@ -1,6 +1,6 @@
 //! The critical path of a run (ThreadScope's question: which sections, if faster, would make the program
-//! finish sooner?), its wait chains, and what-ifs, from a [`Timeline`]: the threads' calls, the intervals
-//! they were blocked, and who woke them.
+//! finish sooner?), its wait chains, and what-ifs, from a [`Timeline`](crate::data::timeline::Timeline):
+//! the threads' calls, the intervals they were blocked, and who woke them.
 //!
 //! * `walk`: the path, walked back from the end through the recorded wake-ups;
 //! * `graph`: slack and what-if, as longest ways through the graph of instants;
