@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::thread::sleep;
 use std::time::Duration;
 
+use perfgraph_core::__test_hooks::Rng;
 use perfgraph_core::sync::{self, Builder, Mutex};
 use perfgraph_core::timed;
 
@@ -161,18 +162,6 @@ fn wait_std() {
     }
     drop(ready);
     t.join().unwrap();
-}
-
-/// A small seeded generator (xorshift): the same program for the same seed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 #[timed]

@@ -329,6 +329,21 @@ pub mod __private {
 #[doc(hidden)]
 pub mod __test_hooks {
     pub use crate::base::process::passes;
+
+    /// For tests, examples and benchmarks, not a public API: a small seeded generator (xorshift), so a
+    /// random program, timeline or workload is the same for the same seed and a failure reproduces.
+    #[derive(Debug, Clone)]
+    pub struct Rng(pub u64);
+
+    impl Rng {
+        /// The next number below `n` (0 for `n` of 0).
+        pub fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n.max(1)
+        }
+    }
     /// For tests, not a public API: rings the background thread's doorbell (a pass soon).
     pub use crate::base::process::wake as wake_background;
     pub use crate::collector::pause_draining;

@@ -9,19 +9,8 @@
 
 use std::time::Instant;
 
+use perfgraph_core::__test_hooks::Rng;
 use perfgraph_core::critical::{self, Blocked, Call, Options, Timeline, Wake};
-
-/// A small seeded generator (xorshift): the same run every time.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 fn build(events: usize) -> Timeline {
     const THREADS: usize = 8;

@@ -4,6 +4,7 @@
 
 use super::text::example_timeline;
 use super::{Options, PieceKind, Scope, analyse};
+use crate::__test_hooks::Rng;
 use crate::data::timeline::{Blocked, Call, Timeline, Wake};
 
 const MS: u64 = 1_000_000;
@@ -277,18 +278,6 @@ fn a_section_scope_explains_each_call() {
     assert_eq!(p.length_ns, 299 * MS);
     o.scope = Scope::Section("nothing".into());
     assert!(analyse(&t, &o).unwrap_err().contains("nothing"));
-}
-
-/// A small seeded generator (xorshift): no dependency, the same timelines on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n.max(1)
-    }
 }
 
 /// A random timeline: threads of nested calls and waits, each wait's waker a thread seen at that time
