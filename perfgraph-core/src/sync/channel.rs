@@ -2,35 +2,12 @@
 //! item carries its sender's stamp (thread and instant), so a receive that blocked knows exactly which
 //! send woke it; each receive leaves its stamp for a send that blocked on a full channel.
 
-use std::fmt;
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use std::time::Duration;
 
-use super::state::LockState;
-use super::wake::{NameId, SharedStamp, Stamp, Wait};
-
-/// What the ends of one channel share: its name, and the last receive.
-#[derive(Debug)]
-struct Shared {
-    name: &'static str,
-    id: NameId,
-    received: SharedStamp,
-}
-
-impl Shared {
-    fn new(name: &'static str) -> Arc<Shared> {
-        Arc::new(Shared {
-            name,
-            id: NameId::new(),
-            received: SharedStamp::new(),
-        })
-    }
-
-    fn begin(&self, thread: &'static crate::local::thread::ThreadState) -> Wait {
-        Wait::begin(thread, self.id.get(self.name), 0, true)
-    }
-}
+use super::stamped::{self, Shared, Tried, channel_ends, stamp};
+use super::wake::Stamp;
 
 /// A channel named `name` of unbounded capacity, as [`std::sync::mpsc::channel`]: a receive that waits
 /// is recorded (`wait: <name>`) with the send that woke it.
@@ -108,11 +85,6 @@ pub struct Receiver<T> {
     shared: Arc<Shared>,
 }
 
-/// The calling thread's stamp now, where it records.
-fn stamp() -> Stamp {
-    LockState::thread().map(Stamp::now).unwrap_or_default()
-}
-
 impl<T> Sender<T> {
     /// Sends `t` (as std's `send`: an error, giving it back, once the receiver is gone).
     ///
@@ -138,22 +110,17 @@ impl<T> SyncSender<T> {
     /// assert_eq!(h.join().unwrap(), 9);
     /// ```
     pub fn send(&self, t: T) -> Result<(), SendError<T>> {
-        let Some(thread) = LockState::thread() else {
-            let r = self.inner.send((t, Stamp::default()));
-            return r.map_err(|SendError((t, _))| SendError(t));
-        };
-        let offered = Stamp::now(thread);
-        let t = match self.inner.try_send((t, offered)) {
-            Ok(()) => return Ok(()),
-            Err(TrySendError::Disconnected((t, _))) => return Err(SendError(t)),
-            Err(TrySendError::Full((t, _))) => t,
-        };
-        let w = self.shared.begin(thread);
-        let start = w.start();
-        let r = self.inner.send((t, Stamp::now(thread)));
-        let made_room = self.shared.received.load();
-        w.end((r.is_ok() && made_room.at >= start).then_some(made_room));
-        r.map_err(|SendError((t, _))| SendError(t))
+        let unstamped = |SendError((t, _)): SendError<(T, Stamp)>| SendError(t);
+        stamped::send(
+            &self.shared,
+            t,
+            |item| match self.inner.try_send(item) {
+                Ok(()) => Tried::Sent,
+                Err(TrySendError::Full(item)) => Tried::Full(item),
+                Err(TrySendError::Disconnected((t, _))) => Tried::Failed(SendError(t)),
+            },
+            |item| self.inner.send(item).map_err(unstamped),
+        )
     }
 
     /// Sends `t` if there is room now (as std's `try_send`); never waits.
@@ -205,7 +172,7 @@ impl<T> Receiver<T> {
     /// assert_eq!(rx.try_recv().unwrap(), 1);
     /// ```
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.shared.received.store(stamp());
+        self.shared.received_now();
         self.inner.try_recv().map(|(t, _)| t)
     }
 
@@ -233,84 +200,31 @@ impl<T> Receiver<T> {
         std::iter::from_fn(|| self.try_recv().ok())
     }
 
-    /// A receive, waiting for ever or at most `timeout`. Its stamp is left before the item is taken (so a
-    /// sender the take lets in sees it: the channel orders the two).
+    /// A receive, waiting for ever or at most `timeout` (`stamped::receive`).
     fn receive(&self, timeout: Option<Duration>) -> Result<T, RecvTimeoutError> {
-        let Some(thread) = LockState::thread() else {
-            return self.take(timeout);
-        };
-        self.shared.received.store(Stamp::now(thread));
-        match self.inner.try_recv() {
-            Ok((t, _)) => return Ok(t),
-            Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-            Err(TryRecvError::Empty) => {}
-        }
-        let w = self.shared.begin(thread);
-        let r = match timeout {
+        stamped::receive(
+            &self.shared,
+            || match self.inner.try_recv() {
+                Ok(item) => Some(Ok(item)),
+                Err(TryRecvError::Disconnected) => Some(Err(RecvTimeoutError::Disconnected)),
+                Err(TryRecvError::Empty) => None,
+            },
+            || self.take(timeout),
+        )
+    }
+
+    fn take(&self, timeout: Option<Duration>) -> Result<(T, Stamp), RecvTimeoutError> {
+        match timeout {
             Some(d) => self.inner.recv_timeout(d),
             None => self
                 .inner
                 .recv()
                 .map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        match r {
-            Ok((t, sent)) => {
-                w.end(Some(sent));
-                self.shared.received.store(Stamp::now(thread));
-                Ok(t)
-            }
-            Err(e) => {
-                w.end(None);
-                Err(e)
-            }
-        }
-    }
-
-    fn take(&self, timeout: Option<Duration>) -> Result<T, RecvTimeoutError> {
-        match timeout {
-            Some(d) => self.inner.recv_timeout(d).map(|(t, _)| t),
-            None => self
-                .inner
-                .recv()
-                .map(|(t, _)| t)
-                .map_err(|_| RecvTimeoutError::Disconnected),
         }
     }
 }
 
-impl<T> Clone for Sender<T> {
-    fn clone(&self) -> Sender<T> {
-        Sender {
-            inner: self.inner.clone(),
-            shared: Arc::clone(&self.shared),
-        }
-    }
-}
-
-impl<T> Clone for SyncSender<T> {
-    fn clone(&self) -> SyncSender<T> {
-        SyncSender {
-            inner: self.inner.clone(),
-            shared: Arc::clone(&self.shared),
-        }
-    }
-}
-
-impl<'a, T> IntoIterator for &'a Receiver<T> {
-    type Item = T;
-    type IntoIter = Box<dyn Iterator<Item = T> + 'a>;
-    fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
-    }
-}
-
-impl<T> IntoIterator for Receiver<T> {
-    type Item = T;
-    type IntoIter = IntoIter<T>;
-    fn into_iter(self) -> IntoIter<T> {
-        IntoIter { rx: self }
-    }
-}
+channel_ends!(clone: Sender, SyncSender; debug: Sender, SyncSender, Receiver; receiver: Receiver);
 
 /// The items of a [`Receiver`] it owns, as they come (as std's `IntoIter`).
 ///
@@ -324,21 +238,3 @@ impl<T> IntoIterator for Receiver<T> {
 pub struct IntoIter<T> {
     rx: Receiver<T>,
 }
-
-impl<T> Iterator for IntoIter<T> {
-    type Item = T;
-    fn next(&mut self) -> Option<T> {
-        self.rx.recv().ok()
-    }
-}
-
-macro_rules! debug_named {
-    ($($ty:ident),*) => {$(
-        impl<T> fmt::Debug for $ty<T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($ty)).field("name", &self.shared.name).finish()
-            }
-        }
-    )*};
-}
-debug_named!(Sender, SyncSender, Receiver);

@@ -7,7 +7,9 @@
 //!   contended for it, and which release let the waiter in.
 //! * [`Condvar`]: each wait, ended by the notify (or the mutex's release after it).
 //! * [`channel()`] and [`sync_channel`] (std's `mpsc`): a receive that waited, ended by the send of its item;
-//!   a send that waited for room, ended by the receive that made it.
+//!   a send that waited for room, ended by the receive that made it. With the `crossbeam` feature,
+//!   `crossbeam::bounded` and `crossbeam::unbounded` do the same for crossbeam-channel's channels (many
+//!   receivers; no `select!`).
 //! * [`Barrier`]: each wait, ended by the round's last arrival.
 //! * [`spawn`] and [`Builder`]: a thread's start, after its spawner asked for it; a [`JoinHandle::join`]
 //!   that waited, ended by the thread's end.
@@ -46,9 +48,12 @@
 mod barrier;
 mod channel;
 mod condvar;
+#[cfg(feature = "crossbeam")]
+pub mod crossbeam;
 mod join;
 mod mutex;
 mod rwlock;
+mod stamped;
 mod state;
 mod wake;
 
