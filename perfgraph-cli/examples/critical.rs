@@ -7,7 +7,10 @@
 //! * `convoy HOLD_MS`: two threads, 6 rounds each of 10 ms outside and HOLD_MS holding `queue` (in
 //!   section `update`): the path alternates between the holds.
 //! * `nested`: T2 holds `L2` in `flush` (300 ms); T1 takes `L1`, then waits for `L2`; T3 waits for `L1`.
+//! * `stuck`: `nested` with `flush` lasting until stdin closes, for `perfgraph top`'s wait chains.
 //! * `pipeline`: a producer (1 ms an item) and a consumer (3 ms an item), 100 items through a channel of 4.
+//! * `pipeline-crossbeam`: the same through crossbeam-channel's channel (`sync::crossbeam`), with two
+//!   consumers (1.5 ms an item between them, against the producer's 1 ms: still the slower side).
 //! * `blind`: `main` waits 200 ms in section `wait_std` (measuring its CPU time) on std's `Condvar`, which
 //!   records nothing: the wait is off the CPU, `blocked (unknown)`.
 //! * `random SEED`: a program drawn from SEED: 2 to 4 workers spawned by `main`, each taking random steps
@@ -98,16 +101,21 @@ fn convoy(hold: u64) {
 }
 
 #[timed]
-fn flush() {
-    sleep(ms(300));
+fn flush(hold: fn()) {
+    hold();
 }
 
 fn nested() {
+    nested_while(|| sleep(ms(300)));
+}
+
+/// `nested`, T2's `flush` lasting while `hold` runs.
+fn nested_while(hold: fn()) {
     static L1: Mutex<()> = Mutex::new("L1", ());
     static L2: Mutex<()> = Mutex::new("L2", ());
-    let t2 = named("T2", || {
+    let t2 = named("T2", move || {
         let _l2 = L2.lock().unwrap();
-        flush();
+        flush(hold);
     });
     let t1 = named("T1", || {
         sleep(ms(50));
@@ -145,6 +153,27 @@ fn pipeline() {
     let consumer = named("consumer", move || rx.iter().map(consume).sum::<u64>());
     producer.join().unwrap();
     assert_eq!(consumer.join().unwrap(), 4950);
+}
+
+/// `pipeline` through crossbeam-channel's channel (`sync::crossbeam`), two consumers taking turns.
+fn pipeline_crossbeam() {
+    let (tx, rx) = sync::crossbeam::bounded("items", 4);
+    let producer = named("producer", move || {
+        for i in 0..100 {
+            tx.send(produce(i)).unwrap();
+        }
+    });
+    let consumers: Vec<_> = ["consumer", "consumer 2"]
+        .into_iter()
+        .map(|name| {
+            let rx = rx.clone();
+            named(name, move || rx.iter().map(consume).sum::<u64>())
+        })
+        .collect();
+    drop(rx);
+    producer.join().unwrap();
+    let total: u64 = consumers.into_iter().map(|c| c.join().unwrap()).sum();
+    assert_eq!(total, 4950);
 }
 
 #[timed(cpu)]
@@ -234,6 +263,11 @@ fn main() {
         Some("convoy") => convoy(args.get(1).and_then(|h| h.parse().ok()).unwrap_or(40)),
         Some("nested") => nested(),
         Some("pipeline") => pipeline(),
+        // Until stdin closes.
+        Some("stuck") => nested_while(|| {
+            let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+        }),
+        Some("pipeline-crossbeam") => pipeline_crossbeam(),
         Some("blind") => wait_std(),
         Some("random") => random(args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0)),
         _ => {

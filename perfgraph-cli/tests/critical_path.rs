@@ -146,6 +146,38 @@ fn a_pipeline_path_is_in_its_slow_consumer() {
 }
 
 #[test]
+fn a_pipeline_through_crossbeam_channels_is_read_as_std_s() {
+    let dir = common::scratch("perfgraph-critical", "pipeline-crossbeam");
+    let t = timeline(&run(&dir, &["pipeline-crossbeam"]));
+    let p = analyse(&t, &Options::default());
+    let consumers: Vec<u32> = (t.threads.iter().enumerate())
+        .filter(|(_, l)| l.name.starts_with("consumer"))
+        .map(|(i, _)| i as u32)
+        .collect();
+    assert_eq!(consumers.len(), 2);
+    let on_consumers: u64 = p
+        .pieces
+        .iter()
+        .filter(|x| consumers.contains(&x.thread))
+        .map(|x| x.end_ns - x.start_ns)
+        .sum();
+    assert!(
+        on_consumers * 10 >= p.length_ns * 9,
+        "{on_consumers} of {} ns on the consumers",
+        p.length_ns
+    );
+    // The producer's sends that waited for room were ended by a consumer's receive.
+    let producer = t.threads.iter().find(|l| l.name == "producer").unwrap();
+    let woken: Vec<u32> = producer
+        .blocked
+        .iter()
+        .filter_map(|b| b.waker.map(|w| w.thread))
+        .collect();
+    assert!(!woken.is_empty(), "{:?}", producer.blocked);
+    assert!(woken.iter().all(|w| consumers.contains(w)), "{woken:?}");
+}
+
+#[test]
 fn a_wait_on_std_condvar_is_blocked_unknown_in_the_command_s_table() {
     let dir = common::scratch("perfgraph-critical", "blind");
     let trace = run(&dir, &["blind"]);
@@ -237,4 +269,130 @@ fn random_programs_give_paths_that_add_up_and_edges_that_run_forward() {
         assert_eq!(p.end_ns, t.threads[main].end_ns, "seed {seed}");
         assert_eq!(p.other.not_recorded_ns, 0, "seed {seed}: {:?}", p.other);
     }
+}
+
+/// Runs `examples/critical` with `args` and `PERFGRAPH_REPORT=critical`, its trace (`trace`, a file name
+/// in `dir`) and its JSON report beside it: its stderr, and the JSON's `critical_path`.
+fn run_reporting(dir: &Path, args: &[&str], trace: &str) -> (String, serde_json::Value) {
+    let json = dir.join(format!("{trace}.report.json"));
+    let out = Command::new(common::example("critical"))
+        .args(args)
+        .env("PERFGRAPH_TRACE", dir.join(trace))
+        .env("PERFGRAPH_JSON", &json)
+        .env("PERFGRAPH_REPORT", "critical")
+        .env("PERFGRAPH_LIVE", "off")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, b"", "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (stderr, report["critical_path"].clone())
+}
+
+/// The pieces on a Chrome trace's `critical path` row: (start, end, thread), in time order.
+fn path_row(trace: &Path) -> Vec<(u64, u64, String)> {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let ns = |v: &serde_json::Value| (v.as_f64().unwrap() * 1000.0).round() as u64;
+    let mut pieces: Vec<(u64, u64, String)> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim_end_matches(',')).ok())
+        .filter(|e| e["cat"] == "critical" && e["ph"] == "X")
+        .map(|e| {
+            let start = ns(&e["ts"]);
+            let thread = e["args"]["thread"].as_str().unwrap().to_owned();
+            (start, start + ns(&e["dur"]), thread)
+        })
+        .collect();
+    pieces.sort();
+    pieces
+}
+
+#[test]
+fn at_exit_the_table_the_json_and_the_trace_s_row_are_the_answer_read_from_the_trace() {
+    let dir = common::scratch("perfgraph-critical", "at-exit");
+    let (stderr, member) = run_reporting(&dir, &["fork-join"], "run.json");
+    let trace = dir.join("run.json");
+    // The table at exit is the command's on the run's own trace, to the byte: one clock, one reading.
+    let cli = Command::new(CLI)
+        .args(["report", "--critical-path"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(cli.status.success(), "{cli:?}");
+    let table = String::from_utf8_lossy(&cli.stdout);
+    assert!(
+        stderr.contains(&*table),
+        "at exit:\n{stderr}\nfrom the trace:\n{table}"
+    );
+    // The known answer (A 400 ms shorter than B), in the JSON.
+    let t = timeline(&trace);
+    let p = analyse(&t, &Options::default());
+    let row = |name: &str| {
+        let rows = member["sections"].as_array().unwrap();
+        let row = rows.iter().find(|s| s["name"] == name);
+        row.unwrap_or_else(|| panic!("no {name} in {member}"))
+            .clone()
+    };
+    assert_eq!(row("work_a")["path_ns"], 0);
+    assert!(row("work_b")["path_ns"].as_f64().unwrap() >= 600.0 * MS);
+    let slack = row("work_a")["slack_ns"].as_f64().unwrap();
+    assert!((slack - 400.0 * MS).abs() <= 20.0 * MS, "slack {slack} ns");
+    assert_eq!(member["end_thread"], "main");
+    assert_eq!(member["length_ns"], p.length_ns);
+    assert_eq!(member["pieces"], p.pieces.len());
+    // The trace's `critical path` row: those pieces, end to end; the reader passes over it.
+    let expect: Vec<(u64, u64, String)> = p
+        .pieces
+        .iter()
+        .map(|x| {
+            (
+                x.start_ns,
+                x.end_ns,
+                t.threads[x.thread as usize].name.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(path_row(&trace), expect);
+    assert!(t.threads.iter().all(|l| l.name != "critical path"));
+}
+
+#[test]
+fn at_exit_a_perfetto_trace_has_the_path_on_a_track_of_its_own() {
+    let dir = common::scratch("perfgraph-critical", "at-exit-pftrace");
+    let (stderr, member) = run_reporting(&dir, &["pipeline"], "run.pftrace");
+    assert!(stderr.contains("\nCritical Path:\n"), "{stderr}");
+    let length = member["length_ns"].as_u64().unwrap();
+    let Some(python) = common::python_with(
+        "PERFETTO_CHECK_PYTHON",
+        "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+    ) else {
+        eprintln!(
+            "note: the Perfetto check of the critical path's track is skipped: no Python with the \
+             `perfetto` and `protobuf` packages (set PERFETTO_CHECK_PYTHON; .ci/run does)"
+        );
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../perfgraph-core/tests/perfetto/check_trace.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(dir.join("run.pftrace"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let path = v["critical_path"].as_array().unwrap();
+    assert_eq!(path.len() as u64, member["pieces"].as_u64().unwrap());
+    let dur = |x: &serde_json::Value| x[3].as_u64().unwrap() - x[2].as_u64().unwrap();
+    assert_eq!(path.iter().map(dur).sum::<u64>(), length);
+    let on_consumer: u64 = path.iter().filter(|x| x[1] == "consumer").map(dur).sum();
+    assert!(
+        on_consumer * 10 >= length * 9,
+        "{on_consumer} of {length} ns"
+    );
 }

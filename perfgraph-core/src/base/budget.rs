@@ -168,6 +168,35 @@ impl Drop for OutBuf {
     }
 }
 
+/// Bytes charged to the budget for what is not a byte buffer (the critical path's timeline, which grows
+/// with the calls it keeps): taken in steps with [`take`](Charge::take), given back when it goes.
+#[derive(Debug, Default)]
+pub struct Charge {
+    bytes: usize,
+}
+
+impl Charge {
+    /// Takes `bytes` more, or `Refused` (nothing taken) when the budget has not got them.
+    pub fn take(&mut self, bytes: usize) -> Result<(), Refused> {
+        if !charge(bytes) {
+            return Err(refused());
+        }
+        self.bytes += bytes;
+        Ok(())
+    }
+
+    /// Bytes it holds.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        release(self.bytes);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +216,14 @@ mod tests {
         a.write(10, |v| v.extend_from_slice(b"0123456789")).unwrap();
         assert_eq!(&a.as_slice()[1500..], b"0123456789");
         drop(a);
+    }
+
+    #[test]
+    fn a_charge_is_refused_past_the_budget_and_given_back() {
+        let mut c = Charge::default();
+        c.take(4096).unwrap();
+        assert_eq!(c.take(LIMIT + 1), Err(Refused));
+        assert_eq!(c.bytes(), 4096);
+        drop(c);
     }
 }

@@ -16,6 +16,7 @@
 //! asks, and every [`DRAIN_PERIOD`] (so a moderately busy program loses nothing to overflow). The other
 //! passes only sample memory and let live print look at what runs.
 
+pub(crate) mod critical;
 pub(crate) mod exit;
 pub(crate) mod files;
 pub(crate) mod fork;

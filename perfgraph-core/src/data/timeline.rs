@@ -180,6 +180,51 @@ impl Timeline {
         }
     }
 
+    /// A wake-up edge: thread `from` released, sent, notified or ended at `released_ns`, and thread `to`
+    /// went on at `acquired_ns`. It becomes the waker of `to`'s wait that ended there (within 2 ns, the
+    /// clock's rounding); with none, an edge into the thread's first instant is its start
+    /// (`sync::spawn`); else it is dropped. After [`settle`](Timeline::settle): both readers (a trace's
+    /// flows, the records at exit) call it the same way, so they give the same timeline.
+    ///
+    /// ```
+    /// use perfgraph_core::critical::{Blocked, Timeline};
+    ///
+    /// let mut t = Timeline::default();
+    /// let (a, b) = (t.thread("a", 0, 50), t.thread("b", 0, 50));
+    /// let l = t.name("L");
+    /// t.threads[b].blocked.push(Blocked::new(l, 10, 30));
+    /// t.settle();
+    /// t.attach_flow(a as u32, 29, b, 30);
+    /// assert_eq!(t.threads[b].blocked[0].waker.unwrap().at_ns, 29);
+    /// ```
+    pub fn attach_flow(&mut self, from: u32, released_ns: u64, to: usize, acquired_ns: u64) {
+        let Some(line) = self.threads.get_mut(to) else {
+            return;
+        };
+        let k = line.blocked.partition_point(|b| b.end_ns + 2 < acquired_ns);
+        match line
+            .blocked
+            .get_mut(k)
+            .filter(|b| b.end_ns <= acquired_ns + 2)
+        {
+            Some(b) => {
+                let at_ns = released_ns.min(b.end_ns);
+                b.waker = Some(Wake {
+                    thread: from,
+                    at_ns,
+                });
+            }
+            None if acquired_ns <= line.start_ns + 2 => {
+                let at_ns = released_ns.min(line.start_ns);
+                line.spawned_by = Some(Wake {
+                    thread: from,
+                    at_ns,
+                });
+            }
+            None => {}
+        }
+    }
+
     /// Events in all: calls, blocked intervals, edges (what the analysis's cost grows with).
     pub fn events(&self) -> usize {
         self.threads

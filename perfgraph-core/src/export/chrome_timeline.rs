@@ -14,7 +14,7 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::chrome_read::read_events;
-use crate::data::timeline::{Blocked, Call, Timeline, Wake};
+use crate::data::timeline::{Blocked, Call, Timeline};
 
 /// A thread while reading: its process and thread ids, and its name if the trace gave one.
 #[derive(Default)]
@@ -60,6 +60,10 @@ impl Reader {
         let text = |k: &str| e.get(k).and_then(Value::as_str);
         let id = |k: &str| e.get(k).and_then(Value::as_u64).unwrap_or(0);
         let key = (id("pid"), id("tid"));
+        // The critical path perfgraph wrote at exit is the answer, not the run: it is passed over.
+        if text("cat") == Some("critical") {
+            return;
+        }
         match (text("ph"), text("cat")) {
             (Some("M"), _) if text("name") == Some("thread_name") => {
                 let name = e.pointer("/args/name").and_then(Value::as_str);
@@ -153,28 +157,7 @@ impl Reader {
         t.settle();
         for ends in self.flows.values() {
             if let (Some((from, released)), Some((to, acquired))) = *ends {
-                let line = &mut t.threads[to];
-                let from = from as u32;
-                // The wait that ended at the acquisition (the clock's rounding: within 2 ns); with none, a
-                // flow into the thread's first instant is its start (`sync::spawn`).
-                let k = line.blocked.partition_point(|b| b.end_ns + 2 < acquired);
-                match line.blocked.get_mut(k).filter(|b| b.end_ns <= acquired + 2) {
-                    Some(b) => {
-                        let at_ns = released.min(b.end_ns);
-                        b.waker = Some(Wake {
-                            thread: from,
-                            at_ns,
-                        });
-                    }
-                    None if acquired <= line.start_ns + 2 => {
-                        let at_ns = released.min(line.start_ns);
-                        line.spawned_by = Some(Wake {
-                            thread: from,
-                            at_ns,
-                        });
-                    }
-                    None => {}
-                }
+                t.attach_flow(from as u32, released, to, acquired);
             }
         }
         t

@@ -75,11 +75,21 @@ pub(crate) const VERSION: u32 = 1;
 /// Writes `report` as pretty-printed JSON, ending with a line break. Reports [`process::progress`] every
 /// few thousand nodes and threads.
 pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    write_with(out, report, None)
+}
+
+/// [`write`], with the run's `critical_path` member (`PERFGRAPH_REPORT=critical`), made at exit.
+pub(crate) fn write_with(
+    out: &mut dyn Write,
+    report: &Report,
+    critical_path: Option<&serde_json::Value>,
+) -> io::Result<()> {
     let mut p = Pretty::new(out);
     head(
         &mut p,
         &Head {
             clock: report.run.clock,
+            critical_path,
             counters: &report.run.counters,
             locks: &report.run.locks,
             dropped: report.dropped,
@@ -115,6 +125,7 @@ pub(crate) fn write_snapshots(
     out: &mut dyn Write,
     run: RunInfo,
     threads: Vec<ThreadSnapshot>,
+    critical_path: Option<&serde_json::Value>,
 ) -> io::Result<()> {
     let mut p = Pretty::new(out);
     let dropped = threads.iter().map(|t| t.dropped).sum();
@@ -123,6 +134,7 @@ pub(crate) fn write_snapshots(
         &mut p,
         &Head {
             clock: run.clock,
+            critical_path,
             counters: &run.counters,
             locks: &run.locks,
             dropped,
@@ -164,6 +176,7 @@ fn number(p: &mut Pretty, v: f64) -> io::Result<()> {
 /// What the members before the threads' say.
 struct Head<'a> {
     clock: &'a str,
+    critical_path: Option<&'a serde_json::Value>,
     counters: &'a [CounterStats],
     locks: &'a [crate::data::locks::LockStats],
     dropped: u64,
@@ -193,6 +206,10 @@ fn head(p: &mut Pretty, h: &Head) -> io::Result<()> {
             p.close(b'}')?;
         }
         p.close(b'}')?;
+    }
+    if let Some(v) = h.critical_path {
+        p.key("critical_path")?;
+        p.json(v)?;
     }
     p.raw("dropped", h.dropped)?;
     p.string("format", "perfgraph-call-tree")?;
@@ -496,6 +513,34 @@ impl Pretty<'_> {
     fn string(&mut self, key: &str, value: &str) -> io::Result<()> {
         self.key(key)?;
         self.escaped(value)
+    }
+
+    /// Any JSON value, in the same layout: an object's members in the order of their names.
+    fn json(&mut self, v: &serde_json::Value) -> io::Result<()> {
+        use serde_json::Value as J;
+        match v {
+            J::Object(members) => {
+                let mut members: Vec<_> = members.iter().collect();
+                members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                self.open(b'{')?;
+                for (k, v) in members {
+                    self.item()?;
+                    self.escaped(k)?;
+                    self.out.write_all(b": ")?;
+                    self.json(v)?;
+                }
+                self.close(b'}')
+            }
+            J::Array(items) => {
+                self.open(b'[')?;
+                for v in items {
+                    self.item()?;
+                    self.json(v)?;
+                }
+                self.close(b']')
+            }
+            scalar => serde_json::to_writer(&mut *self.out, scalar).map_err(io::Error::from),
+        }
     }
 
     /// A string value, quoted and escaped by serde_json.

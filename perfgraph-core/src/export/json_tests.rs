@@ -345,7 +345,7 @@ fn written_from_the_snapshots_it_is_the_reports_json() {
         };
         let expected = Report::from_snapshots(run.clone(), threads.clone()).json();
         let mut out = Vec::new();
-        write_snapshots(&mut out, run, threads).unwrap();
+        write_snapshots(&mut out, run, threads, None).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 }
@@ -383,4 +383,25 @@ fn a_failed_write_stops_the_render() {
     let r = report(vec![node("(root)", 0, None)], 3, Verbosity::Off);
     let err = write(&mut Full(100), &r).unwrap_err();
     assert_eq!(err.to_string(), "full");
+}
+
+#[test]
+fn the_critical_path_member_is_written_in_the_same_layout() {
+    let r = with_run(
+        report(vec![node("(root)", 0, None)], 1, Verbosity::Off),
+        |r| r.counters = counters(),
+    );
+    let member = json!({
+        "chains": [{"links": [{"held": true, "holder": "T\u{1b}1", "on": "L1"}], "root": null}],
+        "end_ns": 9,
+        "other": {},
+        "sections": [],
+        "ratio": 0.5,
+    });
+    let mut out = Vec::new();
+    super::write_with(&mut out, &r, Some(&member)).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(parsed["critical_path"], member);
+    assert_eq!(out, serde_json::to_string_pretty(&parsed).unwrap() + "\n");
 }

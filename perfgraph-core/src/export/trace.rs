@@ -43,6 +43,9 @@ pub(crate) trait Encoder: Send {
     /// The hand-over of a lock from the thread that released it to the one that waited for it: a flow
     /// arrow from the releaser's hold to the waiter's acquisition.
     fn lock_flow(&mut self, out: &mut Vec<u8>, flow: &LockFlow);
+    /// A piece of the run's critical path (`PERFGRAPH_REPORT=critical`), on the `critical path` track of
+    /// its own, in time order.
+    fn path_piece(&mut self, out: &mut Vec<u8>, piece: &PathPiece);
     /// A live-print line, as a marker.
     fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str);
     /// The file's end.
@@ -190,6 +193,19 @@ pub(crate) struct LockFlow {
     pub from: (u32, u64),
     /// The acquiring thread's index, and the acquisition, ns (`>= from.1`).
     pub to: (u32, u64),
+}
+
+/// A piece of the critical path: what the thread on the path did, from when to when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PathPiece {
+    /// Start, ns since the runtime's start.
+    pub start_ns: u64,
+    /// End, ns since the runtime's start (`> start_ns`).
+    pub end_ns: u64,
+    /// What it was: the section it ran in, `wake-up: <lock>`, `blocked (unknown): <lock>`, ...
+    pub title: String,
+    /// The thread on the path then.
+    pub thread: String,
 }
 
 /// Who wrote the trace: what `perfgraph merge --trace` names each process by and aligns processes on.

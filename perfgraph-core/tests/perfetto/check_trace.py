@@ -131,6 +131,7 @@ class State:
         self.counters = defaultdict(list)  # counter! name -> values, in file order
         self.lock_slices = []  # (thread, "wait: x" | "hold: x", holder)
         self.lock_events = defaultdict(list)  # lock track -> (ts, begin?, type)
+        self.path_events = []  # the critical path's track: (ts, begin?, type, name, thread)
         self.flow_starts = {}  # flow id -> (thread, ts, name)
         self.flow_ends = {}
         self.intervals = defaultdict(dict)  # thread -> interval track name -> values
@@ -253,6 +254,11 @@ class State:
                 self.lock_slices.append([thread, name, annotations.get("holder")])
             self.lock_events[uuid].append((ts, 0 if e.type == TE.TYPE_SLICE_END else 1, e.type))
             return
+        if track.desc.get("name") == "critical path" and "thread" not in track.desc:
+            # The run's critical path (PERFGRAPH_REPORT=critical): pieces one after another.
+            begin = 0 if e.type == TE.TYPE_SLICE_END else 1
+            self.path_events.append((ts, begin, e.type, name, annotations.get("thread")))
+            return
         if "thread" not in track.desc:
             # A future's track: one slice, begun before it ends.
             end_first = 0 if e.type == TE.TYPE_SLICE_END else 1
@@ -322,6 +328,15 @@ class State:
             expected = [TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END] * (len(kinds) // 2)
             if kinds != expected and not self.partial:
                 fail(f"a lock track holds {kinds}: its slices overlap or are cut")
+        self.path_events.sort(key=lambda x: x[:2])
+        path = []
+        for i in range(0, len(self.path_events) - 1, 2):
+            (b_ts, _, b, name, thread), (e_ts, _, e, _, _) = self.path_events[i:i + 2]
+            if (b, e) != (TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END) or (path and path[-1][3] > b_ts):
+                fail(f"the critical path's pieces overlap or are cut at {b_ts}")
+            path.append([name, thread, b_ts, e_ts])
+        if len(self.path_events) % 2:
+            fail("the critical path's track ends inside a piece")
         flows = []
         for f, (start_thread, start_ts, start_name) in sorted(self.flow_starts.items()):
             end = self.flow_ends.get(f)
@@ -350,6 +365,7 @@ class State:
             "future_args": sorted(self.future_args, key=json.dumps),
             "cpu": dict(self.cpu),
             "counters": dict(self.counters),
+            "critical_path": path,
             "locks": self.lock_slices,
             "flows": flows,
             "intervals": dict(self.intervals),

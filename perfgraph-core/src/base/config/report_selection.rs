@@ -29,6 +29,10 @@ pub struct ReportSelection {
     /// `locks`: per lock name (`perfgraph_core::sync`), its acquisitions, waits and holds; shown only when
     /// some lock was used.
     pub locks: bool,
+    /// `critical`: the critical path of the run (which sections decided when it ended), with its wait
+    /// chains. Not in `all`: it keeps every call and wait of the run in memory until the exit (within
+    /// perfgraph's 64 MiB output budget), as a trace does.
+    pub critical: bool,
 }
 
 impl ReportSelection {
@@ -38,7 +42,7 @@ impl ReportSelection {
     }
 
     /// Every table, as `PERFGRAPH_REPORT=all` selects them (the 10 heaviest sections; `Allocations:` and
-    /// `CPU:` only for a run that has their figures). Start from it, or from `default()` (nothing), and
+    /// `CPU:` only for a run that has their figures), but `critical`, which is named on its own. Start from it, or from `default()` (nothing), and
     /// set the tables with the methods named as the fields:
     ///
     /// ```
@@ -61,6 +65,7 @@ impl ReportSelection {
             latency: true,
             counters: true,
             locks: true,
+            critical: false,
         }
     }
 
@@ -123,6 +128,19 @@ impl ReportSelection {
         self.locks = on;
         self
     }
+
+    /// With or without the `critical` table.
+    ///
+    /// ```
+    /// use perfgraph_core::config::ReportSelection;
+    ///
+    /// assert!(!ReportSelection::all().critical);
+    /// assert!(ReportSelection::all().critical(true).critical);
+    /// ```
+    pub fn critical(mut self, on: bool) -> ReportSelection {
+        self.critical = on;
+        self
+    }
 }
 
 /// The reports a comma list selects, and the entries that name none (left out). `None` when the list has
@@ -142,9 +160,14 @@ pub(super) fn parse_report(v: &str) -> (Option<ReportSelection>, Vec<String>) {
             "latency" => r.latency = true,
             "counters" => r.counters = true,
             "locks" => r.locks = true,
+            "critical" => r.critical = true,
             "sections" => r.sections = Some(10),
-            // Every table; a `sections=N` given before keeps its N.
-            "all" => r = ReportSelection::all().sections(r.sections.or(Some(10))),
+            // Every table; a `sections=N` and a `critical` given before are kept.
+            "all" => {
+                r = ReportSelection::all()
+                    .sections(r.sections.or(Some(10)))
+                    .critical(r.critical)
+            }
             "off" | "none" => {}
             _ => match item
                 .strip_prefix("sections=")

@@ -225,10 +225,10 @@ fn a_list_with_a_bad_entry_keeps_the_good_ones_and_warns_about_the_bad_one() {
         [
             "perfgraph: warning: PERFGRAPH_REPORT=\"graph,bogus, sections=0 ,latency\": \"bogus\" is not \
              valid (accepted: a comma list of graph, branch, sections[=N], latency, threads, async, alloc, \
-             cpu, counters, locks, all); it is left out, the rest applies",
+             cpu, counters, locks, critical, all); it is left out, the rest applies",
             "perfgraph: warning: PERFGRAPH_REPORT=\"graph,bogus, sections=0 ,latency\": \"sections=0\" is \
              not valid (accepted: a comma list of graph, branch, sections[=N], latency, threads, async, \
-             alloc, cpu, counters, locks, all); it is left out, the rest applies",
+             alloc, cpu, counters, locks, critical, all); it is left out, the rest applies",
         ]
     );
     let (c, w) = parse(&[("PERFGRAPH_REPORT", "counters")]);

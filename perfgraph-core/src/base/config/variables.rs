@@ -76,7 +76,7 @@ pub(super) const VARIABLES: [Variable; 25] = [
     },
     Variable {
         name: "PERFGRAPH_REPORT",
-        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, cpu, counters, locks, all",
+        accepted: "a comma list of graph, branch, sections[=N], latency, threads, async, alloc, cpu, counters, locks, critical, all",
         default: "none",
         apply: |c, v| set(&mut c.report, parse_report(v).0),
         list_refuses: Some(|v| parse_report(v).1),

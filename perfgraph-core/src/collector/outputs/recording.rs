@@ -1,5 +1,6 @@
-//! What is made of the recording itself: interval statistics, the trace streamed to its file, and at exit
-//! the reports, folded stacks and JSON; the glue between the background thread's hooks and the pure
+//! What is made of the recording itself: interval statistics, the trace streamed to its file, the run kept
+//! for its critical path (`PERFGRAPH_REPORT=critical`, `collector::critical`), and at exit the reports,
+//! folded stacks and JSON; the glue between the background thread's hooks and the pure
 //! renderers in [`report`](mod@crate::report) and [`export`](crate::export). One output, as the interval
 //! lines are also the trace's interval events.
 //!
@@ -15,16 +16,19 @@ use std::sync::Arc;
 use crate::base::clock::{self, Ticks};
 use crate::base::config::{Config, ReportSelection};
 use crate::base::{identity, process, registry, sys};
+use crate::collector::critical::Recorder;
 use crate::collector::files;
 use crate::collector::interval::{self, Interval, Intervals};
 use crate::collector::output::{Every, Output, Sample};
 use crate::collector::terminal::screen;
 use crate::collector::trace::{Trace, about};
 use crate::data::{Report, RunInfo, ThreadSnapshot};
+use crate::export::trace::PathPiece;
 use crate::export::{folded, json};
 use crate::local::record::Record;
 use crate::local::thread::ThreadState;
 use crate::local::{snapshot, threads};
+use crate::report::critical::{self, json::not_worked_out};
 
 /// An output path with its `{pid}`, `{rank}` and `{host}` placeholders filled in for this process.
 fn expanded(path: &std::path::Path) -> PathBuf {
@@ -38,6 +42,8 @@ struct AtExit {
     report: Option<Report>,
     /// The snapshots, for the JSON alone (no report needed).
     json_only: Option<(RunInfo, Vec<ThreadSnapshot>)>,
+    /// The critical path (`PERFGRAPH_REPORT=critical`): its pieces for the trace, its member of the JSON.
+    critical: Option<(Vec<PathPiece>, serde_json::Value)>,
 }
 
 /// State of the recording's outputs, owned by the background thread.
@@ -51,6 +57,8 @@ pub(crate) struct Recording {
     trace: Option<Trace>,
     folded: Option<PathBuf>,
     json: Option<PathBuf>,
+    /// `PERFGRAPH_REPORT=critical`: the run kept as a timeline for its critical path at exit.
+    critical: Option<Recorder>,
     /// Thread names by index, for the trace and the interval statistics, which name threads that may
     /// have been folded (and left the live list) by the time they are written.
     names: HashMap<u32, String>,
@@ -82,6 +90,7 @@ impl Recording {
             }),
             folded: config.folded.as_deref().map(expanded),
             json: config.json.as_deref().map(expanded),
+            critical: config.report.critical.then(Recorder::default),
             names: HashMap::new(),
             at_exit: AtExit::default(),
         }
@@ -89,9 +98,10 @@ impl Recording {
 }
 
 impl Output for Recording {
-    /// The trace and the interval statistics keep every record, and lose none after a quiet spell.
+    /// The trace, the interval statistics and the critical path keep every record, and lose none after a
+    /// quiet spell.
     fn every_record(&self) -> Every {
-        if self.trace.is_some() || self.interval.is_some() {
+        if self.trace.is_some() || self.interval.is_some() || self.critical.is_some() {
             Every::Lossless
         } else {
             Every::No
@@ -115,6 +125,9 @@ impl Output for Recording {
             };
             intervals.on_records(thread.index, records, &open);
         }
+        if let Some(critical) = &mut self.critical {
+            critical.on_records(thread, records);
+        }
         if let Some(trace) = &mut self.trace {
             trace.on_records(thread, records);
         }
@@ -122,6 +135,9 @@ impl Output for Recording {
 
     /// Marks (futures' lives, instant events) `thread` pushed since the last pass.
     fn on_marks(&mut self, thread: &ThreadState, marks: &[Record]) {
+        if let Some(critical) = &mut self.critical {
+            critical.on_marks(thread, marks);
+        }
         if let Some(trace) = &mut self.trace {
             trace.on_marks(thread, marks);
         }
@@ -190,6 +206,9 @@ impl Output for Recording {
     /// The trace ends at `ticks` (the exit's last drain comes next): records that end later are not
     /// written, and its closing event is at that time.
     fn end_at(&mut self, ticks: u64) {
+        if let Some(critical) = &mut self.critical {
+            critical.end_at(ticks);
+        }
         if let Some(trace) = &mut self.trace {
             trace.end_at(ticks);
         }
@@ -222,14 +241,27 @@ impl Output for Recording {
         // when the report would be.
         let json_only =
             (!need_report && self.json.is_some()).then(|| snapshot::parts(&self.config));
-        if let Some(r) = &report {
-            block.push_str(&r.render(&self.report));
+        let critical = self
+            .critical
+            .take()
+            .map(|c| self.critical_path(c, &threads));
+        if let Some(r) = report.as_ref().filter(|_| !self.report.is_empty()) {
+            block.push_str(&r.tables(&self.report));
+            if let Some((text, _, _)) = &critical {
+                block.push_str("\nCritical Path:\n");
+                block.push_str(text);
+            }
+            block.push_str(&r.footer());
         }
         if !block.is_empty() {
             screen::write_block(&block);
         }
         process::progress();
-        self.at_exit = AtExit { report, json_only };
+        self.at_exit = AtExit {
+            report,
+            json_only,
+            critical: critical.map(|(_, pieces, json)| (pieces, json)),
+        };
     }
 
     /// Then write the files, then print one line per file that could not be written (and the trace's
@@ -241,10 +273,15 @@ impl Output for Recording {
         let AtExit {
             report,
             mut json_only,
+            critical,
         } = std::mem::take(&mut self.at_exit);
+        let (pieces, critical_json) = critical.unzip();
         let mut notes = String::new();
         let mut results = Vec::new();
-        if let Some(trace) = self.trace.take() {
+        if let Some(mut trace) = self.trace.take() {
+            if let Some(pieces) = &pieces {
+                trace.on_path(pieces);
+            }
             let losses = about::losses(&threads);
             if let Some(line) = trace.finish(&threads, losses) {
                 notes.push_str(&line);
@@ -259,9 +296,11 @@ impl Output for Recording {
         }
         if let Some(path) = &self.json {
             results.push(match (&report, json_only.take()) {
-                (Some(r), _) => files::write_file("PERFGRAPH_JSON", path, |w| json::write(w, r)),
+                (Some(r), _) => files::write_file("PERFGRAPH_JSON", path, |w| {
+                    json::write_with(w, r, critical_json.as_ref())
+                }),
                 (None, Some((run, threads))) => files::write_file("PERFGRAPH_JSON", path, |w| {
-                    json::write_snapshots(w, run, threads)
+                    json::write_snapshots(w, run, threads, critical_json.as_ref())
                 }),
                 (None, None) => Ok(()),
             });
@@ -273,6 +312,51 @@ impl Output for Recording {
         if !notes.is_empty() {
             screen::write_block(&notes);
         }
+    }
+}
+
+impl Recording {
+    /// The critical path of the run `recorder` kept, on the trace's clock when there is a trace (so the
+    /// table and the trace's track agree with `perfgraph report --critical-path` on it), else the
+    /// reports': its table (or why there is none), its pieces for the trace and its JSON member.
+    fn critical_path(
+        &self,
+        recorder: Recorder,
+        threads: &[Arc<ThreadState>],
+    ) -> (String, Vec<PathPiece>, serde_json::Value) {
+        let scale = clock::scale();
+        let to_ns = |ticks: u64| match &self.trace {
+            Some(trace) => trace.to_ns(ticks),
+            None => scale.to_ns(Ticks(ticks)),
+        };
+        let worked_out = recorder.finish(threads, &to_ns).and_then(|timeline| {
+            critical::analyse(&timeline, &critical::Options::default()).map(|path| (timeline, path))
+        });
+        let (timeline, path) = match worked_out {
+            Ok(both) => both,
+            Err(why) => return (format!("{why}\n"), Vec::new(), not_worked_out(&why)),
+        };
+        let thread = |i: u32| timeline.threads[i as usize].name.clone();
+        let pieces = path
+            .pieces
+            .iter()
+            .map(|p| PathPiece {
+                start_ns: p.start_ns,
+                end_ns: p.end_ns,
+                title: p.kind.title(&timeline.names),
+                thread: thread(p.thread),
+            })
+            .collect();
+        let mut text = path.table();
+        let losses = about::losses(threads);
+        let (lost, ringless) = (losses.ring_overflow_total(), losses.unmapped_ring_threads);
+        if lost + ringless > 0 {
+            text += &format!(
+                "Not on the path: {lost} records lost to ring overflow, and the calls of {ringless} \
+                 threads without a ring; the path may miss what they did.\n"
+            );
+        }
+        (text, pieces, path.json(&thread(path.end_thread)))
     }
 }
 

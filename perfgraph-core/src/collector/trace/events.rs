@@ -6,7 +6,7 @@ use crate::base::config;
 use crate::base::registry::{self, SectionId};
 use crate::base::text;
 use crate::data::args::ArgValue;
-use crate::export::trace::{Call, LockFlow, LockSlice, Mark, MarkKind, SectionText};
+use crate::export::trace::{Call, LockFlow, LockSlice, Mark, MarkKind, PathPiece, SectionText};
 use crate::local::marks;
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
@@ -380,5 +380,21 @@ impl Trace {
             }
             self.emit(|format, out| format.marker(out, ns, &line));
         }
+    }
+
+    /// The run's critical path (`PERFGRAPH_REPORT=critical`), at exit before the trace's end: its pieces
+    /// on a track of their own, counted with the events past the limit when they do not fit.
+    pub(crate) fn on_path(&mut self, pieces: &[PathPiece]) {
+        for piece in pieces {
+            if self.admit() {
+                self.emit(|format, out| format.path_piece(out, piece));
+            }
+        }
+    }
+
+    /// The trace's nanoseconds at `ticks`: what the critical path at exit is worked out in, so its table
+    /// and the trace agree.
+    pub(crate) fn to_ns(&self, ticks: u64) -> u64 {
+        self.map.to_ns(ticks)
     }
 }

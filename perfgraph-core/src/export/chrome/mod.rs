@@ -13,7 +13,9 @@
 //! category `async`) and `tracing` events as thread-scoped instant events (`i`) with their message; the
 //! sampled resident memory as a counter track, and each thread's CPU usage (percent of one core since the
 //! previous sample) as a counter track `CPU <thread> (tid <tid>)`; an instant
-//! event on the process where live print printed a line; and, last, the `perfgraph trace end` instant event, whose args state what is missing (records lost
+//! event on the process where live print printed a line; with `PERFGRAPH_REPORT=critical`, the run's
+//! critical path as complete events (`cat: critical`, args `thread`) on a `critical path` row of its own
+//! (tid 2^31, shown first); and, last, the `perfgraph trace end` instant event, whose args state what is missing (records lost
 //! to ring overflow per thread and in total, calls past `PERFGRAPH_TRACE_LIMIT`). A file without that last
 //! event was cut short.
 //!
@@ -24,8 +26,8 @@
 use serde_json::json;
 
 use super::trace::{
-    Call, Encoder, Identity, LockFlow, LockSlice, Mark, MarkKind, SectionText, Summary, arg_key,
-    push_json_arg, push_u64,
+    Call, Encoder, Identity, LockFlow, LockSlice, Mark, MarkKind, PathPiece, SectionText, Summary,
+    arg_key, push_json_arg, push_u64,
 };
 use crate::base::registry::SectionId;
 use crate::data::args::ArgValue;
@@ -41,6 +43,8 @@ pub(crate) struct Chrome {
     /// By section id: `{"name":"…","ph":"X","ts":` and `,"args":{"level":…}},` with the pid and tid
     /// left out (they go between).
     sections: Vec<Option<Framing>>,
+    /// Whether the `critical path` row was named.
+    path_named: bool,
 }
 
 /// A section's call text before its `ts` and after its `tid`.
@@ -68,6 +72,9 @@ fn push_micros(out: &mut Vec<u8>, ns: u64) {
     ]);
 }
 
+/// The thread id of the `critical path` row: above every thread's (`tid` of an index below 2^31).
+const PATH_TID: u64 = 1 << 31;
+
 /// The trace's thread id of thread `index`: tid 0 is the process's own row in some viewers.
 fn tid(index: u32) -> u64 {
     index as u64 + 1
@@ -94,6 +101,7 @@ impl Chrome {
             pid,
             ids: Vec::new(),
             sections: Vec::new(),
+            path_named: false,
         }
     }
 
@@ -460,6 +468,38 @@ impl Encoder for Chrome {
             ts_ns,
             &format!("In sections % {name} (tid {t})"),
             busy_percent,
+        );
+    }
+    fn path_piece(&mut self, out: &mut Vec<u8>, piece: &PathPiece) {
+        // A row of its own, named once and shown first; `cat: critical` on all of it, which the trace's
+        // readers (`perfgraph report --critical-path`) pass over.
+        if !self.path_named {
+            self.path_named = true;
+            for (name, args) in [
+                ("thread_name", json!({ "name": "critical path" })),
+                ("thread_sort_index", json!({ "sort_index": -1 })),
+            ] {
+                line(
+                    out,
+                    &json!({"name": name, "cat": "critical", "ph": "M", "pid": self.pid,
+                        "tid": PATH_TID, "args": args}),
+                );
+            }
+        }
+        let mut ts = Vec::new();
+        push_micros(&mut ts, piece.start_ns);
+        let mut dur = Vec::new();
+        push_micros(&mut dur, piece.end_ns.saturating_sub(piece.start_ns));
+        out.extend_from_slice(
+            format!(
+                "{{\"name\":{},\"cat\":\"critical\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{PATH_TID},\"args\":{}}},\n",
+                json!(piece.title),
+                String::from_utf8_lossy(&ts),
+                String::from_utf8_lossy(&dur),
+                self.pid,
+                json!({ "thread": piece.thread })
+            )
+            .as_bytes(),
         );
     }
     fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {

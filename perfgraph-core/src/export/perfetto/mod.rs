@@ -12,7 +12,8 @@
 //!   track (the debug annotation `span`), and each thread's CPU usage (percent of one core since the
 //!   previous sample) on a counter track `CPU %` under its thread; these are written on one sequence with
 //!   absolute timestamps (`timestamp_clock_id` BOOTTIME on each packet), as they do not arrive in time
-//!   order;
+//!   order; so is the run's critical path (`PERFGRAPH_REPORT=critical`), at the end, as slices on a
+//!   `critical path` track of the process;
 //! - per section call a `TYPE_SLICE_BEGIN` and a `TYPE_SLICE_END` `TrackEvent`, the name interned
 //!   (`InternedData.event_names`, the iid is the section's id), the section's level as its interned category
 //!   (`level 0` … `level 3`), its live message (when it has one) as the debug annotation `message`, its
@@ -43,12 +44,13 @@ mod fields;
 mod locks;
 mod marks;
 pub(crate) mod packets;
+mod path;
 mod sequence;
 mod tracks;
 pub(super) mod wire;
 
 use super::trace::{
-    Call, Encoder, Identity, LockFlow, LockSlice, Mark, SectionText, Summary, arg_key,
+    Call, Encoder, Identity, LockFlow, LockSlice, Mark, PathPiece, SectionText, Summary, arg_key,
 };
 use crate::base::registry::SectionId;
 use crate::data::args::ArgValue;
@@ -98,6 +100,8 @@ pub(crate) struct Perfetto {
     interval_tracks: Vec<bool>,
     /// The `counter!` tracks described so far, by counter name: their uuids.
     counter_tracks: std::collections::HashMap<String, u64>,
+    /// Whether the `critical path` track was described.
+    path_track: bool,
     next_sequence: u32,
     /// By section id: its text, once asked for.
     sections: Vec<Option<SectionText>>,
@@ -153,6 +157,7 @@ impl Perfetto {
             lock_tracks: std::collections::HashSet::new(),
             interval_tracks: Vec::new(),
             counter_tracks: std::collections::HashMap::new(),
+            path_track: false,
             next_sequence: FIRST_CALL_SEQUENCE,
             sections: Vec::new(),
         }
@@ -388,6 +393,9 @@ impl Encoder for Perfetto {
     fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, _name: &str, percent: u64) {
         // Its counter track names the thread by its track, not by name.
         Perfetto::cpu(self, out, ts_ns, thread, percent);
+    }
+    fn path_piece(&mut self, out: &mut Vec<u8>, piece: &PathPiece) {
+        Perfetto::path_piece(self, out, piece);
     }
     fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
         Perfetto::marker(self, out, ts_ns, text);

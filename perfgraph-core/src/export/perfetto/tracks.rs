@@ -22,6 +22,11 @@ pub(super) fn heap_uuid(pid: u32) -> u64 {
     (pid as u64) << 32 | 0x8000_0003
 }
 
+/// The `critical path` track (`PERFGRAPH_REPORT=critical`).
+pub(super) fn path_uuid(pid: u32) -> u64 {
+    (pid as u64) << 32 | 0x8000_0004
+}
+
 /// The track of the `n`th counter (in order of first value): a fixed track of the process, numbered
 /// above the other fixed ones.
 pub(super) fn counter_uuid(pid: u32, n: u32) -> u64 {

@@ -12,6 +12,7 @@
 mod chains;
 mod flat;
 mod graph;
+pub(crate) mod json;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -19,6 +20,7 @@ mod walk;
 
 use std::collections::HashMap;
 
+use crate::base::process;
 use crate::data::timeline::Timeline;
 use flat::Stacks;
 
@@ -262,19 +264,28 @@ pub fn analyse(timeline: &Timeline, options: &Options) -> Result<CriticalPath, S
     if timeline.threads.is_empty() {
         return Err("no threads in the trace: nothing to analyse".into());
     }
+    // Each phase is a pass over the events: at exit (`PERFGRAPH_REPORT=critical`) each counts as the
+    // final pass's progress, so a long but moving analysis is never given up.
+    let step = process::progress;
     let mut stacks = Stacks::new();
     let points: Vec<Vec<flat::Point>> = timeline
         .threads
         .iter()
-        .map(|t| flat::flatten(&t.calls, &mut stacks))
+        .map(|t| {
+            step();
+            flat::flatten(&t.calls, &mut stacks)
+        })
         .collect();
     let end_thread = main_thread(timeline);
+    // The first instant of a thread that did something: a thread seen only by name (a trace's thread
+    // with no slice) has no instant to start the run at.
     let run_start = timeline
         .threads
         .iter()
+        .filter(|t| !t.calls.is_empty() || !t.blocked.is_empty())
         .map(|t| t.start_ns)
         .min()
-        .unwrap_or(0);
+        .unwrap_or(timeline.threads[end_thread].start_ns);
     let run_end = timeline.threads[end_thread].end_ns;
     let lines = walk::Lines {
         timeline,
@@ -296,11 +307,16 @@ pub fn analyse(timeline: &Timeline, options: &Options) -> Result<CriticalPath, S
             (start, calls.iter().map(|c| c.2).max().unwrap_or(0))
         }
     };
+    step();
     let g = graph::Graph::build(timeline);
+    step();
     let e = g.earliest(&|i| g.recorded(i));
+    step();
     let l = g.latest(run_end);
+    step();
     let mut sections = section_rows(timeline, &points, &stacks, &walked.credit);
     for s in &mut sections {
+        step();
         s.slack_ns = slack_of(timeline, &g, &e, &l, &s.name);
     }
     sections
@@ -323,6 +339,7 @@ pub fn analyse(timeline: &Timeline, options: &Options) -> Result<CriticalPath, S
         }
         None => None,
     };
+    step();
     let other = other_time(&walked.pieces);
     let length_ns = walked.pieces.iter().map(|p| p.end_ns - p.start_ns).sum();
     Ok(CriticalPath {

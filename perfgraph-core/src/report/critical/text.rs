@@ -1,9 +1,26 @@
 //! The `Critical Path:` table and the lines under it: the wait chains and the what-if.
 
-use super::{ChainLink, CriticalPath, WaitChain};
+use super::{ChainLink, CriticalPath, PieceKind, WaitChain};
 use crate::data::timeline::{Blocked, Call, Timeline, Wake};
 use crate::report::table::{self, Cell};
 use crate::report::{seconds, shown};
+
+impl PieceKind {
+    /// What a piece of this kind is called on the trace's `critical path` track, its names (sections,
+    /// locks) from `names`.
+    pub(crate) fn title(self, names: &[String]) -> String {
+        let name = |i: u32| names.get(i as usize).map_or("?", String::as_str);
+        match self {
+            PieceKind::Running { section: Some(s) } => name(s).to_owned(),
+            PieceKind::Running { section: None } => "(outside sections)".into(),
+            PieceKind::WakeUp { on: Some(l) } => format!("wake-up: {}", name(l)),
+            PieceKind::WakeUp { on: None } => "wake-up: start".into(),
+            PieceKind::Blocked { on: Some(l) } => format!("blocked (unknown): {}", name(l)),
+            PieceKind::Blocked { on: None } => "blocked (unknown): off the CPU".into(),
+            PieceKind::NotRecorded => "(not recorded)".into(),
+        }
+    }
+}
 
 impl CriticalPath {
     /// The `Critical Path:` table (without its heading): a row per section with time on the path or off
@@ -95,7 +112,7 @@ impl CriticalPath {
         out
     }
 
-    fn threads_on_path(&self) -> usize {
+    pub(super) fn threads_on_path(&self) -> usize {
         let mut threads: Vec<u32> = self.pieces.iter().map(|p| p.thread).collect();
         threads.sort_unstable();
         threads.dedup();
