@@ -44,17 +44,35 @@ fn top_shows_the_running_section_switches_panes_and_quits() {
     screen.press("3");
     screen.wait_for("p99");
     // The locks and counters panes, by their keys, listed in the key line; the service uses neither.
-    screen.wait_for("tab/1-6 pane");
+    screen.wait_for("tab/1-7 pane");
     screen.press("5");
     screen.wait_for("5 Locks");
     screen.wait_for("No lock of perfgraph_core::sync");
     screen.press("6");
     screen.wait_for("6 Counters");
     screen.wait_for("No counter! set");
+    screen.press("7");
+    screen.wait_for("No thread is waiting");
     screen.press("3");
     // A filter typed after `/`.
     screen.press("/resid\r");
     screen.wait_for("filter: resid");
+    screen.press("q");
+    assert_eq!(wait(&mut top).code(), Some(0), "{}", screen.text());
+    assert!(svc.stop().status.success());
+}
+
+#[test]
+fn top_follows_a_wait_to_the_section_at_its_root() {
+    let runtime = scratch("waits");
+    // `nested` of examples/critical with T2's `flush` (holding `L2`) lasting until stdin closes.
+    let svc = Service::start_example(&runtime, "critical", &["stuck"]);
+    let (mut top, mut screen) = top(&runtime, svc.pid(), &Tty::default());
+    screen.wait_for("Running now");
+    screen.press("7");
+    screen.wait_for("Waits for");
+    screen.wait_for("`L1` held by T1, which waits for `L2` held by T2 in `flush`");
+    screen.wait_for("`L2` held by T2 in `flush`");
     screen.press("q");
     assert_eq!(wait(&mut top).code(), Some(0), "{}", screen.text());
     assert!(svc.stop().status.success());

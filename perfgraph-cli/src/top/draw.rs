@@ -205,12 +205,12 @@ mod tests {
             screen,
             [
                 "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
-                " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
+                "1 Running │ 2 │ 3 │ 4 │ 5 │ 6 │ 7",
                 "Thread Running now Elapsed",
                 "main   solve       1.50 s",
                 "         residual  2.0 µs",
                 "",
-                "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter",
+                "q quit  tab/1-7 pane  s sort: total  n top 10: off  / filter",
             ]
         );
     }
@@ -237,14 +237,14 @@ mod tests {
             screen,
             [
                 "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
-                " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
+                "1 │ 2 Call graph │ 3 │ 4 │ 5 │ 6 │ 7",
                 "Section      Calls Running Self(s) Total(s) %",
                 "demo         1             0.500   4.000    100.0",
                 "  solve      2     1       1.000   3.000    75.0",
                 "    residual 1000          2.000   2.000    50.0",
                 "  assemble   5000          0.500   0.500    12.5",
                 "",
-                "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter",
+                "q quit  tab/1-7 pane  s sort: total  n top 10: off  / filter",
             ]
         );
     }

@@ -62,7 +62,7 @@ fn heaviest_sections_at_40_columns_drop_percentiles_whole() {
         screen(Pane::Sections, 40),
         &[
             "demo (pid 42)  up 4.00 s  rss 12.5 MB",
-            "1 │ 2 │ 3 Heaviest sections │ 4 │ 5 │ 6",
+            "1 │ 2 │ 3 Heaviest sect… │ 4 │ 5 │ 6 │ 7",
             "Section  Calls Self(s) Total(s) p99",
             "demo     1     0.500   4.000    -",
             "solve    2     1.000   3.000    1.00 s",
@@ -78,18 +78,18 @@ fn heaviest_sections_at_40_columns_drop_percentiles_whole() {
 fn heaviest_sections_at_80_and_200_columns_show_every_column() {
     let mut full = [
         "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
-        " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
+        " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Waits",
         "Section  Calls Self(s) Total(s) p50      p90      p99      Max",
         "demo     1     0.500   4.000    -        -        -        -",
         "solve    2     1.000   3.000    1.00 s   1.00 s   1.00 s   1.00 s",
         "residual 1000  2.000   2.000    1.6 ms   1.6 ms   1.6 ms   371.8 ms",
         "assemble 5000  0.500   0.500    100.0 µs 100.0 µs 100.0 µs 100.0 µs",
         "",
-        "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter",
+        "q quit  tab/1-7 pane  s sort: total  n top 10: off  / filter",
     ];
     golden(screen(Pane::Sections, 80), &full);
     // Room for the tabs' whole titles.
-    full[1] = " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters";
+    full[1] = " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Wait chains";
     golden(screen(Pane::Sections, 200), &full);
 }
 
@@ -99,7 +99,7 @@ fn the_call_graph_at_40_columns_drops_running_and_elides_a_name() {
         screen(Pane::Graph, 40),
         &[
             "demo (pid 42)  up 4.00 s  rss 12.5 MB",
-            "1 │ 2 Call graph │ 3 │ 4 │ 5 │ 6",
+            "1 │ 2 Call graph │ 3 │ 4 │ 5 │ 6 │ 7",
             "Section     Calls Self(s) Total(s) %",
             "demo        1     0.500   4.000    100.0",
             "  solve     2     1.000   3.000    75.0",
@@ -119,7 +119,7 @@ fn the_running_pane_at_40_80_and_200_columns_elides_a_long_name() {
         screen_of(&s, Pane::Running, 40),
         &[
             "demo (pid 42)  up 4.00 s  rss 12.5 MB",
-            "1 Running │ 2 │ 3 │ 4 │ 5 │ 6",
+            "1 Running │ 2 │ 3 │ 4 │ 5 │ 6 │ 7",
             "Thread Running now               Elapsed",
             "main   Simulation::time_steps::… 1.50 s",
             "         residual                2.0 µs",
@@ -131,17 +131,17 @@ fn the_running_pane_at_40_80_and_200_columns_elides_a_long_name() {
     );
     let mut wide = [
         "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1",
-        " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
+        " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Waits",
         "Thread Running now                             Elapsed",
         "main   Simulation::time_steps::nonlinear_solve 1.50 s",
         "         residual                              2.0 µs",
         "",
         "",
         "",
-        "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter",
+        "q quit  tab/1-7 pane  s sort: total  n top 10: off  / filter",
     ];
     golden(screen_of(&s, Pane::Running, 80), &wide);
-    wide[1] = " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters";
+    wide[1] = " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Wait chains";
     golden(screen_of(&s, Pane::Running, 200), &wide);
 }
 
@@ -151,7 +151,7 @@ fn the_threads_pane_at_40_columns() {
         screen(Pane::Threads, 40),
         &[
             "demo (pid 42)  up 4.00 s  rss 12.5 MB",
-            "1 │ 2 │ 3 │ 4 Threads │ 5 │ 6",
+            "1 │ 2 │ 3 │ 4 Threads │ 5 │ 6 │ 7",
             "Thread Busy(s) Busy % CPU(s) CPU %",
             "main   3.500   87.5   0.000  0.0",
             "",
@@ -177,9 +177,9 @@ fn the_locks_pane_at_40_80_and_200_columns() {
         r.extend(["", "", "", keys]);
         r
     };
-    let keys = "q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter";
+    let keys = "q quit  tab/1-7 pane  s sort: total  n top 10: off  / filter";
     let mut narrow = rows(
-        "1 │ 2 │ 3 │ 4 │ 5 Locks │ 6",
+        "1 │ 2 │ 3 │ 4 │ 5 Locks │ 6 │ 7",
         "Lock  Acquisitions Contended Wait(s)",
         "queue 12000        150       0.043",
         "log   800          0         0.000",
@@ -190,7 +190,7 @@ fn the_locks_pane_at_40_80_and_200_columns() {
     golden(
         screen(Pane::Locks, 80),
         &rows(
-            " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
+            " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Waits",
             "Lock  Acquisitions Contended Wait(s) Max wait(ms) Hold(s) Max hold(ms)",
             "queue 12000        150       0.043   3.200        0.910   12.400",
             "log   800          0         0.000   0.000        0.002   0.020",
@@ -200,7 +200,7 @@ fn the_locks_pane_at_40_80_and_200_columns() {
     golden(
         screen(Pane::Locks, 200),
         &rows(
-            " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters",
+            " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Wait chains",
             "Lock  Acquisitions Contended Wait(s) Max wait(ms) Hold(s) Max hold(ms) Max waiters",
             "queue 12000        150       0.043   3.200        0.910   12.400       3",
             "log   800          0         0.000   0.000        0.002   0.020        0",
@@ -215,7 +215,7 @@ fn the_counters_pane_at_40_80_and_200_columns() {
     let table = |header, depth, residual| [header, depth, residual, "", "", ""];
     let mut expect: Vec<&str> = vec![
         "demo (pid 42)  up 4.00 s  rss 12.5 MB",
-        "1 │ 2 │ 3 │ 4 │ 5 │ 6 Counters",
+        "1 │ 2 │ 3 │ 4 │ 5 │ 6 Counters │ 7",
     ];
     expect.extend(table(
         "Counter     Last   Min    Max Mean",
@@ -227,11 +227,11 @@ fn the_counters_pane_at_40_80_and_200_columns() {
     for (w, tabs) in [
         (
             80,
-            " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters",
+            " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Waits",
         ),
         (
             200,
-            " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters",
+            " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Wait chains",
         ),
     ] {
         let mut expect = vec!["demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 1", tabs];
@@ -240,7 +240,7 @@ fn the_counters_pane_at_40_80_and_200_columns() {
             "queue_depth 3       7      3      12  7.33333",
             "residual    4       0.0031 0.0031 0.5 0.19578",
         ));
-        expect.push("q quit  tab/1-6 pane  s sort: total  n top 10: off  / filter");
+        expect.push("q quit  tab/1-7 pane  s sort: total  n top 10: off  / filter");
         golden(screen(Pane::Counters, w), &expect);
     }
 }
@@ -255,4 +255,44 @@ fn a_pane_with_nothing_recorded_says_so() {
         "No lock of perfgraph_core::sync used yet."
     );
     assert_eq!(screen_of(&s, Pane::Counters, 80)[2], "No counter! set yet.");
+}
+
+#[test]
+fn the_wait_chains_at_40_80_and_200_columns() {
+    let s = super::view::tests_support::waiting_snapshot();
+    // The chain is the name that gives way: elided, never the time.
+    golden(
+        screen_of(&s, Pane::Waits, 40),
+        &[
+            "demo (pid 42)  up 4.00 s  rss 12.5 MB",
+            "1 │ 2 │ 3 │ 4 │ 5 │ 6 │ 7 Wait chains",
+            "Thread   Waits for              Waiting",
+            "T1       `L2` held by T2 in `f… 250.0 ms",
+            "T3       `L1` held by T1, whic… 200.0 ms",
+            "consumer `queue`                3.0 ms",
+            "",
+            "",
+            "q quit  s sort: total  n top 10: off",
+        ],
+    );
+    let mut wide = [
+        "demo (pid 42)  up 4.00 s  rss 12.5 MB  threads 5",
+        " 1 Running │ 2 Graph │ 3 Sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Waits",
+        "Thread   Waits for                                                   Waiting",
+        "T1       `L2` held by T2 in `flush`                                  250.0 ms",
+        "T3       `L1` held by T1, which waits for `L2` held by T2 in `flush` 200.0 ms",
+        "consumer `queue`                                                     3.0 ms",
+        "",
+        "",
+        "q quit  tab/1-7 pane  s sort: total  n top 10: off  / filter",
+    ];
+    golden(screen_of(&s, Pane::Waits, 80), &wide);
+    wide[1] = " 1 Running │ 2 Call graph │ 3 Heaviest sections │ 4 Threads │ 5 Locks │ 6 Counters │ 7 Wait chains";
+    golden(screen_of(&s, Pane::Waits, 200), &wide);
+    let mut idle = snapshot();
+    idle.threads[0].waiting = None;
+    assert_eq!(
+        screen_of(&idle, Pane::Waits, 80)[2],
+        "No thread is waiting in perfgraph_core::sync now."
+    );
 }

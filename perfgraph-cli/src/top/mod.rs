@@ -11,6 +11,7 @@ mod golden;
 mod input;
 mod model;
 mod view;
+mod waits;
 
 use std::io;
 use std::sync::mpsc;
@@ -23,7 +24,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::failure::Failure;
 use input::{Input, Wake};
-use view::{Pane, Snapshot, ThreadNow, Ui};
+use view::{Pane, Snapshot, ThreadNow, Ui, WaitNow};
 
 #[derive(Args, Debug)]
 pub struct TopArgs {
@@ -100,6 +101,7 @@ fn fetch(pid: u32) -> io::Result<Snapshot> {
             .threads
             .iter()
             .map(|t| ThreadNow {
+                index: t.index,
                 name: t.name.clone(),
                 alive_ns: t.alive_ns,
                 cpu_ns: t.cpu_ns,
@@ -108,6 +110,11 @@ fn fetch(pid: u32) -> io::Result<Snapshot> {
                     .iter()
                     .map(|r| (r.name.clone(), r.elapsed_ns))
                     .collect(),
+                waiting: t.waiting.as_ref().map(|w| WaitNow {
+                    on: w.on.clone(),
+                    holder: w.holder,
+                    ns: w.elapsed_ns,
+                }),
             })
             .collect(),
         report,
@@ -228,7 +235,7 @@ fn on_key(ui: &mut Ui, key: KeyEvent) -> bool {
         KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => return false,
         KeyCode::Tab => ui.pane = Pane::ALL[(at + 1) % Pane::ALL.len()],
         KeyCode::BackTab => ui.pane = Pane::ALL[(at + Pane::ALL.len() - 1) % Pane::ALL.len()],
-        KeyCode::Char(c @ '1'..='6') => ui.pane = Pane::ALL[(c as u8 - b'1') as usize],
+        KeyCode::Char(c @ '1'..='7') => ui.pane = Pane::ALL[(c as u8 - b'1') as usize],
         KeyCode::Char('s') => ui.sort = ui.sort.next(),
         KeyCode::Char('n') => ui.top_n = !ui.top_n,
         KeyCode::Char('/') => ui.typing = Some(ui.filter.clone()),
@@ -252,7 +259,7 @@ mod tests {
         assert_eq!(ui.pane, Pane::Graph);
         assert!(on_key(&mut ui, key(KeyCode::BackTab)));
         assert!(on_key(&mut ui, key(KeyCode::BackTab)));
-        assert_eq!(ui.pane, Pane::Counters);
+        assert_eq!(ui.pane, Pane::Waits);
         assert!(on_key(&mut ui, key(KeyCode::Char('3'))));
         assert_eq!(ui.pane, Pane::Sections);
         // The locks and counters panes: keys 5 and 6, and Tab goes round through them.
@@ -260,10 +267,13 @@ mod tests {
         assert_eq!(ui.pane, Pane::Locks);
         assert!(on_key(&mut ui, key(KeyCode::Char('6'))));
         assert_eq!(ui.pane, Pane::Counters);
+        // The wait chains: key 7, the last; Tab goes round.
+        assert!(on_key(&mut ui, key(KeyCode::Char('7'))));
+        assert_eq!(ui.pane, Pane::Waits);
         assert!(on_key(&mut ui, key(KeyCode::Tab)));
         assert_eq!(ui.pane, Pane::Running);
         assert!(on_key(&mut ui, key(KeyCode::BackTab)));
-        assert_eq!(ui.pane, Pane::Counters);
+        assert_eq!(ui.pane, Pane::Waits);
         assert!(on_key(&mut ui, key(KeyCode::Char('3'))));
         assert!(on_key(&mut ui, key(KeyCode::Char('s'))));
         assert_eq!(ui.sort, view::Sort::SelfTime);

@@ -6,11 +6,23 @@ use perfgraph_core::data::Report;
 /// A thread and what it runs now (from the process's `status`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThreadNow {
+    /// Its index, as a wait names its holder.
+    pub index: u32,
     pub name: String,
     pub alive_ns: u64,
     pub cpu_ns: u64,
     /// What it runs, outermost first: (section, ns since it started).
     pub running: Vec<(String, u64)>,
+    /// What it waits for now, if it is blocked in a primitive of `perfgraph_core::sync`.
+    pub waiting: Option<WaitNow>,
+}
+
+/// A wait under way: on what, held by which thread (by index) when it began, for how long (ns).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitNow {
+    pub on: String,
+    pub holder: Option<u32>,
+    pub ns: u64,
 }
 
 /// The last snapshot of the process.
@@ -25,7 +37,7 @@ pub struct Snapshot {
     pub report: Report,
 }
 
-/// The panes, in the order of their keys `1`..`6`.
+/// The panes, in the order of their keys `1`..`7`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
     Running,
@@ -34,16 +46,18 @@ pub enum Pane {
     Threads,
     Locks,
     Counters,
+    Waits,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 6] = [
+    pub const ALL: [Pane; 7] = [
         Pane::Running,
         Pane::Graph,
         Pane::Sections,
         Pane::Threads,
         Pane::Locks,
         Pane::Counters,
+        Pane::Waits,
     ];
 
     pub fn title(self) -> &'static str {
@@ -54,6 +68,7 @@ impl Pane {
             Pane::Threads => "Threads",
             Pane::Locks => "Locks",
             Pane::Counters => "Counters",
+            Pane::Waits => "Wait chains",
         }
     }
 
@@ -62,6 +77,7 @@ impl Pane {
         match self {
             Pane::Graph => "Graph",
             Pane::Sections => "Sections",
+            Pane::Waits => "Waits",
             p => p.title(),
         }
     }

@@ -1,8 +1,8 @@
 //! What `perfgraph top` shows, as plain rows: a pure function of the last snapshot (the process's status
 //! and report) and the UI's state (pane, sort key, top N, filter). `draw` puts the rows on the screen.
 
-use super::figures;
 pub use super::model::*;
+use super::{figures, waits};
 
 /// The table of pane `ui.pane`.
 pub fn table(s: &Snapshot, ui: &Ui) -> Table {
@@ -13,6 +13,7 @@ pub fn table(s: &Snapshot, ui: &Ui) -> Table {
         Pane::Threads => threads(s, ui),
         Pane::Locks => figures::locks(s, ui),
         Pane::Counters => figures::counters(s, ui),
+        Pane::Waits => waits::chains(s, ui),
     };
     if ui.top_n && ui.pane != Pane::Running {
         t.rows.truncate(TOP_N);
@@ -288,13 +289,45 @@ pub mod tests_support {
             rss_bytes: 12_500_000,
             heap_bytes: None,
             threads: vec![ThreadNow {
+                index: 0,
                 name: "main".into(),
                 alive_ns: 4_000_000_000,
                 cpu_ns: 3_000_000_000,
                 running: vec![("solve".into(), 1_500_000_000), ("residual".into(), 2_000)],
+                waiting: None,
             }],
             report,
         }
+    }
+
+    /// The nested contention of `examples/critical` as `top` sees it in the middle: T2 holds `L2` in
+    /// `flush`, T1 (holding `L1`) waits for it, T3 waits for `L1`; a consumer waits on a channel.
+    pub fn waiting_snapshot() -> Snapshot {
+        let thread =
+            |index: u32, name: &str, running: &[&str], waiting: Option<WaitNow>| ThreadNow {
+                index,
+                name: name.into(),
+                alive_ns: 400_000_000,
+                cpu_ns: 1_000_000,
+                running: running.iter().map(|s| (s.to_string(), 1_000_000)).collect(),
+                waiting,
+            };
+        let wait = |on: &str, holder: Option<u32>, ns: u64| {
+            Some(WaitNow {
+                on: on.into(),
+                holder,
+                ns,
+            })
+        };
+        let mut s = snapshot();
+        s.threads = vec![
+            thread(0, "main", &["nested"], None),
+            thread(1, "T1", &["take_both"], wait("L2", Some(2), 250_000_000)),
+            thread(2, "T2", &["flush"], None),
+            thread(3, "T3", &["take_l1"], wait("L1", Some(1), 200_000_000)),
+            thread(4, "consumer", &[], wait("queue", None, 3_000_000)),
+        ];
+        s
     }
 }
 
@@ -366,10 +399,12 @@ mod tests {
         let mut big = snapshot();
         let many: Vec<ThreadNow> = (0..30)
             .map(|i| ThreadNow {
+                index: i,
                 name: format!("w{i}"),
                 alive_ns: 1,
                 cpu_ns: 1,
                 running: vec![("solve".into(), 1)],
+                waiting: None,
             })
             .collect();
         big.threads = many;

@@ -132,7 +132,14 @@ impl Service {
     /// Starts it with `XDG_RUNTIME_DIR=runtime` and perfgraph quiet, and waits until its socket takes
     /// connections.
     pub fn start(runtime: &Path) -> Service {
-        let mut child = Command::new(example("service"))
+        Service::start_example(runtime, "service", &[])
+    }
+
+    /// As [`start`](Service::start), the example `name` with `args` (one that runs until its stdin
+    /// closes).
+    pub fn start_example(runtime: &Path, name: &str, args: &[&str]) -> Service {
+        let mut child = Command::new(example(name))
+            .args(args)
             .env("XDG_RUNTIME_DIR", runtime)
             .env("PERFGRAPH_LIVE", "off")
             .env("PERFGRAPH_CAPTURE", "off")

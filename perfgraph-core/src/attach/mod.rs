@@ -159,6 +159,22 @@ pub struct LiveThread {
     pub cpu_ns: u64,
     /// What it runs now, outermost first.
     pub running: Vec<LiveSection>,
+    /// What it waits for now, if it is blocked in a primitive of `perfgraph_core::sync` (a lock, a
+    /// condvar, a channel, a barrier).
+    pub waiting: Option<LiveWait>,
+}
+
+/// What a [`LiveThread`] waits for now.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LiveWait {
+    /// The primitive's name (a lock's, a channel's, ...).
+    pub on: String,
+    /// The thread holding it when the wait began, by [`LiveThread::index`], where known (a lock's
+    /// holder; a channel or a condvar has none).
+    pub holder: Option<u32>,
+    /// Time since the wait began, ns.
+    pub elapsed_ns: u64,
 }
 
 /// A section running on a [`LiveThread`].

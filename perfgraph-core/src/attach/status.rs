@@ -12,7 +12,7 @@ use serde::de::{
     self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
 
-use super::{LiveSection, LiveThread, MAX_STATUS_SECTIONS, MAX_STATUS_THREADS, Status};
+use super::{LiveSection, LiveThread, LiveWait, MAX_STATUS_SECTIONS, MAX_STATUS_THREADS, Status};
 use crate::data::Report;
 use crate::export::json_input::{Guard, Limits};
 
@@ -301,6 +301,12 @@ impl<'de> Visitor<'de> for ThreadSeed<'_> {
             alive_ns: 0,
             cpu_ns: 0,
             running: Vec::new(),
+            waiting: None,
+        };
+        let mut wait = LiveWait {
+            on: String::new(),
+            holder: None,
+            elapsed_ns: 0,
         };
         while let Some(Key(key)) = map.next_key::<Key>()? {
             if key.as_deref() == Some("running") {
@@ -316,8 +322,19 @@ impl<'de> Visitor<'de> for ThreadSeed<'_> {
                 "main" => t.main = matches!(v, Field::Bool(true)),
                 "alive_ns" => t.alive_ns = v.u64(),
                 "cpu_ns" => t.cpu_ns = v.u64(),
+                "waiting_for" => wait.on = v.string(),
+                "waiting_holder" => {
+                    wait.holder = match v {
+                        Field::U64(h) => u32::try_from(h).ok(),
+                        _ => None,
+                    }
+                }
+                "waiting_ns" => wait.elapsed_ns = v.u64(),
                 _ => {}
             }
+        }
+        if !wait.on.is_empty() {
+            t.waiting = Some(wait);
         }
         Ok(Some(t))
     }

@@ -1,11 +1,11 @@
-//! The answer to `status`: who the process is, its memory, and what each live thread runs now, as one
-//! JSON object (`"format": "perfgraph-status"`; `attach::Status` reads it). Cheap: no call tree is read.
+//! The answer to `status`: who the process is, its memory, and what each live thread runs now (and waits
+//! for, when it is blocked in a primitive of `sync`), as one JSON object (`"format": "perfgraph-status"`; `attach::Status` reads it). Cheap: no call tree is read.
 
 use serde_json::{Value, json};
 
 use crate::base::clock::{self, Ticks};
 use crate::base::{heap, identity, process, registry, sys};
-use crate::local::threads;
+use crate::local::{locks, threads};
 
 /// The status's `version`: it changes when a field changes meaning or goes away.
 pub(crate) const VERSION: u32 = 1;
@@ -29,14 +29,24 @@ pub(crate) fn json() -> Vec<u8> {
                     })
                 })
                 .collect();
-            json!({
+            let mut thread = json!({
                 "index": t.index,
                 "name": t.name,
                 "main": t.is_main,
                 "alive_ns": scale.delta_ns(Ticks(now.saturating_sub(t.born_ticks))),
                 "cpu_ns": t.read_cpu(),
                 "running": running,
-            })
+            });
+            // Blocked in a primitive of `sync`: on what, held by whom (index), for how long.
+            if let Some((since, name, holder)) = t.waiting.read() {
+                thread["waiting_for"] = json!(locks::name(name).unwrap_or("lock"));
+                if let Some(h) = holder.checked_sub(1) {
+                    thread["waiting_holder"] = json!(h);
+                }
+                let ns = scale.delta_ns(Ticks(now.saturating_sub(since)));
+                thread["waiting_ns"] = json!(ns);
+            }
+            thread
         })
         .collect();
     let status = json!({
