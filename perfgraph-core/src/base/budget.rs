@@ -5,8 +5,14 @@
 //! system refuses (an address-space limit, `ulimit -v`), is refused, and the output drops that piece and
 //! counts it in its own loss line, instead of the process aborting in the allocator.
 //!
+//! What grows with the run but is not a byte buffer, the critical path's timeline
+//! (`PERFGRAPH_REPORT=critical`), takes its bytes from the same budget as a [`Charge`].
+//!
 //! The small allocations around them (a span's ids, a header line) stay ordinary: what matters is what
 //! grows with the number of calls.
+
+// The byte buffers are OTLP's; the critical path's timeline takes a `Charge` in every build.
+#![cfg_attr(not(feature = "otlp"), allow(dead_code))]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -20,7 +20,6 @@
 
 pub(crate) mod atomics;
 pub(crate) mod buckets;
-#[cfg(feature = "otlp")]
 pub(crate) mod budget;
 pub(crate) mod clock;
 pub(crate) mod config;

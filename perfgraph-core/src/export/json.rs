@@ -78,7 +78,7 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     write_with(out, report, None)
 }
 
-/// [`write`], with the run's `critical_path` member (`PERFGRAPH_REPORT=critical`), made at exit.
+/// [`write()`], with the run's `critical_path` member (`PERFGRAPH_REPORT=critical`), made at exit.
 pub(crate) fn write_with(
     out: &mut dyn Write,
     report: &Report,

@@ -1,4 +1,4 @@
-//! What the two channel wrappers share (std's `mpsc`: [`channel`](super::channel); crossbeam-channel's:
+//! What the two channel wrappers share (std's `mpsc`: [`channel`](super::channel()); crossbeam-channel's:
 //! `sync::crossbeam`): the ends' name and last receive, each item's sender stamp, and the two calls that
 //! may wait, a receive for an item and a send for room, each recorded with who ended its wait.
 
