@@ -41,6 +41,9 @@
 //!   (`PERFGRAPH_OTLP`).
 //! * `tracing`: `TracingLayer`, a `tracing_subscriber` layer that makes every span the subscriber enables a
 //!   section.
+//! * `crossbeam`: `sync::crossbeam`, crossbeam-channel's channels named and recording their waits and
+//!   wake-ups as `sync::channel` does (crossbeam-channel is a dependency already: the feature adds API
+//!   only).
 //!
 //! `capture`, `signals`, `listen`, `prometheus` and `otlp` are process-wide, so they are the binary's
 //! choice: a library depends with `default-features = false, features = ["enabled"]`, and a binary built
