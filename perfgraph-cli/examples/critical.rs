@@ -8,6 +8,8 @@
 //!   section `update`): the path alternates between the holds.
 //! * `nested`: T2 holds `L2` in `flush` (300 ms); T1 takes `L1`, then waits for `L2`; T3 waits for `L1`.
 //! * `stuck`: `nested` with `flush` lasting until stdin closes, for `perfgraph top`'s wait chains.
+//! * `many N`: N calls of a section that does nothing (a million by default): a run whose timeline
+//!   outgrows the output budget of `PERFGRAPH_REPORT=critical`.
 //! * `pipeline`: a producer (1 ms an item) and a consumer (3 ms an item), 100 items through a channel of 4.
 //! * `pipeline-crossbeam`: the same through crossbeam-channel's channel (`sync::crossbeam`), with two
 //!   consumers (1.5 ms an item between them, against the producer's 1 ms: still the slower side).
@@ -176,6 +178,11 @@ fn pipeline_crossbeam() {
     assert_eq!(total, 4950);
 }
 
+#[timed]
+fn tick(i: u64) -> u64 {
+    std::hint::black_box(i)
+}
+
 #[timed(cpu)]
 fn wait_std() {
     let pair = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
@@ -270,9 +277,17 @@ fn main() {
         Some("pipeline-crossbeam") => pipeline_crossbeam(),
         Some("blind") => wait_std(),
         Some("random") => random(args.get(1).and_then(|s| s.parse().ok()).unwrap_or(0)),
+        Some("many") => {
+            let n: u64 = args
+                .get(1)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(1_000_000);
+            assert_eq!((0..n).map(tick).sum::<u64>(), n * n.saturating_sub(1) / 2);
+        }
         _ => {
             eprintln!(
-                "usage: critical fork-join | convoy HOLD_MS | nested | pipeline | blind | random SEED"
+                "usage: critical fork-join | convoy HOLD_MS | nested | stuck | pipeline | pipeline-crossbeam \
+                 | blind | random SEED | many N"
             );
             std::process::exit(2);
         }

@@ -396,3 +396,44 @@ fn at_exit_a_perfetto_trace_has_the_path_on_a_track_of_its_own() {
         "{on_consumer} of {length} ns"
     );
 }
+
+#[test]
+fn at_exit_a_timeline_past_the_output_budget_is_dropped_and_the_table_says_so() {
+    let dir = common::scratch("perfgraph-critical", "at-exit-budget");
+    let json = dir.join("report.json");
+    // Two million calls: 160 MB of timeline counted at twice a call's 40 bytes, past the 64 MiB budget
+    // however many a busy machine's rings lose.
+    let out = Command::new(common::example("critical"))
+        .args(["many", "2000000"])
+        .env("PERFGRAPH_JSON", &json)
+        .env("PERFGRAPH_REPORT", "critical")
+        .env("PERFGRAPH_LIVE", "off")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let why = "not worked out: the run's calls and waits (";
+    let line = stderr
+        .lines()
+        .skip_while(|l| *l != "Critical Path:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no table:\n{stderr}"));
+    assert!(line.starts_with(why), "{stderr}");
+    assert!(
+        line.ends_with(
+            "kept by then) passed perfgraph's 64 MiB output budget; write a trace \
+             (PERFGRAPH_TRACE=run.json) and run `perfgraph report --critical-path run.json`"
+        ),
+        "{line}"
+    );
+    // Kept until the budget said no: some 800,000 calls, not the two million.
+    let kept: u64 = line[why.len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((500_000..1_000_000).contains(&kept), "{kept}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["critical_path"]["error"].as_str(), Some(line));
+}
