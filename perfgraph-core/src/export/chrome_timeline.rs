@@ -155,8 +155,12 @@ impl Reader {
             line.start_ns = line.start_ns.min(line.end_ns);
         }
         t.settle();
-        for ends in self.flows.values() {
-            if let (Some((from, released)), Some((to, acquired))) = *ends {
+        // In the order they were written (a flow's id), as the records at exit come: where two edges
+        // end one wait, the later one is its waker in both.
+        let mut flows: Vec<_> = self.flows.into_iter().collect();
+        flows.sort_unstable_by_key(|&(key, _)| key);
+        for (_, ends) in flows {
+            if let (Some((from, released)), Some((to, acquired))) = ends {
                 t.attach_flow(from as u32, released, to, acquired);
             }
         }
