@@ -1,6 +1,7 @@
 //! The memory budget of perfgraph's own output buffers: the bytes that grow with the data an output
-//! carries (OTLP's requests and their queue, the trace's encode buffer, Prometheus's text, the control
-//! socket's answers). Every such buffer is an [`OutBuf`], grown only fallibly (`Vec::try_reserve`) and
+//! carries (OTLP's requests and their queue; the trace's encode buffer, Prometheus's text and the control
+//! socket's answers grow with the sections, not the run, and are not on it). Every such buffer is an
+//! [`OutBuf`], grown only fallibly (`Vec::try_reserve`) and
 //! only within [`LIMIT`] bytes for all of them together: growth past the budget, or an allocation the
 //! system refuses (an address-space limit, `ulimit -v`), is refused, and the output drops that piece and
 //! counts it in its own loss line, instead of the process aborting in the allocator.
@@ -16,8 +17,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The budget, bytes: 64 MiB, for every output buffer together. Room for OTLP's whole queue (32 MiB) with
-/// the request under way, the trace's buffer (about 1 MiB), a scrape's text and a dump's answer.
+/// The budget, bytes: 64 MiB, for every output buffer together: room for OTLP's whole queue (32 MiB) with
+/// the request under way, and for the critical path's timeline.
 pub const LIMIT: usize = 64 << 20;
 
 /// Bytes charged now.
