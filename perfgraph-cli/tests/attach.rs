@@ -211,22 +211,9 @@ fn running_at_the_end(unfinished: &[(&str, u64)]) -> bool {
 fn check_perfetto_window(path: &Path) {
     let bytes = std::fs::read(path).unwrap();
     assert!(bytes.len() > 1000);
-    let Some(python) = perfetto_python() else {
-        eprintln!(
-            "note: the Perfetto check of the trace window is skipped: no Python with the `perfetto` and \
-             `protobuf` packages (set PERFETTO_CHECK_PYTHON; .ci/run does)"
-        );
+    let Some(v) = common::check_pftrace(path, "the trace window") else {
         return;
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../perfgraph-core/tests/perfetto/check_trace.py");
-    let out = Command::new(python).arg(script).arg(path).output().unwrap();
-    assert!(
-        out.status.success(),
-        "check_trace.py: {}",
-        text(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     overflow_is_stated(&v["end"]);
     assert_eq!(v["end"]["dropped_unwritten"], 0, "{}", v["end"]);
     // The two sections that run throughout, and at most one `residual` on each of the two threads (the
@@ -234,14 +221,6 @@ fn check_perfetto_window(path: &Path) {
     let unfinished = v["unfinished"].as_u64().unwrap();
     assert!((2..=4).contains(&unfinished), "{unfinished} unfinished");
     assert!(v["names"]["residual"].as_u64().unwrap() > 1000);
-}
-
-/// The Python that has Perfetto's classes: `PERFETTO_CHECK_PYTHON` (which must), else `python3` if it has.
-fn perfetto_python() -> Option<String> {
-    common::python_with(
-        "PERFETTO_CHECK_PYTHON",
-        "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
-    )
 }
 
 /// The descriptors of process `pid` that are sockets: (fd, whether it is close-on-exec).

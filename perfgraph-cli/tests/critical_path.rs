@@ -45,6 +45,17 @@ fn analyse(t: &Timeline, options: &Options) -> CriticalPath {
     p
 }
 
+/// What `perfgraph report --critical-path TRACE` prints.
+fn command_table(trace: &Path) -> String {
+    let out = Command::new(CLI)
+        .args(["report", "--critical-path"])
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn section<'a>(p: &'a CriticalPath, name: &str) -> &'a critical::PathSection {
     p.sections
         .iter()
@@ -188,13 +199,7 @@ fn a_wait_on_std_condvar_is_blocked_unknown_in_the_command_s_table() {
         p.other
     );
     assert!((section(&p, "wait_std").path_self_ns as f64) < 50.0 * MS);
-    let out = Command::new(CLI)
-        .args(["report", "--critical-path"])
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = command_table(&trace);
     assert!(text.starts_with("Critical Path:\n"), "{text}");
     assert!(text.contains("| (blocked (unknown))"), "{text}");
 }
@@ -314,15 +319,9 @@ fn at_exit_the_table_the_json_and_the_trace_s_row_are_the_answer_read_from_the_t
     let (stderr, member) = run_reporting(&dir, &["fork-join"], "run.json");
     let trace = dir.join("run.json");
     // The table at exit is the command's on the run's own trace, to the byte: one clock, one reading.
-    let cli = Command::new(CLI)
-        .args(["report", "--critical-path"])
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(cli.status.success(), "{cli:?}");
-    let table = String::from_utf8_lossy(&cli.stdout);
+    let table = command_table(&trace);
     assert!(
-        stderr.contains(&*table),
+        stderr.contains(&table),
         "at exit:\n{stderr}\nfrom the trace:\n{table}"
     );
     // The known answer (A 400 ms shorter than B), in the JSON.
@@ -363,29 +362,10 @@ fn at_exit_a_perfetto_trace_has_the_path_on_a_track_of_its_own() {
     let (stderr, member) = run_reporting(&dir, &["pipeline"], "run.pftrace");
     assert!(stderr.contains("\nCritical Path:\n"), "{stderr}");
     let length = member["length_ns"].as_u64().unwrap();
-    let Some(python) = common::python_with(
-        "PERFETTO_CHECK_PYTHON",
-        "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
-    ) else {
-        eprintln!(
-            "note: the Perfetto check of the critical path's track is skipped: no Python with the \
-             `perfetto` and `protobuf` packages (set PERFETTO_CHECK_PYTHON; .ci/run does)"
-        );
+    let Some(v) = common::check_pftrace(&dir.join("run.pftrace"), "the critical path's track")
+    else {
         return;
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../perfgraph-core/tests/perfetto/check_trace.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(dir.join("run.pftrace"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let path = v["critical_path"].as_array().unwrap();
     assert_eq!(path.len() as u64, member["pieces"].as_u64().unwrap());
     let dur = |x: &serde_json::Value| x[3].as_u64().unwrap() - x[2].as_u64().unwrap();

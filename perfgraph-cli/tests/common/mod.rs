@@ -93,6 +93,31 @@ impl Drop for Scratch {
     }
 }
 
+/// The Perfetto trace at `path` decoded by Perfetto's own classes (`perfgraph-core/tests/perfetto/
+/// check_trace.py`, which fails on anything trace processor would refuse): the JSON it prints. `None`,
+/// said on stderr, where no Python has the classes (`what`: whose check is skipped).
+pub fn check_pftrace(path: &Path, what: &str) -> Option<serde_json::Value> {
+    let Some(python) = python_with(
+        "PERFETTO_CHECK_PYTHON",
+        "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+    ) else {
+        eprintln!(
+            "note: the Perfetto check of {what} is skipped: no Python with the `perfetto` and \
+             `protobuf` packages (set PERFETTO_CHECK_PYTHON; .ci/run does)"
+        );
+        return None;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../perfgraph-core/tests/perfetto/check_trace.py");
+    let out = Command::new(python).arg(script).arg(path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "check_trace.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
 /// A Python that can `import module`: the one `env_var` names (which must), else `python3` if it can.
 pub fn python_with(env_var: &str, module: &str) -> Option<String> {
     let can = |python: &str| {
