@@ -9,23 +9,30 @@ use perfgraph_core::data::{Latency, Report};
 use clap::Args;
 
 use crate::failure::Failure;
-use crate::load;
+use crate::{bundle, gate, load};
 
 #[derive(Args, Debug)]
 pub struct DiffArgs {
-    /// The run to compare against.
+    /// The run to compare against: a run's call-tree JSON, or a bundle of runs (`perfgraph record`'s
+    /// directory). Alone, a bundle recorded with --baseline: its baseline's runs against its command's.
     pub base: PathBuf,
-    /// The run to check.
-    pub head: PathBuf,
+    /// The run to check: a run's JSON, or a bundle (its command's runs).
+    pub head: Option<PathBuf>,
     /// Change (percent) past which a section is marked; a slower one fails the diff.
     #[arg(long, value_name = "PCT", default_value_t = 10.0)]
     pub threshold: f64,
     /// Noise floor: sections below this many milliseconds in both runs are never marked.
     #[arg(long, value_name = "MS", default_value_t = 0.0)]
     pub min_ms: f64,
-    /// What is compared: total time, self time, or the 99th percentile of a call's duration.
-    #[arg(long, value_enum, default_value_t = Metric::Total)]
-    pub metric: Metric,
+    /// What is compared: total time (`wall` is the same), self time, the 99th percentile of a call's
+    /// duration, CPU time (the sections measured it: PERFGRAPH_CPU=all, `record --metric cpu`), or
+    /// instructions (bundles recorded with `--metric instructions`). Default: total, or what a bundle
+    /// was recorded with.
+    #[arg(long, value_enum)]
+    pub metric: Option<Metric>,
+    /// Bundles: the change (percent) a section's interval must lie wholly beyond to fail the gate.
+    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    pub noise: f64,
     /// One row per call path instead of per section.
     #[arg(long)]
     pub paths: bool,
@@ -45,6 +52,13 @@ pub enum Metric {
     SelfTime,
     /// The 99th percentile of one call's duration.
     P99,
+    /// Wall time in the section, its children included: `total`'s figure, by the name `record` uses.
+    Wall,
+    /// CPU time in the section, its children included (sections that measured it).
+    Cpu,
+    /// Instructions in the section, its children included, as Callgrind counted them (bundles
+    /// recorded with `--metric instructions`).
+    Instructions,
 }
 
 /// The diff's settings.
@@ -55,14 +69,30 @@ pub struct Options {
     pub min_ms: f64,
     /// What is compared.
     pub metric: Metric,
+    /// Whether `--metric` chose it (a bundle is compared by what it was recorded with, unless chosen).
+    pub metric_given: bool,
     /// A row per call path rather than per section.
     pub paths: bool,
     /// A section (or path) of the base missing from the head fails the diff (exit 1), as a regression.
     pub fail_on_removed: bool,
+    /// Bundles: the change (a fraction) an interval must lie wholly beyond to fail.
+    pub noise: f64,
 }
 
-/// Runs the diff; the exit code is 1 when a row regressed, 0 otherwise.
-pub fn run(base: &Path, head: &Path, o: &Options) -> Result<u8, Failure> {
+/// Runs the diff: of two bundles (or a bundle and a run's file, or one bundle's two commands) through
+/// the gate ([`crate::gate`]), of two runs' files row by row. The exit code is 1 when a row regressed,
+/// 3 when the gate could not decide, 0 otherwise.
+pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure> {
+    let Some(head) = head.filter(|h| !bundle::is_bundle(base) && !bundle::is_bundle(h)) else {
+        return gate::run(base, head, o);
+    };
+    if o.metric == Metric::Instructions {
+        return Err(Failure(
+            "--metric instructions compares bundles recorded with `perfgraph record --metric \
+             instructions`, not a run's file"
+                .into(),
+        ));
+    }
     let (b, h) = (load::run(base)?, load::run(head)?);
     if b.run.program != h.run.program {
         eprintln!(
@@ -134,7 +164,7 @@ pub fn run(base: &Path, head: &Path, o: &Options) -> Result<u8, Failure> {
 /// The rows' keys: a section name, or a call path, each an id in a table both runs share, so that a path is
 /// never spelled out whole (a recursion 100,000 deep has paths of 100,000 names) and compares in O(1).
 #[derive(Default)]
-struct Paths {
+pub struct Paths {
     /// Id to its parent path's id (0: none), its last name, and its first name's id; id 0 is the empty
     /// path.
     entries: Vec<(u32, &'static str, u32)>,
@@ -142,7 +172,8 @@ struct Paths {
 }
 
 impl Paths {
-    fn new() -> Paths {
+    /// No path yet.
+    pub fn new() -> Paths {
         Paths {
             entries: vec![(0, "", 0)],
             ids: HashMap::new(),
@@ -150,7 +181,7 @@ impl Paths {
     }
 
     /// The id of `parent`'s path followed by `name`.
-    fn id(&mut self, parent: u32, name: &'static str) -> u32 {
+    pub fn id(&mut self, parent: u32, name: &'static str) -> u32 {
         if let Some(&id) = self.ids.get(&(parent, name)) {
             return id;
         }
@@ -167,7 +198,7 @@ impl Paths {
 
     /// The path `id` as `a;b;c`, at most [`MAX_KEY_CHARS`] characters: a longer one keeps its first name
     /// and as many of its last as fit, with `…` between.
-    fn display(&self, id: u32) -> String {
+    pub fn display(&self, id: u32) -> String {
         let mut names: Vec<&str> = Vec::new();
         let mut chars = 0;
         let mut at = id;
@@ -208,15 +239,16 @@ impl Paths {
 const MAX_KEY_CHARS: usize = 120;
 
 /// A row's key (an id in [`Paths`]) and its figure (ns), in the order first seen.
-type Figures = Vec<(u32, u64)>;
+pub type Figures = Vec<(u32, u64)>;
 
 /// The metric per section (or per call path) of a run.
-fn figures(r: &Report, o: &Options, paths: &mut Paths) -> Figures {
+pub fn figures(r: &Report, o: &Options, paths: &mut Paths) -> Figures {
     let nodes = &r.tree.nodes;
     let mut keys: Vec<u32> = Vec::with_capacity(nodes.len());
     let mut order: Vec<u32> = Vec::new();
     let mut sums: HashMap<u32, (u64, Latency)> = HashMap::new();
-    let nested_at = if !o.paths && o.metric == Metric::Total {
+    let inclusive = matches!(o.metric, Metric::Total | Metric::Wall | Metric::Cpu);
+    let nested_at = if !o.paths && inclusive {
         nested_flags(r)
     } else {
         Vec::new()
@@ -239,8 +271,11 @@ fn figures(r: &Report, o: &Options, paths: &mut Paths) -> Figures {
             (0, Latency::default())
         });
         match o.metric {
-            Metric::Total if !nested => entry.0 = entry.0.saturating_add(n.total_ns),
-            Metric::Total => {}
+            _ if nested && inclusive => {}
+            Metric::Total | Metric::Wall | Metric::Instructions => {
+                entry.0 = entry.0.saturating_add(n.total_ns)
+            }
+            Metric::Cpu => entry.0 = entry.0.saturating_add(n.cpu.map_or(0, |c| c.cpu_ns)),
             Metric::SelfTime => entry.0 = entry.0.saturating_add(n.self_ns),
             Metric::P99 => entry.1.add(&n.latency),
         }
@@ -353,9 +388,11 @@ fn change(base: u64, head: u64) -> Option<f64> {
 
 fn render(rows: &[Row], o: &Options, paths: &Paths) -> String {
     let what = match o.metric {
-        Metric::Total => "total",
+        Metric::Total | Metric::Instructions => "total",
+        Metric::Wall => "wall",
         Metric::SelfTime => "self",
         Metric::P99 => "p99",
+        Metric::Cpu => "cpu",
     };
     let ms = |v: Option<u64>| v.map_or("-".to_owned(), |v| format!("{:.3}", v as f64 / 1e6));
     let header = [

@@ -5,9 +5,12 @@
 //! 1 when a section regressed past the threshold, 0 otherwise.
 
 mod attach;
+mod bundle;
 mod critical;
 mod diff;
 mod failure;
+mod gate;
+mod history;
 mod load;
 mod merge;
 mod report;
@@ -35,9 +38,17 @@ enum Command {
     Report(report::ReportArgs),
     /// Compares two runs section by section; exits 1 when a section got slower past the threshold (or,
     /// with --fail-on-removed, is missing from the head), 0 when none did, 2 on bad input (two runs with
-    /// no section in common included).
+    /// no section in common included). With bundles (`record`'s), each run is one sample: a section
+    /// fails when its confidence interval lies wholly beyond --noise and the change is significant after
+    /// Holm's correction; exit 3 when the runs cannot decide.
     #[command(after_help = LIMITS)]
     Diff(diff::DiffArgs),
+    /// Runs a command N times (and a baseline command as often, interleaved in a random order), each run
+    /// writing its call-tree JSON, into a bundle directory with a manifest, for `diff` and `history`.
+    Record(bundle::record::RecordArgs),
+    /// A store of bundles keyed by commit, and the change points in each section's series:
+    /// `history add BUNDLE`, `history` (list), `history --plot out.svg`.
+    History(history::HistoryArgs),
     /// Merges many processes' runs into one JSON (calls and times summed per call path, the spread over
     /// processes kept), or with --trace their traces into one timeline.
     #[command(after_help = LIMITS)]
@@ -70,15 +81,19 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(&a),
         Command::Diff(a) => diff::run(
             &a.base,
-            &a.head,
+            a.head.as_deref(),
             &diff::Options {
                 threshold: a.threshold,
                 min_ms: a.min_ms,
-                metric: a.metric,
+                metric: a.metric.unwrap_or(diff::Metric::Total),
+                metric_given: a.metric.is_some(),
                 paths: a.paths,
                 fail_on_removed: a.fail_on_removed,
+                noise: a.noise / 100.0,
             },
         ),
+        Command::Record(a) => bundle::record::run(&a),
+        Command::History(a) => history::run(&a),
         Command::Merge(a) if a.trace => {
             merge::trace::merge(&a.files, a.output.as_deref()).map(|_| 0)
         }

@@ -1,0 +1,242 @@
+//! The gated diff's text: the table, what it rests on, the exact figures that changed, and the verdict.
+
+use crate::diff::{Metric, Options, Paths};
+use crate::gate::samples::Samples;
+use crate::gate::{LEVEL, Row, Verdict, stats};
+
+/// The whole text `diff` prints for bundles.
+pub fn text(
+    rows: &[Row],
+    b: &Samples,
+    h: &Samples,
+    labels: [&str; 2],
+    o: &Options,
+    paths: &Paths,
+) -> String {
+    let mut out = table(rows, o, paths);
+    let tested = rows.iter().filter(|r| r.holm.is_some()).count();
+    out.push_str(&format!(
+        "Runs: {} base, {} head (base: {}; head: {}). Each side's median; the change is head/base with a \
+         {:.0}% run-level bootstrap interval; p is corrected by Holm's method over the {tested} {} \
+         compared. A row fails when its interval lies wholly beyond ±{}% (--noise) and its corrected p \
+         is below {:.2}.\n",
+        b.runs,
+        h.runs,
+        labels[0],
+        labels[1],
+        LEVEL * 100.0,
+        if tested == 1 { "row" } else { "rows" },
+        o.noise * 100.0,
+        1.0 - LEVEL,
+    ));
+    for (s, side) in [(b, "base"), (h, "head")] {
+        if s.failed > 0 {
+            out.push_str(&format!(
+                "Note: {} {side} {} exited with a status other than 0; {} reports are compared as they \
+                 are.\n",
+                s.failed,
+                if s.failed == 1 { "run" } else { "runs" },
+                if s.failed == 1 { "its" } else { "their" },
+            ));
+        }
+    }
+    let mut missing: Vec<String> = Vec::new();
+    for k in b.missing.iter().chain(&h.missing) {
+        let name = paths.display(*k);
+        if !missing.contains(&name) {
+            missing.push(name);
+        }
+    }
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "Not compared: {} {} no function in Callgrind's output (inlined away, or an async fn's \
+             body; #[inline(never)] keeps one): {}.\n",
+            missing.len(),
+            if missing.len() == 1 {
+                "section has"
+            } else {
+                "sections have"
+            },
+            list(&missing)
+        ));
+    }
+    out.push_str(&exact(rows, b, h, paths));
+    let names = |v: Verdict| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r.verdict == v)
+            .map(|r| paths.display(r.key))
+            .collect()
+    };
+    let removed = names(Verdict::Removed);
+    if !removed.is_empty() {
+        out.push_str(&format!(
+            "Removed: {} of the base not in the head: {}{}.\n",
+            removed.len(),
+            list(&removed),
+            if o.fail_on_removed {
+                " (--fail-on-removed: this fails the diff)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let regressed = names(Verdict::Regressed);
+    if regressed.is_empty() {
+        out.push_str(&format!(
+            "No regression beyond the noise ({}%).\n",
+            o.noise * 100.0
+        ));
+    } else {
+        out.push_str(&format!(
+            "{} regressed beyond the noise ({}%): {}.\n",
+            regressed.len(),
+            o.noise * 100.0,
+            list(&regressed)
+        ));
+    }
+    let needed = |r: &Row| match r.needed {
+        Some(n) => format!("not enough runs: about {n} per side"),
+        None => "more runs would tell".to_owned(),
+    };
+    for r in rows.iter().filter(|r| r.verdict == Verdict::Undecided) {
+        out.push_str(&format!(
+            "Undecided: {} is {:+.1}% slower, but whether by more than the noise the runs cannot tell: \
+             {}.\n",
+            paths.display(r.key),
+            (r.effect.expect("compared").ratio - 1.0) * 100.0,
+            needed(r)
+        ));
+    }
+    for r in rows.iter().filter(|r| r.verdict == Verdict::Unshown) {
+        out.push_str(&format!(
+            "Not shown: {} looks {:+.1}% slower, but the runs show no change (p {}); it passes; to tell: \
+             {}.\n",
+            paths.display(r.key),
+            (r.effect.expect("compared").ratio - 1.0) * 100.0,
+            r.holm.map_or("-".to_owned(), |p| format!("{p:.3}")),
+            needed(r)
+        ));
+    }
+    out
+}
+
+fn list(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut s = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(", and {} more", names.len() - SHOWN));
+    }
+    s
+}
+
+fn table(rows: &[Row], o: &Options, paths: &Paths) -> String {
+    let (what, scale) = match o.metric {
+        Metric::Instructions => ("Ir(M)", 1e6),
+        Metric::Total => ("total(ms)", 1e6),
+        Metric::Wall => ("wall(ms)", 1e6),
+        Metric::SelfTime => ("self(ms)", 1e6),
+        Metric::P99 => ("p99(ms)", 1e6),
+        Metric::Cpu => ("cpu(ms)", 1e6),
+    };
+    let median = |v: &Option<Vec<f64>>| {
+        v.as_ref().map_or("-".to_owned(), |v| {
+            format!("{:.3}", stats::median(v) / scale)
+        })
+    };
+    let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+    let header = [
+        if o.paths { "Call path" } else { "Section" }.to_owned(),
+        format!("Base {what}"),
+        format!("Head {what}"),
+        "Change".to_owned(),
+        format!("{:.0}% interval", LEVEL * 100.0),
+        "p (Holm)".to_owned(),
+        String::new(),
+    ];
+    let cells: Vec<[String; 7]> = rows
+        .iter()
+        .map(|r| {
+            let (change, interval) = match r.effect {
+                Some(e) => (pct(e.ratio), format!("{} to {}", pct(e.low), pct(e.high))),
+                None => ("-".to_owned(), "-".to_owned()),
+            };
+            let p = match r.holm {
+                Some(p) if p < 0.001 => "<0.001".to_owned(),
+                Some(p) => format!("{p:.3}"),
+                None => "-".to_owned(),
+            };
+            let mark = match r.verdict {
+                Verdict::Regressed => "REGRESSED",
+                Verdict::Improved => "improved",
+                Verdict::Undecided => "undecided",
+                Verdict::Removed => "removed",
+                Verdict::Added => "added",
+                Verdict::Unshown => "not shown",
+                Verdict::Same | Verdict::Untested => "",
+            };
+            [
+                paths.display(r.key),
+                median(&r.base),
+                median(&r.head),
+                change,
+                interval,
+                p,
+                mark.to_owned(),
+            ]
+        })
+        .collect();
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for row in &cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |row: &[String; 7]| {
+        let mut s = format!("{:<w$}", row[0], w = widths[0]);
+        for (c, w) in row[1..6].iter().zip(&widths[1..6]) {
+            s.push_str(&format!("  {c:>w$}"));
+        }
+        if !row[6].is_empty() {
+            s.push_str(&format!("  {}", row[6]));
+        }
+        s.push('\n');
+        s
+    };
+    let mut out = line(&header);
+    for row in &cells {
+        out.push_str(&line(row));
+    }
+    out
+}
+
+/// The calls and allocations that are the same in every run of each side and differ between the sides.
+fn exact(rows: &[Row], b: &Samples, h: &Samples, paths: &Paths) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let (Some(eb), Some(eh)) = (b.exact.get(&r.key), h.exact.get(&r.key)) else {
+            continue;
+        };
+        let constant = |v: &[(u64, u64)]| v.iter().all(|x| *x == v[0]).then(|| v[0]);
+        let (Some(cb), Some(ch)) = (constant(eb), constant(eh)) else {
+            continue;
+        };
+        let mut what = Vec::new();
+        if cb.0 != ch.0 {
+            what.push(format!("calls {} → {}", cb.0, ch.0));
+        }
+        if cb.1 != ch.1 {
+            what.push(format!("allocations {} → {}", cb.1, ch.1));
+        }
+        if !what.is_empty() {
+            out.push_str(&format!(
+                "  {}: {}\n",
+                paths.display(r.key),
+                what.join(", ")
+            ));
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("Exact figures that changed (the same in every run of each side):\n{out}")
+}

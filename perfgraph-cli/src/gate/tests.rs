@@ -1,0 +1,98 @@
+//! The gate's decisions on simulated runs, seeded: a program compared with itself (lognormal noise, and a
+//! CPU at two speeds) rarely fails; a section 5% slower is flagged, alone.
+
+use std::collections::HashMap;
+
+use super::samples::Samples;
+use super::*;
+
+/// Sides of `sections` sections, `runs` runs each, the section `slower` (if any) `shift` slower on the
+/// head; each run's value drawn by `noise`.
+fn sides(
+    runs: usize,
+    sections: u32,
+    slower: Option<(u32, f64)>,
+    rng: &mut stats::Rng,
+    noise: &mut dyn FnMut(&mut stats::Rng) -> f64,
+) -> (Samples, Samples) {
+    let mut side = |head: bool| Samples {
+        runs,
+        order: (1..=sections).collect(),
+        values: (1..=sections)
+            .map(|k| {
+                let factor = match slower {
+                    Some((s, shift)) if head && s == k => 1.0 + shift,
+                    _ => 1.0,
+                };
+                (k, (0..runs).map(|_| 1e7 * factor * noise(rng)).collect())
+            })
+            .collect::<HashMap<u32, Vec<f64>>>(),
+        exact: HashMap::new(),
+        failed: 0,
+        missing: Vec::new(),
+    };
+    (side(false), side(true))
+}
+
+fn options() -> Options {
+    Options {
+        threshold: 0.0,
+        min_ms: 0.0,
+        metric: Metric::Total,
+        metric_given: true,
+        paths: false,
+        fail_on_removed: false,
+        noise: 0.01,
+    }
+}
+
+fn fails(rows: &[Row]) -> bool {
+    rows.iter().any(|r| r.verdict == Verdict::Regressed)
+}
+
+#[test]
+fn a_program_compared_with_itself_fails_at_most_5_of_100_times_under_either_noise() {
+    let mut rng = stats::Rng::new(41);
+    let mut lognormal = |r: &mut stats::Rng| (0.03 * r.normal()).exp();
+    let mut two_speeds = |r: &mut stats::Rng| {
+        let speed = if r.uniform() < 0.5 { 1.0 } else { 1.6 };
+        speed * (0.02 * r.normal()).exp()
+    };
+    for (name, noise) in [
+        (
+            "lognormal, CV 3%",
+            &mut lognormal as &mut dyn FnMut(&mut stats::Rng) -> f64,
+        ),
+        ("two speeds 1.6 apart", &mut two_speeds),
+    ] {
+        let failed = (0..100)
+            .filter(|_| {
+                let (b, h) = sides(5, 5, None, &mut rng, noise);
+                fails(&compare(&b, &h, &options()))
+            })
+            .count();
+        // Measured (seed 41): 1 of 100 failed under each noise.
+        eprintln!("{name}: {failed} of 100 failed");
+        assert!(failed <= 5, "{name}: {failed} of 100 failed");
+    }
+}
+
+#[test]
+fn a_section_5_percent_slower_is_flagged_alone_in_9_of_10() {
+    let mut rng = stats::Rng::new(43);
+    let mut noise = |r: &mut stats::Rng| (0.02 * r.normal()).exp();
+    let mut flagged = 0;
+    for _ in 0..10 {
+        let (b, h) = sides(10, 5, Some((3, 0.05)), &mut rng, &mut noise);
+        let rows = compare(&b, &h, &options());
+        for r in &rows {
+            if r.key != 3 {
+                assert_ne!(r.verdict, Verdict::Regressed, "section {}", r.key);
+            }
+        }
+        flagged += usize::from(rows[2].verdict == Verdict::Regressed);
+    }
+    // Measured (seed 43): 10 of 10.
+    eprintln!("flagged {flagged} of 10");
+    assert!(flagged >= 9, "{flagged} of 10");
+}
