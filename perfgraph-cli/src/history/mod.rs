@@ -1,0 +1,280 @@
+//! `perfgraph history`: a store of bundles keyed by commit ([`store`]), and per section the change
+//! points of its series of medians, commit after commit ([`changepoint`], E-Divisive means), listed or
+//! drawn ([`plot`]).
+
+pub mod changepoint;
+pub mod plot;
+pub mod store;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use crate::bundle::{self, Recorded, Side};
+use crate::diff::{self, Metric, Paths};
+use crate::failure::Failure;
+use crate::gate::{samples, stats};
+use crate::load;
+
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    action: Option<Action>,
+    /// The store's directory.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = ".perfgraph/history",
+        global = true
+    )]
+    store: PathBuf,
+    /// Also draws each section that changed, its series and its change points, into this SVG file.
+    #[arg(long, value_name = "SVG")]
+    plot: Option<PathBuf>,
+    /// Only these sections (repeat the flag for more).
+    #[arg(long, value_name = "NAME")]
+    section: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Action {
+    /// Adds a bundle's figures (its command's runs) under its commit.
+    Add {
+        /// The bundle (`perfgraph record`'s directory).
+        bundle: PathBuf,
+        /// The commit to file it under (default: the commit the manifest names).
+        #[arg(long)]
+        commit: Option<String>,
+    },
+    /// Lists the change points (the default).
+    List,
+}
+
+/// Runs `history`.
+pub fn run(a: &HistoryArgs) -> Result<u8, Failure> {
+    match &a.action {
+        Some(Action::Add { bundle, commit }) => add(&a.store, bundle, commit.as_deref()),
+        Some(Action::List) | None => list(a),
+    }
+}
+
+fn add(store_dir: &Path, dir: &Path, commit: Option<&str>) -> Result<u8, Failure> {
+    let m = bundle::read(dir)?;
+    let run = m.side(Side::Head).first().copied().ok_or_else(|| {
+        Failure(format!(
+            "{}: no run of the command wrote a report",
+            dir.display()
+        ))
+    })?;
+    let (commit, dirty) = match commit {
+        Some(c) if !c.is_empty() && c.len() <= 4096 => (c.to_owned(), false),
+        Some(_) => return Err(Failure("--commit: empty or too long".into())),
+        None => match &run.git_commit {
+            Some(c) => (c.clone(), run.git_dirty),
+            None => {
+                return Err(Failure(format!(
+                    "{}: the runs name no commit (the program is in no git repository): give one with \
+                     --commit",
+                    dir.display()
+                )));
+            }
+        },
+    };
+    let metric = match m.metric {
+        Recorded::Wall => Metric::Total,
+        Recorded::Cpu => Metric::Cpu,
+        Recorded::Instructions => Metric::Instructions,
+    };
+    let o = diff::Options {
+        threshold: 0.0,
+        min_ms: 0.0,
+        metric,
+        metric_given: true,
+        paths: false,
+        fail_on_removed: false,
+        noise: 0.0,
+    };
+    let mut paths = Paths::new();
+    let s = samples::load(
+        &samples::Source::Bundle(dir, &m, Side::Head),
+        &o,
+        &mut paths,
+    )?;
+    let entry = store::Entry {
+        commit: commit.clone(),
+        dirty,
+        added_unix_ns: bundle::meta::now_unix_ns(),
+        metric: m.metric.name().to_owned(),
+        sections: s
+            .order
+            .iter()
+            .map(|k| (paths.display(*k), s.values[k].clone()))
+            .collect(),
+    };
+    store::add(store_dir, &entry)?;
+    eprintln!(
+        "perfgraph: {} runs of {} sections added to {} as {}{}",
+        s.runs,
+        entry.sections.len(),
+        store_dir.display(),
+        short(&commit),
+        if dirty {
+            " (with uncommitted changes)"
+        } else {
+            ""
+        }
+    );
+    Ok(0)
+}
+
+/// A commit's first 12 characters.
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+/// One section's series: per commit (oldest first) the median of its runs, where it ran.
+struct Series {
+    name: String,
+    labels: Vec<String>,
+    values: Vec<f64>,
+    changes: Vec<changepoint::Change>,
+}
+
+fn list(a: &HistoryArgs) -> Result<u8, Failure> {
+    let entries = store::read(&a.store)?;
+    if entries.is_empty() {
+        load::print(&format!(
+            "No history in {}: add bundles with `perfgraph history add BUNDLE`.\n",
+            a.store.display()
+        ))?;
+        return Ok(0);
+    }
+    let metric = &entries.last().expect("not empty").metric;
+    let mut names: Vec<&str> = Vec::new();
+    for e in &entries {
+        for (n, _) in &e.sections {
+            if !names.contains(&n.as_str()) && (a.section.is_empty() || a.section.contains(n)) {
+                names.push(n);
+            }
+        }
+    }
+    let settings = changepoint::Settings::default();
+    let mut all: Vec<Series> = Vec::new();
+    for name in names {
+        let mut s = Series {
+            name: name.to_owned(),
+            labels: Vec::new(),
+            values: Vec::new(),
+            changes: Vec::new(),
+        };
+        for e in entries.iter().filter(|e| &e.metric == metric) {
+            if let Some((_, v)) = e.sections.iter().find(|(n, _)| n == name) {
+                s.labels.push(short(&e.commit).chars().take(7).collect());
+                s.values.push(stats::median(v));
+            }
+        }
+        s.changes = changepoint::change_points(&s.values, &settings);
+        all.push(s);
+    }
+    let mut out = String::new();
+    let unit = if metric == "instructions" {
+        ("Ir(M)", 1e6)
+    } else {
+        ("ms", 1e6)
+    };
+    let mut rows: Vec<[String; 6]> = Vec::new();
+    for s in &all {
+        for c in &s.changes {
+            let commit = entries
+                .iter()
+                .filter(|e| e.sections.iter().any(|(n, _)| *n == s.name) && &e.metric == metric)
+                .nth(c.index)
+                .map_or("?", |e| short(&e.commit));
+            rows.push([
+                commit.to_owned(),
+                s.name.clone(),
+                format!("{:.3}", c.before / unit.1),
+                format!("{:.3}", c.after / unit.1),
+                format!("{:+.1}%", (c.after / c.before - 1.0) * 100.0),
+                format!("{:.1}%", (1.0 - c.p) * 100.0),
+            ]);
+        }
+    }
+    let commits = entries.iter().filter(|e| &e.metric == metric).count();
+    if rows.is_empty() {
+        out.push_str(&format!(
+            "No change point in {} sections over {commits} commits ({metric}; E-Divisive means, p < \
+             {}).\n",
+            all.len(),
+            settings.alpha
+        ));
+    } else {
+        let header = [
+            "Commit".to_owned(),
+            "Section".to_owned(),
+            format!("Before({})", unit.0),
+            format!("After({})", unit.0),
+            "Change".to_owned(),
+            "Confidence".to_owned(),
+        ];
+        out.push_str(&format!(
+            "Change points over {commits} commits ({metric}; per commit the median of its runs; \
+             E-Divisive means, p < {}):\n",
+            settings.alpha
+        ));
+        out.push_str(&table(&header, &rows));
+    }
+    if let Some(svg) = &a.plot {
+        let changed: Vec<&Series> = all.iter().filter(|s| !s.changes.is_empty()).collect();
+        let drawn: Vec<&Series> = if changed.is_empty() {
+            all.iter().collect()
+        } else {
+            changed
+        };
+        let indices: Vec<Vec<usize>> = drawn
+            .iter()
+            .map(|s| s.changes.iter().map(|c| c.index).collect())
+            .collect();
+        let series: Vec<plot::Series<'_>> = drawn
+            .iter()
+            .zip(&indices)
+            .map(|(s, i)| plot::Series {
+                name: &s.name,
+                labels: &s.labels,
+                values: &s.values,
+                changes: i,
+                unit: if metric == "instructions" {
+                    "M Ir"
+                } else {
+                    "ms"
+                },
+            })
+            .collect();
+        let text = plot::svg(&series);
+        load::write(Some(svg), |w| w.write_all(text.as_bytes()))?;
+    }
+    load::print(&out)?;
+    Ok(0)
+}
+
+fn table(header: &[String; 6], rows: &[[String; 6]]) -> String {
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |r: &[String; 6]| {
+        let mut s = format!("{:<a$}  {:<b$}", r[0], r[1], a = widths[0], b = widths[1]);
+        for (c, w) in r[2..].iter().zip(&widths[2..]) {
+            s.push_str(&format!("  {c:>w$}"));
+        }
+        s.push('\n');
+        s
+    };
+    let mut out = line(header);
+    for r in rows {
+        out.push_str(&line(r));
+    }
+    out
+}
