@@ -418,26 +418,5 @@ fn render(rows: &[Row], o: &Options, paths: &Paths) -> String {
             ]
         })
         .collect();
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for row in &cells {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |row: &[String; 5]| {
-        let mut s = format!("{:<w$}", row[0], w = widths[0]);
-        for (c, w) in row[1..4].iter().zip(&widths[1..4]) {
-            s.push_str(&format!("  {c:>w$}"));
-        }
-        if !row[4].is_empty() {
-            s.push_str(&format!("  {}", row[4]));
-        }
-        s.push('\n');
-        s
-    };
-    let mut out = line(&header);
-    for row in &cells {
-        out.push_str(&line(row));
-    }
-    out
+    crate::table::render(&header, &cells, 1, true)
 }

@@ -14,6 +14,7 @@ mod history;
 mod load;
 mod merge;
 mod report;
+mod table;
 mod top;
 
 use std::process::ExitCode;

@@ -222,7 +222,7 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
              E-Divisive means, p < {}):\n",
             settings.alpha
         ));
-        out.push_str(&table(&header, &rows));
+        out.push_str(&crate::table::render(&header, &rows, 2, false));
     }
     if let Some(svg) = &a.plot {
         let changed: Vec<&Series> = all.iter().filter(|s| !s.changes.is_empty()).collect();
@@ -255,26 +255,4 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
     }
     load::print(&out)?;
     Ok(0)
-}
-
-fn table(header: &[String; 6], rows: &[[String; 6]]) -> String {
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |r: &[String; 6]| {
-        let mut s = format!("{:<a$}  {:<b$}", r[0], r[1], a = widths[0], b = widths[1]);
-        for (c, w) in r[2..].iter().zip(&widths[2..]) {
-            s.push_str(&format!("  {c:>w$}"));
-        }
-        s.push('\n');
-        s
-    };
-    let mut out = line(header);
-    for r in rows {
-        out.push_str(&line(r));
-    }
-    out
 }
