@@ -116,11 +116,22 @@ fn record_writes_a_bundle_with_its_manifest_interleaved() {
     let runs = m["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 8);
     assert_eq!(m["metric"], "wall");
-    let in_git = Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .stderr(Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success());
+    // The commit is the repository's that holds the program (the example, under the target
+    // directory: in the checkout or not), else the working directory's (the scratch directory).
+    let in_git = [
+        example("gate").parent().unwrap().to_path_buf(),
+        dir.to_path_buf(),
+    ]
+    .iter()
+    .any(|d| {
+        Command::new("git")
+            .arg("-C")
+            .arg(d)
+            .args(["rev-parse", "--verify", "-q", "HEAD"])
+            .stderr(Stdio::null())
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
     for (i, r) in runs.iter().enumerate() {
         assert_eq!(r["order"], i + 1);
         // Each round runs one of each, in either order.

@@ -96,3 +96,40 @@ fn a_section_5_percent_slower_is_flagged_alone_in_9_of_10() {
     eprintln!("flagged {flagged} of 10");
     assert!(flagged >= 9, "{flagged} of 10");
 }
+
+#[test]
+fn calls_and_allocations_the_same_in_every_run_of_a_side_are_compared_exactly() {
+    let mut paths = Paths::new();
+    let (solve, step) = (paths.id(0, "solve"), paths.id(0, "step"));
+    let side = |calls: [u64; 2], allocs: u64| Samples {
+        runs: 3,
+        order: vec![solve, step],
+        values: [
+            (solve, vec![3e7, 3.1e7, 2.9e7]),
+            (step, vec![1e7, 1.1e7, 0.9e7]),
+        ]
+        .into_iter()
+        .collect(),
+        exact: [
+            (solve, vec![(calls[0], allocs); 3]),
+            // Calls that vary between runs are not exact: never listed.
+            (step, vec![(calls[1], 0), (calls[1] + 1, 0), (calls[1], 0)]),
+        ]
+        .into_iter()
+        .collect(),
+        failed: 0,
+        missing: Vec::new(),
+    };
+    let (b, h) = (side([100, 5], 7), side([120, 9], 7));
+    let rows = compare(&b, &h, &options());
+    let text = render::text(&rows, &b, &h, ["base", "head"], &options(), &paths);
+    assert!(
+        text.contains("Exact figures that changed (the same in every run of each side):\n  solve: calls 100 → 120\n"),
+        "{text}"
+    );
+    assert!(!text.contains("  step:"), "{text}");
+    let (b, h) = (side([100, 5], 7), side([100, 5], 8));
+    let rows = compare(&b, &h, &options());
+    let text = render::text(&rows, &b, &h, ["base", "head"], &options(), &paths);
+    assert!(text.contains("  solve: allocations 7 → 8\n"), "{text}");
+}
