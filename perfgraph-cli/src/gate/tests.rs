@@ -133,3 +133,15 @@ fn calls_and_allocations_the_same_in_every_run_of_a_side_are_compared_exactly() 
     let text = render::text(&rows, &b, &h, ["base", "head"], &options(), &paths);
     assert!(text.contains("  solve: allocations 7 → 8\n"), "{text}");
 }
+
+#[test]
+fn the_runs_needed_are_at_least_what_the_rank_test_can_show_over_the_rows() {
+    // 2 / C(2n, n) < 0.05 / rows: 4 a side for one row, 5 for up to 6 rows, 6 for 7, 9 for 1,000.
+    assert_eq!(central_binomial(5), 252.0);
+    let at = |rows: f64| {
+        (2..)
+            .find(|&n| 2.0 / central_binomial(n) < 0.05 / rows)
+            .unwrap()
+    };
+    assert_eq!((at(1.0), at(6.0), at(7.0), at(1000.0)), (4, 5, 6, 9));
+}
