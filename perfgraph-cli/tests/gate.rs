@@ -424,3 +424,42 @@ fn history_finds_the_commit_where_a_section_changed_and_draws_it() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(text(&o).1.lines().count(), 1, "{:?}", text(&o));
 }
+
+#[test]
+fn a_progress_bar_on_a_terminal_and_none_elsewhere() {
+    let _turn = turn();
+    let dir = scratch("gate", "bar");
+    // On a pipe: no bar.
+    let o = cli(&dir, &["record", "-n", "2", "-o", "pipe", "--", "true"]);
+    assert!(
+        !text(&o).1.contains("perfgraph record: ["),
+        "{:?}",
+        text(&o)
+    );
+    // On a pseudo-terminal (util-linux's `script` gives the command one): the bar, redrawn in place with
+    // the runs done, then erased before the closing lines.
+    let line = format!("{CLI} record -n 3 -o tty -- true");
+    let Ok(o) = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(&*dir)
+        .stdin(Stdio::null())
+        .output()
+    else {
+        eprintln!(
+            "note: a_progress_bar_on_a_terminal did not run: no `script` (util-linux) to give a terminal"
+        );
+        return;
+    };
+    let out = String::from_utf8_lossy(&o.stdout);
+    for done in 0..3 {
+        assert!(
+            out.contains("\rperfgraph record: [")
+                && out.contains(&format!("] {done}/3 runs\x1b[K")),
+            "{out:?}"
+        );
+    }
+    assert!(
+        out.contains("\r\x1b[Kperfgraph: 3 runs (3 of the command)"),
+        "{out:?}"
+    );
+}
