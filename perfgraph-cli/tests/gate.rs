@@ -194,8 +194,8 @@ fn record_forwards_the_exit_status_and_says_when_the_runs_disagree() {
     );
 }
 
-/// The power trials: k = 5 flagged in at least 9 of 10 (all of 3 by default), only `residual` and
-/// `solve` as far as implied, the interval holding 5% in 9 of 10 (each misses 5% of the time by design);
+/// The power trials: k = 5 flagged in at least 9 of 10 (2 of 3 by default), only `residual` and
+/// `solve` as far as implied, the interval holding 5% as often (each misses 5% of the time by design);
 /// k = 0 passes; at full size k = 2 and 10 once each, their intervals holding k, 10 flagged.
 ///
 /// The sections wait (`GATE_WORK=sleep`) rather than compute: on this test's 2-core VM a fixed loop's
@@ -257,11 +257,11 @@ fn a_section_made_5_percent_slower_is_flagged_with_an_interval_that_holds_it_and
             _ => assert!(holds, "{table}"),
         }
     }
-    assert!(flagged * 10 >= trials * 9, "flagged {flagged} of {trials}");
-    assert!(
-        held * 10 >= trials * 9,
-        "the interval held 5% in {held} of {trials}"
-    );
+    // At full size the bound, 9 of 10. By default 2 of 3: under two burners a trial was
+    // flagged in 28 of 30 (docs/history.md), so asking all 3 would fail about one run in five.
+    let needed = if full() { 9 } else { 2 };
+    assert!(flagged >= needed, "flagged {flagged} of {trials}");
+    assert!(held >= needed, "the interval held 5% in {held} of {trials}");
 }
 
 /// The program compared with itself, 5 runs a side, a CPU burner (`yes`) running through every other
