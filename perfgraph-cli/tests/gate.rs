@@ -258,7 +258,7 @@ fn a_section_made_5_percent_slower_is_flagged_with_an_interval_that_holds_it_and
         }
     }
     // At full size the bound, 9 of 10. By default 2 of 3: under two burners a trial was
-    // flagged in 28 of 30 (docs/history.md), so asking all 3 would fail about one run in five.
+    // flagged in 37 of 40 (docs/history.md), so asking all 3 would fail about one run in five.
     let needed = if full() { 9 } else { 2 };
     assert!(flagged >= needed, "flagged {flagged} of {trials}");
     assert!(held >= needed, "the interval held 5% in {held} of {trials}");
