@@ -265,7 +265,9 @@ fn a_section_made_5_percent_slower_is_flagged_with_an_interval_that_holds_it_and
 }
 
 /// The program compared with itself, 5 runs a side, a CPU burner (`yes`) running through every other
-/// comparison: at most one in 20 fails (none in the default 4).
+/// comparison. The bound is 5 failures in all over 100 simulated comparisons and 20 real ones;
+/// the simulation (`gate/tests.rs`) had 1, so at most 4 of the 20 here (at most 1 of the default 4).
+/// Measured: 0 of 20, idle and under two more burners (docs/history.md).
 #[test]
 fn the_program_compared_with_itself_rarely_fails_with_or_without_a_burner() {
     let _turn = turn();
@@ -295,10 +297,8 @@ fn the_program_compared_with_itself_rarely_fails_with_or_without_a_burner() {
         }
         assert!(matches!(o.status.code(), Some(0 | 1 | 3)), "{:?}", text(&o));
     }
-    assert!(
-        failed * 20 <= comparisons,
-        "{failed} of {comparisons} failed"
-    );
+    let allowed = if full() { 4 } else { 1 };
+    assert!(failed <= allowed, "{failed} of {comparisons} failed");
 }
 
 #[test]
