@@ -6,6 +6,7 @@
 
 mod attach;
 mod bundle;
+mod compare;
 mod critical;
 mod diff;
 mod failure;
@@ -83,10 +84,10 @@ fn main() -> ExitCode {
         Command::Diff(a) => diff::run(
             &a.base,
             a.head.as_deref(),
-            &diff::Options {
+            &compare::Options {
                 threshold: a.threshold,
                 min_ms: a.min_ms,
-                metric: a.metric.unwrap_or(diff::Metric::Total),
+                metric: a.metric.unwrap_or(compare::Metric::Total),
                 metric_given: a.metric.is_some(),
                 paths: a.paths,
                 fail_on_removed: a.fail_on_removed,

@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use crate::compare::Metric;
 use crate::failure::Failure;
 
 /// The manifest's name inside a bundle.
@@ -59,6 +60,15 @@ pub enum Recorded {
 }
 
 impl Recorded {
+    /// What `diff` compares of runs recorded so.
+    pub fn metric(self) -> Metric {
+        match self {
+            Recorded::Wall => Metric::Total,
+            Recorded::Cpu => Metric::Cpu,
+            Recorded::Instructions => Metric::Instructions,
+        }
+    }
+
     /// The manifest's spelling.
     pub fn name(self) -> &'static str {
         match self {

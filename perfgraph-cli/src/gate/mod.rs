@@ -11,7 +11,7 @@ pub mod stats;
 
 use std::path::Path;
 
-use crate::diff::{Metric, Options, Paths};
+use crate::compare::{Metric, Options, Paths};
 use crate::failure::Failure;
 use crate::load;
 use stats::Effect;
@@ -88,9 +88,8 @@ pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure>
                     head.unwrap_or(base).display()
                 )));
             }
-            Some(crate::bundle::Recorded::Cpu) => Metric::Cpu,
-            Some(crate::bundle::Recorded::Instructions) => Metric::Instructions,
-            _ => Metric::Total,
+            Some(first) => first.metric(),
+            None => Metric::Total,
         }
     };
     if metric == Metric::Instructions && o.paths {
@@ -106,8 +105,8 @@ pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure>
     let [(bs, bl), (hs, hl)] = samples::sources(base, head, &manifests)?;
     let mut paths = Paths::new();
     let (b, h) = (
-        samples::load(&bs, &o, &mut paths)?,
-        samples::load(&hs, &o, &mut paths)?,
+        samples::load(&bs, o.metric, o.paths, &mut paths)?,
+        samples::load(&hs, o.metric, o.paths, &mut paths)?,
     );
     for (s, label) in [(&b, &bl), (&h, &hl)] {
         if s.runs == 0 {

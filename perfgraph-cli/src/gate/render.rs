@@ -1,6 +1,6 @@
 //! The gated diff's text: the table, what it rests on, the exact figures that changed, and the verdict.
 
-use crate::diff::{Metric, Options, Paths};
+use crate::compare::{Metric, Options, Paths};
 use crate::gate::samples::Samples;
 use crate::gate::{LEVEL, Row, Verdict, stats};
 

@@ -3,10 +3,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use perfgraph_core::data::Report;
-
 use crate::bundle::{self, Manifest, Side};
-use crate::diff::{self, Metric, Options, Paths};
+use crate::compare::{self, Metric, Paths};
 use crate::failure::Failure;
 use crate::gate::callgrind;
 use crate::load;
@@ -44,8 +42,14 @@ struct RunFiles {
     exit: i32,
 }
 
-/// Reads the side's runs, one report at a time.
-pub fn load(source: &Source<'_>, o: &Options, paths: &mut Paths) -> Result<Samples, Failure> {
+/// Reads the side's runs, one report at a time: each run's `metric` per section (or, `by_path`, per call
+/// path), and its calls and allocations.
+pub fn load(
+    source: &Source<'_>,
+    metric: Metric,
+    by_path: bool,
+    paths: &mut Paths,
+) -> Result<Samples, Failure> {
     let runs: Vec<RunFiles> = match source {
         Source::File(p) => vec![RunFiles {
             reports: vec![p.to_path_buf()],
@@ -71,7 +75,7 @@ pub fn load(source: &Source<'_>, o: &Options, paths: &mut Paths) -> Result<Sampl
         missing: Vec::new(),
     };
     for (i, run) in runs.iter().enumerate() {
-        let profile = match (&run.callgrind, o.metric) {
+        let profile = match (&run.callgrind, metric) {
             (Some(c), Metric::Instructions) => Some(read_callgrind(c)?),
             (None, Metric::Instructions) => {
                 return Err(Failure(format!(
@@ -86,10 +90,10 @@ pub fn load(source: &Source<'_>, o: &Options, paths: &mut Paths) -> Result<Sampl
         };
         for path in &run.reports {
             let report = load::run(path)?;
-            let figures = diff::figures(&report, o, paths);
-            for (key, v) in figures {
+            let keys = compare::keys(&report, by_path, paths);
+            for (key, v) in compare::figures(&report, &keys, metric, by_path) {
                 let v = match &profile {
-                    Some(p) => match callgrind::section(p, &paths.display(key)) {
+                    Some(p) => match callgrind::section(p, paths.name(key)) {
                         Some(ir) => ir as f64,
                         None => {
                             if !s.missing.contains(&key) {
@@ -102,10 +106,10 @@ pub fn load(source: &Source<'_>, o: &Options, paths: &mut Paths) -> Result<Sampl
                 };
                 slot(&mut s.values, &mut s.order, key, s.runs)[i] += v;
             }
-            for (key, calls, allocs) in exact(&report, o.paths, paths) {
+            for (n, &key) in report.tree.nodes.iter().zip(&keys).skip(1) {
                 let e = s.exact.entry(key).or_insert_with(|| vec![(0, 0); s.runs]);
-                e[i].0 = e[i].0.saturating_add(calls);
-                e[i].1 = e[i].1.saturating_add(allocs);
+                e[i].0 = e[i].0.saturating_add(n.calls);
+                e[i].1 = e[i].1.saturating_add(n.allocs);
             }
         }
     }
@@ -129,36 +133,6 @@ fn read_callgrind(path: &Path) -> Result<callgrind::Profile, Failure> {
         std::fs::File::open(path).map_err(|e| Failure(format!("{}: {e}", path.display())))?;
     callgrind::read(std::io::BufReader::with_capacity(1 << 16, file))
         .map_err(|e| Failure(format!("{}: {e}", path.display())))
-}
-
-/// Calls and allocations per key (section, or call path), summed over the tree's nodes.
-fn exact(r: &Report, by_path: bool, paths: &mut Paths) -> Vec<(u32, u64, u64)> {
-    let nodes = &r.tree.nodes;
-    let mut keys: Vec<u32> = Vec::with_capacity(nodes.len());
-    let mut sums: HashMap<u32, (u64, u64)> = HashMap::new();
-    let mut order = Vec::new();
-    for n in nodes {
-        let Some(p) = n.parent else {
-            keys.push(0);
-            continue;
-        };
-        let key = if by_path {
-            paths.id(keys[p], n.name)
-        } else {
-            paths.id(0, n.name)
-        };
-        keys.push(key);
-        let e = sums.entry(key).or_insert_with(|| {
-            order.push(key);
-            (0, 0)
-        });
-        e.0 = e.0.saturating_add(n.calls);
-        e.1 = e.1.saturating_add(n.allocs);
-    }
-    order
-        .into_iter()
-        .map(|k| (k, sums[&k].0, sums[&k].1))
-        .collect()
 }
 
 /// The two sides `base` and `head` name, and each side's label: a bundle alone is its baseline's runs

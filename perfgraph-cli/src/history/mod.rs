@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use crate::bundle::{self, Recorded, Side};
-use crate::diff::{self, Metric, Paths};
+use crate::bundle::{self, Side};
+use crate::compare::Paths;
 use crate::failure::Failure;
 use crate::gate::{samples, stats};
 use crate::load;
@@ -80,24 +80,11 @@ fn add(store_dir: &Path, dir: &Path, commit: Option<&str>) -> Result<u8, Failure
             }
         },
     };
-    let metric = match m.metric {
-        Recorded::Wall => Metric::Total,
-        Recorded::Cpu => Metric::Cpu,
-        Recorded::Instructions => Metric::Instructions,
-    };
-    let o = diff::Options {
-        threshold: 0.0,
-        min_ms: 0.0,
-        metric,
-        metric_given: true,
-        paths: false,
-        fail_on_removed: false,
-        noise: 0.0,
-    };
     let mut paths = Paths::new();
     let s = samples::load(
         &samples::Source::Bundle(dir, &m, Side::Head),
-        &o,
+        m.metric.metric(),
+        false,
         &mut paths,
     )?;
     let entry = store::Entry {
