@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::compare::{Figures, Metric, Options, Paths, figures, keys};
 use crate::failure::Failure;
-use crate::{bundle, gate, load};
+use crate::{bundle, gate, load, table};
 
 #[derive(Args, Debug)]
 pub struct DiffArgs {
@@ -88,29 +88,7 @@ pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure>
         .filter(|r| r.head.is_none())
         .map(|r| paths.display(r.key))
         .collect();
-    if !removed.is_empty() {
-        const SHOWN: usize = 10;
-        let mut names = removed[..removed.len().min(SHOWN)].join(", ");
-        if removed.len() > SHOWN {
-            names.push_str(&format!(", and {} more", removed.len() - SHOWN));
-        }
-        out.push_str(&format!(
-            "Removed: {} {} of the base {} not in the head: {names}{}.\n",
-            removed.len(),
-            match (o.paths, removed.len()) {
-                (true, 1) => "call path",
-                (true, _) => "call paths",
-                (false, 1) => "section",
-                (false, _) => "sections",
-            },
-            if removed.len() == 1 { "is" } else { "are" },
-            if o.fail_on_removed {
-                " (--fail-on-removed: this fails the diff)"
-            } else {
-                ""
-            }
-        ));
-    }
+    out.push_str(&table::removed(&removed, o.paths, o.fail_on_removed));
     out.push_str(&match regressed {
         0 => format!("No regression past {}%.\n", o.threshold),
         n => format!(
@@ -215,5 +193,5 @@ fn render(rows: &[Row], o: &Options, paths: &Paths) -> String {
             ]
         })
         .collect();
-    crate::table::render(&header, &cells, 1, true)
+    table::render(&header, &cells, 1, true)
 }

@@ -1,6 +1,7 @@
 //! The text tables `diff` and `history` print: columns two spaces apart, each as wide as its widest
 //! cell, the first `left` of them aligned left and the rest right; with `mark`, the last column is a
-//! row's mark (`REGRESSED`, `added`), written unpadded and only where the row has one.
+//! row's mark (`REGRESSED`, `added`), written unpadded and only where the row has one. And the lists of
+//! names under them ([`list`], [`removed`]).
 
 /// The table of `header` and `rows`, a line each.
 pub fn render<const N: usize>(
@@ -39,6 +40,41 @@ pub fn render<const N: usize>(
         out.push_str(&line(row));
     }
     out
+}
+
+/// The first 10 of `names`, and how many more there are.
+pub fn list(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut s = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(", and {} more", names.len() - SHOWN));
+    }
+    s
+}
+
+/// Both diffs' `Removed:` line for the sections (call paths, `by_path`) of the base not in the head;
+/// nothing when there are none.
+pub fn removed(names: &[String], by_path: bool, fail_on_removed: bool) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Removed: {} {} of the base {} not in the head: {}{}.\n",
+        names.len(),
+        match (by_path, names.len()) {
+            (true, 1) => "call path",
+            (true, _) => "call paths",
+            (false, 1) => "section",
+            (false, _) => "sections",
+        },
+        if names.len() == 1 { "is" } else { "are" },
+        list(names),
+        if fail_on_removed {
+            " (--fail-on-removed: this fails the diff)"
+        } else {
+            ""
+        }
+    )
 }
 
 #[cfg(test)]

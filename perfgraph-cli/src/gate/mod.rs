@@ -66,10 +66,10 @@ pub struct Row {
 /// from the head), else 3 when a row is undecided, else 0.
 pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure> {
     let inputs: Vec<&Path> = std::iter::once(base).chain(head).collect();
-    let manifests = samples::manifests(&inputs)?;
     if let Some(gone) = inputs.iter().find(|p| !p.exists()) {
         return Err(Failure(format!("{}: no such file", gone.display())));
     }
+    let manifests = samples::manifests(&inputs)?;
     if head.is_none() && manifests.is_empty() {
         return Err(Failure(format!(
             "{}: one run's file: give the run to compare it with",

@@ -3,6 +3,7 @@
 use crate::compare::{Metric, Options, Paths};
 use crate::gate::samples::Samples;
 use crate::gate::{LEVEL, Row, Verdict, stats};
+use crate::table::{self, list};
 
 /// The whole text `diff` prints for bundles.
 pub fn text(
@@ -67,19 +68,11 @@ pub fn text(
             .map(|r| paths.display(r.key))
             .collect()
     };
-    let removed = names(Verdict::Removed);
-    if !removed.is_empty() {
-        out.push_str(&format!(
-            "Removed: {} of the base not in the head: {}{}.\n",
-            removed.len(),
-            list(&removed),
-            if o.fail_on_removed {
-                " (--fail-on-removed: this fails the diff)"
-            } else {
-                ""
-            }
-        ));
-    }
+    out.push_str(&table::removed(
+        &names(Verdict::Removed),
+        o.paths,
+        o.fail_on_removed,
+    ));
     let regressed = names(Verdict::Regressed);
     if regressed.is_empty() {
         out.push_str(&format!(
@@ -118,15 +111,6 @@ pub fn text(
         ));
     }
     out
-}
-
-fn list(names: &[String]) -> String {
-    const SHOWN: usize = 10;
-    let mut s = names[..names.len().min(SHOWN)].join(", ");
-    if names.len() > SHOWN {
-        s.push_str(&format!(", and {} more", names.len() - SHOWN));
-    }
-    s
 }
 
 fn table(rows: &[Row], o: &Options, paths: &Paths) -> String {
@@ -185,7 +169,7 @@ fn table(rows: &[Row], o: &Options, paths: &Paths) -> String {
             ]
         })
         .collect();
-    crate::table::render(&header, &cells, 1, true)
+    table::render(&header, &cells, 1, true)
 }
 
 /// The calls and allocations that are the same in every run of each side and differ between the sides.
