@@ -119,6 +119,13 @@ pub struct Run {
     pub cpu_model: Option<String>,
 }
 
+impl Run {
+    /// The name of run `index` of `side` in the bundle's `runs/` (`head-003`): its files' stem.
+    pub fn name_of(side: Side, index: u32) -> String {
+        format!("{}-{index:03}", side.name())
+    }
+}
+
 /// A bundle's manifest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {

@@ -121,14 +121,14 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
         }
     }
     let bar = Bar::new(plan.len());
-    let mut statuses: Vec<(i32, String)> = Vec::new();
+    let json_dir = absolute(&runs_dir);
     for (order, &(side, index)) in plan.iter().enumerate() {
         bar.draw(order);
-        let name = format!("{}-{index:03}", side.name());
+        let name = Run::name_of(side, index);
         let callgrind = (a.metric == Recorded::Instructions)
             .then(|| PathBuf::from("runs").join(format!("{name}.callgrind")));
         let mut c = command(argv(side), a, callgrind.as_ref().map(|c| dir.join(c)));
-        let json = absolute(&runs_dir).join(format!("{name}.{{rank}}.json"));
+        let json = json_dir.join(format!("{name}.{{rank}}.json"));
         c.env("PERFGRAPH_JSON", &json);
         if !a.show_output {
             let log = runs_dir.join(format!("{name}.stderr"));
@@ -142,7 +142,6 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
         let status = spawn_wait(&mut c, argv(side), dir)?;
         let wall_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let exit = shell_status(status);
-        statuses.push((exit, name.clone()));
         let f = &facts[usize::from(side == Side::Base)];
         manifest.runs.push(Run {
             side,
@@ -162,7 +161,7 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
         write_manifest(dir, &manifest)?;
     }
     bar.done();
-    summary(dir, &manifest, &statuses)
+    summary(dir, &manifest)
 }
 
 /// What the manifest says of a side's program, found once.
@@ -275,13 +274,8 @@ fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), Failure> {
 }
 
 /// The closing lines, and the exit code: the runs' status, or where they disagree the first not 0.
-fn summary(dir: &Path, m: &Manifest, statuses: &[(i32, String)]) -> Result<u8, Failure> {
-    let without: Vec<&str> = m
-        .runs
-        .iter()
-        .filter(|r| r.files.is_empty())
-        .map(|r| r.side.name())
-        .collect();
+fn summary(dir: &Path, m: &Manifest) -> Result<u8, Failure> {
+    let without = m.runs.iter().filter(|r| r.files.is_empty()).count();
     let sides = if m.baseline.is_some() {
         format!(
             "{} of the baseline and {} of the command, interleaved",
@@ -298,29 +292,29 @@ fn summary(dir: &Path, m: &Manifest, statuses: &[(i32, String)]) -> Result<u8, F
         dir.display(),
         if m.baseline.is_some() { "" } else { " OTHER" }
     );
-    if !without.is_empty() {
+    if without > 0 {
         eprintln!(
-            "perfgraph: {} of the runs wrote no report (not a program with perfgraph, or it failed \
-             before its exit); their standard error is in {}",
-            without.len(),
+            "perfgraph: {without} of the runs wrote no report (not a program with perfgraph, or it \
+             failed before its exit); their standard error is in {}",
             dir.join("runs").display()
         );
     }
-    let first = statuses.first().map_or(0, |s| s.0);
-    if statuses.iter().all(|s| s.0 == first) {
+    let first = m.runs.first().map_or(0, |r| r.exit);
+    if m.runs.iter().all(|r| r.exit == first) {
         return Ok(u8::try_from(first).unwrap_or(1));
     }
     let mut counts: Vec<(i32, usize)> = Vec::new();
-    for (s, _) in statuses {
-        match counts.iter_mut().find(|c| c.0 == *s) {
+    for r in &m.runs {
+        match counts.iter_mut().find(|c| c.0 == r.exit) {
             Some(c) => c.1 += 1,
-            None => counts.push((*s, 1)),
+            None => counts.push((r.exit, 1)),
         }
     }
-    let (code, name) = statuses
+    let (code, name) = m
+        .runs
         .iter()
-        .find(|s| s.0 != 0)
-        .map(|(s, n)| (*s, n.as_str()))
+        .find(|r| r.exit != 0)
+        .map(|r| (r.exit, Run::name_of(r.side, r.index)))
         .expect("they differ");
     let said: Vec<String> = counts
         .iter()
