@@ -13,6 +13,7 @@ mod failure;
 mod gate;
 mod history;
 mod load;
+mod members;
 mod merge;
 mod report;
 mod table;

@@ -11,7 +11,9 @@ pub mod record;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+use crate::members::{boolean, optional, string, strings, unsigned};
 
 use crate::compare::Metric;
 use crate::failure::Failure;
@@ -26,8 +28,6 @@ const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 pub const MAX_RUNS: usize = 100_000;
 /// The most files (ranks) one run may list.
 const MAX_FILES: usize = 100_000;
-/// The longest string read, bytes.
-const MAX_STRING: usize = 4096;
 
 /// Which command a run ran: `record --baseline`'s or the one after `--`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -348,10 +348,7 @@ fn run(v: &Value, at: &str) -> Result<Run, String> {
         wall_ns: unsigned(o, "wall_ns", at)?,
         load_average,
         git_commit: optional(o, "git_commit", at)?,
-        git_dirty: o
-            .get("git_dirty")
-            .and_then(Value::as_bool)
-            .ok_or(format!("{at}git_dirty: missing or not true/false"))?,
+        git_dirty: boolean(o, "git_dirty", at)?,
         rustc: optional(o, "rustc", at)?,
         cpu_model: optional(o, "cpu_model", at)?,
     })
@@ -370,46 +367,6 @@ fn inside(path: &str, at: &str) -> Result<PathBuf, String> {
             "{at}: `{path}` is not a path inside the bundle (relative, without `..`)"
         ))
     }
-}
-
-fn string(o: &Map<String, Value>, key: &str, at: &str) -> Result<String, String> {
-    let s = o
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or(format!("{at}{key}: missing or not a string"))?;
-    if s.len() > MAX_STRING {
-        return Err(format!("{at}{key}: longer than {MAX_STRING} bytes"));
-    }
-    Ok(s.to_owned())
-}
-
-fn optional(o: &Map<String, Value>, key: &str, at: &str) -> Result<Option<String>, String> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(_) => string(o, key, at).map(Some),
-    }
-}
-
-fn unsigned(o: &Map<String, Value>, key: &str, at: &str) -> Result<u64, String> {
-    o.get(key)
-        .and_then(Value::as_u64)
-        .ok_or(format!("{at}{key}: missing or not a whole number"))
-}
-
-fn strings(v: Option<&Value>, key: &str) -> Result<Vec<String>, String> {
-    let list = v
-        .and_then(Value::as_array)
-        .ok_or(format!("{key}: missing or not a list of strings"))?;
-    if list.len() > MAX_STRING {
-        return Err(format!("{key}: more than {MAX_STRING} words"));
-    }
-    list.iter()
-        .map(|s| match s.as_str() {
-            Some(s) if s.len() <= MAX_STRING => Ok(s.to_owned()),
-            Some(_) => Err(format!("{key}: a word longer than {MAX_STRING} bytes")),
-            None => Err(format!("{key}: not a list of strings")),
-        })
-        .collect()
 }
 
 #[cfg(test)]

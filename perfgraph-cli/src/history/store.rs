@@ -11,6 +11,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::failure::Failure;
+use crate::members::{boolean, string, unsigned};
 
 /// The file in the store's directory.
 pub const FILE: &str = "history.jsonl";
@@ -127,11 +128,13 @@ fn parse(line: &str) -> Result<Entry, String> {
     let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
     let o = v.as_object().ok_or("not a JSON object")?;
     let text = |k: &str| -> Result<String, String> {
-        o.get(k)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty() && s.len() <= 4096)
-            .map(str::to_owned)
-            .ok_or(format!("{k}: missing or not a string"))
+        string(o, k, "").and_then(|s| {
+            if s.is_empty() {
+                Err(format!("{k}: missing or not a string"))
+            } else {
+                Ok(s)
+            }
+        })
     };
     let commit = text("commit")?;
     let sections = o
@@ -156,14 +159,8 @@ fn parse(line: &str) -> Result<Entry, String> {
     }
     Ok(Entry {
         commit,
-        dirty: o
-            .get("dirty")
-            .and_then(Value::as_bool)
-            .ok_or("dirty: missing or not true/false")?,
-        added_unix_ns: o
-            .get("added_unix_ns")
-            .and_then(Value::as_u64)
-            .ok_or("added_unix_ns: missing or not a whole number")?,
+        dirty: boolean(o, "dirty", "")?,
+        added_unix_ns: unsigned(o, "added_unix_ns", "")?,
         metric: text("metric")?,
         sections: out,
     })
