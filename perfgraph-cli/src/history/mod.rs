@@ -119,10 +119,10 @@ fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
 }
 
-/// One section's series: per commit (oldest first) the median of its runs, where it ran.
-struct Series {
-    name: String,
-    labels: Vec<String>,
+/// One section's series: per commit (oldest first) where it ran, the median of its runs.
+struct Series<'a> {
+    name: &'a str,
+    commits: Vec<&'a str>,
     values: Vec<f64>,
     changes: Vec<changepoint::Change>,
 }
@@ -149,14 +149,14 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
     let mut all: Vec<Series> = Vec::new();
     for name in names {
         let mut s = Series {
-            name: name.to_owned(),
-            labels: Vec::new(),
+            name,
+            commits: Vec::new(),
             values: Vec::new(),
             changes: Vec::new(),
         };
         for e in entries.iter().filter(|e| &e.metric == metric) {
             if let Some((_, v)) = e.sections.iter().find(|(n, _)| n == name) {
-                s.labels.push(short(&e.commit).chars().take(7).collect());
+                s.commits.push(&e.commit);
                 s.values.push(stats::median(v));
             }
         }
@@ -164,24 +164,20 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
         all.push(s);
     }
     let mut out = String::new();
+    // Both nanoseconds and instructions are shown in millions.
     let unit = if metric == "instructions" {
-        ("Ir(M)", 1e6)
+        "Ir(M)"
     } else {
-        ("ms", 1e6)
+        "ms"
     };
     let mut rows: Vec<[String; 6]> = Vec::new();
     for s in &all {
         for c in &s.changes {
-            let commit = entries
-                .iter()
-                .filter(|e| e.sections.iter().any(|(n, _)| *n == s.name) && &e.metric == metric)
-                .nth(c.index)
-                .map_or("?", |e| short(&e.commit));
             rows.push([
-                commit.to_owned(),
-                s.name.clone(),
-                format!("{:.3}", c.before / unit.1),
-                format!("{:.3}", c.after / unit.1),
+                short(s.commits[c.index]).to_owned(),
+                s.name.to_owned(),
+                format!("{:.3}", c.before / 1e6),
+                format!("{:.3}", c.after / 1e6),
                 format!("{:+.1}%", (c.after / c.before - 1.0) * 100.0),
                 format!("{:.1}%", (1.0 - c.p) * 100.0),
             ]);
@@ -199,8 +195,8 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
         let header = [
             "Commit".to_owned(),
             "Section".to_owned(),
-            format!("Before({})", unit.0),
-            format!("After({})", unit.0),
+            format!("Before({unit})"),
+            format!("After({unit})"),
             "Change".to_owned(),
             "Confidence".to_owned(),
         ];
@@ -222,19 +218,24 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
             .iter()
             .map(|s| s.changes.iter().map(|c| c.index).collect())
             .collect();
+        let labels: Vec<Vec<String>> = drawn
+            .iter()
+            .map(|s| {
+                s.commits
+                    .iter()
+                    .map(|c| c.chars().take(7).collect())
+                    .collect()
+            })
+            .collect();
         let series: Vec<plot::Series<'_>> = drawn
             .iter()
-            .zip(&indices)
-            .map(|(s, i)| plot::Series {
-                name: &s.name,
-                labels: &s.labels,
+            .zip(indices.iter().zip(&labels))
+            .map(|(s, (i, l))| plot::Series {
+                name: s.name,
+                labels: l,
                 values: &s.values,
                 changes: i,
-                unit: if metric == "instructions" {
-                    "M Ir"
-                } else {
-                    "ms"
-                },
+                unit,
             })
             .collect();
         let text = plot::svg(&series);

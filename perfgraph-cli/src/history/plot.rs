@@ -15,7 +15,7 @@ pub struct Series<'a> {
     /// Change points, as [`Change::index`](super::changepoint::Change::index) values: each the index of
     /// the first value after the change.
     pub changes: &'a [usize],
-    /// The y axis's unit, the values divided by a million: `ms` for nanoseconds, `M Ir` for
+    /// The y axis's unit, the values divided by a million: `ms` for nanoseconds, `Ir(M)` for
     /// instructions.
     pub unit: &'a str,
 }
