@@ -164,8 +164,8 @@ pub struct Effect {
     pub p: f64,
 }
 
-/// The median of `xs` (the mean of the middle two for an even count); NaN when `xs` is empty. NaNs sort
-/// after every number.
+/// The median of `xs` (the midpoint of the middle two for an even count, which cannot overflow); NaN
+/// when `xs` is empty. NaNs sort after every number.
 pub fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_unstable_by(f64::total_cmp);
@@ -173,7 +173,7 @@ pub fn median(xs: &[f64]) -> f64 {
     match n {
         0 => f64::NAN,
         _ if n % 2 == 1 => v[n / 2],
-        _ => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+        _ => v[n / 2 - 1].midpoint(v[n / 2]),
     }
 }
 

@@ -21,6 +21,8 @@
 //! Convention: index `i` is the series' `i`-th value, counted from 0 with the oldest commit first; a change
 //! at index 37 means that `series[..37]` is the old level and `series[37..]` the new one.
 
+use crate::gate::stats::median;
+
 /// One change point in a series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
@@ -127,17 +129,6 @@ pub fn change_points(series: &[f64], settings: &Settings) -> Vec<Change> {
             p,
         })
         .collect()
-}
-
-/// Median of `values` (the midpoint of the middle two for an even count); NaN for none.
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => v[n / 2 - 1].midpoint(v[n / 2]),
-    }
 }
 
 /// A stretch of the (normalised) series between change points found so far, with its best split.
