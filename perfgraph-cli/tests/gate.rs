@@ -302,7 +302,7 @@ fn the_program_compared_with_itself_rarely_fails_with_or_without_a_burner() {
 }
 
 #[test]
-fn instructions_under_callgrind_are_exact_and_flag_the_section() {
+fn instructions_under_callgrind_decide_with_two_runs_a_side_and_flag_the_section() {
     let _turn = turn();
     if Command::new("valgrind").arg("--version").output().is_err() {
         eprintln!("note: instructions_under_callgrind did not run: valgrind is not installed");
@@ -324,7 +324,16 @@ fn instructions_under_callgrind_are_exact_and_flag_the_section() {
     assert_eq!(o.status.code(), Some(1), "{table}");
     let (change, low, high, mark) = row(&table, "residual");
     assert_eq!(mark, "REGRESSED", "{table}");
-    assert!((9.0..=11.0).contains(&change) && low == high, "{table}");
+    // Counts vary by a few hundred instructions between runs (the threads' interleaving): the counts
+    // decide, with an interval of every head run over every base run.
+    assert!(
+        (9.0..=11.0).contains(&change) && low <= change && change <= high && high - low <= 0.2,
+        "{table}"
+    );
+    assert!(
+        table.contains("counted") && table.contains("were decided by their counts"),
+        "{table}"
+    );
     assert_ne!(row(&table, "assemble").3, "REGRESSED", "{table}");
 }
 

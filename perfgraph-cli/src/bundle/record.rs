@@ -26,7 +26,7 @@ pub struct RecordArgs {
     #[arg(long, value_name = "CMD", num_args = 1.., allow_hyphen_values = true, value_terminator = "--")]
     pub baseline: Option<Vec<OsString>>,
     /// What the runs measure: wall time; each section's CPU time (PERFGRAPH_CPU=all); or instructions,
-    /// each run under Callgrind (valgrind), deterministic, for shared CI runners.
+    /// each run under Callgrind (valgrind), nearly deterministic, for shared CI runners.
     #[arg(long, value_enum, default_value_t = Recorded::Wall)]
     pub metric: Recorded,
     /// The bundle directory to make; it must not exist.

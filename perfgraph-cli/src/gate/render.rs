@@ -17,19 +17,33 @@ pub fn text(
     let mut out = table(rows, o, paths);
     let tested = rows.iter().filter(|r| r.holm.is_some()).count();
     out.push_str(&format!(
-        "Runs: {} base, {} head (base: {}; head: {}). Each side's median; the change is head/base with a \
-         {:.0}% run-level bootstrap interval; p is corrected by Holm's method over the {tested} {} \
-         compared. A row fails when its interval lies wholly beyond ±{}% (--noise) and its corrected p \
-         is below {:.2}.\n",
-        b.runs,
-        h.runs,
-        labels[0],
-        labels[1],
-        LEVEL * 100.0,
-        if tested == 1 { "row" } else { "rows" },
-        o.noise * 100.0,
-        1.0 - LEVEL,
+        "Runs: {} base, {} head (base: {}; head: {}). Each side's median; the change is head/base",
+        b.runs, h.runs, labels[0], labels[1],
     ));
+    if tested > 0 {
+        out.push_str(&format!(
+            " with a {:.0}% run-level bootstrap interval; p is corrected by Holm's method over the \
+             {tested} {} compared. A row fails when its interval lies wholly beyond ±{}% (--noise) and \
+             its corrected p is below {:.2}",
+            LEVEL * 100.0,
+            if tested == 1 { "row" } else { "rows" },
+            o.noise * 100.0,
+            1.0 - LEVEL,
+        ));
+    }
+    out.push_str(".\n");
+    if rows.iter().any(|r| r.counted) {
+        out.push_str(&format!(
+            "Rows whose p reads counted were decided by their counts, which vary between runs by {} of \
+             their median or less: the interval holds every head run over every base run, and the row \
+             fails when it lies wholly beyond the noise.\n",
+            if o.metric == Metric::Instructions {
+                format!("{}%", o.noise * 10.0)
+            } else {
+                "nothing".to_owned()
+            }
+        ));
+    }
     for (s, side) in [(b, "base"), (h, "head")] {
         if s.failed > 0 {
             out.push_str(&format!(
@@ -145,6 +159,7 @@ fn table(rows: &[Row], o: &Options, paths: &Paths) -> String {
                 None => ("-".to_owned(), "-".to_owned()),
             };
             let p = match r.holm {
+                _ if r.counted => "counted".to_owned(),
                 Some(p) if p < 0.001 => "<0.001".to_owned(),
                 Some(p) => format!("{p:.3}"),
                 None => "-".to_owned(),

@@ -145,3 +145,42 @@ fn the_runs_needed_are_at_least_what_the_rank_test_can_show_over_the_rows() {
     };
     assert_eq!((at(1.0), at(6.0), at(7.0), at(1000.0)), (4, 5, 6, 9));
 }
+
+#[test]
+fn instruction_counts_within_a_tenth_of_the_noise_decide_with_two_runs_a_side() {
+    let mut paths = Paths::new();
+    let (residual, update) = (paths.id(0, "residual"), paths.id(0, "update"));
+    // As Callgrind counted them (2 runs a side): residual 10% slower, update the same, each varying by
+    // a few hundred instructions between runs.
+    let side = |r: [f64; 2], u: [f64; 2]| Samples {
+        runs: 2,
+        order: vec![residual, update],
+        values: [(residual, r.to_vec()), (update, u.to_vec())]
+            .into_iter()
+            .collect(),
+        exact: HashMap::new(),
+        failed: 0,
+        missing: Vec::new(),
+    };
+    let b = side([8_214_357.0, 8_215_090.0], [8_216_436.0, 8_216_524.0]);
+    let h = side([9_035_090.0, 9_035_090.0], [8_216_524.0, 8_216_524.0]);
+    let o = Options {
+        metric: Metric::Instructions,
+        ..options()
+    };
+    let rows = compare(&b, &h, &o);
+    assert!(rows.iter().all(|r| r.counted && r.holm.is_none()));
+    assert_eq!(rows[0].verdict, Verdict::Regressed);
+    assert_eq!(rows[1].verdict, Verdict::Same);
+    let e = rows[0].effect.unwrap();
+    assert!(
+        e.low <= e.ratio && e.ratio <= e.high && e.low > 1.09,
+        "{e:?}"
+    );
+    let text = render::text(&rows, &b, &h, ["base", "head"], &o, &paths);
+    assert!(text.contains("by 0.1% of"), "{text}");
+    // A spread past a tenth of the noise is tested as wall time is; wall time is never counted.
+    let wide = side([8.0e6, 8.1e6], [8.0e6, 8.0e6]);
+    assert!(!compare(&wide, &h, &o)[0].counted);
+    assert!(!compare(&b, &h, &options())[0].counted);
+}
