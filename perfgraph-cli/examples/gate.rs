@@ -1,7 +1,8 @@
 //! The CI gate's test program (`tests/gate.rs`): a solver step of three sections, `assemble`, `residual`
 //! and `update`, inside `solve`, each a fixed amount of arithmetic (`GATE_ROUNDS` rounds, 1,500,000 by
-//! default), or with `GATE_WORK=sleep` a wait of 20 ns a round (30 ms). Its one argument is a knob:
-//! `residual` does that many percent more work (`gate 5` is 5% slower there, and nowhere else).
+//! default), or with `GATE_WORK=sleep` a wait of 20 ns a round (30 ms); `residual` does `GATE_RESIDUAL`
+//! times as many (1 by default). Its one argument is a knob: `residual` does that many percent more work
+//! (`gate 5` is 5% slower there, and nowhere else).
 //!
 //! ```sh
 //! cargo run -p perfgraph-cli --example gate -- 5
@@ -72,7 +73,11 @@ fn main() {
     let pct: u64 = std::env::args()
         .nth(1)
         .map_or(0, |a| a.parse().expect("the knob: a whole percent"));
-    let rounds = rounds() + rounds() * pct / 100;
+    let share: u64 = std::env::var("GATE_RESIDUAL")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
+    let rounds = (rounds() + rounds() * pct / 100) * share;
     let x = solve(rounds);
     println!("gate: residual {rounds} rounds ({x:x})");
 }
