@@ -12,6 +12,7 @@ mod diff;
 mod failure;
 mod gate;
 mod history;
+mod html;
 mod load;
 mod members;
 mod merge;
@@ -46,6 +47,11 @@ enum Command {
     /// Holm's correction; exit 3 when the runs cannot decide.
     #[command(after_help = LIMITS)]
     Diff(diff::DiffArgs),
+    /// Writes the run as one self-contained HTML page (no network request, opens from file://): a flame
+    /// graph of the call tree, every table, latency histograms; with the run's Chrome JSON trace, also
+    /// its series over time (memory, counters, CPU) and its critical path.
+    #[command(after_help = LIMITS)]
+    Html(html::HtmlArgs),
     /// Runs a command N times (and a baseline command as often, interleaved in a random order), each run
     /// writing its call-tree JSON, into a bundle directory with a manifest, for `diff` and `history`.
     Record(bundle::record::RecordArgs),
@@ -95,6 +101,7 @@ fn main() -> ExitCode {
                 noise: a.noise / 100.0,
             },
         ),
+        Command::Html(a) => html::run(&a),
         Command::Record(a) => bundle::record::run(&a),
         Command::History(a) => history::run(&a),
         Command::Merge(a) if a.trace => {

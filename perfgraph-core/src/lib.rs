@@ -131,6 +131,22 @@ pub mod critical {
     };
 }
 
+/// The run as one self-contained HTML page (`PERFGRAPH_HTML=path` at exit, `perfgraph html`): a flame
+/// graph, every table of the text report made of the same cells, latency histograms, series over time and
+/// the critical path, with no network request and nothing outside the file.
+///
+/// ```
+/// let mut html = Vec::new();
+/// perfgraph_core::report()
+///     .write_html(&mut html, &perfgraph_core::html::Page::default())
+///     .unwrap();
+/// let html = String::from_utf8(html).unwrap();
+/// assert!(html.starts_with("<!doctype html>") && html.contains("Performance Graph"));
+/// ```
+pub mod html {
+    pub use crate::report::html::{MAX_FRAMES, MAX_TABLE_ROWS, Page, Series};
+}
+
 /// Names made safe for a terminal, as the report's tables print them: a tool that prints another process's
 /// names (an `attach::Status`'s program, threads and sections) puts them through [`escape`](text::escape).
 pub mod text {

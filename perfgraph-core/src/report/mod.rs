@@ -18,18 +18,17 @@
 
 /// The `Critical Path:` table: of a timeline (a trace's, or the run's kept to its exit), not of a report.
 pub(crate) mod critical;
+mod grids;
+/// The run as one self-contained HTML page.
+pub(crate) mod html;
 mod render;
 pub(crate) mod table;
 
 use std::fmt;
 
 use crate::base::config::Verbosity;
-use crate::base::process;
 use crate::base::text;
-use crate::data::counters::format_value;
-use crate::data::figures::CpuFigures;
 use crate::data::report::Report;
-use table::Cell;
 
 /// Deepest call path the tables show, in levels below the root (MOOSE's stack holds 100). A recursion
 /// thousands of calls deep would otherwise print millions of characters of indentation.
@@ -48,100 +47,24 @@ impl Report {
     /// The `Performance Graph:` table (without its heading). Call paths deeper than [`TABLE_DEPTH`] are
     /// left out (the footer counts them).
     pub fn graph_table(&self) -> String {
-        let rows: Vec<usize> = (0..self.tree.nodes.len())
-            .filter(|&i| self.tree.nodes[i].depth <= TABLE_DEPTH)
-            .collect();
-        self.tree_table(&rows)
+        self.graph_grid().text()
     }
 
     /// The `Heaviest Branch:` table (without its heading), down to [`TABLE_DEPTH`].
     pub fn branch_table(&self) -> String {
-        let mut rows = self.heaviest_branch();
-        rows.truncate(TABLE_DEPTH as usize + 1);
-        self.tree_table(&rows)
-    }
-
-    fn tree_table(&self, rows: &[usize]) -> String {
-        const HEADERS: [&str; 10] = [
-            "Section", "Calls", "Self(s)", "Avg(s)", "%", "Mem(MB)", "Total(s)", "Avg(s)", "%",
-            "Mem(MB)",
-        ];
-        let rows: Vec<Vec<Cell>> = rows
-            .iter()
-            .enumerate()
-            .map(|(row, &i)| {
-                process::progress_at(row);
-                let n = &self.tree.nodes[i];
-                vec![
-                    Cell::Text(format!(
-                        "{}{}",
-                        "  ".repeat(n.depth as usize),
-                        shown(n.name)
-                    )),
-                    Cell::Int(i128::from(n.calls)),
-                    Cell::Fixed(seconds(n.self_ns), 3),
-                    Cell::Fixed(average(n.self_ns, n.calls), 3),
-                    Cell::Percent(self.percent(n.self_ns)),
-                    Cell::Int(i128::from(megabytes(n.self_mem_bytes))),
-                    Cell::Fixed(seconds(n.total_ns), 3),
-                    Cell::Fixed(average(n.total_ns, n.calls), 3),
-                    Cell::Percent(self.percent(n.total_ns)),
-                    Cell::Int(i128::from(megabytes(n.total_mem_bytes))),
-                ]
-            })
-            .collect();
-        table::render(&HEADERS, &rows)
+        self.branch_grid().text()
     }
 
     /// The `Heaviest Sections:` table for the `n` heaviest (without its heading).
     pub fn sections_table(&self, n: usize) -> String {
-        let rows: Vec<Vec<Cell>> = self
-            .heaviest_sections(n)
-            .iter()
-            .map(|s| {
-                vec![
-                    Cell::Text(shown(s.name)),
-                    Cell::Int(i128::from(s.calls)),
-                    Cell::Fixed(seconds(s.self_ns), 3),
-                    Cell::Fixed(average(s.self_ns, s.calls), 3),
-                    Cell::Percent(self.percent(s.self_ns)),
-                    Cell::Int(i128::from(megabytes(s.self_mem_bytes))),
-                ]
-            })
-            .collect();
-        table::render(
-            &["Section", "Calls", "Self(s)", "Avg.", "%", "Mem(MB)"],
-            &rows,
-        )
+        self.sections_grid(n).text()
     }
 
     /// The `Latency:` table (without its heading): the sections of [`sections_table`](Report::sections_table)
     /// for `n`, in its order, with their completed calls' durations (all paths and threads merged); a
     /// section none of whose calls has a histogram (the program's row) is left out.
     pub fn latency_table(&self, n: usize) -> String {
-        let rows: Vec<Vec<Cell>> = self
-            .heaviest_sections(n)
-            .iter()
-            .filter(|s| s.latency.count > 0)
-            .map(|s| {
-                let l = &s.latency;
-                vec![
-                    Cell::Text(shown(s.name)),
-                    Cell::Int(i128::from(l.count)),
-                    Cell::Fixed(millis(l.min_ns), 3),
-                    Cell::Fixed(millis(l.percentile(50.0)), 3),
-                    Cell::Fixed(millis(l.percentile(90.0)), 3),
-                    Cell::Fixed(millis(l.percentile(99.0)), 3),
-                    Cell::Fixed(millis(l.max_ns), 3),
-                ]
-            })
-            .collect();
-        table::render(
-            &[
-                "Section", "Calls", "Min(ms)", "p50(ms)", "p90(ms)", "p99(ms)", "Max(ms)",
-            ],
-            &rows,
-        )
+        self.latency_grid(n).text()
     }
 
     /// The `Processes:` table (without its heading) of a merge of many processes' runs: per call path (as
@@ -149,76 +72,16 @@ impl Report {
     /// maximum of its total time over them, with the rank that had the maximum. Empty for one process's
     /// run.
     pub fn processes_table(&self) -> String {
-        let Some(merged) = &self.merged else {
+        if self.merged.is_none() {
             return String::new();
-        };
-        let rows: Vec<Vec<Cell>> = (0..self.tree.nodes.len())
-            .filter(|&i| self.tree.nodes[i].depth <= TABLE_DEPTH)
-            .filter_map(|i| Some((&self.tree.nodes[i], merged.spread.get(i)?)))
-            .map(|(n, s)| {
-                vec![
-                    Cell::Text(format!(
-                        "{}{}",
-                        "  ".repeat(n.depth as usize),
-                        shown(n.name)
-                    )),
-                    Cell::Int(i128::from(s.processes)),
-                    Cell::Fixed(seconds(s.min_ns), 3),
-                    Cell::Fixed(seconds(s.avg_ns()), 3),
-                    Cell::Fixed(seconds(s.max_ns), 3),
-                    Cell::Int(i128::from(s.max_rank)),
-                ]
-            })
-            .collect();
-        table::render(
-            &[
-                "Section",
-                "Processes",
-                "Min(s)",
-                "Avg(s)",
-                "Max(s)",
-                "Max rank",
-            ],
-            &rows,
-        )
+        }
+        self.processes_grid().text()
     }
 
     /// The `Threads:` table (without its heading): per thread, wall time alive, time inside top-level
     /// sections and its share of the time alive, CPU time and its share of the time alive, and calls.
     pub fn threads_table(&self) -> String {
-        let rows: Vec<Vec<Cell>> = self
-            .threads
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                process::progress_at(i);
-                let of_alive = |ns: u64| match t.alive_ns {
-                    0 => 0.0,
-                    alive => 100.0 * ns as f64 / alive as f64,
-                };
-                vec![
-                    Cell::Text(shown(&t.name)),
-                    Cell::Fixed(seconds(t.alive_ns), 3),
-                    Cell::Fixed(seconds(t.busy_ns), 3),
-                    Cell::Percent(of_alive(t.busy_ns)),
-                    Cell::Fixed(seconds(t.cpu_ns), 3),
-                    Cell::Percent(of_alive(t.cpu_ns)),
-                    Cell::Int(i128::from(t.calls)),
-                ]
-            })
-            .collect();
-        table::render(
-            &[
-                "Thread",
-                "Alive(s)",
-                "In sections(s)",
-                "%",
-                "CPU(s)",
-                "CPU %",
-                "Calls",
-            ],
-            &rows,
-        )
+        self.threads_grid().text()
     }
 
     /// The `Async Sections:` table (without its heading): per section of timed futures (`#[timed] async
@@ -226,69 +89,14 @@ impl Report {
     /// (inside polls) in all and per poll (the mean), wall time summed and the longest, and how many were
     /// dropped before completing.
     pub fn async_table(&self) -> String {
-        let rows: Vec<Vec<Cell>> = self
-            .async_sections()
-            .iter()
-            .map(|s| {
-                vec![
-                    Cell::Text(shown(s.name)),
-                    Cell::Int(i128::from(s.calls)),
-                    Cell::Int(i128::from(s.polls)),
-                    Cell::Fixed(seconds(s.busy_ns), 3),
-                    Cell::Fixed(s.busy_ns as f64 / 1e6 / s.polls.max(1) as f64, 3),
-                    Cell::Fixed(seconds(s.wall_ns), 3),
-                    Cell::Fixed(seconds(s.max_wall_ns), 3),
-                    Cell::Int(i128::from(s.cancelled)),
-                ]
-            })
-            .collect();
-        table::render(
-            &[
-                "Section",
-                "Calls",
-                "Polls",
-                "Busy(s)",
-                "Mean poll(ms)",
-                "Wall(s)",
-                "Max wall(s)",
-                "Cancelled",
-            ],
-            &rows,
-        )
+        self.async_grid().text()
     }
 
     /// The `Allocations:` table (without its heading): per section, as the counting allocator
     /// (`CountingAllocator`) counted them, its calls, its allocations and their megabytes children
     /// included, the same made in the section itself, and the largest heap growth within one call.
     pub fn alloc_table(&self) -> String {
-        let mb = |bytes: u64| bytes as f64 / 1e6;
-        let rows: Vec<Vec<Cell>> = self
-            .alloc_sections()
-            .iter()
-            .map(|s| {
-                vec![
-                    Cell::Text(shown(s.name)),
-                    Cell::Int(i128::from(s.calls)),
-                    Cell::Int(i128::from(s.allocs)),
-                    Cell::Fixed(mb(s.alloc_bytes), 3),
-                    Cell::Int(i128::from(s.self_allocs)),
-                    Cell::Fixed(mb(s.self_alloc_bytes), 3),
-                    Cell::Fixed(mb(s.heap_peak_bytes), 3),
-                ]
-            })
-            .collect();
-        table::render(
-            &[
-                "Section",
-                "Calls",
-                "Allocs",
-                "Alloc(MB)",
-                "Self allocs",
-                "Self alloc(MB)",
-                "Peak(MB)",
-            ],
-            &rows,
-        )
+        self.alloc_grid().text()
     }
 
     /// The `CPU:` table (without its heading): per section that measured its CPU time, its calls, its time
@@ -296,99 +104,20 @@ impl Report {
     /// and CPU time as a percentage of its time; then a column for each CPU figure that has one
     /// ([`CpuFigures`]), where some row's is not 0.
     pub fn cpu_table(&self) -> String {
-        let sections = self.cpu_sections();
-        let extra: Vec<(usize, &str)> = (0..CpuFigures::COUNT)
-            .filter_map(|k| CpuFigures::COLUMNS[k].map(|heading| (k, heading)))
-            .filter(|&(k, _)| sections.iter().any(|s| s.cpu.values()[k] != 0))
-            .collect();
-        let rows: Vec<Vec<Cell>> = sections
-            .iter()
-            .map(|s| {
-                let percent = match s.total_ns {
-                    0 => 0.0,
-                    total => 100.0 * s.cpu.cpu_ns as f64 / total as f64,
-                };
-                let values = s.cpu.values();
-                let mut row = vec![
-                    Cell::Text(shown(s.name)),
-                    Cell::Int(i128::from(s.calls)),
-                    Cell::Fixed(seconds(s.total_ns), 3),
-                    Cell::Fixed(seconds(s.cpu.cpu_ns), 3),
-                    Cell::Fixed(seconds(s.waiting_ns()), 3),
-                    Cell::Percent(percent),
-                ];
-                row.extend(extra.iter().map(|&(k, _)| Cell::Int(i128::from(values[k]))));
-                row
-            })
-            .collect();
-        let mut headings = vec![
-            "Section",
-            "Calls",
-            "Total(s)",
-            "CPU(s)",
-            "Waiting(s)",
-            "CPU %",
-        ];
-        headings.extend(extra.iter().map(|&(_, heading)| heading));
-        table::render(&headings, &rows)
+        self.cpu_grid().text()
     }
 
     /// `Counters:`: each `counter!` by name, its samples and the last, smallest, largest and mean value set
     /// (over every thread, and every process of a merge).
     pub fn counters_table(&self) -> String {
-        let rows: Vec<Vec<Cell>> = self
-            .run
-            .counters
-            .iter()
-            .map(|c| {
-                vec![
-                    Cell::Text(shown(&c.name)),
-                    Cell::Int(i128::from(c.samples)),
-                    Cell::Number(format_value(c.last)),
-                    Cell::Number(format_value(c.min)),
-                    Cell::Number(format_value(c.max)),
-                    Cell::Number(format_value(c.mean())),
-                ]
-            })
-            .collect();
-        table::render(&["Counter", "Samples", "Last", "Min", "Max", "Mean"], &rows)
+        self.counters_grid().text()
     }
 
     /// `Locks:`: each lock name of `perfgraph_core::sync` (every lock of that name, dropped ones too): its
     /// acquisitions, those that waited, the time waited and held (sums in seconds, maxima in ms), and the
     /// most threads that waited at once. By name.
     pub fn locks_table(&self) -> String {
-        let ms = |ns: u64| ns as f64 / 1e6;
-        let rows: Vec<Vec<Cell>> = self
-            .run
-            .locks
-            .iter()
-            .map(|l| {
-                vec![
-                    Cell::Text(shown(&l.name)),
-                    Cell::Int(i128::from(l.acquisitions)),
-                    Cell::Int(i128::from(l.contended)),
-                    Cell::Fixed(seconds(l.wait_ns), 3),
-                    Cell::Fixed(ms(l.max_wait_ns), 3),
-                    Cell::Fixed(seconds(l.hold_ns), 3),
-                    Cell::Fixed(ms(l.max_hold_ns), 3),
-                    Cell::Int(i128::from(l.max_waiters)),
-                ]
-            })
-            .collect();
-        table::render(
-            &[
-                "Lock",
-                "Acquisitions",
-                "Contended",
-                "Wait(s)",
-                "Max wait(ms)",
-                "Hold(s)",
-                "Max hold(ms)",
-                "Max waiters",
-            ],
-            &rows,
-        )
+        self.locks_grid().text()
     }
 
     /// Lines stating what the tables do not show: sections skipped for their level, records lost to ring

@@ -27,14 +27,50 @@ pub(crate) enum Cell {
     Number(String),
 }
 
+/// A table's headers and cells: what both the text table ([`Grid::text`]) and the HTML page's table
+/// render.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Grid {
+    /// One per column.
+    pub headers: Vec<String>,
+    /// One cell per header in each row.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Grid {
+    pub(crate) fn new(headers: &[&str], rows: Vec<Vec<Cell>>) -> Grid {
+        Grid {
+            headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            rows,
+        }
+    }
+
+    /// The table as text ([`render`]).
+    pub(crate) fn text(&self) -> String {
+        let headers: Vec<&str> = self.headers.iter().map(String::as_str).collect();
+        render(&headers, &self.rows)
+    }
+}
+
 impl Cell {
-    fn text(&self) -> String {
+    /// The cell's text, as the text table shows it (without padding).
+    pub(crate) fn text(&self) -> String {
         match self {
             Cell::Text(s) => s.clone(),
             Cell::Int(n) => n.to_string(),
             Cell::Fixed(x, decimals) => format!("{x:.decimals$}"),
             Cell::Percent(x) => format!("{x:.2}"),
             Cell::Number(s) => s.clone(),
+        }
+    }
+
+    /// The cell's figure, for sorting: None for text.
+    pub(crate) fn value(&self) -> Option<f64> {
+        match self {
+            Cell::Text(_) => None,
+            Cell::Int(n) => Some(*n as f64),
+            Cell::Fixed(x, _) | Cell::Percent(x) => Some(*x),
+            Cell::Number(s) => s.replace(',', "").parse().ok(),
         }
     }
 

@@ -76,6 +76,8 @@ pub struct Config {
     pub folded: Option<PathBuf>,
     /// `PERFGRAPH_JSON`: call-tree JSON path. Default off.
     pub json: Option<PathBuf>,
+    /// `PERFGRAPH_HTML`: the self-contained HTML page's path, written at exit. Default off.
+    pub html: Option<PathBuf>,
     /// `PERFGRAPH_CLOCK`: `auto` (default: the TSC when trustworthy) or `monotonic`.
     pub clock_monotonic: bool,
     /// `PERFGRAPH_MEM_INTERVAL` in milliseconds (default 20, 1..=1000): resident-memory sampling period.
@@ -128,6 +130,7 @@ impl Default for Config {
             trace_limit: None,
             trace_compress: TraceCompress::Auto,
             folded: None,
+            html: None,
             json: None,
             clock_monotonic: false,
             mem_interval_ns: 20_000_000,

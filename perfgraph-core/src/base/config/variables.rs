@@ -21,7 +21,7 @@ pub(super) struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-pub(super) const VARIABLES: [Variable; 25] = [
+pub(super) const VARIABLES: [Variable; 26] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -112,6 +112,13 @@ pub(super) const VARIABLES: [Variable; 25] = [
         accepted: "a file path",
         default: "off",
         apply: |c, v| set(&mut c.folded, path(v)),
+        list_refuses: None,
+    },
+    Variable {
+        name: "PERFGRAPH_HTML",
+        accepted: "a file path",
+        default: "off",
+        apply: |c, v| set(&mut c.html, path(v)),
         list_refuses: None,
     },
     Variable {

@@ -1,6 +1,6 @@
 //! What is made of the recording itself: interval statistics, the trace streamed to its file, the run kept
-//! for its critical path (`PERFGRAPH_REPORT=critical`, `collector::critical`), and at exit the reports,
-//! folded stacks and JSON; the glue between the background thread's hooks and the pure
+//! for its critical path (`PERFGRAPH_REPORT=critical`, `collector::critical`), the resident memory for
+//! the HTML page, and at exit the reports, folded stacks, JSON and the page; the glue between the background thread's hooks and the pure
 //! renderers in [`report`](mod@crate::report) and [`export`](crate::export). One output, as the interval
 //! lines are also the trace's interval events.
 //!
@@ -29,6 +29,49 @@ use crate::local::record::Record;
 use crate::local::thread::ThreadState;
 use crate::local::{snapshot, threads};
 use crate::report::critical::{self, json::not_worked_out};
+use crate::report::html::{Page, Series};
+
+/// The resident memory sampled for the HTML page's plot, bounded: past [`Memory::MAX`] samples, every
+/// other one is let go and only every other one taken from then on.
+#[derive(Default)]
+struct Memory {
+    points: Vec<(u64, u64)>,
+    /// Samples taken: one in `stride` is kept.
+    seen: u64,
+    stride: u64,
+}
+
+impl Memory {
+    const MAX: usize = 8_192;
+
+    fn push(&mut self, ticks: u64, bytes: u64) {
+        let stride = self.stride.max(1);
+        self.seen += 1;
+        if (self.seen - 1) % stride != 0 {
+            return;
+        }
+        if self.points.len() >= Memory::MAX {
+            let mut i = 0;
+            self.points.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.stride = stride * 2;
+        }
+        self.points.push((ticks, bytes));
+    }
+
+    /// The samples as a series in MB (10^6 bytes, as the tables and the trace), at ns from the run's
+    /// start.
+    fn series(&self) -> Series {
+        let scale = clock::scale();
+        let mut s = Series::new("Resident memory", "MB");
+        for &(ticks, bytes) in &self.points {
+            s.push(scale.to_ns(Ticks(ticks)), bytes as f64 / 1e6);
+        }
+        s
+    }
+}
 
 /// An output path with its `{pid}`, `{rank}` and `{host}` placeholders filled in for this process.
 fn expanded(path: &std::path::Path) -> PathBuf {
@@ -44,6 +87,8 @@ struct AtExit {
     json_only: Option<(RunInfo, Vec<ThreadSnapshot>)>,
     /// The critical path (`PERFGRAPH_REPORT=critical`): its pieces for the trace, its member of the JSON.
     critical: Option<(Vec<PathPiece>, serde_json::Value)>,
+    /// Its table, for the HTML page.
+    critical_text: Option<String>,
 }
 
 /// State of the recording's outputs, owned by the background thread.
@@ -57,6 +102,8 @@ pub(crate) struct Recording {
     trace: Option<Trace>,
     folded: Option<PathBuf>,
     json: Option<PathBuf>,
+    /// `PERFGRAPH_HTML`, and the resident memory sampled for its plot.
+    html: Option<(PathBuf, Memory)>,
     /// `PERFGRAPH_REPORT=critical`: the run kept as a timeline for its critical path at exit.
     critical: Option<Recorder>,
     /// Thread names by index, for the trace and the interval statistics, which name threads that may
@@ -90,6 +137,10 @@ impl Recording {
             }),
             folded: config.folded.as_deref().map(expanded),
             json: config.json.as_deref().map(expanded),
+            html: config
+                .html
+                .as_deref()
+                .map(|p| (expanded(p), Memory::default())),
             critical: config.report.critical.then(Recorder::default),
             names: HashMap::new(),
             at_exit: AtExit::default(),
@@ -148,6 +199,9 @@ impl Output for Recording {
     fn on_memory(&mut self, sample: &Sample) {
         if let Some(trace) = &mut self.trace {
             about::on_sample(trace, sample);
+        }
+        if let Some((_, memory)) = &mut self.html {
+            memory.push(sample.ticks, sample.bytes);
         }
     }
 
@@ -234,7 +288,8 @@ impl Output for Recording {
                 trace.on_interval(&closed, thread_names(&self.names));
             }
         }
-        let need_report = !self.report.is_empty() || self.folded.is_some();
+        let need_report =
+            !self.report.is_empty() || self.folded.is_some() || self.html.is_some();
         let report = need_report.then(|| snapshot::report(&self.config));
         // With nothing else needing a report, the JSON is written from the snapshots themselves, which holds
         // each tree once where a report holds the threads' trees and the merged tree at once; taken now,
@@ -260,6 +315,7 @@ impl Output for Recording {
         self.at_exit = AtExit {
             report,
             json_only,
+            critical_text: critical.as_ref().map(|(text, _, _)| format!("Critical Path:\n{text}")),
             critical: critical.map(|(_, pieces, json)| (pieces, json)),
         };
     }
@@ -274,6 +330,7 @@ impl Output for Recording {
             report,
             mut json_only,
             critical,
+            critical_text,
         } = std::mem::take(&mut self.at_exit);
         let (pieces, critical_json) = critical.unzip();
         let mut notes = String::new();
@@ -304,6 +361,14 @@ impl Output for Recording {
                 }),
                 (None, None) => Ok(()),
             });
+        }
+        if let (Some((path, memory)), Some(r)) = (&self.html, &report) {
+            let mut page = Page::default();
+            page.critical_path = critical_text;
+            page.series.push(memory.series());
+            results.push(files::write_file("PERFGRAPH_HTML", path, |w| {
+                r.write_html(w, &page)
+            }));
         }
         for line in results.into_iter().filter_map(Result::err) {
             notes.push_str(&line);
