@@ -39,14 +39,23 @@ pub struct DiffArgs {
     /// sections are listed in a `Removed:` line, and the diff passes.
     #[arg(long)]
     pub fail_on_removed: bool,
+    /// Also write the comparison as a self-contained HTML page (sortable, the regressions highlighted;
+    /// for bundles with the gate's intervals).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Runs the diff: of two bundles (or a bundle and a run's file, or one bundle's two commands) through
 /// the gate ([`crate::gate`]), of two runs' files row by row. The exit code is 1 when a row regressed,
 /// 3 when the gate could not decide, 0 otherwise.
-pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure> {
+pub fn run(
+    base: &Path,
+    head: Option<&Path>,
+    o: &Options,
+    html: Option<&Path>,
+) -> Result<u8, Failure> {
     let Some(head) = head.filter(|h| !bundle::is_bundle(base) && !bundle::is_bundle(h)) else {
-        return gate::run(base, head, o);
+        return gate::run(base, head, o, html);
     };
     if o.metric == Metric::Instructions {
         return Err(Failure(
@@ -82,7 +91,9 @@ pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure>
             if o.paths { "call path" } else { "section" }
         )));
     }
-    let mut out = render(&rows, o, &paths);
+    let (header, cells) = grid(&rows, o, &paths);
+    let table_text = table::render(&header, &cells, 1, true);
+    let mut out = table_text.clone();
     let removed: Vec<String> = rows
         .iter()
         .filter(|r| r.head.is_none())
@@ -97,6 +108,16 @@ pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure>
             o.threshold
         ),
     });
+    if let Some(page) = html {
+        let marks: Vec<&str> = rows.iter().map(|r| r.mark).collect();
+        write_page(
+            page,
+            &format!("perfgraph diff: {} → {}", base.display(), head.display()),
+            (&header, &cells),
+            &marks,
+            &out[table_text.len()..],
+        )?;
+    }
     load::print(&out)?;
     Ok(u8::from(
         regressed > 0 || (o.fail_on_removed && !removed.is_empty()),
@@ -161,7 +182,34 @@ fn change(base: u64, head: u64) -> Option<f64> {
     (base > 0).then(|| 100.0 * (head as f64 - base as f64) / base as f64)
 }
 
-fn render(rows: &[Row], o: &Options, paths: &Paths) -> String {
+/// `--html`: the table (`header`, `cells`) as a page, each row's class its mark, `lines` under it.
+pub fn write_page<const N: usize>(
+    page: &Path,
+    title: &str,
+    (header, cells): (&[String; N], &[[String; N]]),
+    marks: &[&str],
+    lines: &str,
+) -> Result<(), Failure> {
+    let rows: Vec<Vec<String>> = cells.iter().map(|r| r.to_vec()).collect();
+    let classes: Vec<&str> = marks
+        .iter()
+        .map(|m| match *m {
+            "REGRESSED" => "regressed",
+            "improved" => "improved",
+            "undecided" => "undecided",
+            "added" => "added",
+            "removed" => "removed",
+            _ => "",
+        })
+        .collect();
+    let lines: Vec<String> = lines.lines().map(str::to_owned).collect();
+    load::write(Some(page), |w| {
+        perfgraph_core::html::write_table_page(w, title, header, &rows, &classes, &lines)
+    })
+}
+
+/// The table's header and cells.
+fn grid(rows: &[Row], o: &Options, paths: &Paths) -> ([String; 5], Vec<[String; 5]>) {
     let what = match o.metric {
         Metric::Total | Metric::Instructions => "total",
         Metric::Wall => "wall",
@@ -193,5 +241,5 @@ fn render(rows: &[Row], o: &Options, paths: &Paths) -> String {
             ]
         })
         .collect();
-    table::render(&header, &cells, 1, true)
+    (header, cells)
 }

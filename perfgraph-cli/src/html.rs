@@ -44,9 +44,7 @@ pub fn run(a: &HtmlArgs) -> Result<u8, Failure> {
         }
         match critical::table(path, None, None) {
             Ok(text) => page.critical_path = Some(text),
-            Err(Failure(why)) => page
-                .notes
-                .push(format!("No critical path: {why}")),
+            Err(Failure(why)) => page.notes.push(format!("No critical path: {why}")),
         }
     }
     load::write(Some(&a.output), |w| report.write_html(w, &page))?;

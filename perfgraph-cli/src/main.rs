@@ -100,6 +100,7 @@ fn main() -> ExitCode {
                 fail_on_removed: a.fail_on_removed,
                 noise: a.noise / 100.0,
             },
+            a.html.as_deref(),
         ),
         Command::Html(a) => html::run(&a),
         Command::Record(a) => bundle::record::run(&a),

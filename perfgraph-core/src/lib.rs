@@ -144,7 +144,7 @@ pub mod critical {
 /// assert!(html.starts_with("<!doctype html>") && html.contains("Performance Graph"));
 /// ```
 pub mod html {
-    pub use crate::report::html::{MAX_FRAMES, MAX_TABLE_ROWS, Page, Series};
+    pub use crate::report::html::{MAX_FRAMES, MAX_TABLE_ROWS, Page, Series, write_table_page};
 }
 
 /// Names made safe for a terminal, as the report's tables print them: a tool that prints another process's

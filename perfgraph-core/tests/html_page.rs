@@ -63,7 +63,9 @@ fn the_page_asks_for_nothing_outside_itself() {
     assert!(page.contains(
         "content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\""
     ));
-    for outside in ["http:", "https:", "<link", " src=", "url(", "@import", "//cdn"] {
+    for outside in [
+        "http:", "https:", "<link", " src=", "url(", "@import", "//cdn",
+    ] {
         assert!(!page.contains(outside), "the page has {outside:?}");
     }
     // The data and the script: the only two script elements.
@@ -109,7 +111,10 @@ fn the_flame_graph_has_one_frame_per_call_path() {
         let at = |k: usize| nodes[8 * i + k].as_i64().unwrap();
         assert_eq!(at(0), n.parent.map_or(-1, |p| p as i64));
         assert_eq!(names[at(1) as usize], n.name);
-        assert_eq!((at(2), at(3), at(4)), (n.total_ns as i64, n.self_ns as i64, n.calls as i64));
+        assert_eq!(
+            (at(2), at(3), at(4)),
+            (n.total_ns as i64, n.self_ns as i64, n.calls as i64)
+        );
     }
     assert_eq!(v["total_ns"], 10_350_000_000u64);
     assert!(!page.contains("are left out"));
@@ -153,7 +158,12 @@ fn no_name_breaks_out_of_the_markup_or_the_data() {
     let json = &page[start..start + page[start..].find("</script>").unwrap()];
     let v: serde_json::Value = serde_json::from_str(json).unwrap();
     for name in &evil {
-        assert!(v["names"].as_array().unwrap().contains(&name.as_str().into()));
+        assert!(
+            v["names"]
+                .as_array()
+                .unwrap()
+                .contains(&name.as_str().into())
+        );
     }
     let rows = html_rows(&page, "t-sections");
     assert!(rows.iter().any(|row| row[0] == evil[0]), "{rows:?}");
@@ -180,8 +190,13 @@ fn past_max_frames_the_heaviest_paths_are_drawn_and_the_cut_is_stated() {
     let frames = v["nodes"].as_array().unwrap().len() / 8;
     assert_eq!(frames, MAX_FRAMES);
     let names = v["names"].as_array().unwrap();
-    assert!(names.contains(&"s0".into()) && !names.contains(&format!("s{}", n - 1).as_str().into()));
-    assert!(page.contains("10001 paths whose total time is under"), "cut not stated");
+    assert!(
+        names.contains(&"s0".into()) && !names.contains(&format!("s{}", n - 1).as_str().into())
+    );
+    assert!(
+        page.contains("10001 paths whose total time is under"),
+        "cut not stated"
+    );
     let note = format!(
         "The heaviest {MAX_TABLE_ROWS} call paths: the {} under",
         n - (MAX_TABLE_ROWS - 1)

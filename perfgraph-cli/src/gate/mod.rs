@@ -67,7 +67,12 @@ pub struct Row {
 
 /// Runs the gated diff; the exit code is 1 when a row regressed (or, with --fail-on-removed, is missing
 /// from the head), else 3 when a row is undecided, else 0.
-pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure> {
+pub fn run(
+    base: &Path,
+    head: Option<&Path>,
+    o: &Options,
+    html: Option<&Path>,
+) -> Result<u8, Failure> {
     let inputs: Vec<&Path> = std::iter::once(base).chain(head).collect();
     if let Some(gone) = inputs.iter().find(|p| !p.exists()) {
         return Err(Failure(format!("{}: no such file", gone.display())));
@@ -130,6 +135,18 @@ pub fn run(base: &Path, head: Option<&Path>, o: &Options) -> Result<u8, Failure>
         )));
     }
     let text = render::text(&rows, &b, &h, [&bl, &hl], &o, &paths);
+    if let Some(page) = html {
+        let (header, cells) = render::grid(&rows, &o, &paths);
+        let table = crate::table::render(&header, &cells, 1, true);
+        let marks: Vec<&str> = rows.iter().map(|r| render::mark(r.verdict)).collect();
+        crate::diff::write_page(
+            page,
+            &format!("perfgraph diff: {bl} → {hl}"),
+            (&header, &cells),
+            &marks,
+            &text[table.len()..],
+        )?;
+    }
     load::print(&text)?;
     let regressed = rows.iter().any(|r| r.verdict == Verdict::Regressed);
     let removed = rows.iter().any(|r| r.verdict == Verdict::Removed);

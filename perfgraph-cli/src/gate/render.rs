@@ -128,6 +128,25 @@ pub fn text(
 }
 
 fn table(rows: &[Row], o: &Options, paths: &Paths) -> String {
+    let (header, cells) = grid(rows, o, paths);
+    table::render(&header, &cells, 1, true)
+}
+
+/// The word a verdict puts in its row's last column.
+pub fn mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Regressed => "REGRESSED",
+        Verdict::Improved => "improved",
+        Verdict::Undecided => "undecided",
+        Verdict::Removed => "removed",
+        Verdict::Added => "added",
+        Verdict::Unshown => "not shown",
+        Verdict::Same | Verdict::Untested => "",
+    }
+}
+
+/// The table's header and cells.
+pub fn grid(rows: &[Row], o: &Options, paths: &Paths) -> ([String; 7], Vec<[String; 7]>) {
     let (what, scale) = match o.metric {
         Metric::Instructions => ("Ir(M)", 1e6),
         Metric::Total => ("total(ms)", 1e6),
@@ -164,15 +183,7 @@ fn table(rows: &[Row], o: &Options, paths: &Paths) -> String {
                 Some(p) => format!("{p:.3}"),
                 None => "-".to_owned(),
             };
-            let mark = match r.verdict {
-                Verdict::Regressed => "REGRESSED",
-                Verdict::Improved => "improved",
-                Verdict::Undecided => "undecided",
-                Verdict::Removed => "removed",
-                Verdict::Added => "added",
-                Verdict::Unshown => "not shown",
-                Verdict::Same | Verdict::Untested => "",
-            };
+            let mark = mark(r.verdict);
             [
                 paths.display(r.key),
                 median(&r.base),
@@ -184,7 +195,7 @@ fn table(rows: &[Row], o: &Options, paths: &Paths) -> String {
             ]
         })
         .collect();
-    table::render(&header, &cells, 1, true)
+    (header, cells)
 }
 
 /// The calls and allocations that are the same in every run of each side and differ between the sides.

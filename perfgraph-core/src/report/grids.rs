@@ -74,7 +74,10 @@ impl Report {
                 ]
             })
             .collect();
-        Grid::new(&["Section", "Calls", "Self(s)", "Avg.", "%", "Mem(MB)"], rows)
+        Grid::new(
+            &["Section", "Calls", "Self(s)", "Avg.", "%", "Mem(MB)"],
+            rows,
+        )
     }
 
     /// The cells of [`latency_table`](Report::latency_table).
@@ -96,9 +99,12 @@ impl Report {
                 ]
             })
             .collect();
-        Grid::new(&[
+        Grid::new(
+            &[
                 "Section", "Calls", "Min(ms)", "p50(ms)", "p90(ms)", "p99(ms)", "Max(ms)",
-            ], rows)
+            ],
+            rows,
+        )
     }
 
     /// The cells of [`processes_table`](Report::processes_table): none for one process's run.
@@ -124,14 +130,17 @@ impl Report {
                 ]
             })
             .collect();
-        Grid::new(&[
+        Grid::new(
+            &[
                 "Section",
                 "Processes",
                 "Min(s)",
                 "Avg(s)",
                 "Max(s)",
                 "Max rank",
-            ], rows)
+            ],
+            rows,
+        )
     }
 
     /// The cells of [`threads_table`](Report::threads_table).
@@ -157,7 +166,8 @@ impl Report {
                 ]
             })
             .collect();
-        Grid::new(&[
+        Grid::new(
+            &[
                 "Thread",
                 "Alive(s)",
                 "In sections(s)",
@@ -165,7 +175,9 @@ impl Report {
                 "CPU(s)",
                 "CPU %",
                 "Calls",
-            ], rows)
+            ],
+            rows,
+        )
     }
 
     /// The cells of [`async_table`](Report::async_table).
@@ -186,7 +198,8 @@ impl Report {
                 ]
             })
             .collect();
-        Grid::new(&[
+        Grid::new(
+            &[
                 "Section",
                 "Calls",
                 "Polls",
@@ -195,7 +208,9 @@ impl Report {
                 "Wall(s)",
                 "Max wall(s)",
                 "Cancelled",
-            ], rows)
+            ],
+            rows,
+        )
     }
 
     /// The cells of [`alloc_table`](Report::alloc_table).
@@ -216,7 +231,8 @@ impl Report {
                 ]
             })
             .collect();
-        Grid::new(&[
+        Grid::new(
+            &[
                 "Section",
                 "Calls",
                 "Allocs",
@@ -224,7 +240,9 @@ impl Report {
                 "Self allocs",
                 "Self alloc(MB)",
                 "Peak(MB)",
-            ], rows)
+            ],
+            rows,
+        )
     }
 
     /// The cells of [`cpu_table`](Report::cpu_table).
@@ -306,7 +324,8 @@ impl Report {
                 ]
             })
             .collect();
-        Grid::new(&[
+        Grid::new(
+            &[
                 "Lock",
                 "Acquisitions",
                 "Contended",
@@ -315,6 +334,8 @@ impl Report {
                 "Hold(s)",
                 "Max hold(ms)",
                 "Max waiters",
-            ], rows)
+            ],
+            rows,
+        )
     }
 }

@@ -70,7 +70,12 @@ impl Cell {
             Cell::Text(_) => None,
             Cell::Int(n) => Some(*n as f64),
             Cell::Fixed(x, _) | Cell::Percent(x) => Some(*x),
-            Cell::Number(s) => s.replace(',', "").parse().ok(),
+            Cell::Number(s) => s
+                .replace(',', "")
+                .trim_start_matches('+')
+                .trim_end_matches('%')
+                .parse()
+                .ok(),
         }
     }
 

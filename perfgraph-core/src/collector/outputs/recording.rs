@@ -47,7 +47,7 @@ impl Memory {
     fn push(&mut self, ticks: u64, bytes: u64) {
         let stride = self.stride.max(1);
         self.seen += 1;
-        if (self.seen - 1) % stride != 0 {
+        if !(self.seen - 1).is_multiple_of(stride) {
             return;
         }
         if self.points.len() >= Memory::MAX {
@@ -288,8 +288,7 @@ impl Output for Recording {
                 trace.on_interval(&closed, thread_names(&self.names));
             }
         }
-        let need_report =
-            !self.report.is_empty() || self.folded.is_some() || self.html.is_some();
+        let need_report = !self.report.is_empty() || self.folded.is_some() || self.html.is_some();
         let report = need_report.then(|| snapshot::report(&self.config));
         // With nothing else needing a report, the JSON is written from the snapshots themselves, which holds
         // each tree once where a report holds the threads' trees and the merged tree at once; taken now,
@@ -315,7 +314,9 @@ impl Output for Recording {
         self.at_exit = AtExit {
             report,
             json_only,
-            critical_text: critical.as_ref().map(|(text, _, _)| format!("Critical Path:\n{text}")),
+            critical_text: critical
+                .as_ref()
+                .map(|(text, _, _)| format!("Critical Path:\n{text}")),
             critical: critical.map(|(_, pieces, json)| (pieces, json)),
         };
     }
@@ -363,9 +364,11 @@ impl Output for Recording {
             });
         }
         if let (Some((path, memory)), Some(r)) = (&self.html, &report) {
-            let mut page = Page::default();
-            page.critical_path = critical_text;
-            page.series.push(memory.series());
+            let page = Page {
+                critical_path: critical_text,
+                series: vec![memory.series()],
+                ..Page::default()
+            };
             results.push(files::write_file("PERFGRAPH_HTML", path, |w| {
                 r.write_html(w, &page)
             }));

@@ -62,11 +62,9 @@ impl Cut {
         }
         // A kept node's parent is kept (a total never exceeds its parent's, bar the root's children).
         for i in 1..nodes.len() {
-            if kept[i] {
-                if let Some(p) = nodes[i].parent {
-                    debug_assert!(kept[p]);
-                    kept[p] = true;
-                }
+            if let (true, Some(p)) = (kept[i], nodes[i].parent) {
+                debug_assert!(kept[p]);
+                kept[p] = true;
             }
         }
         let left_out = kept.iter().filter(|k| !**k).count();

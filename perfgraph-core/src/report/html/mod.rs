@@ -15,8 +15,8 @@ mod tests;
 
 use std::io::{self, Write};
 
-use super::table::{Cell, Grid};
 use super::shown;
+use super::table::{Cell, Grid};
 use crate::base::config::{ReportSelection, Verbosity};
 use crate::base::process;
 use crate::data::report::Report;
@@ -119,7 +119,7 @@ impl Report {
         self.flame_section(&mut w, &cut)?;
         for t in &tables {
             process::progress();
-            write!(w, "<section id=\"{}\"><h2>{}</h2>\n", t.id, esc(t.title))?;
+            writeln!(w, "<section id=\"{}\"><h2>{}</h2>", t.id, esc(t.title))?;
             if let Some(note) = &t.note {
                 writeln!(w, "<p class=\"note\">{}</p>", esc(note))?;
             }
@@ -137,14 +137,20 @@ impl Report {
             )?;
         }
         if !page.series.is_empty() {
-            writeln!(w, "<section id=\"series\"><h2>Over time</h2><div class=\"plots\">")?;
+            writeln!(
+                w,
+                "<section id=\"series\"><h2>Over time</h2><div class=\"plots\">"
+            )?;
             for s in &page.series {
                 plots::series(&mut w, s, self.run.wall_ns)?;
             }
             writeln!(w, "</div></section>")?;
         }
         writeln!(w, "</main>")?;
-        write!(w, "<script type=\"application/json\" id=\"perfgraph-data\">")?;
+        write!(
+            w,
+            "<script type=\"application/json\" id=\"perfgraph-data\">"
+        )?;
         flame::write_data(&mut w, self, &cut)?;
         writeln!(w, "</script>\n<script>\n{SCRIPT}</script>\n</body></html>")?;
         w.flush()
@@ -165,7 +171,10 @@ impl Report {
             ("Host", p.host.clone()),
             ("Process", format!("pid {}, rank {}", p.pid, p.rank)),
             ("Started", utc(p.start_unix_ns)),
-            ("Wall time", format!("{:.3} s", self.run.wall_ns as f64 / 1e9)),
+            (
+                "Wall time",
+                format!("{:.3} s", self.run.wall_ns as f64 / 1e9),
+            ),
             ("Clock", self.run.clock.to_owned()),
             (
                 "Verbosity",
@@ -174,11 +183,11 @@ impl Report {
                     Verbosity::Off => "off".to_owned(),
                 },
             ),
+            ("Threads", format!("{} that recorded", self.threads.len())),
             (
-                "Threads",
-                format!("{} that recorded", self.threads.len()),
+                "Call paths",
+                self.tree.nodes.len().saturating_sub(1).to_string(),
             ),
-            ("Call paths", self.tree.nodes.len().saturating_sub(1).to_string()),
             (
                 "Heap",
                 if self.run.heap_counted {
@@ -262,10 +271,78 @@ impl Report {
             out.push(Table::new("t-locks", "Locks", self.locks_grid()));
         }
         if self.merged.is_some() {
-            out.push(Table::new("t-processes", "Processes", self.processes_grid()));
+            out.push(Table::new(
+                "t-processes",
+                "Processes",
+                self.processes_grid(),
+            ));
         }
         out
     }
+}
+
+/// A page of one table and the lines under it, styled and sortable as the run's page (what `perfgraph diff
+/// --html` writes): a cell that reads as a number (`12.5`, `+3.1%`, `-`) is right-aligned and sorts as
+/// one; a row's class (`regressed`, `improved`, `undecided`, `added`, `removed`) colours it.
+///
+/// ```
+/// let mut html = Vec::new();
+/// perfgraph_core::html::write_table_page(
+///     &mut html,
+///     "perfgraph diff: base.json → head.json",
+///     &["Section".to_owned(), "Change".to_owned()],
+///     &[vec!["solve".to_owned(), "+12.0%".to_owned()]],
+///     &["regressed"],
+///     &["1 row regressed past 10%.".to_owned()],
+/// )
+/// .unwrap();
+/// let html = String::from_utf8(html).unwrap();
+/// assert!(html.contains("<tr class=\"regressed\"><td class=\"name\">solve</td><td class=\"num\" data-v=\"12\">+12.0%</td>"));
+/// ```
+pub fn write_table_page(
+    out: &mut dyn Write,
+    title: &str,
+    headers: &[String],
+    rows: &[Vec<String>],
+    classes: &[&str],
+    lines: &[String],
+) -> io::Result<()> {
+    let mut w = io::BufWriter::new(out);
+    write!(
+        w,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src \
+         'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{0}</title><style>\n{CSS}</style></head>\n<body>\n<header><h1>{0}</h1></header>\n<main>\
+         <section id=\"t-diff\">\n",
+        esc(title)
+    )?;
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let cells: Vec<Vec<Cell>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|c| {
+                    let figure = c.trim_start_matches('+').trim_end_matches('%');
+                    if c == "-" || figure.parse::<f64>().is_ok() {
+                        Cell::Number(c.clone())
+                    } else {
+                        Cell::Text(c.clone())
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    write_table(&mut w, &Grid::new(&headers, cells), classes)?;
+    for line in lines {
+        writeln!(w, "<p>{}</p>", esc(line))?;
+    }
+    writeln!(
+        w,
+        "</section></main>\n<script>\n{SCRIPT}</script>\n</body></html>"
+    )?;
+    w.flush()
 }
 
 /// One table of the page.

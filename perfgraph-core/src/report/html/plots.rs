@@ -22,7 +22,9 @@ const MAX_POINTS: usize = 2_000;
 
 /// A histogram per section of the `Latency` table (the heaviest sections that have durations).
 pub(super) fn latency(w: &mut dyn Write, r: &Report) -> io::Result<()> {
-    let n = crate::base::config::ReportSelection::all().sections.unwrap_or(10);
+    let n = crate::base::config::ReportSelection::all()
+        .sections
+        .unwrap_or(10);
     let sections = r.heaviest_sections(n);
     // One call has no spread to draw: its row of the table says it all.
     let drawn: Vec<_> = sections.iter().filter(|s| s.latency.count > 1).collect();
@@ -90,13 +92,25 @@ pub(super) fn series(w: &mut dyn Write, s: &Series, wall_ns: u64) -> io::Result<
     if points.is_empty() {
         return Ok(());
     }
-    let end = points.iter().map(|p| p.0).max().unwrap_or(0).max(wall_ns).max(1) as f64;
-    let (lo, hi) = points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-        (a.min(p.1), b.max(p.1))
-    });
+    let end = points
+        .iter()
+        .map(|p| p.0)
+        .max()
+        .unwrap_or(0)
+        .max(wall_ns)
+        .max(1) as f64;
+    let (lo, hi) = points
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.1), b.max(p.1))
+        });
     let (min, max) = (lo, hi);
     // A flat line is drawn across the middle.
-    let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - 1.0, hi + 1.0) };
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else {
+        (lo - 1.0, hi + 1.0)
+    };
     let x = |t: u64| L + (W - L - R) * t as f64 / end;
     let y = |v: f64| H - B - (H - T - B) * (v - lo) / (hi - lo);
     let title = text::fit(&s.name, NAME_WIDTH);
