@@ -19,7 +19,6 @@
 /// The `Critical Path:` table: of a timeline (a trace's, or the run's kept to its exit), not of a report.
 pub(crate) mod critical;
 mod grids;
-/// The run as one self-contained HTML page.
 pub(crate) mod html;
 mod render;
 pub(crate) mod table;
@@ -102,7 +101,7 @@ impl Report {
     /// The `CPU:` table (without its heading): per section that measured its CPU time, its calls, its time
     /// children included, the CPU time in it, the rest (waiting: blocked, sleeping, or ready for a core),
     /// and CPU time as a percentage of its time; then a column for each CPU figure that has one
-    /// ([`CpuFigures`]), where some row's is not 0.
+    /// ([`CpuFigures`](crate::data::figures::CpuFigures)), where some row's is not 0.
     pub fn cpu_table(&self) -> String {
         self.cpu_grid().text()
     }
