@@ -3,6 +3,8 @@
 # the first build of the peers. Nothing in that file is edited by hand: change the code, run this again.
 #
 #   benches/run.sh            # from the repository root (or anywhere: it cds there)
+#   benches/run.sh html       # only the HTML page's section (a few minutes): every other section of
+#                             # docs/performance.md is left byte for byte as it is
 #
 # Steps: build the demo instrumented and compiled out; run the peer comparison (benches/peers, one process;
 # then again with PEERS_TRACING=chrome, because tracing's subscriber is process-global); run the
@@ -19,13 +21,20 @@
 # the recording threads and a 30 s two-thread run: a few minutes, and scratch files of up to 1.5 GB under
 # target/perf-record, each removed once measured), and writes the file (the latency histogram's cost is the
 # Criterion pair perfgraph/enabled and perfgraph/no_histogram of the main process). PERFGRAPH_*
-# variables are cleared so every run uses the defaults.
+# variables are cleared so every run uses the defaults. Last, the HTML page (`record --html-only`, the step
+# `benches/run.sh html` runs alone): `synthetic_run` (benches/src/bin/synthetic_run.rs) writes runs of
+# 1,000, 100,000 and 1,000,000 call paths (the largest is a 1 GB JSON under target/perf-record/html, removed
+# once measured), `perfgraph html` writes each one's page three times, and headless Chromium (`chromium`,
+# or $CHROMIUM) loads each page three times with `#selftest`; its section says so if Chromium is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=$root/target/perf-record
-rm -rf "$out"
-mkdir -p "$out/criterion"
+mode=${1:-all}
+case $mode in
+    all | html) ;;
+    *) echo "usage: benches/run.sh [html]" >&2; exit 2 ;;
+esac
 for v in $(env | sed -n 's/^\(PERFGRAPH_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 
 # Other work on the same 2 cores moves every figure (the two-thread ones most). Before each phase, wait
@@ -45,12 +54,30 @@ wait_quiet() {
     echo "   (still busy after 5 minutes; measuring anyway)"
 }
 
+# The HTML page's section alone, in place of the one in docs/performance.md.
+html_step() {
+    echo "== the HTML page: synthetic runs of 1,000, 100,000 and 1,000,000 call paths"
+    wait_quiet
+    target/release/record --html-only docs/performance.md target/release/perfgraph \
+        target/release/synthetic_run "$out/html"
+}
+
+if [[ $mode == html ]]; then
+    echo "== building perfgraph, record and synthetic_run"
+    cargo build --release -p perfgraph-cli
+    cargo build --release -p perfgraph-benches --bin record --bin synthetic_run
+    html_step
+    exit
+fi
+rm -rf "$out"
+mkdir -p "$out/criterion"
+
 echo "== building the demo (instrumented and compiled out) and the benches"
 cargo build --release -p perfgraph-demo
 cp target/release/perfgraph-demo "$out/demo-on"
 cargo build --release -p perfgraph-demo --no-default-features
 cp target/release/perfgraph-demo "$out/demo-off"
-cargo build --release -p perfgraph-benches --bin record
+cargo build --release -p perfgraph-benches --bin record --bin synthetic_run
 cargo build --release -p perfgraph-cli
 peers_bench=$(cd benches/peers && cargo bench --bench peers --no-run 2>&1 | tee /dev/stderr |
     sed -n 's/.*Executable .*(\(.*\))$/\1/p')
@@ -86,3 +113,5 @@ target/release/record --criterion "$out/criterion" --demo-on "$out/demo-on" --de
     --peers-bench "$peers_bench" --out docs/performance.md --command "benches/run.sh" \
     --lifecycle "$out/lifecycle.txt" --perfgraph target/release/perfgraph \
     --alloc-peers benches/alloc-peers/target/release/perfgraph-alloc-peers
+
+html_step

@@ -10,7 +10,10 @@
 //! (`record --rss-child MODE N` and `record --trace-child RATE SECONDS N` are the children it runs for the
 //! memory and trace figures; `record --trace-only FILE SCRATCH` measures the trace figures alone and
 //! replaces their section of FILE; `record --lifecycle-only FILE SAVED` renders the lifecycle section of FILE
-//! again from the saved output of the full-size tests; `record --heap` measures and prints only the section on exact heap
+//! again from the saved output of the full-size tests; `record --html-only FILE PERFGRAPH SYNTHETIC SCRATCH`
+//! measures the HTML page on synthetic runs (`measure::html`: `PERFGRAPH` the release `perfgraph`,
+//! `SYNTHETIC` the `synthetic_run` bin, files under SCRATCH) and replaces that section of FILE alone, as
+//! `benches/run.sh html` does; `record --heap` measures and prints only the section on exact heap
 //! accounting, `record --cpu` the one on CPU time per section, `record --listen` the one on the control socket
 //! (`record --listen-child MODE SECONDS` is its idle child, `record --metrics-child SECONDS` the one with
 //! 100 sections it scrapes), and `record --layer BIN` the `TracingLayer`
@@ -79,6 +82,22 @@ fn main() {
         std::fs::write(&file, render::lifecycle::replace(&doc, &figures))
             .expect("write the record");
         eprintln!("wrote the lifecycle section of {}", file.display());
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--html-only") {
+        // `record --html-only FILE PERFGRAPH SYNTHETIC SCRATCH`: the HTML page's section of FILE measured
+        // again, every other section left byte for byte as it was.
+        let file = PathBuf::from(&args[1]);
+        let figures = measure::html::measure(&measure::html::HtmlInputs {
+            perfgraph: std::path::Path::new(&args[2]),
+            synthetic: std::path::Path::new(&args[3]),
+            scratch: std::path::Path::new(&args[4]),
+            out: &file,
+            command: "benches/run.sh html",
+        });
+        let doc = std::fs::read_to_string(&file).expect("read the record");
+        std::fs::write(&file, render::html::replace(&doc, &figures)).expect("write the record");
+        eprintln!("wrote the HTML page section of {}", file.display());
         return;
     }
     if args.first().map(String::as_str) == Some("--trace-only") {

@@ -7,6 +7,7 @@ pub mod capture;
 pub mod cpu;
 pub mod demo;
 pub mod heap;
+pub mod html;
 pub mod layer;
 pub mod layouts;
 pub mod lifecycle;

@@ -8,6 +8,7 @@ mod demo;
 mod fmt;
 mod header;
 mod heap;
+pub mod html;
 mod latency;
 mod layer;
 mod layouts;
