@@ -45,12 +45,6 @@ fn refused() -> Refused {
     Refused
 }
 
-/// Bytes of the budget in use now.
-#[cfg(test)]
-fn used() -> usize {
-    USED.load(Ordering::Acquire)
-}
-
 /// A byte buffer whose capacity is charged to the budget, and given back when it goes.
 #[derive(Debug, Default)]
 pub struct OutBuf {
@@ -210,12 +204,13 @@ mod tests {
 
     #[test]
     fn growth_is_charged_refused_past_the_budget_and_given_back() {
-        let before = used();
+        // The buffer's own charge: the process-wide count moves with the other tests' buffers meanwhile
+        // (it failed once in CI when one was given back between the two reads).
         let mut a = OutBuf::with_capacity(1000).unwrap();
-        assert!(used() >= before + 1000);
+        assert!(a.charged >= 1000);
         a.extend(&[1; 1500]).unwrap();
         assert_eq!(a.len(), 1500);
-        assert!(a.capacity() >= 1500);
+        assert!(a.capacity() >= 1500 && a.charged >= a.capacity());
         // Far more than the budget: refused, the buffer as it was.
         assert_eq!(a.reserve(LIMIT + 1), Err(Refused));
         assert_eq!(a.len(), 1500);
