@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::compare::{Figures, Metric, Options, Paths, figures, keys};
 use crate::failure::Failure;
-use crate::{bundle, gate, load, table};
+use crate::{bundle, gate, html, load, table};
 
 #[derive(Args, Debug)]
 pub struct DiffArgs {
@@ -110,7 +110,7 @@ pub fn run(
     });
     if let Some(page) = html {
         let marks: Vec<&str> = rows.iter().map(|r| r.mark).collect();
-        write_page(
+        html::write_page(
             page,
             &format!("perfgraph diff: {} → {}", base.display(), head.display()),
             (&header, &cells),
@@ -180,32 +180,6 @@ fn compare(base: &Figures, head: &Figures, o: &Options) -> (Vec<Row>, usize) {
 /// The change from `base` to `head`, percent; `None` from 0.
 fn change(base: u64, head: u64) -> Option<f64> {
     (base > 0).then(|| 100.0 * (head as f64 - base as f64) / base as f64)
-}
-
-/// `--html`: the table (`header`, `cells`) as a page, each row's class its mark, `lines` under it.
-pub fn write_page<const N: usize>(
-    page: &Path,
-    title: &str,
-    (header, cells): (&[String; N], &[[String; N]]),
-    marks: &[&str],
-    lines: &str,
-) -> Result<(), Failure> {
-    let rows: Vec<Vec<String>> = cells.iter().map(|r| r.to_vec()).collect();
-    let classes: Vec<&str> = marks
-        .iter()
-        .map(|m| match *m {
-            "REGRESSED" => "regressed",
-            "improved" => "improved",
-            "undecided" => "undecided",
-            "added" => "added",
-            "removed" => "removed",
-            _ => "",
-        })
-        .collect();
-    let lines: Vec<String> = lines.lines().map(str::to_owned).collect();
-    load::write(Some(page), |w| {
-        perfgraph_core::html::write_table_page(w, title, header, &rows, &classes, &lines)
-    })
 }
 
 /// The table's header and cells.

@@ -1,6 +1,7 @@
 //! `perfgraph html RUN.json [TRACE] -o report.html`: the run as one self-contained page
 //! (`perfgraph_core::html`); with a Chrome JSON trace, also its series over time (resident memory, heap,
-//! counters, CPU per thread: the trace's counter tracks) and its critical path.
+//! counters, CPU per thread: the trace's counter tracks) and its critical path. And `diff --html`'s page
+//! of both diffs' table ([`write_page`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -121,4 +122,30 @@ fn halve(points: &[(u64, f64)]) -> Vec<(u64, f64)> {
         }
     }
     out
+}
+
+/// `--html`: the table (`header`, `cells`) as a page, each row's class its mark, `lines` under it.
+pub fn write_page<const N: usize>(
+    page: &Path,
+    title: &str,
+    (header, cells): (&[String; N], &[[String; N]]),
+    marks: &[&str],
+    lines: &str,
+) -> Result<(), Failure> {
+    let rows: Vec<Vec<String>> = cells.iter().map(|r| r.to_vec()).collect();
+    let classes: Vec<&str> = marks
+        .iter()
+        .map(|m| match *m {
+            "REGRESSED" => "regressed",
+            "improved" => "improved",
+            "undecided" => "undecided",
+            "added" => "added",
+            "removed" => "removed",
+            _ => "",
+        })
+        .collect();
+    let lines: Vec<String> = lines.lines().map(str::to_owned).collect();
+    load::write(Some(page), |w| {
+        perfgraph_core::html::write_table_page(w, title, header, &rows, &classes, &lines)
+    })
 }

@@ -139,7 +139,7 @@ pub fn run(
         let (header, cells) = render::grid(&rows, &o, &paths);
         let table = crate::table::render(&header, &cells, 1, true);
         let marks: Vec<&str> = rows.iter().map(|r| render::mark(r.verdict)).collect();
-        crate::diff::write_page(
+        crate::html::write_page(
             page,
             &format!("perfgraph diff: {bl} → {hl}"),
             (&header, &cells),
