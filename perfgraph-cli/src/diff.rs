@@ -92,15 +92,15 @@ pub fn run(
         )));
     }
     let (header, cells) = grid(&rows, o, &paths);
-    let table_text = table::render(&header, &cells, 1, true);
-    let mut out = table_text.clone();
+    // The lines under the table (the page's too).
+    let mut lines = String::new();
     let removed: Vec<String> = rows
         .iter()
         .filter(|r| r.head.is_none())
         .map(|r| paths.display(r.key))
         .collect();
-    out.push_str(&table::removed(&removed, o.paths, o.fail_on_removed));
-    out.push_str(&match regressed {
+    lines.push_str(&table::removed(&removed, o.paths, o.fail_on_removed));
+    lines.push_str(&match regressed {
         0 => format!("No regression past {}%.\n", o.threshold),
         n => format!(
             "{n} {} regressed past {}%.\n",
@@ -115,10 +115,10 @@ pub fn run(
             &format!("perfgraph diff: {} → {}", base.display(), head.display()),
             (&header, &cells),
             &marks,
-            &out[table_text.len()..],
+            &lines,
         )?;
     }
-    load::print(&out)?;
+    load::print(&(table::render(&header, &cells, 1, true) + &lines))?;
     Ok(u8::from(
         regressed > 0 || (o.fail_on_removed && !removed.is_empty()),
     ))

@@ -134,20 +134,19 @@ pub fn run(
             if o.paths { "call path" } else { "section" }
         )));
     }
-    let text = render::text(&rows, &b, &h, [&bl, &hl], &o, &paths);
+    let (header, cells) = render::grid(&rows, &o, &paths);
+    let lines = render::lines(&rows, &b, &h, [&bl, &hl], &o, &paths);
     if let Some(page) = html {
-        let (header, cells) = render::grid(&rows, &o, &paths);
-        let table = crate::table::render(&header, &cells, 1, true);
         let marks: Vec<&str> = rows.iter().map(|r| render::mark(r.verdict)).collect();
         crate::html::write_page(
             page,
             &format!("perfgraph diff: {bl} → {hl}"),
             (&header, &cells),
             &marks,
-            &text[table.len()..],
+            &lines,
         )?;
     }
-    load::print(&text)?;
+    load::print(&(crate::table::render(&header, &cells, 1, true) + &lines))?;
     let regressed = rows.iter().any(|r| r.verdict == Verdict::Regressed);
     let removed = rows.iter().any(|r| r.verdict == Verdict::Removed);
     Ok(if regressed || (o.fail_on_removed && removed) {

@@ -5,7 +5,9 @@ use crate::gate::samples::Samples;
 use crate::gate::{LEVEL, Row, Verdict, stats};
 use crate::table::{self, list};
 
-/// The whole text `diff` prints for bundles.
+/// The whole text `diff` prints for bundles: the table, then [`lines`] (as `gate::run` puts them
+/// together; the unit tests read it whole).
+#[cfg(test)]
 pub fn text(
     rows: &[Row],
     b: &Samples,
@@ -14,7 +16,20 @@ pub fn text(
     o: &Options,
     paths: &Paths,
 ) -> String {
-    let mut out = table(rows, o, paths);
+    let (header, cells) = grid(rows, o, paths);
+    table::render(&header, &cells, 1, true) + &lines(rows, b, h, labels, o, paths)
+}
+
+/// The lines under the table: what it rests on, the exact figures that changed, and the verdict.
+pub fn lines(
+    rows: &[Row],
+    b: &Samples,
+    h: &Samples,
+    labels: [&str; 2],
+    o: &Options,
+    paths: &Paths,
+) -> String {
+    let mut out = String::new();
     let tested = rows.iter().filter(|r| r.holm.is_some()).count();
     out.push_str(&format!(
         "Runs: {} base, {} head (base: {}; head: {}). Each side's median; the change is head/base",
@@ -125,11 +140,6 @@ pub fn text(
         ));
     }
     out
-}
-
-fn table(rows: &[Row], o: &Options, paths: &Paths) -> String {
-    let (header, cells) = grid(rows, o, paths);
-    table::render(&header, &cells, 1, true)
 }
 
 /// The word a verdict puts in its row's last column.
