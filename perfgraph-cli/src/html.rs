@@ -27,8 +27,6 @@ pub struct HtmlArgs {
 
 /// Series a page plots at most: a trace of thousands of threads has a CPU track each.
 pub const MAX_SERIES: usize = 48;
-/// Points one series keeps while the trace is read: past it, every four become their lowest and highest.
-const KEEP_POINTS: usize = 100_000;
 
 pub fn run(a: &HtmlArgs) -> Result<u8, Failure> {
     let report = load::run(&a.run)?;
@@ -95,33 +93,13 @@ fn series(path: &Path) -> Result<(Vec<Series>, usize), Failure> {
             if i == usize::MAX {
                 continue;
             }
-            let s = &mut out[i];
-            s.push(at_ns, v);
-            if s.points.len() >= KEEP_POINTS {
-                s.points = halve(&s.points);
-            }
+            // Bounded as it is filled (`Series::MAX_POINTS`).
+            out[i].push(at_ns, v);
         }
         Ok(true)
     })
     .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
     Ok((out, left_out))
-}
-
-/// Every four points become their lowest and highest, in time order: the line's envelope stays.
-fn halve(points: &[(u64, f64)]) -> Vec<(u64, f64)> {
-    let mut out = Vec::with_capacity(points.len() / 2 + 2);
-    for c in points.chunks(4) {
-        let lo = c.iter().min_by(|a, b| a.1.total_cmp(&b.1)).copied();
-        let hi = c.iter().max_by(|a, b| a.1.total_cmp(&b.1)).copied();
-        if let (Some(lo), Some(hi)) = (lo, hi) {
-            if lo.0 <= hi.0 {
-                out.extend([lo, hi]);
-            } else {
-                out.extend([hi, lo]);
-            }
-        }
-    }
-    out
 }
 
 /// `--html`: the table (`header`, `cells`) as a page, each row's class its mark, `lines` under it.

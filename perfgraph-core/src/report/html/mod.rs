@@ -80,9 +80,18 @@ impl Series {
         }
     }
 
-    /// Adds the value at `at_ns` (ns since the run's start).
+    /// Most points a series keeps as it is filled ([`push`](Series::push)): a trace of hours holds
+    /// millions of samples of a counter.
+    pub const MAX_POINTS: usize = 100_000;
+
+    /// Adds the value at `at_ns` (ns since the run's start). At [`MAX_POINTS`](Series::MAX_POINTS),
+    /// every four points become their lowest and highest, so the line keeps its envelope in half the
+    /// points.
     pub fn push(&mut self, at_ns: u64, value: f64) {
         self.points.push((at_ns, value));
+        if self.points.len() >= Series::MAX_POINTS {
+            self.points = plots::envelope(&self.points, 4);
+        }
     }
 }
 

@@ -156,9 +156,14 @@ fn thin(points: &[(u64, f64)]) -> Vec<(u64, f64)> {
     if finite.len() <= MAX_POINTS {
         return finite;
     }
-    let chunk = finite.len().div_ceil(MAX_POINTS / 2);
-    let mut out = Vec::with_capacity(MAX_POINTS);
-    for c in finite.chunks(chunk) {
+    envelope(&finite, finite.len().div_ceil(MAX_POINTS / 2))
+}
+
+/// Each `chunk` points in a row become their lowest and highest, in time order: the line's envelope
+/// stays, peaks included.
+pub(super) fn envelope(points: &[(u64, f64)], chunk: usize) -> Vec<(u64, f64)> {
+    let mut out = Vec::with_capacity(2 * points.len().div_ceil(chunk.max(1)));
+    for c in points.chunks(chunk.max(1)) {
         let lo = c.iter().min_by(|a, b| a.1.total_cmp(&b.1)).copied();
         let hi = c.iter().max_by(|a, b| a.1.total_cmp(&b.1)).copied();
         let (Some(lo), Some(hi)) = (lo, hi) else {

@@ -42,3 +42,14 @@ fn a_table_page_sorts_figures_as_figures_and_colours_rows_by_class() {
     assert!(html.contains("<tr><td class=\"name\">&lt;b&gt;</td><td class=\"name\">-</td>"));
     assert!(html.contains("<p>No regression past 10%.</p>"));
 }
+
+#[test]
+fn a_series_stays_bounded_and_keeps_its_peaks() {
+    let mut s = Series::new("counter", "");
+    for i in 0..250_000u64 {
+        s.push(i, if i == 123_457 { 1e9 } else { (i % 7) as f64 });
+    }
+    assert!(s.points.len() < Series::MAX_POINTS, "{}", s.points.len());
+    assert!(s.points.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert!(s.points.contains(&(123_457, 1e9)));
+}
