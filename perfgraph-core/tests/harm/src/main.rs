@@ -38,10 +38,15 @@ fn fd_target(fd: i32) -> String {
         .unwrap_or_default()
 }
 
-/// 100,000 `println!` lines (through a pipe each is a write), in a section live print shows meanwhile.
+/// 100,000 `println!` lines (`HARM_LINES` if set; through a pipe each is a write), in a section live print
+/// shows meanwhile.
 #[timed(live = "pgmark printing lines", dots)]
 fn lines() {
-    for i in 0..100_000 {
+    let n: u32 = std::env::var("HARM_LINES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    for i in 0..n {
         println!("line {i} of the program's output");
     }
 }
