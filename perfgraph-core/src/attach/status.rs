@@ -36,7 +36,7 @@ pub(super) fn read(pid: u32, reader: impl Read) -> io::Result<Status> {
     let invalid =
         |why: &str| io::Error::new(io::ErrorKind::InvalidData, format!("process {pid}: {why}"));
     let mut sections_left = MAX_STATUS_SECTIONS;
-    let mut de = serde_json::Deserializer::from_reader(Guard::new(reader, &LIMITS));
+    let mut de = serde_json::Deserializer::from_reader(Guard::buffered(reader, &LIMITS));
     let read = de
         .deserialize_map(StatusVisitor {
             sections_left: &mut sections_left,

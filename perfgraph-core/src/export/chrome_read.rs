@@ -111,7 +111,7 @@ pub fn read_events(
 }
 
 fn walk(reader: impl Read, each: OnEvent<'_>) -> Result<(), String> {
-    let mut de = serde_json::Deserializer::from_reader(Guard::new(reader, &LIMITS));
+    let mut de = serde_json::Deserializer::from_reader(Guard::buffered(reader, &LIMITS));
     let mut array_form = false;
     let walked = de
         .deserialize_any(Top {

@@ -89,7 +89,7 @@ impl Report {
 
     /// [`Report::read_json`] held to `max_nodes` nodes (a running process's dump: `attach::report`).
     pub(crate) fn read_json_within(reader: impl Read, max_nodes: usize) -> Result<Report, String> {
-        let mut de = serde_json::Deserializer::from_reader(Guard::new(reader, &LIMITS));
+        let mut de = serde_json::Deserializer::from_reader(Guard::buffered(reader, &LIMITS));
         let mut nodes_left = max_nodes;
         let read = de
             .deserialize_any(Top {
