@@ -1,6 +1,6 @@
 //! Looking into a running program, end to end: a long-running instrumented child (`examples/service`) is
 //! found by `perfgraph ps`, dumped mid-section (its running sections in the JSON), reported by pid, and
-//! traced for 2 seconds (a valid trace of that window, in both formats: the Perfetto one read by Perfetto's
+//! traced for a second (a valid trace of that window, in both formats: the Perfetto one read by Perfetto's
 //! own Python classes when they are installed); its control socket refuses another user, survives 1,000
 //! clients that send garbage or hang, and is gone when it exits. Each test has a private
 //! `XDG_RUNTIME_DIR`, so its sockets are its own.
@@ -100,7 +100,7 @@ fn ps_dump_report_and_trace_a_running_process() {
     );
     assert!(live.contains("calls had not ended"), "{live}");
 
-    // `trace` for 2 seconds, both formats.
+    // `trace` for a second, both formats.
     for name in ["window.json", "window.pftrace"] {
         let path = runtime.join(name);
         let before = Instant::now();
@@ -110,13 +110,13 @@ fn ps_dump_report_and_trace_a_running_process() {
                 "trace",
                 &pid,
                 "--seconds",
-                "2",
+                "1",
                 "-o",
                 path.to_str().unwrap(),
             ],
         );
         assert!(t.status.success(), "{t:?}");
-        assert!(before.elapsed() >= Duration::from_secs(2), "a 2 s window");
+        assert!(before.elapsed() >= Duration::from_secs(1), "a 1 s window");
         assert!(text(&t.stderr).contains("bytes in"), "{t:?}");
         if name.ends_with(".json") {
             check_chrome_window(&path);
@@ -145,7 +145,7 @@ fn check_chrome_window(path: &Path) {
     assert_eq!(end["args"]["unfinished"], unfinished.len(), "{end}");
     assert!(running_at_the_end(&unfinished), "{unfinished:?}");
     let calls = events.iter().filter(|e| e["name"] == "residual").count();
-    assert!(calls > 1000, "{calls} residual calls in 2 s");
+    assert!(calls > 1000, "{calls} residual calls in 1 s");
     assert!(events.iter().any(|e| e["name"] == "solve"));
     // Every call of the window ended in it: none before its first event's time by more than a call.
     let first_ts = events
@@ -154,7 +154,7 @@ fn check_chrome_window(path: &Path) {
         .filter_map(|e| e["ts"].as_f64())
         .fold(f64::MAX, f64::min);
     let end_ts = end["ts"].as_f64().unwrap();
-    assert!(end_ts - first_ts >= 1_900_000.0, "{first_ts}..{end_ts} µs");
+    assert!(end_ts - first_ts >= 900_000.0, "{first_ts}..{end_ts} µs");
 }
 
 /// A window's ring losses: none on a machine that lets the background thread drain (the service records
