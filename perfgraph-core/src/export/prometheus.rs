@@ -13,20 +13,12 @@ use std::fmt::Write as _;
 
 use super::by_section::{self, BOUNDS_NS, MAX_SECTIONS, Process, Section};
 use super::catalog::{Figures, METRICS, Number, Source};
+use crate::base::text;
 use crate::data::Report;
 
 /// A label value escaped as the format wants (`\`, `"` and newlines).
 fn label(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out
+    text::replace_chars(value, &[('\\', "\\\\"), ('"', "\\\""), ('\n', "\\n")])
 }
 
 /// Seconds from ns, as the format writes a float.
