@@ -61,6 +61,19 @@ pub fn fit(s: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `s` with each character that `table` lists replaced by the text it gives for it, the others kept: a
+/// format's escapes (HTML's entities, the backslashes of a Prometheus label value).
+pub(crate) fn replace_chars(s: &str, table: &[(char, &str)]) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match table.iter().find(|(from, _)| *from == c) {
+            Some((_, to)) => out.push_str(to),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
 /// `n` and `noun`, singular for one: `1 call`, `2 calls` (`noun` makes its plural with an `s`).
 pub(crate) fn count(n: impl Into<u64>, noun: &str) -> String {
     match n.into() {

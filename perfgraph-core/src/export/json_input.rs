@@ -79,11 +79,25 @@ impl<R: Read> Read for Guard<R> {
 }
 
 /// A `Visitor`'s methods for the scalars it refuses: each is an error with the message `$msg(&self)`.
+/// With `null_is_none` first, for a member that may be `null` (its `Self::Value` an `Option`), a `null` is
+/// read as `None` and only the other scalars are refused.
 macro_rules! refuse_others {
+    (null_is_none, $msg:expr) => {
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        $crate::export::json_input::refuse_others!(@scalars $msg);
+    };
     ($msg:expr) => {
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
             Err(E::custom($msg(&self)))
         }
+        $crate::export::json_input::refuse_others!(@scalars $msg);
+    };
+    (@scalars $msg:expr) => {
         fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
             Err(E::custom($msg(&self)))
         }

@@ -224,39 +224,41 @@ fn locks() -> Vec<crate::data::LockStats> {
     vec![a, crate::data::LockStats::new("z")]
 }
 
-#[test]
-fn locks_read_back_as_written() {
+/// A one-node report with `fill` applied to its run, written and read back: the report read back, whose
+/// table for `selection` must hold `row`.
+fn read_back_run(
+    fill: impl FnOnce(&mut RunInfo),
+    selection: &crate::config::ReportSelection,
+    row: &str,
+) -> Report {
     let r = with_run(
         report(vec![node("(root)", 0, None)], 1, Verbosity::Off),
-        |r| {
-            r.locks = locks();
-        },
+        fill,
     );
     let back = Report::from_json(&r.json()).unwrap();
-    assert_eq!(back.run.locks, locks());
-    let table = back.render(&crate::config::ReportSelection::default().locks(true));
-    assert!(
-        table.contains(
-            "| queue \"a\" |           10 |         3 |      0.005 |        4.000 |      0.009 |        2.500 |           2 |"
-        ),
-        "{table}"
+    let table = back.render(selection);
+    assert!(table.contains(row), "{table}");
+    back
+}
+
+#[test]
+fn locks_read_back_as_written() {
+    let back = read_back_run(
+        |r| r.locks = locks(),
+        &crate::config::ReportSelection::default().locks(true),
+        "| queue \"a\" |           10 |         3 |      0.005 |        4.000 |      0.009 |        2.500 |           2 |",
     );
+    assert_eq!(back.run.locks, locks());
 }
 
 #[test]
 fn counters_read_back_as_written() {
-    let r = with_run(
-        report(vec![node("(root)", 0, None)], 1, Verbosity::Off),
-        |r| {
-            r.counters = counters();
-        },
+    let back = read_back_run(
+        |r| r.counters = counters(),
+        &crate::config::ReportSelection::default().counters(true),
+        "| queue \"depth\" |       2 | -0.5 | -0.5 |   3 | 1.25 |",
     );
-    let back = Report::from_json(&r.json()).unwrap();
     assert_eq!(back.run.counters, counters());
-    assert!(
-        back.render(&crate::config::ReportSelection::default().counters(true))
-            .contains("| queue \"depth\" |       2 | -0.5 | -0.5 |   3 | 1.25 |")
-    );
 }
 
 #[test]

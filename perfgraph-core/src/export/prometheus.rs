@@ -13,20 +13,12 @@ use std::fmt::Write as _;
 
 use super::by_section::{self, BOUNDS_NS, MAX_SECTIONS, Process, Section};
 use super::catalog::{Figures, METRICS, Number, Source};
+use crate::base::text;
 use crate::data::Report;
 
 /// A label value escaped as the format wants (`\`, `"` and newlines).
 fn label(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out
+    text::replace_chars(value, &[('\\', "\\\\"), ('"', "\\\""), ('\n', "\\n")])
 }
 
 /// Seconds from ns, as the format writes a float.
@@ -163,50 +155,23 @@ mod tests {
             line(&format!("perfgraph_section_calls_total{{{section}}}")),
             format!("perfgraph_section_calls_total{{{section}}} 5")
         );
-        assert!(line(&format!("perfgraph_section_seconds_total{{{section}}}")).ends_with(" 3"));
-        assert!(
-            line(&format!(
-                "perfgraph_section_self_seconds_total{{{section}}}"
-            ))
-            .ends_with(" 3")
-        );
+        let family = |name: &str| format!("perfgraph_section_{name}{{{section}}}");
+        let bucket = |le: &str| {
+            format!("perfgraph_section_duration_seconds_bucket{{{section},le=\"{le}\"}}")
+        };
         // 800 ns under 1 µs; 3 µs under 5 µs; 20 s only under +Inf.
-        assert!(
-            line(&format!(
-                "perfgraph_section_duration_seconds_bucket{{{section},le=\"0.000001\"}}"
-            ))
-            .ends_with(" 1")
-        );
-        assert!(
-            line(&format!(
-                "perfgraph_section_duration_seconds_bucket{{{section},le=\"0.0000025\"}}"
-            ))
-            .ends_with(" 1")
-        );
-        assert!(
-            line(&format!(
-                "perfgraph_section_duration_seconds_bucket{{{section},le=\"0.000005\"}}"
-            ))
-            .ends_with(" 3")
-        );
-        assert!(
-            line(&format!(
-                "perfgraph_section_duration_seconds_bucket{{{section},le=\"10\"}}"
-            ))
-            .ends_with(" 3")
-        );
-        assert!(
-            line(&format!(
-                "perfgraph_section_duration_seconds_bucket{{{section},le=\"+Inf\"}}"
-            ))
-            .ends_with(" 4")
-        );
-        assert!(
-            line(&format!(
-                "perfgraph_section_duration_seconds_count{{{section}}}"
-            ))
-            .ends_with(" 4")
-        );
+        for (start, value) in [
+            (family("seconds_total"), " 3"),
+            (family("self_seconds_total"), " 3"),
+            (bucket("0.000001"), " 1"),
+            (bucket("0.0000025"), " 1"),
+            (bucket("0.000005"), " 3"),
+            (bucket("10"), " 3"),
+            (bucket("+Inf"), " 4"),
+            (family("duration_seconds_count"), " 4"),
+        ] {
+            assert!(line(&start).ends_with(value), "{start}");
+        }
         assert_eq!(
             line("perfgraph_resident_memory_bytes "),
             "perfgraph_resident_memory_bytes 1048576"

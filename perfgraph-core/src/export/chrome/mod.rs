@@ -105,8 +105,103 @@ impl Chrome {
         }
     }
 
+    /// A sample of the process counter track `name`, in MB.
+    fn megabytes(&mut self, out: &mut Vec<u8>, name: &str, ts_ns: u64, bytes: u64) {
+        self.counter_start(out, &format!("\"{name}\""), "", ts_ns, None);
+        out.extend_from_slice(b"\"MB\":");
+        push_u64(out, bytes / 1_000_000);
+        out.extend_from_slice(format!(".{:06}", bytes % 1_000_000).as_bytes());
+        out.extend_from_slice(b"}},\n");
+    }
+
+    /// A complete event (`"ph":"X"`) named `name`, of category `cat`, over `(start_ns, end_ns)` on the row
+    /// `tid`, with its `args`.
+    fn complete(
+        &self,
+        out: &mut Vec<u8>,
+        name: &str,
+        cat: &str,
+        (start_ns, end_ns): (u64, u64),
+        tid: u64,
+        args: &serde_json::Value,
+    ) {
+        let mut ts = Vec::new();
+        push_micros(&mut ts, start_ns);
+        let mut dur = Vec::new();
+        push_micros(&mut dur, end_ns.saturating_sub(start_ns));
+        out.extend_from_slice(
+            format!(
+                "{{\"name\":{},\"cat\":\"{cat}\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{tid},\"args\":{args}}},\n",
+                json!(name),
+                String::from_utf8_lossy(&ts),
+                String::from_utf8_lossy(&dur),
+                self.pid,
+            )
+            .as_bytes(),
+        );
+    }
+
+    /// The start of a counter event (`"ph":"C"`) up to its `args` object's opening brace: `name` as
+    /// written (a JSON string, quoted), `cat` as written (`,"cat":…`, or empty for none), the time, the
+    /// pid, and the tid when the track is a thread's.
+    fn counter_start(
+        &self,
+        out: &mut Vec<u8>,
+        name: &str,
+        cat: &str,
+        ts_ns: u64,
+        tid: Option<u64>,
+    ) {
+        out.extend_from_slice(b"{\"name\":");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(cat.as_bytes());
+        out.extend_from_slice(b",\"ph\":\"C\",\"ts\":");
+        push_micros(out, ts_ns);
+        out.extend_from_slice(b",\"pid\":");
+        push_u64(out, self.pid as u64);
+        if let Some(tid) = tid {
+            out.extend_from_slice(b",\"tid\":");
+            push_u64(out, tid);
+        }
+        out.extend_from_slice(b",\"args\":{");
+    }
+}
+
+/// An event as one line with its comma.
+fn line(out: &mut Vec<u8>, event: &serde_json::Value) {
+    out.extend_from_slice(event.to_string().as_bytes());
+    out.extend_from_slice(b",\n");
+}
+
+/// Appends `,"name":value` for each arg (keys as [`arg_key`] makes them).
+fn push_args<'a>(out: &mut Vec<u8>, args: impl Iterator<Item = (&'a str, &'a ArgValue)>) {
+    for (name, value) in args {
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(arg_key(name).as_bytes());
+        out.extend_from_slice(b"\":");
+        push_json_arg(out, value);
+    }
+}
+
+/// The text before a call's `ts` and after its `tid`.
+fn section_text(text: &SectionText) -> Framing {
+    let prefix = format!("{{\"name\":{},\"ph\":\"X\",\"ts\":", json!(text.name));
+    let mut args = serde_json::Map::new();
+    args.insert("level".into(), json!(text.level));
+    if let Some(message) = &text.message {
+        args.insert("message".into(), json!(message));
+    }
+    let suffix = format!(",\"args\":{}}},\n", serde_json::Value::Object(args));
+    (
+        prefix.into_bytes().into(),
+        suffix.into_bytes().into(),
+        text.args,
+    )
+}
+
+impl Encoder for Chrome {
     /// A thread's name and place, before its first call.
-    pub(crate) fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str) {
+    fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str) {
         let pid = self.pid;
         let i = index as usize;
         if self.ids.len() <= i {
@@ -126,15 +221,9 @@ impl Chrome {
                     "args": {"sort_index": index}}),
         );
     }
-
-    /// One section call, on a thread named before ([`Chrome::thread`]). `text` describes its section
+    /// One section call, on a thread named before ([`Encoder::thread`]). `text` describes its section
     /// (asked once per section).
-    pub(crate) fn call(
-        &mut self,
-        out: &mut Vec<u8>,
-        call: &Call,
-        text: &dyn Fn(SectionId) -> SectionText,
-    ) {
+    fn call(&mut self, out: &mut Vec<u8>, call: &Call, text: &dyn Fn(SectionId) -> SectionText) {
         let i = call.section as usize;
         if self.sections.len() <= i {
             self.sections.resize_with(i + 1, || None);
@@ -173,51 +262,18 @@ impl Chrome {
         push_args(out, names.iter().copied().zip(call.args));
         out.extend_from_slice(b"}},\n");
     }
-
-    /// A `counter!` value on the process counter track named as the counter, its one series named so too.
-    pub(crate) fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
-        let name = json!(name).to_string();
-        out.extend_from_slice(b"{\"name\":");
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b",\"cat\":\"counter\",\"ph\":\"C\",\"ts\":");
-        push_micros(out, ts_ns);
-        out.extend_from_slice(b",\"pid\":");
-        push_u64(out, self.pid as u64);
-        out.extend_from_slice(b",\"args\":{");
-        out.extend_from_slice(name.as_bytes());
-        out.push(b':');
-        push_json_arg(out, &ArgValue::Float(value));
-        out.extend_from_slice(b"}},\n");
-    }
-
     /// A resident-memory sample on the process's counter track.
-    pub(crate) fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+    fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
         self.megabytes(out, "Resident memory", ts_ns, bytes);
     }
-
     /// The process's net heap (the counting allocator's) on its `Heap` counter track.
-    pub(crate) fn heap(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
+    fn heap(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
         self.megabytes(out, "Heap", ts_ns, bytes);
     }
-
-    /// A sample of the process counter track `name`, in MB.
-    fn megabytes(&mut self, out: &mut Vec<u8>, name: &str, ts_ns: u64, bytes: u64) {
-        out.extend_from_slice(b"{\"name\":\"");
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b"\",\"ph\":\"C\",\"ts\":");
-        push_micros(out, ts_ns);
-        out.extend_from_slice(b",\"pid\":");
-        push_u64(out, self.pid as u64);
-        out.extend_from_slice(b",\"args\":{\"MB\":");
-        push_u64(out, bytes / 1_000_000);
-        out.extend_from_slice(format!(".{:06}", bytes % 1_000_000).as_bytes());
-        out.extend_from_slice(b"}},\n");
-    }
-
     /// A future's life (an async slice: `b` and `e` sharing its id, category `async`, on the thread that
     /// ended it; Perfetto groups them by name and id) or an instant event (`i`, thread scope) with its
     /// message and the span it came in.
-    pub(crate) fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
+    fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
         let pid = self.pid;
         let tid = tid(mark.thread);
         let name = json!(name).to_string();
@@ -274,155 +330,32 @@ impl Chrome {
             }
         }
     }
-
     /// A thread's CPU usage over the last sampling period (percent of one core), on its own counter track
     /// `CPU <thread> (tid <tid>)`.
-    pub(crate) fn cpu(
-        &mut self,
-        out: &mut Vec<u8>,
-        ts_ns: u64,
-        thread: u32,
-        name: &str,
-        percent: u64,
-    ) {
-        out.extend_from_slice(b"{\"name\":");
-        out.extend_from_slice(
-            json!(format!("CPU {name} (tid {})", tid(thread)))
-                .to_string()
-                .as_bytes(),
-        );
-        out.extend_from_slice(b",\"ph\":\"C\",\"ts\":");
-        push_micros(out, ts_ns);
-        out.extend_from_slice(b",\"pid\":");
-        push_u64(out, self.pid as u64);
-        out.extend_from_slice(b",\"tid\":");
-        push_u64(out, tid(thread));
-        out.extend_from_slice(b",\"args\":{\"%\":");
+    fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, name: &str, percent: u64) {
+        let track = json!(format!("CPU {name} (tid {})", tid(thread))).to_string();
+        self.counter_start(out, &track, "", ts_ns, Some(tid(thread)));
+        out.extend_from_slice(b"\"%\":");
         push_u64(out, percent);
         out.extend_from_slice(b"}},\n");
     }
-
-    /// Live print printed `text` (one line) at `ts_ns`: a process-wide instant event.
-    pub(crate) fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
-        out.extend_from_slice(b"{\"name\":");
-        out.extend_from_slice(json!(text).to_string().as_bytes());
-        out.extend_from_slice(b",\"cat\":\"live print\",\"ph\":\"i\",\"s\":\"p\",\"ts\":");
-        push_micros(out, ts_ns);
-        out.extend_from_slice(b",\"pid\":");
-        push_u64(out, self.pid as u64);
-        out.extend_from_slice(b",\"tid\":0},\n");
-    }
-
-    /// The end of a complete trace: the `perfgraph trace end` event with what is missing, and the `]`.
-    pub(crate) fn footer(&mut self, out: &mut Vec<u8>, summary: &Summary) {
-        let losses = &summary.losses;
-        let per_thread: Vec<serde_json::Value> = losses
-            .ring_overflow
-            .iter()
-            .map(|(name, n)| json!({"thread": name, "dropped": n}))
-            .collect();
-        let sentence = losses.sentence();
-        let event = json!({
-            "name": "perfgraph trace end",
-            "ph": "i",
-            "s": "g",
-            "ts": summary.end_ns as f64 / 1000.0,
-            "pid": self.pid,
-            "tid": 0,
-            "args": {
-                "complete": true,
-                "clock": summary.clock,
-                "events": summary.calls,
-                "unfinished": summary.unfinished,
-                "trace_limit_bytes": losses.limit,
-                "dropped_past_trace_limit": losses.past_limit,
-                "dropped_unwritten": losses.unwritten,
-                "dropped_ring_overflow": losses.ring_overflow_total(),
-                "dropped_ring_overflow_per_thread": per_thread,
-                "threads_without_ring": losses.unmapped_ring_threads,
-                "missing": if sentence.is_empty() { None } else { Some(format!("perfgraph: {sentence}")) },
-            },
-        });
-        out.extend_from_slice(event.to_string().as_bytes());
-        out.extend_from_slice(b"\n]\n");
-    }
-}
-
-/// An event as one line with its comma.
-fn line(out: &mut Vec<u8>, event: &serde_json::Value) {
-    out.extend_from_slice(event.to_string().as_bytes());
-    out.extend_from_slice(b",\n");
-}
-
-/// The text before a call's `ts` and after its `tid`.
-/// Appends `,"name":value` for each arg (keys as [`arg_key`] makes them).
-fn push_args<'a>(out: &mut Vec<u8>, args: impl Iterator<Item = (&'a str, &'a ArgValue)>) {
-    for (name, value) in args {
-        out.extend_from_slice(b",\"");
-        out.extend_from_slice(arg_key(name).as_bytes());
-        out.extend_from_slice(b"\":");
-        push_json_arg(out, value);
-    }
-}
-
-fn section_text(text: &SectionText) -> Framing {
-    let prefix = format!("{{\"name\":{},\"ph\":\"X\",\"ts\":", json!(text.name));
-    let mut args = serde_json::Map::new();
-    args.insert("level".into(), json!(text.level));
-    if let Some(message) = &text.message {
-        args.insert("message".into(), json!(message));
-    }
-    let suffix = format!(",\"args\":{}}},\n", serde_json::Value::Object(args));
-    (
-        prefix.into_bytes().into(),
-        suffix.into_bytes().into(),
-        text.args,
-    )
-}
-
-impl Encoder for Chrome {
-    fn thread(&mut self, out: &mut Vec<u8>, index: u32, name: &str) {
-        Chrome::thread(self, out, index, name);
-    }
-    fn call(&mut self, out: &mut Vec<u8>, call: &Call, text: &dyn Fn(SectionId) -> SectionText) {
-        Chrome::call(self, out, call, text);
-    }
-    fn memory(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
-        Chrome::memory(self, out, ts_ns, bytes);
-    }
-    fn heap(&mut self, out: &mut Vec<u8>, ts_ns: u64, bytes: u64) {
-        Chrome::heap(self, out, ts_ns, bytes);
-    }
-    fn mark(&mut self, out: &mut Vec<u8>, mark: &Mark, name: &str) {
-        Chrome::mark(self, out, mark, name);
-    }
-    fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, name: &str, percent: u64) {
-        Chrome::cpu(self, out, ts_ns, thread, name, percent);
-    }
+    /// A `counter!` value on the process counter track named as the counter, its one series named so too.
     fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64) {
-        Chrome::counter(self, out, ts_ns, name, value);
+        let name = json!(name).to_string();
+        self.counter_start(out, &name, ",\"cat\":\"counter\"", ts_ns, None);
+        out.extend_from_slice(name.as_bytes());
+        out.push(b':');
+        push_json_arg(out, &ArgValue::Float(value));
+        out.extend_from_slice(b"}},\n");
     }
     fn lock_slice(&mut self, out: &mut Vec<u8>, slice: &LockSlice) {
         let mut args = serde_json::Map::new();
         if let Some(holder) = &slice.holder {
             args.insert("holder".into(), json!(holder));
         }
-        let mut ts = Vec::new();
-        push_micros(&mut ts, slice.start_ns);
-        let mut dur = Vec::new();
-        push_micros(&mut dur, slice.end_ns.saturating_sub(slice.start_ns));
-        out.extend_from_slice(
-            format!(
-                "{{\"name\":{},\"cat\":\"lock\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},\"args\":{}}},\n",
-                json!(slice.title()),
-                String::from_utf8_lossy(&ts),
-                String::from_utf8_lossy(&dur),
-                self.pid,
-                tid(slice.thread),
-                serde_json::Value::Object(args)
-            )
-            .as_bytes(),
-        );
+        let span = (slice.start_ns, slice.end_ns);
+        let args = serde_json::Value::Object(args);
+        self.complete(out, &slice.title(), "lock", span, tid(slice.thread), &args);
     }
     fn lock_flow(&mut self, out: &mut Vec<u8>, flow: &LockFlow) {
         // The start binds to the slice enclosing it on the releaser's thread: its hold, which ends at the
@@ -486,27 +419,52 @@ impl Encoder for Chrome {
                 );
             }
         }
-        let mut ts = Vec::new();
-        push_micros(&mut ts, piece.start_ns);
-        let mut dur = Vec::new();
-        push_micros(&mut dur, piece.end_ns.saturating_sub(piece.start_ns));
-        out.extend_from_slice(
-            format!(
-                "{{\"name\":{},\"cat\":\"critical\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{PATH_TID},\"args\":{}}},\n",
-                json!(piece.title),
-                String::from_utf8_lossy(&ts),
-                String::from_utf8_lossy(&dur),
-                self.pid,
-                json!({ "thread": piece.thread })
-            )
-            .as_bytes(),
-        );
+        let span = (piece.start_ns, piece.end_ns);
+        let args = json!({ "thread": piece.thread });
+        self.complete(out, &piece.title, "critical", span, PATH_TID, &args);
     }
+    /// Live print printed `text` (one line) at `ts_ns`: a process-wide instant event.
     fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
-        Chrome::marker(self, out, ts_ns, text);
+        out.extend_from_slice(b"{\"name\":");
+        out.extend_from_slice(json!(text).to_string().as_bytes());
+        out.extend_from_slice(b",\"cat\":\"live print\",\"ph\":\"i\",\"s\":\"p\",\"ts\":");
+        push_micros(out, ts_ns);
+        out.extend_from_slice(b",\"pid\":");
+        push_u64(out, self.pid as u64);
+        out.extend_from_slice(b",\"tid\":0},\n");
     }
+    /// The end of a complete trace: the `perfgraph trace end` event with what is missing, and the `]`.
     fn footer(&mut self, out: &mut Vec<u8>, summary: &Summary) {
-        Chrome::footer(self, out, summary);
+        let losses = &summary.losses;
+        let per_thread: Vec<serde_json::Value> = losses
+            .ring_overflow
+            .iter()
+            .map(|(name, n)| json!({"thread": name, "dropped": n}))
+            .collect();
+        let sentence = losses.sentence();
+        let event = json!({
+            "name": "perfgraph trace end",
+            "ph": "i",
+            "s": "g",
+            "ts": summary.end_ns as f64 / 1000.0,
+            "pid": self.pid,
+            "tid": 0,
+            "args": {
+                "complete": true,
+                "clock": summary.clock,
+                "events": summary.calls,
+                "unfinished": summary.unfinished,
+                "trace_limit_bytes": losses.limit,
+                "dropped_past_trace_limit": losses.past_limit,
+                "dropped_unwritten": losses.unwritten,
+                "dropped_ring_overflow": losses.ring_overflow_total(),
+                "dropped_ring_overflow_per_thread": per_thread,
+                "threads_without_ring": losses.unmapped_ring_threads,
+                "missing": if sentence.is_empty() { None } else { Some(format!("perfgraph: {sentence}")) },
+            },
+        });
+        out.extend_from_slice(event.to_string().as_bytes());
+        out.extend_from_slice(b"\n]\n");
     }
     fn padding(&self) -> (usize, fn(&mut Vec<u8>, usize)) {
         (MIN_PAD, pad)

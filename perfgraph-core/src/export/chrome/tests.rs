@@ -1,7 +1,7 @@
 //! The events main's whole-file exporter was tested for, in the streamed form: the process's identity
 //! in the header, futures' lives and instant events.
 
-use super::super::trace::{Call, Identity, Mark, MarkKind, SectionText, Summary};
+use super::super::trace::{Call, Encoder, Identity, Mark, MarkKind, SectionText, Summary};
 use super::{Chrome, CpuFigures};
 
 fn text(_: u32) -> SectionText {

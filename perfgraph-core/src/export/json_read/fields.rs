@@ -7,6 +7,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::data::report::Report;
+use crate::export::json_input::refuse_others;
 use crate::export::json_rows::{Cell, Field, Read};
 
 /// One JSON value that is not an array or an object.
@@ -241,24 +242,7 @@ impl<'de> Visitor<'de> for ObjectSeed {
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Fields, A::Error> {
         Err(de::Error::custom(format!("{}not an object", self.at)))
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Fields, E> {
-        Err(E::custom(format!("{}not an object", self.at)))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Fields, E> {
-        Err(E::custom(format!("{}not an object", self.at)))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Fields, E> {
-        Err(E::custom(format!("{}not an object", self.at)))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Fields, E> {
-        Err(E::custom(format!("{}not an object", self.at)))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Fields, E> {
-        Err(E::custom(format!("{}not an object", self.at)))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Fields, E> {
-        Err(E::custom(format!("{}not an object", self.at)))
-    }
+    refuse_others!(|s: &Self| format!("{}not an object", s.at));
 }
 
 /// Takes one from the file's budget of nodes (and `processes` entries); past [`Report::MAX_JSON_NODES`],

@@ -162,27 +162,7 @@ impl<'de> Visitor<'de> for ProcessesSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the processes' array")
     }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(E::custom("\"processes\" is not an array"))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(E::custom("\"processes\" is not an array"))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(E::custom("\"processes\" is not an array"))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(E::custom("\"processes\" is not an array"))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(E::custom("\"processes\" is not an array"))
-    }
+    refuse_others!(null_is_none, |_: &Self| "\"processes\" is not an array");
     fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
         Err(de::Error::custom("\"processes\" is not an array"))
     }

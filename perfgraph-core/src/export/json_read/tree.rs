@@ -165,6 +165,12 @@ impl<'de> DeserializeSeed<'de> for HistogramSeed {
 }
 
 impl HistogramSeed {
+    /// The error for a histogram that is neither `null` nor an object.
+    fn not_an_object(&self) -> String {
+        format!("{}\"histogram\" is not an object", self.at)
+    }
+
+    /// The error for buckets that are not `[bucket, calls]` pairs in bucket order.
     fn bad(&self) -> String {
         format!(
             "{}histogram \"buckets\": not [bucket, calls] pairs in bucket order",
@@ -178,47 +184,9 @@ impl<'de> Visitor<'de> for HistogramSeed {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a histogram object or null")
     }
-    fn visit_unit<E>(self) -> Result<ReadHistogram, E> {
-        Ok(None)
-    }
-    fn visit_none<E>(self) -> Result<ReadHistogram, E> {
-        Ok(None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<ReadHistogram, E> {
-        Err(E::custom(format!(
-            "{}\"histogram\" is not an object",
-            self.at
-        )))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<ReadHistogram, E> {
-        Err(E::custom(format!(
-            "{}\"histogram\" is not an object",
-            self.at
-        )))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<ReadHistogram, E> {
-        Err(E::custom(format!(
-            "{}\"histogram\" is not an object",
-            self.at
-        )))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<ReadHistogram, E> {
-        Err(E::custom(format!(
-            "{}\"histogram\" is not an object",
-            self.at
-        )))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<ReadHistogram, E> {
-        Err(E::custom(format!(
-            "{}\"histogram\" is not an object",
-            self.at
-        )))
-    }
+    refuse_others!(null_is_none, HistogramSeed::not_an_object);
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<ReadHistogram, A::Error> {
-        Err(de::Error::custom(format!(
-            "{}\"histogram\" is not an object",
-            self.at
-        )))
+        Err(de::Error::custom(self.not_an_object()))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadHistogram, A::Error> {
         let mut sub = None;

@@ -3,7 +3,7 @@
 //! `perfgraph trace end`, stating what is missing.
 
 use super::fields::*;
-use super::sequence::{MARKER_SEQUENCE, META_SEQUENCE, absolute_event, open_sequence};
+use super::sequence::{MARKER_SEQUENCE, META_SEQUENCE, Sequence, absolute_event, open_sequence};
 use super::tracks::{future_uuid, marker_uuid, process_uuid, thread_uuid};
 use super::wire::{message, packet, string, uint};
 use super::{Perfetto, debug_args};
@@ -69,11 +69,7 @@ impl Perfetto {
 
     /// Live print printed `text` (one line) at `ts_ns`: an instant event on the live print track.
     pub(crate) fn marker(&mut self, out: &mut Vec<u8>, ts_ns: u64, text: &str) {
-        let pid = self.pid;
-        let seq = self
-            .markers
-            .get_or_insert_with(|| open_sequence(out, MARKER_SEQUENCE, marker_uuid(pid), ts_ns));
-        seq.event(out, ts_ns, |e| {
+        self.markers(out, ts_ns).event(out, ts_ns, |e| {
             uint(e, EV_TYPE, INSTANT);
             string(e, EV_NAME, text);
         });
@@ -82,10 +78,7 @@ impl Perfetto {
     /// The end of a complete trace: the `perfgraph trace end` instant event on the live print track, its
     /// debug annotations stating what is missing.
     pub(crate) fn footer(&mut self, out: &mut Vec<u8>, summary: &Summary) {
-        let pid = self.pid;
-        let seq = self.markers.get_or_insert_with(|| {
-            open_sequence(out, MARKER_SEQUENCE, marker_uuid(pid), summary.end_ns)
-        });
+        let seq = self.markers(out, summary.end_ns);
         let losses = &summary.losses;
         let sentence = losses.sentence();
         seq.event(out, summary.end_ns, |e| {
@@ -120,5 +113,12 @@ impl Perfetto {
                 text("missing", &format!("perfgraph: {sentence}"));
             }
         });
+    }
+
+    /// The live print track's sequence, opened (its first packet written at `ts_ns`) on its first event.
+    fn markers(&mut self, out: &mut Vec<u8>, ts_ns: u64) -> &mut Sequence {
+        let pid = self.pid;
+        self.markers
+            .get_or_insert_with(|| open_sequence(out, MARKER_SEQUENCE, marker_uuid(pid), ts_ns))
     }
 }

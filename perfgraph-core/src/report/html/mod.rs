@@ -19,6 +19,7 @@ use super::shown;
 use super::table::{Cell, Grid};
 use crate::base::config::{ReportSelection, Verbosity};
 use crate::base::process;
+use crate::base::text;
 use crate::data::report::Report;
 
 pub use flame::{MAX_FRAMES, MAX_TABLE_ROWS};
@@ -402,18 +403,16 @@ pub(crate) fn write_table(w: &mut dyn Write, grid: &Grid, classes: &[&str]) -> i
 
 /// `s` safe in HTML text and attribute values.
 pub(crate) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    text::replace_chars(
+        s,
+        &[
+            ('&', "&amp;"),
+            ('<', "&lt;"),
+            ('>', "&gt;"),
+            ('"', "&quot;"),
+            ('\'', "&#39;"),
+        ],
+    )
 }
 
 /// A section's name as the page shows it (as the tables do: control characters escaped, cut).
