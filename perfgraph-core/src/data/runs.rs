@@ -243,28 +243,33 @@ fn combine(into: &mut ProcessSpread, s: ProcessSpread) -> Result<(), &'static st
 pub(crate) fn combine_counters<'a>(
     runs: impl Iterator<Item = &'a [crate::data::counters::CounterStats]>,
 ) -> Vec<crate::data::counters::CounterStats> {
-    let mut by_name: std::collections::BTreeMap<&str, crate::data::counters::CounterStats> =
-        std::collections::BTreeMap::new();
-    for c in runs.flatten() {
-        by_name
-            .entry(&c.name)
-            .and_modify(|row| row.combine(c))
-            .or_insert_with(|| c.clone());
-    }
-    by_name.into_values().collect()
+    combine_by_name(
+        runs,
+        |c| &c.name,
+        crate::data::counters::CounterStats::combine,
+    )
 }
 
 /// Locks of many runs, one row per name (by name), their figures summed and their maxima kept.
 pub(crate) fn combine_locks<'a>(
     runs: impl Iterator<Item = &'a [crate::data::locks::LockStats]>,
 ) -> Vec<crate::data::locks::LockStats> {
-    let mut by_name: std::collections::BTreeMap<&str, crate::data::locks::LockStats> =
-        std::collections::BTreeMap::new();
-    for l in runs.flatten() {
+    combine_by_name(runs, |l| &l.name, crate::data::locks::LockStats::combine)
+}
+
+/// Rows of many runs, one per name (by name, `name` giving a row's): the first run's row of a name, each
+/// later run's row of that name added to it by `combine`.
+fn combine_by_name<'a, R: Clone + 'a>(
+    runs: impl Iterator<Item = &'a [R]>,
+    name: impl Fn(&'a R) -> &'a str,
+    combine: impl Fn(&mut R, &R),
+) -> Vec<R> {
+    let mut by_name: std::collections::BTreeMap<&str, R> = std::collections::BTreeMap::new();
+    for row in runs.flatten() {
         by_name
-            .entry(&l.name)
-            .and_modify(|row| row.combine(l))
-            .or_insert_with(|| l.clone());
+            .entry(name(row))
+            .and_modify(|into| combine(into, row))
+            .or_insert_with(|| row.clone());
     }
     by_name.into_values().collect()
 }

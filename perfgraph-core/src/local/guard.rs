@@ -76,6 +76,16 @@ impl Guard {
         _not_send: NOT_SEND,
     };
 
+    /// The guard of a section just entered on `state` at `depth`.
+    #[inline(always)]
+    fn entered(state: &'static ThreadState, depth: u32) -> Guard {
+        Guard {
+            state: Some(state),
+            depth,
+            _not_send: NOT_SEND,
+        }
+    }
+
     /// Whether the section is recorded (not [`OFF`](Guard::OFF)).
     #[cfg(feature = "tracing")]
     #[inline]
@@ -114,11 +124,7 @@ impl Guard {
     pub unsafe fn open(state: &'static ThreadState, section: SectionId) -> Guard {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
         let depth = unsafe { state.enter(section) };
-        Guard {
-            state: Some(state),
-            depth,
-            _not_send: NOT_SEND,
-        }
+        Guard::entered(state, depth)
     }
 
     /// As [`open`](Guard::open), for a section that may take figures out of line: `flags` as
@@ -131,11 +137,7 @@ impl Guard {
     pub unsafe fn open_with(state: &'static ThreadState, section: SectionId, flags: u8) -> Guard {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
         let depth = unsafe { state.enter_with(section, flags) };
-        Guard {
-            state: Some(state),
-            depth,
-            _not_send: NOT_SEND,
-        }
+        Guard::entered(state, depth)
     }
 }
 
@@ -154,14 +156,8 @@ impl Guard {
         call: bool,
         flags: u8,
     ) -> (Guard, &'static AsyncNode) {
-        // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
-        let (depth, node) = unsafe { state.enter_poll(section, call, flags, true) };
-        let guard = Guard {
-            state: Some(state),
-            depth,
-            _not_send: NOT_SEND,
-        };
-        (guard, node)
+        // SAFETY: `state` is this thread's own state (this fn's contract), as `open_poll_as` asks.
+        unsafe { Self::open_poll_as(state, section, call, flags, true) }
     }
 
     /// [`open_poll`](Self::open_poll) for a `tracing` span entered again: its path keeps recording each
@@ -177,14 +173,26 @@ impl Guard {
         call: bool,
         flags: u8,
     ) -> (Guard, &'static AsyncNode) {
+        // SAFETY: `state` is this thread's own state (this fn's contract), as `open_poll_as` asks.
+        unsafe { Self::open_poll_as(state, section, call, flags, false) }
+    }
+
+    /// The body of [`open_poll`](Self::open_poll) and [`open_span_poll`](Self::open_span_poll):
+    /// `per_future` as `ThreadState::enter_poll` takes it (`false` for a span entered again).
+    ///
+    /// # Safety
+    /// As [`open`](Guard::open).
+    #[inline(always)]
+    unsafe fn open_poll_as(
+        state: &'static ThreadState,
+        section: SectionId,
+        call: bool,
+        flags: u8,
+        per_future: bool,
+    ) -> (Guard, &'static AsyncNode) {
         // SAFETY: `state` is this thread's own state (this fn's contract), so we may enter on it.
-        let (depth, node) = unsafe { state.enter_poll(section, call, flags, false) };
-        let guard = Guard {
-            state: Some(state),
-            depth,
-            _not_send: NOT_SEND,
-        };
-        (guard, node)
+        let (depth, node) = unsafe { state.enter_poll(section, call, flags, per_future) };
+        (Guard::entered(state, depth), node)
     }
 }
 

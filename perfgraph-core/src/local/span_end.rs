@@ -2,12 +2,10 @@
 //! [`ThreadState::exit`] does, but gives back its start and its duration held back from its path's
 //! histogram, which the span's close records once it knows whether the span was entered only once.
 
-use std::sync::atomic::Ordering;
-
 use super::latency::Block;
 use super::samples::{Closed, EndSample, Ending};
-use super::thread::{LIVE_LIMIT_TICKS, MEM_ALERT_KB, ThreadState, note_interleaved, shown_end};
-use crate::base::{clock, process};
+use super::thread::{ThreadState, note_interleaved, plain_end};
+use crate::base::clock;
 
 /// A `tracing` span's enter, ended ([`ThreadState::exit_unrecorded`]).
 #[cfg(feature = "tracing")]
@@ -79,12 +77,8 @@ impl ThreadState {
             // SAFETY: as above.
             return unsafe { self.exit_unrecorded_with(depth, end) };
         }
-        let at_end = |_: Ending| EndSample {
-            mem_kb: process::rss_kb(),
-            heap_alert: false,
-        };
         // SAFETY: as above.
-        unsafe { self.exit_unrecorded_as(depth, end, at_end) }
+        unsafe { self.exit_unrecorded_as(depth, end, plain_end) }
     }
 
     /// [`exit_unrecorded`](Self::exit_unrecorded) while a section with flags is open, as
@@ -95,17 +89,8 @@ impl ThreadState {
     #[cfg(feature = "tracing")]
     #[inline(never)]
     unsafe fn exit_unrecorded_with(&self, depth: u32, end: u64) -> Option<SpanEnded> {
-        let at_end = |e: Ending| {
-            if e.flags == 0 {
-                EndSample {
-                    mem_kb: process::rss_kb(),
-                    heap_alert: false,
-                }
-            } else {
-                // SAFETY: this is the owning thread (caller's contract).
-                unsafe { self.end_with(e) }
-            }
-        };
+        // SAFETY: this is the owning thread (caller's contract).
+        let at_end = |e: Ending| unsafe { self.flagged_end(e) };
         // SAFETY: as above.
         unsafe { self.exit_unrecorded_as(depth, end, at_end) }
     }
@@ -128,14 +113,7 @@ impl ThreadState {
         unsafe {
             self.stack
                 .exit_as::<false>(depth, end, at_end, note_interleaved, |closed| {
-                    let watch = self.watch.load(Ordering::Relaxed);
-                    if closed.depth < watch
-                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
-                        || closed.heap_alert
-                        || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
-                    {
-                        shown_end(closed.elapsed, closed.grown_kb, closed.heap_alert, watch);
-                    }
+                    self.note_closed(&closed, closed.heap_alert);
                     last = Some(closed);
                 });
         }

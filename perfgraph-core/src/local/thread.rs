@@ -31,7 +31,7 @@ use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
 use super::live_texts::LiveTexts;
 use super::record::Record;
 use super::ring::Ring;
-use super::samples::{EndSample, Ending};
+use super::samples::{Closed, EndSample, Ending};
 use super::sampling::{mem_kb, sample};
 use super::side_frames::SideFrames;
 use super::stack::Stack;
@@ -323,22 +323,13 @@ impl ThreadState {
             // SAFETY: as above.
             return unsafe { self.exit_with(depth, end) };
         }
-        let at_end = |_: Ending| EndSample {
-            mem_kb: process::rss_kb(),
-            heap_alert: false,
-        };
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
             self.stack
-                .exit(depth, end, at_end, note_interleaved, |closed| {
-                    let watch = self.watch.load(Ordering::Relaxed);
-                    if closed.depth < watch
-                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
-                        || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
-                    {
-                        shown_end(closed.elapsed, closed.grown_kb, false, watch);
-                    }
+                .exit(depth, end, plain_end, note_interleaved, |closed| {
+                    // No section with flags is open, so none raised a heap alert.
+                    self.note_closed(&closed, false);
                 });
         }
     }
@@ -350,31 +341,44 @@ impl ThreadState {
     /// Call only on the thread that owns this state.
     #[inline(never)]
     unsafe fn exit_with(&self, depth: u32, end: u64) {
-        let at_end = |e: Ending| {
-            if e.flags == 0 {
-                EndSample {
-                    mem_kb: process::rss_kb(),
-                    heap_alert: false,
-                }
-            } else {
-                // SAFETY: this is the owning thread (caller's contract).
-                unsafe { self.end_with(e) }
-            }
-        };
+        // SAFETY: this is the owning thread (caller's contract).
+        let at_end = |e: Ending| unsafe { self.flagged_end(e) };
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         unsafe {
             self.stack
                 .exit(depth, end, at_end, note_interleaved, |closed| {
-                    let watch = self.watch.load(Ordering::Relaxed);
-                    if closed.depth < watch
-                        || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
-                        || closed.heap_alert
-                        || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
-                    {
-                        shown_end(closed.elapsed, closed.grown_kb, closed.heap_alert, watch);
-                    }
+                    self.note_closed(&closed, closed.heap_alert);
                 });
+        }
+    }
+
+    /// The end figures of a section closed while a section with flags is open: its own flags' figures in
+    /// [`end_with`](Self::end_with), or those of a section without flags ([`plain_end`]).
+    ///
+    /// # Safety
+    /// Call only on the thread that owns this state.
+    #[inline(always)]
+    pub(super) unsafe fn flagged_end(&self, e: Ending) -> EndSample {
+        if e.flags == 0 {
+            plain_end(e)
+        } else {
+            // SAFETY: this is the owning thread (caller's contract).
+            unsafe { self.end_with(e) }
+        }
+    }
+
+    /// Tells live print of a section just closed, when it shows the section or the section passed one of
+    /// its limits (time, memory, or `heap_alert`, the section's heap alert). Owner only.
+    #[inline(always)]
+    pub(super) fn note_closed(&self, closed: &Closed, heap_alert: bool) {
+        let watch = self.watch.load(Ordering::Relaxed);
+        if closed.depth < watch
+            || closed.grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)
+            || heap_alert
+            || closed.elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
+        {
+            shown_end(closed.elapsed, closed.grown_kb, heap_alert, watch);
         }
     }
 
@@ -469,6 +473,15 @@ pub fn interleaved() -> Option<(SectionId, SectionId)> {
     (pair != 0).then_some((((pair >> 32) as u32) & 0x7fff_ffff, pair as u32))
 }
 
+/// The end figures of a section without flags: resident memory read now, no heap alert.
+#[inline(always)]
+pub(super) fn plain_end(_: Ending) -> EndSample {
+    EndSample {
+        mem_kb: process::rss_kb(),
+        heap_alert: false,
+    }
+}
+
 /// A section ended that live print shows or is about to print (it is on screen, ran past the time limit,
 /// or grew memory past the limit): wakes the background thread, and waits for the line so it comes before
 /// whatever the program writes next. In live-all mode (`watch` is `u32::MAX`) every section's end wakes it,
@@ -476,7 +489,7 @@ pub fn interleaved() -> Option<(SectionId, SectionId)> {
 /// trip to the background thread.
 #[cold]
 #[inline(never)]
-pub(super) fn shown_end(elapsed: u64, grown_kb: i64, heap_alert: bool, watch: u32) {
+fn shown_end(elapsed: u64, grown_kb: i64, heap_alert: bool, watch: u32) {
     let printed_anyway = watch != u32::MAX
         || elapsed > LIVE_LIMIT_TICKS.load(Ordering::Relaxed)
         || grown_kb > MEM_ALERT_KB.load(Ordering::Relaxed)

@@ -19,12 +19,8 @@ use super::wake::Stamp;
 /// h.join().unwrap();
 /// ```
 pub fn channel<T>(name: &'static str) -> (Sender<T>, Receiver<T>) {
-    let shared = Shared::new(name);
     let (tx, rx) = mpsc::channel();
-    let receiver = Receiver {
-        inner: rx,
-        shared: Arc::clone(&shared),
-    };
+    let (shared, receiver) = Receiver::new(name, rx);
     (Sender { inner: tx, shared }, receiver)
 }
 
@@ -39,12 +35,8 @@ pub fn channel<T>(name: &'static str) -> (Sender<T>, Receiver<T>) {
 /// assert_eq!(rx.recv().unwrap(), 1);
 /// ```
 pub fn sync_channel<T>(name: &'static str, bound: usize) -> (SyncSender<T>, Receiver<T>) {
-    let shared = Shared::new(name);
     let (tx, rx) = mpsc::sync_channel(bound);
-    let receiver = Receiver {
-        inner: rx,
-        shared: Arc::clone(&shared),
-    };
+    let (shared, receiver) = Receiver::new(name, rx);
     (SyncSender { inner: tx, shared }, receiver)
 }
 
@@ -139,6 +131,13 @@ impl<T> SyncSender<T> {
 }
 
 impl<T> Receiver<T> {
+    /// The receiving end of a new channel named `name` around std's `inner`, and the part its sender
+    /// shares with it: what [`channel`] and [`sync_channel`] both make.
+    fn new(name: &'static str, inner: mpsc::Receiver<(T, Stamp)>) -> (Arc<Shared>, Receiver<T>) {
+        let shared = Shared::new(name);
+        (Arc::clone(&shared), Receiver { inner, shared })
+    }
+
     /// Receives an item, waiting for one (as std's `recv`: an error once empty and every sender is gone); a
     /// wait is recorded with the send that ended it.
     ///

@@ -29,12 +29,8 @@ use super::wake::Stamp;
 /// assert_eq!(h.join().unwrap(), 7);
 /// ```
 pub fn unbounded<T>(name: &'static str) -> (Sender<T>, Receiver<T>) {
-    let shared = Shared::new(name);
     let (tx, rx) = cb::unbounded();
-    let receiver = Receiver {
-        inner: rx,
-        shared: Arc::clone(&shared),
-    };
+    let (shared, receiver) = Receiver::new(name, rx);
     (Sender { inner: tx, shared }, receiver)
 }
 
@@ -49,12 +45,8 @@ pub fn unbounded<T>(name: &'static str) -> (Sender<T>, Receiver<T>) {
 /// assert_eq!(rx.recv().unwrap(), 1);
 /// ```
 pub fn bounded<T>(name: &'static str, cap: usize) -> (Sender<T>, Receiver<T>) {
-    let shared = Shared::new(name);
     let (tx, rx) = cb::bounded(cap);
-    let receiver = Receiver {
-        inner: rx,
-        shared: Arc::clone(&shared),
-    };
+    let (shared, receiver) = Receiver::new(name, rx);
     (Sender { inner: tx, shared }, receiver)
 }
 
@@ -181,6 +173,13 @@ fn unstamped<T>(e: SendTimeoutError<(T, Stamp)>) -> SendTimeoutError<T> {
 }
 
 impl<T> Receiver<T> {
+    /// The receiving end of a new channel named `name` around crossbeam's `inner`, and the part its
+    /// senders share with it: what [`unbounded`] and [`bounded`] both make.
+    fn new(name: &'static str, inner: cb::Receiver<(T, Stamp)>) -> (Arc<Shared>, Receiver<T>) {
+        let shared = Shared::new(name);
+        (Arc::clone(&shared), Receiver { inner, shared })
+    }
+
     /// Receives an item, waiting for one (an error once empty and every sender is gone); a wait is
     /// recorded with the send that ended it.
     ///
