@@ -8,7 +8,7 @@ use super::above_stdio;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why a directory is not private enough to hold the sockets, if it is not: not a directory (a symbolic
 /// link included: `lstat`), not owned by `uid`, or open to group or others.
@@ -156,6 +156,24 @@ pub fn accept(listener: &UnixListener) -> io::Result<Option<UnixStream>> {
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The paths of the entries of `dir` whose file names `pick` takes, among the first `max` entries read (a
+/// bounded directory read), sorted by name. What an entry is (a private directory, say) is for the caller
+/// to check.
+pub fn entries_named(
+    dir: &Path,
+    max: usize,
+    pick: impl Fn(&str) -> bool,
+) -> io::Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .take(max)
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(&pick))
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    Ok(paths)
 }
 
 /// The user id of the process at the other end of `stream`, as the kernel recorded it when it connected
