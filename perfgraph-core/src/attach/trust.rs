@@ -88,9 +88,6 @@ pub(super) struct Places {
     pub refused: Vec<String>,
 }
 
-/// Entries of the fallback directories' parent (`/tmp`) looked at, at most.
-const MAX_PARENT_SCANNED: usize = 65_536;
-
 /// The places of this user's sockets: the directory ([`super::directory`]) if it is trusted, then the
 /// fallback directories next to it that are (`perfgraph-<uid>-XXXXXX`: where a program listens whose
 /// directory was not private), by name. A fallback directory that is not trusted is someone else's (ours
@@ -105,20 +102,12 @@ pub(super) fn places() -> Places {
         Err(why) => places.refused.push(why),
     }
     let parent = dir.parent().unwrap_or(Path::new("/"));
-    let Ok(entries) = std::fs::read_dir(parent) else {
+    let fallbacks = sys::entries_named(parent, control::MAX_PARENT_SCANNED, |n| {
+        control::is_fallback(n, euid)
+    });
+    let Ok(fallbacks) = fallbacks else {
         return places;
     };
-    let mut fallbacks: Vec<PathBuf> = entries
-        .take(MAX_PARENT_SCANNED)
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| control::is_fallback(n, euid))
-        })
-        .map(|e| e.path())
-        .collect();
-    fallbacks.sort();
     places.trusted.extend(
         fallbacks
             .iter()
@@ -136,8 +125,13 @@ mod tests {
         let dir =
             std::env::temp_dir().join(format!("perfgraph-trust-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+        mkdir_private(&dir);
         dir
+    }
+
+    /// Makes the directory `dir`, mode 0700.
+    fn mkdir_private(dir: &Path) {
+        std::fs::DirBuilder::new().mode(0o700).create(dir).unwrap();
     }
 
     #[test]
@@ -145,7 +139,7 @@ mod tests {
         let base = scratch("dirs");
         let me = sys::effective_uid();
         let own = base.join("own");
-        std::fs::DirBuilder::new().mode(0o700).create(&own).unwrap();
+        mkdir_private(&own);
         assert_eq!(check(&own, me).unwrap().unwrap().owner, me);
         assert!(check(&base.join("none"), me).unwrap().is_none());
         // Open to others.
@@ -185,30 +179,18 @@ mod tests {
         let chown = |p: &Path, uid: u32| std::os::unix::fs::chown(p, Some(uid), None).unwrap();
         // A user's runtime directory (0700, theirs) and its `perfgraph`.
         let runtime = base.join("run-user");
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&runtime)
-            .unwrap();
+        mkdir_private(&runtime);
         let theirs = runtime.join("perfgraph");
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&theirs)
-            .unwrap();
+        mkdir_private(&theirs);
         chown(&runtime, 65534);
         chown(&theirs, 65534);
         assert_eq!(check(&theirs, 0).unwrap().unwrap().owner, 65534);
         // The same, squatted in a directory anyone may write to.
         let open = base.join("tmp");
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&open)
-            .unwrap();
+        mkdir_private(&open);
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
         let squat = open.join("perfgraph-0");
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&squat)
-            .unwrap();
+        mkdir_private(&squat);
         chown(&squat, 65534);
         let e = check(&squat, 0).unwrap_err();
         assert!(

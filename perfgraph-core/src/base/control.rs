@@ -121,6 +121,10 @@ pub fn fallback_prefix(uid: u32) -> String {
     format!("perfgraph-{uid}-")
 }
 
+/// Entries of the fallback directories' parent (`/tmp`) read, at most, by the program looking for one to
+/// take and by the clients looking for sockets: a bounded directory read on both sides.
+pub const MAX_PARENT_SCANNED: usize = 65_536;
+
 /// Whether `name` is the name of one of user `uid`'s fallback directories: [`fallback_prefix`], then the
 /// six letters or digits of `mkdtemp`.
 pub fn is_fallback(name: &str, uid: u32) -> bool {

@@ -182,6 +182,16 @@ fn count_alloc(size: usize) {
     });
 }
 
+/// Counts an allocation of `size` bytes that returned `ptr` (a null `ptr` allocated nothing and is not
+/// counted), and returns `ptr`.
+#[inline(always)]
+fn counted(ptr: *mut u8, size: usize) -> *mut u8 {
+    if !ptr.is_null() {
+        count_alloc(size);
+    }
+    ptr
+}
+
 #[inline(always)]
 fn count_dealloc(size: usize) {
     COUNTERS.with(|c| {
@@ -223,20 +233,14 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAllocator<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which is `inner`'s.
         let ptr = unsafe { self.inner.alloc(layout) };
-        if !ptr.is_null() {
-            count_alloc(layout.size());
-        }
-        ptr
+        counted(ptr, layout.size())
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as `alloc`.
         let ptr = unsafe { self.inner.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            count_alloc(layout.size());
-        }
-        ptr
+        counted(ptr, layout.size())
     }
 
     #[inline]

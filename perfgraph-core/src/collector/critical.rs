@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::base::budget::{self, Charge, Refused};
 use crate::base::{process, registry};
-use crate::data::timeline::{Blocked, Call, Timeline};
+use crate::data::timeline::{Blocked, Call, ThreadLine, Timeline};
 use crate::local::locks;
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
@@ -118,13 +118,7 @@ impl Recorder {
                     // A thread index until `finish` makes it a line.
                     b = b.held_by(holder);
                 }
-                self.count(2 * size_of::<Blocked>())?;
-                let t = &mut self.timeline.threads[line];
-                t.blocked.try_reserve(1).map_err(|_| Refused)?;
-                t.blocked.push(b);
-                span(t, r.start, r.end);
-                self.events += 1;
-                Ok(())
+                self.push_event(line, b, (r.start, r.end), |t| &mut t.blocked)
             }
             _ => {
                 let Some(from) = other(r.mark_id()) else {
@@ -252,11 +246,24 @@ impl Recorder {
     }
 
     fn push_call(&mut self, line: usize, call: Call) -> Result<(), Refused> {
-        self.count(2 * size_of::<Call>())?;
+        self.push_event(line, call, (call.start_ns, call.end_ns), |t| &mut t.calls)
+    }
+
+    /// Keeps `event` (a call or a wait, from `start` to `end`) in the list of `line` that `list` picks,
+    /// counted against the budget, and widens the line's span to cover it.
+    fn push_event<T>(
+        &mut self,
+        line: usize,
+        event: T,
+        (start, end): (u64, u64),
+        list: fn(&mut ThreadLine) -> &mut Vec<T>,
+    ) -> Result<(), Refused> {
+        self.count(2 * size_of::<T>())?;
         let t = &mut self.timeline.threads[line];
-        t.calls.try_reserve(1).map_err(|_| Refused)?;
-        t.calls.push(call);
-        span(t, call.start_ns, call.end_ns);
+        let events = list(t);
+        events.try_reserve(1).map_err(|_| Refused)?;
+        events.push(event);
+        span(t, start, end);
         self.events += 1;
         Ok(())
     }
@@ -311,7 +318,7 @@ impl Recorder {
 }
 
 /// Widens `line`'s span to hold `start..end`.
-fn span(line: &mut crate::data::timeline::ThreadLine, start: u64, end: u64) {
+fn span(line: &mut ThreadLine, start: u64, end: u64) {
     line.start_ns = line.start_ns.min(start);
     line.end_ns = line.end_ns.max(end);
 }

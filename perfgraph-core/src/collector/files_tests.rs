@@ -31,6 +31,20 @@ fn names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// The text of the file at `path`.
+fn read(path: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// A fresh directory `tag` holding `victim.txt`, which says `precious`: the file a planted link points
+/// at, which no write may reach. Returns the directory and the file.
+fn victim(tag: &str) -> (PathBuf, PathBuf) {
+    let dir = fresh_dir_with(tag, 0o700, None);
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    (dir, victim)
+}
+
 fn write(path: &Path, text: &str) -> Result<(), String> {
     super::write_file("PERFGRAPH_JSON", path, |w| w.write_all(text.as_bytes()))
 }
@@ -73,10 +87,10 @@ fn a_failed_write_leaves_neither_a_truncated_file_nor_a_temporary_one() {
     .unwrap_err();
     assert!(err.ends_with(": cut short"), "{err}");
     // The old file is untouched and nothing else is left behind.
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(read(&path), "old");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     super::write_file("PERFGRAPH_TRACE", &path, |w| w.write_all(b"new")).unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+    assert_eq!(read(&path), "new");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -101,7 +115,7 @@ fn a_write_the_exit_handler_abandons_removes_its_temporary_file_and_keeps_the_ol
         Some(("PERFGRAPH_TRACE", path.clone(), Abandoned::Removed))
     );
     assert!(err.contains("No such file or directory"), "{err}");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(read(&path), "old");
     assert_eq!(names(&dir), ["t.json"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -126,30 +140,21 @@ fn a_streamed_file_takes_its_name_once_its_first_bytes_are_in_and_keeps_it() {
     // Created under a temporary name; the old file keeps the name until the header is in the new one.
     assert_eq!(temporaries(&dir).len(), 1, "{:?}", names(&dir));
     stream.write_all(b"[\nheader\n").unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
-        "the previous run's trace"
-    );
+    assert_eq!(read(&path), "the previous run's trace");
     stream.take_name().unwrap();
     // One rename: the name now holds the new file, header first, with the old one's permission bits.
     assert_eq!(names(&dir), ["t.json"]);
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "[\nheader\n");
+    assert_eq!(read(&path), "[\nheader\n");
     let inode = std::fs::metadata(&path).unwrap().ino();
     assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o7777, 0o640);
     // Written under its name from now on, and left there by a run that ends without finishing it (as a
     // killed one does).
     stream.write_all(b"event\n").unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
-        "[\nheader\nevent\n"
-    );
+    assert_eq!(read(&path), "[\nheader\nevent\n");
     drop(stream);
     assert_eq!(names(&dir), ["t.json"]);
     assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
-        "[\nheader\nevent\n"
-    );
+    assert_eq!(read(&path), "[\nheader\nevent\n");
 
     // Finished: the same file, nothing renamed.
     let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
@@ -158,7 +163,7 @@ fn a_streamed_file_takes_its_name_once_its_first_bytes_are_in_and_keeps_it() {
     stream.write_all(b"end\n").unwrap();
     stream.finish().unwrap();
     assert_eq!(names(&dir), ["t.json"]);
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "[\nsecond\nend\n");
+    assert_eq!(read(&path), "[\nsecond\nend\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -173,7 +178,7 @@ fn a_streamed_file_that_never_takes_its_name_leaves_nothing() {
     // Dropped before it took its name (the header could not be written, say).
     drop(stream);
     assert_eq!(names(&dir), ["t.pftrace"]);
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(read(&path), "old");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -181,9 +186,7 @@ fn a_streamed_file_that_never_takes_its_name_leaves_nothing() {
 fn a_link_planted_at_the_name_while_the_trace_starts_is_replaced_not_followed() {
     let _serial = serial();
     let dir = fresh_dir("stream-plant");
-    let elsewhere = fresh_dir("stream-plant-victim");
-    let victim = elsewhere.join("victim");
-    std::fs::write(&victim, "precious").unwrap();
+    let (elsewhere, victim) = victim("stream-plant-victim");
     let path = dir.join("t.json");
     let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
     // Planted after the path was resolved: the rename replaces the link itself.
@@ -191,8 +194,8 @@ fn a_link_planted_at_the_name_while_the_trace_starts_is_replaced_not_followed() 
     stream.write_all(b"header").unwrap();
     stream.take_name().unwrap();
     assert!(std::fs::symlink_metadata(&path).unwrap().is_file());
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "header");
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(read(&path), "header");
+    assert_eq!(read(&victim), "precious");
     stream.finish().unwrap();
     assert_eq!(names(&dir), ["t.json"]);
     let _ = std::fs::remove_dir_all(&dir);
@@ -216,10 +219,7 @@ fn the_exit_handler_giving_up_on_the_trace_keeps_it_under_its_name() {
         super::abandon_current(),
         Some(("PERFGRAPH_TRACE", path.clone(), Abandoned::Kept))
     );
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
-        "[\nheader\nevent\n"
-    );
+    assert_eq!(read(&path), "[\nheader\nevent\n");
     drop(stream);
     assert_eq!(super::abandon_current(), None);
     assert_eq!(names(&dir), ["t.json"]);
@@ -239,20 +239,11 @@ fn a_symlink_is_written_through_and_stays_a_link() {
     std::os::unix::fs::symlink("new.json", dir.join("dangling")).unwrap();
 
     write(&dir.join("link"), "through link").unwrap();
-    assert_eq!(
-        std::fs::read_to_string(dir.join("target.json")).unwrap(),
-        "through link"
-    );
+    assert_eq!(read(dir.join("target.json")), "through link");
     write(&other.join("chain"), "through chain").unwrap();
-    assert_eq!(
-        std::fs::read_to_string(dir.join("target.json")).unwrap(),
-        "through chain"
-    );
+    assert_eq!(read(dir.join("target.json")), "through chain");
     write(&dir.join("dangling"), "created").unwrap();
-    assert_eq!(
-        std::fs::read_to_string(dir.join("new.json")).unwrap(),
-        "created"
-    );
+    assert_eq!(read(dir.join("new.json")), "created");
 
     for link in [dir.join("link"), dir.join("dangling"), other.join("chain")] {
         let meta = std::fs::symlink_metadata(&link).unwrap();
@@ -272,9 +263,7 @@ fn a_symlink_is_written_through_and_stays_a_link() {
 fn a_link_planted_at_the_old_temporary_name_redirects_nothing() {
     let _serial = serial();
     let dir = fresh_dir("plant");
-    let elsewhere = fresh_dir("plant-victim");
-    let victim = elsewhere.join("victim");
-    std::fs::write(&victim, "precious").unwrap();
+    let (elsewhere, victim) = victim("plant-victim");
     // The name the writer used to take (`.<name>.perfgraph-<pid>`), and a few like it.
     let pid = std::process::id();
     for planted in [
@@ -284,8 +273,8 @@ fn a_link_planted_at_the_old_temporary_name_redirects_nothing() {
         std::os::unix::fs::symlink(&victim, dir.join(planted)).unwrap();
     }
     write(&dir.join("t.json"), "new").unwrap();
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-    assert_eq!(std::fs::read_to_string(dir.join("t.json")).unwrap(), "new");
+    assert_eq!(read(&victim), "precious");
+    assert_eq!(read(dir.join("t.json")), "new");
     assert!(
         std::fs::symlink_metadata(dir.join("t.json"))
             .unwrap()
@@ -323,7 +312,7 @@ fn temporary_names_are_random_new_files() {
     let long = "x".repeat(255);
     std::fs::write(dir.join(&long), "old").unwrap();
     write(&dir.join(&long), "new").unwrap();
-    assert_eq!(std::fs::read_to_string(dir.join(&long)).unwrap(), "new");
+    assert_eq!(read(dir.join(&long)), "new");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -338,7 +327,7 @@ fn a_replaced_file_keeps_its_permission_bits() {
         write(&path, "new").unwrap();
         let meta = std::fs::metadata(&path).unwrap();
         assert_eq!(meta.permissions().mode() & 0o7777, mode);
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(read(&path), "new");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -458,9 +447,7 @@ fn another_users_link_in_a_sticky_world_writable_directory_is_not_followed() {
     }
     // Ours, as `/tmp` is root's.
     let sticky = fresh_dir_with("sticky", 0o1777, None);
-    let victims = fresh_dir_with("sticky-victims", 0o700, None);
-    let victim = victims.join("victim.txt");
-    std::fs::write(&victim, "precious").unwrap();
+    let (victims, victim) = victim("sticky-victims");
     let evil = sticky.join("evil.json");
     link_as(NOBODY, &victim, &evil);
     // Our own link to nobody's: the second link followed is refused all the same.
@@ -485,7 +472,7 @@ fn another_users_link_in_a_sticky_world_writable_directory_is_not_followed() {
             name: "victim.txt".into()
         }
     );
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(read(&victim), "precious");
     let _ = std::fs::remove_dir_all(&sticky);
     let _ = std::fs::remove_dir_all(&victims);
 }
@@ -495,9 +482,7 @@ fn links_the_kernel_follows_are_followed() {
     if !can_act_as_others("links_the_kernel_follows_are_followed") {
         return;
     }
-    let victims = fresh_dir_with("follow-victims", 0o700, None);
-    let victim = victims.join("victim.txt");
-    std::fs::write(&victim, "precious").unwrap();
+    let (victims, victim) = victim("follow-victims");
     // Our own link in a sticky world-writable directory.
     let sticky = fresh_dir_with("follow-sticky", 0o1777, None);
     std::os::unix::fs::symlink(&victim, sticky.join("ours.json")).unwrap();

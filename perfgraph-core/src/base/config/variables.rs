@@ -64,13 +64,17 @@ pub(super) const VARIABLES: [Variable; 26] = [
         accepted: "on, off, all",
         default: "on",
         apply: |c, v| {
-            let mode = match v {
-                "on" => LiveMode::On,
-                "off" => LiveMode::Off,
-                "all" => LiveMode::All,
-                _ => return false,
-            };
-            set(&mut c.live, Some(mode))
+            set(
+                &mut c.live,
+                keyword(
+                    v,
+                    &[
+                        ("on", LiveMode::On),
+                        ("off", LiveMode::Off),
+                        ("all", LiveMode::All),
+                    ],
+                ),
+            )
         },
         list_refuses: None,
     },
@@ -163,13 +167,17 @@ pub(super) const VARIABLES: [Variable; 26] = [
         accepted: "off, slow, all",
         default: "slow",
         apply: |c, v| {
-            let spans = match v {
-                "off" => OtlpSpans::Off,
-                "slow" => OtlpSpans::Slow,
-                "all" => OtlpSpans::All,
-                _ => return false,
-            };
-            set(&mut c.otlp_spans, Some(spans))
+            set(
+                &mut c.otlp_spans,
+                keyword(
+                    v,
+                    &[
+                        ("off", OtlpSpans::Off),
+                        ("slow", OtlpSpans::Slow),
+                        ("all", OtlpSpans::All),
+                    ],
+                ),
+            )
         },
         list_refuses: None,
     },
@@ -192,13 +200,17 @@ pub(super) const VARIABLES: [Variable; 26] = [
         accepted: "auto, on, off",
         default: "auto",
         apply: |c, v| {
-            let mode = match v {
-                "auto" => TraceCompress::Auto,
-                "on" => TraceCompress::On,
-                "off" => TraceCompress::Off,
-                _ => return false,
-            };
-            set(&mut c.trace_compress, Some(mode))
+            set(
+                &mut c.trace_compress,
+                keyword(
+                    v,
+                    &[
+                        ("auto", TraceCompress::Auto),
+                        ("on", TraceCompress::On),
+                        ("off", TraceCompress::Off),
+                    ],
+                ),
+            )
         },
         list_refuses: None,
     },
@@ -228,13 +240,17 @@ pub(super) const VARIABLES: [Variable; 26] = [
         accepted: "live, all, off",
         default: "live",
         apply: |c, v| {
-            let mode = match v {
-                "live" => MemExact::Live,
-                "all" => MemExact::All,
-                "off" => MemExact::Off,
-                _ => return false,
-            };
-            set(&mut c.mem_exact, Some(mode))
+            set(
+                &mut c.mem_exact,
+                keyword(
+                    v,
+                    &[
+                        ("live", MemExact::Live),
+                        ("all", MemExact::All),
+                        ("off", MemExact::Off),
+                    ],
+                ),
+            )
         },
         list_refuses: None,
     },
@@ -242,44 +258,28 @@ pub(super) const VARIABLES: [Variable; 26] = [
         name: "PERFGRAPH_CPU",
         accepted: "off, all",
         default: "off",
-        apply: |c, v| match v {
-            "off" => set(&mut c.cpu_all, Some(false)),
-            "all" => set(&mut c.cpu_all, Some(true)),
-            _ => false,
-        },
+        apply: |c, v| set(&mut c.cpu_all, keyword(v, &[("off", false), ("all", true)])),
         list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_SWITCHES",
         accepted: "off, on",
         default: "off",
-        apply: |c, v| match v {
-            "off" => set(&mut c.switches, Some(false)),
-            "on" => set(&mut c.switches, Some(true)),
-            _ => false,
-        },
+        apply: |c, v| set(&mut c.switches, keyword(v, &[("off", false), ("on", true)])),
         list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_SIGNALS",
         accepted: "on, off",
         default: "on",
-        apply: |c, v| match v {
-            "on" => set(&mut c.signals, Some(true)),
-            "off" => set(&mut c.signals, Some(false)),
-            _ => false,
-        },
+        apply: |c, v| set(&mut c.signals, keyword(v, &[("on", true), ("off", false)])),
         list_refuses: None,
     },
     Variable {
         name: "PERFGRAPH_LISTEN",
         accepted: "on, off",
         default: "on",
-        apply: |c, v| match v {
-            "on" => set(&mut c.listen, Some(true)),
-            "off" => set(&mut c.listen, Some(false)),
-            _ => false,
-        },
+        apply: |c, v| set(&mut c.listen, keyword(v, &[("on", true), ("off", false)])),
         list_refuses: None,
     },
     Variable {
@@ -287,13 +287,17 @@ pub(super) const VARIABLES: [Variable; 26] = [
         accepted: "auto, on, off",
         default: "auto",
         apply: |c, v| {
-            let mode = match v {
-                "auto" => CaptureMode::Auto,
-                "on" => CaptureMode::On,
-                "off" => CaptureMode::Off,
-                _ => return false,
-            };
-            set(&mut c.capture, Some(mode))
+            set(
+                &mut c.capture,
+                keyword(
+                    v,
+                    &[
+                        ("auto", CaptureMode::Auto),
+                        ("on", CaptureMode::On),
+                        ("off", CaptureMode::Off),
+                    ],
+                ),
+            )
         },
         list_refuses: None,
     },
@@ -302,6 +306,14 @@ pub(super) const VARIABLES: [Variable; 26] = [
 /// Stores a parsed value; `false` (storing nothing) when there is none.
 fn set<T>(slot: &mut T, value: Option<T>) -> bool {
     value.map(|v| *slot = v).is_some()
+}
+
+/// The value paired with the keyword `v` in `words`; `None` for a keyword not among them.
+fn keyword<T: Copy>(v: &str, words: &[(&str, T)]) -> Option<T> {
+    words
+        .iter()
+        .find(|&&(word, _)| word == v)
+        .map(|&(_, value)| value)
 }
 
 /// A file size: a whole number of bytes with an optional `K`, `M` or `G` (decimal multiples), at least

@@ -8,7 +8,7 @@ use super::above_stdio;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why a directory is not private enough to hold the sockets, if it is not: not a directory (a symbolic
 /// link included: `lstat`), not owned by `uid`, or open to group or others.
@@ -158,6 +158,24 @@ pub fn accept(listener: &UnixListener) -> io::Result<Option<UnixStream>> {
     }
 }
 
+/// The paths of the entries of `dir` whose file names `pick` takes, among the first `max` entries read (a
+/// bounded directory read), sorted by name. What an entry is (a private directory, say) is for the caller
+/// to check.
+pub fn entries_named(
+    dir: &Path,
+    max: usize,
+    pick: impl Fn(&str) -> bool,
+) -> io::Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .take(max)
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(&pick))
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
 /// The user id of the process at the other end of `stream`, as the kernel recorded it when it connected
 /// (`SO_PEERCRED`); `None` where it cannot be read.
 pub fn peer_uid(stream: &UnixStream) -> Option<u32> {
@@ -165,18 +183,9 @@ pub fn peer_uid(stream: &UnixStream) -> Option<u32> {
     {
         // SAFETY: an all-zero ucred is a valid value for getsockopt to overwrite.
         let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-        // SAFETY: `cred` and `len` are valid for writing and describe a ucred.
-        let rc = unsafe {
-            libc::getsockopt(
-                stream.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_PEERCRED,
-                (&raw mut cred).cast(),
-                &mut len,
-            )
-        };
-        (rc == 0 && len as usize == std::mem::size_of::<libc::ucred>()).then_some(cred.uid)
+        // SAFETY: a ucred is plain integers, valid whatever bytes SO_PEERCRED writes into it.
+        let len = unsafe { socket_option(stream.as_raw_fd(), libc::SO_PEERCRED, &mut cred) };
+        (len.ok() == Some(std::mem::size_of::<libc::ucred>())).then_some(cred.uid)
     }
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     {
@@ -395,22 +404,39 @@ pub fn connected(stream: &std::net::TcpStream) -> io::Result<bool> {
         return Ok(false);
     }
     let mut err: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: SO_ERROR writes one c_int into `err`, whose size `len` gives.
+    // SAFETY: SO_ERROR writes one c_int into `err`, valid whatever its bytes.
+    unsafe { socket_option(stream.as_raw_fd(), libc::SO_ERROR, &mut err) }?;
+    if err != 0 {
+        return Err(io::Error::from_raw_os_error(err));
+    }
+    Ok(true)
+}
+
+/// Reads the `SOL_SOCKET` option `name` of `fd` into `value` (`getsockopt`, offering `value`'s size): the
+/// number of bytes written, or the OS error.
+///
+/// # Safety
+///
+/// Whatever bytes option `name` writes into `value` must make a valid `T`.
+#[cfg_attr(
+    not(any(feature = "otlp", target_os = "linux", target_os = "android")),
+    allow(dead_code)
+)]
+unsafe fn socket_option<T>(fd: RawFd, name: libc::c_int, value: &mut T) -> io::Result<usize> {
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: `value` is valid for writing `len` bytes, and `len` for writing a socklen_t; the caller
+    // promises that the bytes written make a valid `T`.
     let rc = unsafe {
         libc::getsockopt(
-            stream.as_raw_fd(),
+            fd,
             libc::SOL_SOCKET,
-            libc::SO_ERROR,
-            (&raw mut err).cast(),
+            name,
+            (value as *mut T).cast(),
             &mut len,
         )
     };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    if err != 0 {
-        return Err(io::Error::from_raw_os_error(err));
-    }
-    Ok(true)
+    Ok(len as usize)
 }

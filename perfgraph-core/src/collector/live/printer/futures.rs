@@ -12,7 +12,7 @@
 //! (cancelled)`. A poll that itself runs past the limit prints on its thread as any section does.
 
 use crate::base::text;
-use crate::collector::live::line::{finished_head, push_head, push_padding};
+use crate::collector::live::line::{push_head, push_padding};
 
 use super::write::opening_word;
 use super::{OpenLine, Owner, Printer, Shown};
@@ -104,7 +104,7 @@ impl Printer {
         gone.extend(old);
         self.futures = next;
         for f in gone.into_iter().filter(|f| f.shown != Shown::No) {
-            let width = self.future_finished_head(f.level, &f.call.message, "", out);
+            let width = self.print_finished_head(None, f.level, &f.call.message, "", out);
             push_padding(out, width);
             out.push_str("[end not recorded]\n");
         }
@@ -124,7 +124,8 @@ impl Printer {
                     self.push_stats_of(line.width, e.call.start, e.end, e.mem_end_kb, out);
                 }
                 _ => {
-                    let width = self.future_finished_head(f.level, &e.call.message, ending, out);
+                    let width =
+                        self.print_finished_head(None, f.level, &e.call.message, ending, out);
                     self.push_stats_of(width, e.call.start, e.end, e.mem_end_kb, out);
                 }
             },
@@ -140,7 +141,7 @@ impl Printer {
                 if let Some(p) = parent {
                     self.print_future_start(p, out);
                 }
-                let width = self.future_finished_head(level, &e.call.message, ending, out);
+                let width = self.print_finished_head(None, level, &e.call.message, ending, out);
                 self.push_stats_of(width, e.call.start, e.end, e.mem_end_kb, out);
             }
             _ => {}
@@ -225,7 +226,7 @@ impl Printer {
                     self.push_stats_of(line.width, f.call.start, end, mem_kb, out);
                 }
                 _ => {
-                    let width = self.future_finished_head(f.level, &f.call.message, "", out);
+                    let width = self.print_finished_head(None, f.level, &f.call.message, "", out);
                     self.push_stats_of(width, f.call.start, end, mem_kb, out);
                 }
             }
@@ -269,18 +270,6 @@ impl Printer {
             owner: Owner::Future(call.id),
             width: text::width(&out[start..]),
         });
-    }
-
-    /// `async: ` + indent + `Finished ` + message + ending on a new line; returns its width.
-    fn future_finished_head(
-        &mut self,
-        level: usize,
-        message: &str,
-        ending: &str,
-        out: &mut String,
-    ) -> usize {
-        self.end_line(out);
-        finished_head(out, PREFIX, level, message, ending)
     }
 
     /// After a line of the async track: the futures on screen say `Still` next time.

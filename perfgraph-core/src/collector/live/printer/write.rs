@@ -8,6 +8,7 @@ use crate::collector::live::line::{
     finished_head, push_head, push_indent, push_padding, push_stats_text,
 };
 
+use super::futures::PREFIX;
 use super::{Ended, Open, OpenLine, Owner, Printer, Shown, key_of};
 
 /// The word a call's line opens with as it is printed now (`Still ` after an interruption, `Currently `
@@ -95,7 +96,8 @@ impl Printer {
             }
             _ => {
                 let depth = open.call.depth as usize;
-                let width = self.print_finished_head(t, depth, &open.call.message, ending, out);
+                let width =
+                    self.print_finished_head(Some(t), depth, &open.call.message, ending, out);
                 self.push_stats(width, e, out);
             }
         }
@@ -147,7 +149,7 @@ impl Printer {
             self.push_stats(width, &e, out);
         } else {
             let ending = self.ending(t, &e);
-            let width = self.print_finished_head(t, d, &e.call.message, ending, out);
+            let width = self.print_finished_head(Some(t), d, &e.call.message, ending, out);
             self.push_stats(width, &e, out);
         }
         self.after_own_line(t);
@@ -155,24 +157,31 @@ impl Printer {
 
     /// A printed call whose end record was lost to ring overflow: say so instead of inventing figures.
     pub(super) fn print_lost_end(&mut self, t: usize, open: &Open, out: &mut String) {
-        let width =
-            self.print_finished_head(t, open.call.depth as usize, &open.call.message, "", out);
+        let width = self.print_finished_head(
+            Some(t),
+            open.call.depth as usize,
+            &open.call.message,
+            "",
+            out,
+        );
         push_padding(out, width);
         out.push_str("[end not recorded: events lost]\n");
         self.after_own_line(t);
     }
 
-    /// `prefix + indent + "Finished " + message + ending` on a new line; returns its width.
-    fn print_finished_head(
+    /// `prefix + indent + "Finished " + message + ending` on a new line; returns its width. The prefix is
+    /// thread `t`'s, or the async track's ([`PREFIX`]) when `t` is `None`.
+    pub(super) fn print_finished_head(
         &mut self,
-        t: usize,
+        t: Option<usize>,
         level: usize,
         message: &str,
         ending: &str,
         out: &mut String,
     ) -> usize {
         self.end_line(out);
-        finished_head(out, &self.threads[t].prefix, level, message, ending)
+        let prefix = t.map_or(PREFIX, |t| self.threads[t].prefix.as_str());
+        finished_head(out, prefix, level, message, ending)
     }
 
     /// Once a line of `thread` was printed, its open ancestors print `Still` next time.

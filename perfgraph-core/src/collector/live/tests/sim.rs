@@ -185,9 +185,7 @@ impl Sim {
         let mut out = String::new();
         for t in 0..self.open.len() {
             for ended in std::mem::take(&mut self.late_ready[t]) {
-                let key = (ended.call.depth, ended.call.start);
-                self.printer.ended(t, ended, &mut out);
-                self.last[t] = Some(key);
+                self.deliver(t, ended, &mut out);
             }
             self.printer.drained(t, self.last[t].take(), &mut out);
         }
@@ -238,95 +236,7 @@ impl Sim {
             now = next;
             let mut out = String::new();
             while i < events.len() && events[i].0 == now {
-                match events[i].1 {
-                    Step::Start {
-                        thread,
-                        message,
-                        dots,
-                        mem_mb,
-                    } => {
-                        let depth = self.open[thread].len() as u32;
-                        let call = Call {
-                            depth,
-                            start: now,
-                            message: message.into(),
-                            dots,
-                        };
-                        self.open[thread].push((call, kib(mem_mb)));
-                    }
-                    Step::End { thread, mem_mb } => {
-                        let (call, mem) = self.open[thread].pop().expect("balanced script");
-                        let key = (call.depth, call.start);
-                        let ended = Ended {
-                            call,
-                            end: now,
-                            heap_alert: None,
-                            mem_start_kb: mem,
-                            mem_end_kb: kib(mem_mb),
-                        };
-                        self.printer.ended(thread, ended, &mut out);
-                        self.last[thread] = Some(key);
-                    }
-                    Step::EndLate { thread } => {
-                        let (call, mem) = self.open[thread].pop().expect("balanced script");
-                        self.late[thread].push(Ended {
-                            call,
-                            end: now,
-                            heap_alert: None,
-                            mem_start_kb: mem,
-                            mem_end_kb: mem,
-                        });
-                    }
-                    Step::EndLost { thread } => {
-                        self.open[thread].pop().expect("balanced script");
-                    }
-                    Step::Output(text) => self.suspend_and_write(now, &mut out, text),
-                    Step::Panic { thread, message } => {
-                        // The panic hook writes its message as `suspend` does, then labels the section.
-                        self.suspend_and_write(now, &mut out, message);
-                        self.printer.panicked(thread, now);
-                        while let Some((call, mem)) = self.open[thread].pop() {
-                            let key = (call.depth, call.start);
-                            let ended = Ended {
-                                call,
-                                end: now,
-                                heap_alert: None,
-                                mem_start_kb: mem,
-                                mem_end_kb: mem,
-                            };
-                            self.printer.ended(thread, ended, &mut out);
-                            self.last[thread] = Some(key);
-                        }
-                    }
-                    Step::Spawn {
-                        id,
-                        parent,
-                        message,
-                        dots,
-                    } => self.futures.push(AsyncCall {
-                        id,
-                        parent,
-                        start: now,
-                        message: message.into(),
-                        dots,
-                    }),
-                    Step::Complete { id, cancelled } => {
-                        let i = self
-                            .futures
-                            .iter()
-                            .position(|f| f.id == id)
-                            .expect("spawned");
-                        let call = self.futures.remove(i);
-                        if now - call.start >= SECOND / 2 {
-                            self.futures_ended.push(AsyncEnded {
-                                call,
-                                end: now,
-                                mem_end_kb: kib(97),
-                                cancelled,
-                            });
-                        }
-                    }
-                }
+                self.apply(now, events[i].1, &mut out);
                 i += 1;
             }
             self.emit(now, &out);
@@ -342,6 +252,95 @@ impl Sim {
             self.screen,
             self.log.join("\n")
         )
+    }
+
+    /// Applies one scripted `step` at `now`, writing what the printer prints to `out`.
+    fn apply(&mut self, now: u64, step: Step, out: &mut String) {
+        match step {
+            Step::Start {
+                thread,
+                message,
+                dots,
+                mem_mb,
+            } => {
+                let depth = self.open[thread].len() as u32;
+                let call = Call {
+                    depth,
+                    start: now,
+                    message: message.into(),
+                    dots,
+                };
+                self.open[thread].push((call, kib(mem_mb)));
+            }
+            Step::End { thread, mem_mb } => {
+                let ended = self.pop_ended(thread, now, Some(kib(mem_mb)));
+                self.deliver(thread, ended.expect("balanced script"), out);
+            }
+            Step::EndLate { thread } => {
+                let ended = self.pop_ended(thread, now, None);
+                self.late[thread].push(ended.expect("balanced script"));
+            }
+            Step::EndLost { thread } => {
+                self.open[thread].pop().expect("balanced script");
+            }
+            Step::Output(text) => self.suspend_and_write(now, out, text),
+            Step::Panic { thread, message } => {
+                // The panic hook writes its message as `suspend` does, then labels the section.
+                self.suspend_and_write(now, out, message);
+                self.printer.panicked(thread, now);
+                while let Some(ended) = self.pop_ended(thread, now, None) {
+                    self.deliver(thread, ended, out);
+                }
+            }
+            Step::Spawn {
+                id,
+                parent,
+                message,
+                dots,
+            } => self.futures.push(AsyncCall {
+                id,
+                parent,
+                start: now,
+                message: message.into(),
+                dots,
+            }),
+            Step::Complete { id, cancelled } => {
+                let i = self
+                    .futures
+                    .iter()
+                    .position(|f| f.id == id)
+                    .expect("spawned");
+                let call = self.futures.remove(i);
+                if now - call.start >= SECOND / 2 {
+                    self.futures_ended.push(AsyncEnded {
+                        call,
+                        end: now,
+                        mem_end_kb: kib(97),
+                        cancelled,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Pops `thread`'s innermost open call as ended at `now`, with `mem_end_kb` as the memory at its end
+    /// (the memory at its start when `None`); `None` when no call is open.
+    fn pop_ended(&mut self, thread: usize, now: u64, mem_end_kb: Option<u32>) -> Option<Ended> {
+        let (call, mem) = self.open[thread].pop()?;
+        Some(Ended {
+            call,
+            end: now,
+            heap_alert: None,
+            mem_start_kb: mem,
+            mem_end_kb: mem_end_kb.unwrap_or(mem),
+        })
+    }
+
+    /// Delivers `ended` to the printer as a record of `thread`, and notes it as the batch's last record.
+    fn deliver(&mut self, thread: usize, ended: Ended, out: &mut String) {
+        let key = (ended.call.depth, ended.call.start);
+        self.printer.ended(thread, ended, out);
+        self.last[thread] = Some(key);
     }
 
     pub(super) fn printer_line_open(&self) -> bool {

@@ -13,9 +13,6 @@ use crate::base::sys;
 /// Sockets looked at for staleness at one start, at most: a start costs a bounded directory read.
 const MAX_SCANNED: usize = 4096;
 
-/// Entries of the fallback directories' parent (`/tmp`) looked at for one to take, at most.
-const MAX_PARENT_SCANNED: usize = 65_536;
-
 /// The directory for this process's socket, made ready, and a warning line if it is not the usual one; or
 /// why there is none (one line).
 pub(crate) fn prepare(uid: u32) -> Result<(PathBuf, Option<String>), String> {
@@ -47,19 +44,13 @@ pub(crate) fn prepare(uid: u32) -> Result<(PathBuf, Option<String>), String> {
 /// this user's programs (the first by name: they all take the same one), else a new one (`mkdtemp`).
 fn fallback(dir: &Path, uid: u32) -> std::io::Result<PathBuf> {
     let parent = dir.parent().unwrap_or(Path::new("/"));
-    let mut ours: Vec<PathBuf> = std::fs::read_dir(parent)?
-        .take(MAX_PARENT_SCANNED)
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| control::is_fallback(n, uid))
-        })
-        .map(|e| e.path())
-        .filter(|p| sys::not_private(p, uid).is_none())
-        .collect();
-    ours.sort();
-    match ours.into_iter().next() {
+    let ours = sys::entries_named(parent, control::MAX_PARENT_SCANNED, |n| {
+        control::is_fallback(n, uid)
+    })?;
+    match ours
+        .into_iter()
+        .find(|p| sys::not_private(p, uid).is_none())
+    {
         Some(taken) => Ok(taken),
         None => sys::make_private_directory(&parent.join(control::fallback_prefix(uid))),
     }

@@ -279,6 +279,11 @@ mod tests {
         (out, s)
     }
 
+    /// The names of the spans `got`, in the order sent.
+    fn names(got: &[Sent]) -> Vec<&str> {
+        got.iter().map(|g| g.0.as_str()).collect()
+    }
+
     /// The fields we check of each encoded span (`ScopeSpans.spans` entries), read back by hand.
     fn decode(mut b: &[u8]) -> Vec<Sent> {
         fn varint(b: &mut &[u8]) -> u64 {
@@ -353,8 +358,7 @@ mod tests {
             call(o, 0, 2000, 2010),
         ];
         let (got, s) = spans(SLOW, &records);
-        let names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
-        assert_eq!(names, ["spans_leaf", "spans_middle", "spans_outer"]);
+        assert_eq!(names(&got), ["spans_leaf", "spans_middle", "spans_outer"]);
         let (leaf, middle, outer) = (&got[0], &got[1], &got[2]);
         assert_eq!(leaf.2, Some(middle.1));
         assert_eq!(middle.2, Some(outer.1));
@@ -374,8 +378,7 @@ mod tests {
             call(o, 0, 0, 2000),
         ];
         let (got, _) = spans(SLOW, &records);
-        let names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
-        assert_eq!(names, ["spans_leaf", "spans_outer"]);
+        assert_eq!(names(&got), ["spans_leaf", "spans_outer"]);
     }
 
     #[test]
@@ -393,7 +396,6 @@ mod tests {
             shown_ns: Some(50),
         };
         let (got, _) = spans(choice, &[call(shown, 0, 0, 60), call(o, 0, 100, 120)]);
-        let names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
-        assert_eq!(names, ["spans_shown"]);
+        assert_eq!(names(&got), ["spans_shown"]);
     }
 }
