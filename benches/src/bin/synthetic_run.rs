@@ -176,6 +176,9 @@ struct Out<W: Write> {
     w: W,
 }
 
+/// A histogram's extremes and percentiles, ns: `(min, max, p50, p90, p99)`.
+type Latency = (u64, u64, u64, u64, u64);
+
 impl<W: Write> Out<W> {
     /// One node at indentation `ind`; `id`, `parent` and `hist` as in the tree it belongs to.
     fn node(
@@ -186,67 +189,20 @@ impl<W: Write> Out<W> {
         parent: Option<usize>,
         hist: bool,
     ) -> io::Result<()> {
-        let w = &mut self.w;
         let root = parent.is_none();
-        let name = if root {
-            if id == 0 && n.calls == 0 {
-                "(root)".to_owned()
-            } else {
-                "synthetic".to_owned()
-            }
-        } else {
-            format!(
-                "{}::{}",
-                MODULES[n.name as usize / FUNCTIONS.len()],
-                FUNCTIONS[n.name as usize % FUNCTIONS.len()]
-            )
-        };
+        let name = node_name(n, id, root);
         writeln!(
-            w,
+            self.w,
             "{ind}{{\n{ind}  \"calls\": {},\n{ind}  \"depth\": {},",
             n.calls, n.depth
         )?;
-        let mut latency = None;
-        if hist && !root && n.calls > 0 {
-            let mean = (n.total_ns / n.calls).max(1);
-            let f = |x: f64| ((mean as f64 * x) as u64).max(1);
-            let (min, p50, p90, p99, max) = if n.calls == 1 {
-                (mean, mean, mean, mean, mean)
-            } else {
-                (f(0.4), f(0.85), f(1.6), f(3.0), f(5.0))
-            };
-            let rest = n.calls.saturating_sub(2);
-            let counts = [
-                (min, 1),
-                (p50, rest * 6 / 10),
-                (p90, rest * 3 / 10),
-                (p99, rest - rest * 6 / 10 - rest * 3 / 10),
-                (max, 1),
-            ];
-            let mut buckets: Vec<(u64, u64)> = Vec::new();
-            for (v, c) in counts {
-                match buckets.last_mut() {
-                    _ if c == 0 => {}
-                    Some(last) if last.0 == bucket(v) => last.1 += c,
-                    _ => buckets.push((bucket(v), c)),
-                }
-            }
-            if n.calls == 1 {
-                buckets = vec![(bucket(mean), 1)];
-            }
-            write!(w, "{ind}  \"histogram\": {{\n{ind}    \"buckets\": [")?;
-            for (i, (b, c)) in buckets.iter().enumerate() {
-                let sep = if i == 0 { "" } else { "," };
-                write!(
-                    w,
-                    "{sep}\n{ind}      [\n{ind}        {b},\n{ind}        {c}\n{ind}      ]"
-                )?;
-            }
-            writeln!(w, "\n{ind}    ],\n{ind}    \"sub_buckets\": 64\n{ind}  }},")?;
-            latency = Some((min, max, p50, p90, p99));
+        let latency = if hist && !root && n.calls > 0 {
+            Some(self.histogram(ind, n)?)
         } else {
-            writeln!(w, "{ind}  \"histogram\": null,")?;
-        }
+            writeln!(self.w, "{ind}  \"histogram\": null,")?;
+            None
+        };
+        let w = &mut self.w;
         let level = u32::from(!root);
         writeln!(w, "{ind}  \"id\": {id},\n{ind}  \"level\": {level},")?;
         match latency {
@@ -281,29 +237,147 @@ impl<W: Write> Out<W> {
             n.total_mem, n.total_ns
         )
     }
+
+    /// The `histogram` field of a called path at indentation `ind`, and the latency it shows.
+    fn histogram(&mut self, ind: &str, n: &Node) -> io::Result<Latency> {
+        let w = &mut self.w;
+        let (buckets, latency) = latency(n);
+        write!(w, "{ind}  \"histogram\": {{\n{ind}    \"buckets\": [")?;
+        for (i, (b, c)) in buckets.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            write!(
+                w,
+                "{sep}\n{ind}      [\n{ind}        {b},\n{ind}        {c}\n{ind}      ]"
+            )?;
+        }
+        writeln!(w, "\n{ind}    ],\n{ind}    \"sub_buckets\": 64\n{ind}  }},")?;
+        Ok(latency)
+    }
+
+    /// The `th`-th entry of `threads`, with the tree of the thread's `run` of the depth-first order;
+    /// `ids` as [`threads`] makes them.
+    fn thread(&mut self, th: usize, run: &[(usize, usize)], ids: &Ids) -> io::Result<()> {
+        let (t, order) = (ids.t, &ids.order);
+        let busy: u64 = run
+            .iter()
+            .map(|&(from, _)| t[order[from] as usize].total_ns)
+            .sum();
+        let calls: u64 = run
+            .iter()
+            .flat_map(|&(a, b)| a..b)
+            .map(|k| t[order[k] as usize].calls)
+            .sum();
+        let name = match th {
+            0 => "main".to_owned(),
+            1 => "worker".to_owned(),
+            _ => format!("worker#{th}"),
+        };
+        let sep = if th == 0 { "" } else { "," };
+        writeln!(
+            self.w,
+            "{sep}\n    {{\n      \"alive_ns\": {},\n      \"busy_ns\": {busy},\n      \"calls\": {calls},\n      \
+             \"cpu_ns\": {},\n      \"dropped\": 0,\n      \"exited\": true,\n      \"index\": {th},\n      \
+             \"main\": {},\n      \"name\": \"{name}\",\n      \"tree\": [",
+            busy + busy / 50,
+            busy / 10 * 9,
+            th == 0
+        )?;
+        let root = Node {
+            total_ns: busy,
+            ..Node::default()
+        };
+        self.node("        ", &root, 0, None, false)?;
+        for &(from, to) in run {
+            for k in from..to {
+                let n = &t[order[k] as usize];
+                let parent = if n.depth == 1 {
+                    0
+                } else {
+                    ids.local[ids.pos[n.parent as usize] as usize] as usize
+                };
+                self.w.write_all(b",\n")?;
+                self.node(
+                    "        ",
+                    n,
+                    ids.local[k] as usize,
+                    Some(parent),
+                    ids.local[k] as usize <= HISTOGRAM_PATHS,
+                )?;
+            }
+        }
+        write!(self.w, "\n      ]\n    }}")
+    }
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1);
-    let (Some(paths), Some(file)) = (
-        args.next().and_then(|n| n.parse::<usize>().ok()),
-        args.next(),
-    ) else {
-        eprintln!("usage: synthetic_run N FILE   (N call paths, at least 1)");
-        std::process::exit(2);
+/// A node's section name: `(root)` for a thread's root, `synthetic` for the program's.
+fn node_name(n: &Node, id: usize, root: bool) -> String {
+    if root {
+        if id == 0 && n.calls == 0 {
+            "(root)".to_owned()
+        } else {
+            "synthetic".to_owned()
+        }
+    } else {
+        format!(
+            "{}::{}",
+            MODULES[n.name as usize / FUNCTIONS.len()],
+            FUNCTIONS[n.name as usize % FUNCTIONS.len()]
+        )
+    }
+}
+
+/// A called path's histogram buckets, `(bucket, count)`, and the latency they show: its calls spread
+/// around their mean, one at each extreme.
+fn latency(n: &Node) -> (Vec<(u64, u64)>, Latency) {
+    let mean = (n.total_ns / n.calls).max(1);
+    let f = |x: f64| ((mean as f64 * x) as u64).max(1);
+    let (min, p50, p90, p99, max) = if n.calls == 1 {
+        (mean, mean, mean, mean, mean)
+    } else {
+        (f(0.4), f(0.85), f(1.6), f(3.0), f(5.0))
     };
-    let paths = paths.max(1);
-    let started = Instant::now();
-    let mut r = Rng(0x5eed_0000 ^ paths as u64);
-    let t = shape(paths, &mut r);
-    let order = depth_first(&t);
-    // pos[i]: where breadth-first path i is in depth-first order (its id in the merged tree).
+    let rest = n.calls.saturating_sub(2);
+    let counts = [
+        (min, 1),
+        (p50, rest * 6 / 10),
+        (p90, rest * 3 / 10),
+        (p99, rest - rest * 6 / 10 - rest * 3 / 10),
+        (max, 1),
+    ];
+    let mut buckets: Vec<(u64, u64)> = Vec::new();
+    for (v, c) in counts {
+        match buckets.last_mut() {
+            _ if c == 0 => {}
+            Some(last) if last.0 == bucket(v) => last.1 += c,
+            _ => buckets.push((bucket(v), c)),
+        }
+    }
+    if n.calls == 1 {
+        buckets = vec![(bucket(mean), 1)];
+    }
+    (buckets, (min, max, p50, p90, p99))
+}
+
+/// Where each path goes: the tree, its paths in depth-first order, and their ids in the merged tree and
+/// in their thread's.
+struct Ids<'a> {
+    t: &'a [Node],
+    /// The breadth-first indices of the paths, in depth-first order.
+    order: Vec<u32>,
+    /// pos[i]: where breadth-first path i is in depth-first order (its id in the merged tree).
+    pos: Vec<u32>,
+    /// local[k]: the id of depth-first path k in its thread's tree.
+    local: Vec<u32>,
+}
+
+/// The threads' runs of the depth-first order, `(from, to)`, and every path's ids. Each top-level
+/// path's subtree is one run of the depth-first order; thread j % THREADS takes the j-th.
+fn threads(t: &[Node]) -> (Vec<Vec<(usize, usize)>>, Ids<'_>) {
+    let order = depth_first(t);
     let mut pos = vec![0u32; t.len()];
     for (k, &i) in order.iter().enumerate() {
         pos[i as usize] = k as u32;
     }
-    // Each top-level path's subtree is one run of the depth-first order; thread j % THREADS takes the
-    // j-th. local[k]: the id of depth-first path k in its thread's tree.
     let tops: Vec<usize> = (t[0].first_child..t[0].first_child + t[0].children)
         .map(|i| i as usize)
         .collect();
@@ -324,87 +398,68 @@ fn main() {
             }
         }
     }
-    let written = (|| -> io::Result<u64> {
-        let mut o = Out {
-            w: BufWriter::with_capacity(1 << 20, File::create(&file)?),
-        };
-        let wall = t[0].total_ns;
-        write!(
-            o.w,
-            "{{\n  \"clock\": \"tsc\",\n  \"dropped\": 0,\n  \"format\": \"perfgraph-call-tree\",\n  \"host\": \"synthetic\",\n  \
-             \"needs_every_record\": false,\n  \"overhead_ns_per_section\": 20.0,\n  \"pid\": 4242,\n  \
-             \"program\": \"synthetic\",\n  \"rank\": 0,\n  \"skipped_sections\": [],\n  \
-             \"start_unix_ns\": 1795449299977655542,\n  \"threads\": ["
-        )?;
-        for (th, run) in runs.iter().enumerate() {
-            let busy: u64 = run
-                .iter()
-                .map(|&(from, _)| t[order[from] as usize].total_ns)
-                .sum();
-            let calls: u64 = run
-                .iter()
-                .flat_map(|&(a, b)| a..b)
-                .map(|k| t[order[k] as usize].calls)
-                .sum();
-            let name = match th {
-                0 => "main".to_owned(),
-                1 => "worker".to_owned(),
-                _ => format!("worker#{th}"),
-            };
-            let sep = if th == 0 { "" } else { "," };
-            writeln!(
-                o.w,
-                "{sep}\n    {{\n      \"alive_ns\": {},\n      \"busy_ns\": {busy},\n      \"calls\": {calls},\n      \
-                 \"cpu_ns\": {},\n      \"dropped\": 0,\n      \"exited\": true,\n      \"index\": {th},\n      \
-                 \"main\": {},\n      \"name\": \"{name}\",\n      \"tree\": [",
-                busy + busy / 50,
-                busy / 10 * 9,
-                th == 0
-            )?;
-            let root = Node {
-                total_ns: busy,
-                ..Node::default()
-            };
-            o.node("        ", &root, 0, None, false)?;
-            for &(from, to) in run {
-                for k in from..to {
-                    let n = &t[order[k] as usize];
-                    let parent = if n.depth == 1 {
-                        0
-                    } else {
-                        local[pos[n.parent as usize] as usize] as usize
-                    };
-                    o.w.write_all(b",\n")?;
-                    o.node(
-                        "        ",
-                        n,
-                        local[k] as usize,
-                        Some(parent),
-                        local[k] as usize <= HISTOGRAM_PATHS,
-                    )?;
-                }
-            }
-            write!(o.w, "\n      ]\n    }}")?;
-        }
-        write!(o.w, "\n  ],\n  \"tree\": [\n")?;
-        o.node("    ", &t[0], 0, None, false)?;
-        for (k, &i) in order.iter().enumerate().skip(1) {
-            let n = &t[i as usize];
-            o.w.write_all(b",\n")?;
-            let hist = local[k] as usize <= HISTOGRAM_PATHS;
-            o.node("    ", n, k, Some(pos[n.parent as usize] as usize), hist)?;
-        }
-        writeln!(
-            o.w,
-            "\n  ],\n  \"verbosity\": 1,\n  \"version\": 1,\n  \"wall_ns\": {wall}\n}}"
-        )?;
-        o.w.flush()?;
-        Ok(std::fs::metadata(&file)?.len())
-    })();
-    match written {
+    let ids = Ids {
+        t,
+        order,
+        pos,
+        local,
+    };
+    (runs, ids)
+}
+
+/// Writes the document to `file`: the run's fields, its threads each with its own tree, and the merged
+/// tree. The file's size in bytes.
+fn write_run(file: &str, runs: &[Vec<(usize, usize)>], ids: &Ids) -> io::Result<u64> {
+    let (t, order, pos) = (ids.t, &ids.order, &ids.pos);
+    let mut o = Out {
+        w: BufWriter::with_capacity(1 << 20, File::create(file)?),
+    };
+    let wall = t[0].total_ns;
+    write!(
+        o.w,
+        "{{\n  \"clock\": \"tsc\",\n  \"dropped\": 0,\n  \"format\": \"perfgraph-call-tree\",\n  \"host\": \"synthetic\",\n  \
+         \"needs_every_record\": false,\n  \"overhead_ns_per_section\": 20.0,\n  \"pid\": 4242,\n  \
+         \"program\": \"synthetic\",\n  \"rank\": 0,\n  \"skipped_sections\": [],\n  \
+         \"start_unix_ns\": 1795449299977655542,\n  \"threads\": ["
+    )?;
+    for (th, run) in runs.iter().enumerate() {
+        o.thread(th, run, ids)?;
+    }
+    write!(o.w, "\n  ],\n  \"tree\": [\n")?;
+    o.node("    ", &t[0], 0, None, false)?;
+    for (k, &i) in order.iter().enumerate().skip(1) {
+        let n = &t[i as usize];
+        o.w.write_all(b",\n")?;
+        let hist = ids.local[k] as usize <= HISTOGRAM_PATHS;
+        o.node("    ", n, k, Some(pos[n.parent as usize] as usize), hist)?;
+    }
+    writeln!(
+        o.w,
+        "\n  ],\n  \"verbosity\": 1,\n  \"version\": 1,\n  \"wall_ns\": {wall}\n}}"
+    )?;
+    o.w.flush()?;
+    Ok(std::fs::metadata(file)?.len())
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (Some(paths), Some(file)) = (
+        args.next().and_then(|n| n.parse::<usize>().ok()),
+        args.next(),
+    ) else {
+        eprintln!("usage: synthetic_run N FILE   (N call paths, at least 1)");
+        std::process::exit(2);
+    };
+    let paths = paths.max(1);
+    let started = Instant::now();
+    let mut r = Rng(0x5eed_0000 ^ paths as u64);
+    let t = shape(paths, &mut r);
+    let (runs, ids) = threads(&t);
+    match write_run(&file, &runs, &ids) {
         Ok(bytes) => println!(
-            "{paths} call paths, {} levels deep, {threads} threads, {bytes} bytes, in {:.2} s",
+            "{paths} call paths, {} levels deep, {} threads, {bytes} bytes, in {:.2} s",
             t.iter().map(|n| n.depth).max().unwrap_or(0),
+            runs.len(),
             started.elapsed().as_secs_f64()
         ),
         Err(e) => {

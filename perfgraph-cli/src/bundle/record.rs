@@ -62,17 +62,7 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
         ));
     }
     let dir = &a.output;
-    std::fs::create_dir(dir).map_err(|e| {
-        Failure(match e.kind() {
-            std::io::ErrorKind::AlreadyExists => format!(
-                "{}: exists: a bundle is made new (choose another name with -o)",
-                dir.display()
-            ),
-            _ => format!("{}: {e}", dir.display()),
-        })
-    })?;
-    let runs_dir = dir.join("runs");
-    std::fs::create_dir(&runs_dir).map_err(|e| Failure(format!("{}: {e}", runs_dir.display())))?;
+    let runs_dir = make_bundle(dir)?;
     let seed = a
         .seed
         .unwrap_or_else(|| meta::now_unix_ns() ^ (u64::from(std::process::id()) << 32));
@@ -87,39 +77,9 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
         runs: Vec::new(),
     };
     let plan = order(a.runs, a.baseline.is_some(), seed);
-    let about = |side: Side| -> Facts {
-        let program = match side {
-            Side::Head => &manifest.command[0],
-            Side::Base => &manifest.baseline.as_ref().expect("a baseline")[0],
-        };
-        Facts {
-            git: meta::git_commit(program),
-            rustc: meta::rustc(program),
-        }
-    };
-    let facts = [
-        about(Side::Head),
-        a.baseline
-            .as_ref()
-            .map_or_else(Facts::default, |_| about(Side::Base)),
-    ];
+    let facts = side_facts(&manifest);
     let cpu_model = meta::cpu_model();
-    let argv = |side: Side| match side {
-        Side::Head => &a.command[..],
-        Side::Base => a.baseline.as_deref().expect("a baseline"),
-    };
-    let sides: &[Side] = if a.baseline.is_some() {
-        &[Side::Base, Side::Head]
-    } else {
-        &[Side::Head]
-    };
-    for _ in 0..a.warmup {
-        for &side in sides {
-            let mut c = command(argv(side), a, None);
-            c.stdout(Stdio::null()).stderr(Stdio::null());
-            spawn_wait(&mut c, argv(side), dir)?;
-        }
-    }
+    warm_up(a, dir)?;
     let bar = Bar::new(plan.len());
     let json_dir = absolute(&runs_dir);
     for (order, &(side, index)) in plan.iter().enumerate() {
@@ -127,7 +87,7 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
         let name = Run::name_of(side, index);
         let callgrind = (a.metric == Recorded::Instructions)
             .then(|| PathBuf::from("runs").join(format!("{name}.callgrind")));
-        let mut c = command(argv(side), a, callgrind.as_ref().map(|c| dir.join(c)));
+        let mut c = command(argv(a, side), a, callgrind.as_ref().map(|c| dir.join(c)));
         let json = json_dir.join(format!("{name}.{{rank}}.json"));
         c.env("PERFGRAPH_JSON", &json);
         if !a.show_output {
@@ -139,9 +99,8 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
         let load_average = meta::load_average();
         let start_unix_ns = meta::now_unix_ns();
         let started = Instant::now();
-        let status = spawn_wait(&mut c, argv(side), dir)?;
+        let status = spawn_wait(&mut c, argv(a, side), dir)?;
         let wall_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let exit = shell_status(status);
         let f = &facts[usize::from(side == Side::Base)];
         manifest.runs.push(Run {
             side,
@@ -149,7 +108,7 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
             order: order as u32 + 1,
             files: files(&runs_dir, &name),
             callgrind,
-            exit,
+            exit: shell_status(status),
             start_unix_ns,
             wall_ns,
             load_average,
@@ -162,6 +121,63 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
     }
     bar.done();
     summary(dir, &manifest)
+}
+
+/// Makes the bundle's directory, which must not exist, and its `runs` directory; the latter's path.
+fn make_bundle(dir: &Path) -> Result<PathBuf, Failure> {
+    std::fs::create_dir(dir).map_err(|e| {
+        Failure(match e.kind() {
+            std::io::ErrorKind::AlreadyExists => format!(
+                "{}: exists: a bundle is made new (choose another name with -o)",
+                dir.display()
+            ),
+            _ => format!("{}: {e}", dir.display()),
+        })
+    })?;
+    let runs_dir = dir.join("runs");
+    std::fs::create_dir(&runs_dir).map_err(|e| Failure(format!("{}: {e}", runs_dir.display())))?;
+    Ok(runs_dir)
+}
+
+/// What the manifest says of the command's program and of the baseline's (nothing without one), in
+/// that order.
+fn side_facts(manifest: &Manifest) -> [Facts; 2] {
+    let about = |program: &str| Facts {
+        git: meta::git_commit(program),
+        rustc: meta::rustc(program),
+    };
+    [
+        about(&manifest.command[0]),
+        manifest
+            .baseline
+            .as_ref()
+            .map_or_else(Facts::default, |b| about(&b[0])),
+    ]
+}
+
+/// The arguments of `side`'s command: the command's, or the baseline's.
+fn argv(a: &RecordArgs, side: Side) -> &[OsString] {
+    match side {
+        Side::Head => &a.command[..],
+        Side::Base => a.baseline.as_deref().expect("a baseline"),
+    }
+}
+
+/// Runs each command `--warmup` times, its output going nowhere, the baseline first in each round.
+fn warm_up(a: &RecordArgs, dir: &Path) -> Result<(), Failure> {
+    let sides: &[Side] = if a.baseline.is_some() {
+        &[Side::Base, Side::Head]
+    } else {
+        &[Side::Head]
+    };
+    for _ in 0..a.warmup {
+        for &side in sides {
+            let mut c = command(argv(a, side), a, None);
+            c.stdout(Stdio::null()).stderr(Stdio::null());
+            spawn_wait(&mut c, argv(a, side), dir)?;
+        }
+    }
+    Ok(())
 }
 
 /// What the manifest says of a side's program, found once.

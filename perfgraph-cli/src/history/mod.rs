@@ -127,6 +127,7 @@ struct Series<'a> {
     changes: Vec<changepoint::Change>,
 }
 
+/// Lists each section's change points, and with `--plot` draws the sections that changed.
 fn list(a: &HistoryArgs) -> Result<u8, Failure> {
     let entries = store::read(&a.store)?;
     if entries.is_empty() {
@@ -137,15 +138,39 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
         return Ok(0);
     }
     let metric = &entries.last().expect("not empty").metric;
+    let settings = changepoint::Settings::default();
+    let all = series(&entries, metric, &a.section, &settings);
+    // Both nanoseconds and instructions are shown in millions.
+    let unit = if metric == "instructions" {
+        "Ir(M)"
+    } else {
+        "ms"
+    };
+    let commits = entries.iter().filter(|e| &e.metric == metric).count();
+    let out = table(&all, commits, metric, unit, &settings);
+    if let Some(svg) = &a.plot {
+        draw(svg, &all, unit)?;
+    }
+    load::print(&out)?;
+    Ok(0)
+}
+
+/// Per section (only the `wanted` ones, if any), in the order they first appear, its series over the
+/// entries of `metric`, and its change points.
+fn series<'a>(
+    entries: &'a [store::Entry],
+    metric: &str,
+    wanted: &[String],
+    settings: &changepoint::Settings,
+) -> Vec<Series<'a>> {
     let mut names: Vec<&str> = Vec::new();
-    for e in &entries {
+    for e in entries {
         for (n, _) in &e.sections {
-            if !names.contains(&n.as_str()) && (a.section.is_empty() || a.section.contains(n)) {
+            if !names.contains(&n.as_str()) && (wanted.is_empty() || wanted.contains(n)) {
                 names.push(n);
             }
         }
     }
-    let settings = changepoint::Settings::default();
     let mut all: Vec<Series> = Vec::new();
     for name in names {
         let mut s = Series {
@@ -154,24 +179,30 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
             values: Vec::new(),
             changes: Vec::new(),
         };
-        for e in entries.iter().filter(|e| &e.metric == metric) {
+        for e in entries.iter().filter(|e| e.metric == metric) {
             if let Some((_, v)) = e.sections.iter().find(|(n, _)| n == name) {
                 s.commits.push(&e.commit);
                 s.values.push(stats::median(v));
             }
         }
-        s.changes = changepoint::change_points(&s.values, &settings);
+        s.changes = changepoint::change_points(&s.values, settings);
         all.push(s);
     }
+    all
+}
+
+/// The change points of every series as a table, one row each, under a line saying what they are
+/// over; a line saying there are none when there are none.
+fn table(
+    all: &[Series],
+    commits: usize,
+    metric: &str,
+    unit: &str,
+    settings: &changepoint::Settings,
+) -> String {
     let mut out = String::new();
-    // Both nanoseconds and instructions are shown in millions.
-    let unit = if metric == "instructions" {
-        "Ir(M)"
-    } else {
-        "ms"
-    };
     let mut rows: Vec<[String; 6]> = Vec::new();
-    for s in &all {
+    for s in all {
         for c in &s.changes {
             rows.push([
                 short(s.commits[c.index]).to_owned(),
@@ -183,7 +214,6 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
             ]);
         }
     }
-    let commits = entries.iter().filter(|e| &e.metric == metric).count();
     if rows.is_empty() {
         out.push_str(&format!(
             "No change point in {} sections over {commits} commits ({metric}; E-Divisive means, p < \
@@ -207,40 +237,41 @@ fn list(a: &HistoryArgs) -> Result<u8, Failure> {
         ));
         out.push_str(&crate::table::render(&header, &rows, 2, false));
     }
-    if let Some(svg) = &a.plot {
-        let changed: Vec<&Series> = all.iter().filter(|s| !s.changes.is_empty()).collect();
-        let drawn: Vec<&Series> = if changed.is_empty() {
-            all.iter().collect()
-        } else {
-            changed
-        };
-        let indices: Vec<Vec<usize>> = drawn
-            .iter()
-            .map(|s| s.changes.iter().map(|c| c.index).collect())
-            .collect();
-        let labels: Vec<Vec<String>> = drawn
-            .iter()
-            .map(|s| {
-                s.commits
-                    .iter()
-                    .map(|c| c.chars().take(7).collect())
-                    .collect()
-            })
-            .collect();
-        let series: Vec<plot::Series<'_>> = drawn
-            .iter()
-            .zip(indices.iter().zip(&labels))
-            .map(|(s, (i, l))| plot::Series {
-                name: s.name,
-                labels: l,
-                values: &s.values,
-                changes: i,
-                unit,
-            })
-            .collect();
-        let text = plot::svg(&series);
-        load::write(Some(svg), |w| w.write_all(text.as_bytes()))?;
-    }
-    load::print(&out)?;
-    Ok(0)
+    out
+}
+
+/// Draws into the SVG file `svg` each series that changed, or every series when none did.
+fn draw(svg: &Path, all: &[Series], unit: &str) -> Result<(), Failure> {
+    let changed: Vec<&Series> = all.iter().filter(|s| !s.changes.is_empty()).collect();
+    let drawn: Vec<&Series> = if changed.is_empty() {
+        all.iter().collect()
+    } else {
+        changed
+    };
+    let indices: Vec<Vec<usize>> = drawn
+        .iter()
+        .map(|s| s.changes.iter().map(|c| c.index).collect())
+        .collect();
+    let labels: Vec<Vec<String>> = drawn
+        .iter()
+        .map(|s| {
+            s.commits
+                .iter()
+                .map(|c| c.chars().take(7).collect())
+                .collect()
+        })
+        .collect();
+    let series: Vec<plot::Series<'_>> = drawn
+        .iter()
+        .zip(indices.iter().zip(&labels))
+        .map(|(s, (i, l))| plot::Series {
+            name: s.name,
+            labels: l,
+            values: &s.values,
+            changes: i,
+            unit,
+        })
+        .collect();
+    let text = plot::svg(&series);
+    load::write(Some(svg), |w| w.write_all(text.as_bytes()))
 }

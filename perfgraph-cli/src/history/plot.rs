@@ -32,6 +32,8 @@ const RIGHT: f64 = 20.0;
 const TOP: f64 = 30.0;
 /// Height of the plot area.
 const HEIGHT: f64 = 140.0;
+/// Width of the plot area.
+const PLOT_W: f64 = WIDTH - LEFT - RIGHT;
 /// The most x labels a panel shows.
 const X_LABELS: usize = 16;
 /// The longest x label, in characters; longer ones are cut with `…`.
@@ -89,7 +91,6 @@ fn open(width: f64, height: f64) -> String {
 /// One series' panel, in its own coordinates (0, 0 at its top left).
 fn panel(out: &mut String, s: &Series) {
     let n = s.values.len();
-    let plot_w = WIDTH - LEFT - RIGHT;
     let _ = writeln!(
         out,
         r#"<text x="{LEFT}" y="18" font-size="13" font-weight="bold">{}</text>"#,
@@ -97,7 +98,7 @@ fn panel(out: &mut String, s: &Series) {
     );
     let _ = writeln!(
         out,
-        r#"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{HEIGHT}" fill="none" stroke="{GRID}"/>"#
+        r#"<rect x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{HEIGHT}" fill="none" stroke="{GRID}"/>"#
     );
     let ms: Vec<Option<f64>> = s
         .values
@@ -105,48 +106,87 @@ fn panel(out: &mut String, s: &Series) {
         .map(|&v| (v.is_finite()).then_some(v / 1e6))
         .collect();
     let finite: Vec<f64> = ms.iter().flatten().copied().collect();
-    // The slot of commit i spans [i, i + 1) of n; its point is in the middle, a change at its left edge.
-    let x_at = |edge: f64| LEFT + plot_w * edge / n.max(1) as f64;
     if finite.is_empty() {
         let _ = writeln!(
             out,
             r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#555555">No finite values.</text>"##,
-            LEFT + plot_w / 2.0,
+            LEFT + PLOT_W / 2.0,
             TOP + HEIGHT / 2.0
         );
         let _ = writeln!(out, r#"<polyline points="" fill="none" stroke="{POINT}"/>"#);
         return;
     }
+    let scale = y_axis(out, s.unit, &finite, n);
+    let (changes, medians) = segments(out, s.changes, &ms, &scale);
+    points(out, &ms, &scale);
+    change_lines(out, s.labels, &changes, &medians, &scale);
+    x_labels(out, s.labels, n, &scale);
+}
 
-    // The y axis.
+/// Where a panel's commits and values fall in its plot area.
+struct Scale {
+    /// The commits, each a slot of the x axis.
+    slots: usize,
+    /// The lowest and the highest tick of the y axis, in ms.
+    bottom: f64,
+    top: f64,
+}
+
+impl Scale {
+    /// The x of `edge` slots from the left: the slot of commit i spans [i, i + 1) of them, its point is
+    /// in the middle and a change at its left edge.
+    fn x(&self, edge: f64) -> f64 {
+        LEFT + PLOT_W * edge / self.slots.max(1) as f64
+    }
+
+    /// The y of `ms`.
+    fn y(&self, ms: f64) -> f64 {
+        TOP + HEIGHT * (self.top - ms) / (self.top - self.bottom)
+    }
+}
+
+/// Draws the y axis for the `finite` values of `slots` commits: its unit and its ticks, with room above
+/// the points for the change labels and a little below. The panel's scale, from those ticks.
+fn y_axis(out: &mut String, unit: &str, finite: &[f64], slots: usize) -> Scale {
     let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // Room above the points for the change labels, and a little below.
     let span = hi - lo;
     let (ticks, decimals) = ticks(lo - 0.05 * span, hi + 0.15 * span);
-    let (bottom, top) = (ticks[0], ticks[ticks.len() - 1]);
-    let y_at = |ms: f64| TOP + HEIGHT * (top - ms) / (top - bottom);
+    let scale = Scale {
+        slots,
+        bottom: ticks[0],
+        top: ticks[ticks.len() - 1],
+    };
     let _ = writeln!(
         out,
         r##"<text x="{:.1}" y="{:.1}" text-anchor="end" fill="#555555">{}</text>"##,
         LEFT - 6.0,
         TOP - 8.0,
-        escape(s.unit)
+        escape(unit)
     );
     for &t in &ticks {
-        let y = y_at(t);
+        let y = scale.y(t);
         let _ = writeln!(
             out,
             r#"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{GRID}"/><text x="{:.1}" y="{:.1}" text-anchor="end">{t:.decimals$}</text>"#,
-            LEFT + plot_w,
+            LEFT + PLOT_W,
             LEFT - 6.0,
             y + 4.0
         );
     }
+    scale
+}
 
-    // The segments between change points, and their medians.
-    let mut bounds: Vec<usize> = s
-        .changes
+/// Draws the median of each segment between change points as a horizontal line. The change points
+/// within the series (sorted, each once), and the segments' medians, one more than them.
+fn segments(
+    out: &mut String,
+    changes: &[usize],
+    ms: &[Option<f64>],
+    scale: &Scale,
+) -> (Vec<usize>, Vec<f64>) {
+    let n = ms.len();
+    let mut bounds: Vec<usize> = changes
         .iter()
         .copied()
         .filter(|&c| c > 0 && c < n)
@@ -165,14 +205,17 @@ fn panel(out: &mut String, s: &Series) {
             let _ = writeln!(
                 out,
                 r#"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{MEDIAN}" stroke-width="2"/>"#,
-                x_at(w[0] as f64),
-                x_at(w[1] as f64),
-                y = y_at(m)
+                scale.x(w[0] as f64),
+                scale.x(w[1] as f64),
+                y = scale.y(m)
             );
         }
     }
+    (changes, medians)
+}
 
-    // The points, joined.
+/// Draws the finite values as points, joined by a polyline.
+fn points(out: &mut String, ms: &[Option<f64>], scale: &Scale) {
     let mut points = String::new();
     for (i, v) in ms.iter().enumerate() {
         if let Some(v) = v {
@@ -180,8 +223,8 @@ fn panel(out: &mut String, s: &Series) {
                 points,
                 "{}{:.1},{:.1}",
                 if points.is_empty() { "" } else { " " },
-                x_at(i as f64 + 0.5),
-                y_at(*v)
+                scale.x(i as f64 + 0.5),
+                scale.y(*v)
             );
         }
     }
@@ -194,16 +237,24 @@ fn panel(out: &mut String, s: &Series) {
             let _ = writeln!(
                 out,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="2.2" fill="{POINT}"/>"#,
-                x_at(i as f64 + 0.5),
-                y_at(*v)
+                scale.x(i as f64 + 0.5),
+                scale.y(*v)
             );
         }
     }
+}
 
-    // A dashed line at each change, labelled with the commit and the change of the median; labels of
-    // neighbouring changes alternate between two rows.
+/// Draws a dashed line at each change, labelled with the commit and the change of the median from the
+/// segment before it to the one after; labels of neighbouring changes alternate between two rows.
+fn change_lines(
+    out: &mut String,
+    labels: &[String],
+    changes: &[usize],
+    medians: &[f64],
+    scale: &Scale,
+) {
     for (j, &c) in changes.iter().enumerate() {
-        let x = x_at(c as f64);
+        let x = scale.x(c as f64);
         let _ = writeln!(
             out,
             r#"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="{CHANGE}" stroke-dasharray="4 3"/>"#,
@@ -211,11 +262,11 @@ fn panel(out: &mut String, s: &Series) {
         );
         let (before, after) = (medians[j], medians[j + 1]);
         let delta = after / before - 1.0;
-        let mut text = label(s.labels, c);
+        let mut text = label(labels, c);
         if delta.is_finite() {
             let _ = write!(text, " {:+.1}%", delta * 100.0);
         }
-        let right_half = x > LEFT + plot_w / 2.0;
+        let right_half = x > LEFT + PLOT_W / 2.0;
         let (tx, anchor) = if right_half {
             (x - 3.0, "end")
         } else {
@@ -228,18 +279,20 @@ fn panel(out: &mut String, s: &Series) {
             escape(&text)
         );
     }
+}
 
-    // A few commit labels under the axis, rotated.
+/// Draws a few of the `n` commits' labels under the axis, rotated, thinned to at most [`X_LABELS`].
+fn x_labels(out: &mut String, labels: &[String], n: usize, scale: &Scale) {
     let every = n.div_ceil(X_LABELS).max(1);
     for i in (0..n).step_by(every) {
-        let x = x_at(i as f64 + 0.5);
+        let x = scale.x(i as f64 + 0.5);
         let y = TOP + HEIGHT;
         let _ = writeln!(
             out,
             r##"<line x1="{x:.1}" y1="{y:.1}" x2="{x:.1}" y2="{:.1}" stroke="#999999"/><text transform="translate({x:.1},{:.1}) rotate(-40)" text-anchor="end" font-size="10">{}</text>"##,
             y + 4.0,
             y + 14.0,
-            escape(&label(s.labels, i))
+            escape(&label(labels, i))
         );
     }
 }

@@ -29,87 +29,80 @@ use std::path::PathBuf;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--heap") {
-        print!("{}", render::heap_section(&measure::heap::Heap::measure()));
-        return;
-    }
-    if args.first().map(String::as_str) == Some("--cpu") {
-        print!(
+    match args.first().map(String::as_str) {
+        Some("--heap") => print!("{}", render::heap_section(&measure::heap::Heap::measure())),
+        Some("--cpu") => print!(
             "{}",
             render::cpu_section(&measure::cpu::CpuClock::measure())
-        );
-        return;
-    }
-    if args.first().map(String::as_str) == Some("--listen") {
-        print!(
+        ),
+        Some("--listen") => print!(
             "{}",
             render::listen_section(&measure::listen::Listen::measure())
-        );
-        return;
-    }
-    if args.first().map(String::as_str) == Some("--metrics-child") {
-        measure::listen::metrics_child(args[1].parse().expect("seconds"));
-        return;
-    }
-    if args.first().map(String::as_str) == Some("--listen-child") {
-        measure::listen::child(&args[1], args[2].parse().expect("seconds"));
-        return;
-    }
-    if args.first().map(String::as_str) == Some("--layer") {
-        // `record --layer BIN`: the `TracingLayer` rounds of the peers bench BIN, alone.
-        let rounds = measure::layer::LayerRounds::measure(std::path::Path::new(&args[1]));
-        print!("{}", render::layer_section(rounds.as_ref()));
-        return;
-    }
-    if args.first().map(String::as_str) == Some("--rss-child") {
-        measure::rss::child(&args[1], args[2].parse().expect("thread count"));
-        return;
-    }
-    if args.first().map(String::as_str) == Some("--trace-child") {
-        measure::trace::child(
+        ),
+        Some("--metrics-child") => {
+            measure::listen::metrics_child(args[1].parse().expect("seconds"));
+        }
+        Some("--listen-child") => {
+            measure::listen::child(&args[1], args[2].parse().expect("seconds"));
+        }
+        Some("--layer") => {
+            // `record --layer BIN`: the `TracingLayer` rounds of the peers bench BIN, alone.
+            let rounds = measure::layer::LayerRounds::measure(std::path::Path::new(&args[1]));
+            print!("{}", render::layer_section(rounds.as_ref()));
+        }
+        Some("--rss-child") => {
+            measure::rss::child(&args[1], args[2].parse().expect("thread count"));
+        }
+        Some("--trace-child") => measure::trace::child(
             &args[1],
             args[2].parse().expect("seconds"),
             args[3].parse().expect("thread count"),
-        );
-        return;
+        ),
+        Some("--lifecycle-only") => lifecycle_only(&args),
+        Some("--html-only") => html_only(&args),
+        Some("--trace-only") => trace_only(&args),
+        _ => full_record(&args),
     }
-    if args.first().map(String::as_str) == Some("--lifecycle-only") {
-        // `record --lifecycle-only FILE LIFECYCLE`: the lifecycle section of FILE made again from the saved
-        // test output LIFECYCLE (what `run.sh` saved), the rest of FILE left as the last full run wrote it.
-        let (file, saved) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
-        let figures = measure::lifecycle::Lifecycle::read(Some(&saved));
-        let doc = std::fs::read_to_string(&file).expect("read the record");
-        std::fs::write(&file, render::lifecycle::replace(&doc, &figures))
-            .expect("write the record");
-        eprintln!("wrote the lifecycle section of {}", file.display());
-        return;
-    }
-    if args.first().map(String::as_str) == Some("--html-only") {
-        // `record --html-only FILE PERFGRAPH SYNTHETIC SCRATCH`: the HTML page's section of FILE measured
-        // again, every other section left byte for byte as it was.
-        let file = PathBuf::from(&args[1]);
-        let figures = measure::html::measure(&measure::html::HtmlInputs {
-            perfgraph: std::path::Path::new(&args[2]),
-            synthetic: std::path::Path::new(&args[3]),
-            scratch: std::path::Path::new(&args[4]),
-            out: &file,
-            command: "benches/run.sh html",
-        });
-        let doc = std::fs::read_to_string(&file).expect("read the record");
-        std::fs::write(&file, render::html::replace(&doc, &figures)).expect("write the record");
-        eprintln!("wrote the HTML page section of {}", file.display());
-        return;
-    }
-    if args.first().map(String::as_str) == Some("--trace-only") {
-        // `record --trace-only FILE SCRATCH`: measures the trace figures alone and puts their section in
-        // FILE in place of the one there (the rest of FILE is left as the last full run wrote it).
-        let (file, scratch) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
-        let figures = measure::trace::measure(&scratch);
-        let doc = std::fs::read_to_string(&file).expect("read the record");
-        std::fs::write(&file, render::trace::replace(&doc, &figures)).expect("write the record");
-        eprintln!("wrote the trace section of {}", file.display());
-        return;
-    }
+}
+
+/// `record --lifecycle-only FILE LIFECYCLE`: the lifecycle section of FILE made again from the saved test
+/// output LIFECYCLE (what `run.sh` saved), the rest of FILE left as the last full run wrote it.
+fn lifecycle_only(args: &[String]) {
+    let (file, saved) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+    let figures = measure::lifecycle::Lifecycle::read(Some(&saved));
+    let doc = std::fs::read_to_string(&file).expect("read the record");
+    std::fs::write(&file, render::lifecycle::replace(&doc, &figures)).expect("write the record");
+    eprintln!("wrote the lifecycle section of {}", file.display());
+}
+
+/// `record --html-only FILE PERFGRAPH SYNTHETIC SCRATCH`: the HTML page's section of FILE measured again,
+/// every other section left byte for byte as it was.
+fn html_only(args: &[String]) {
+    let file = PathBuf::from(&args[1]);
+    let figures = measure::html::measure(&measure::html::HtmlInputs {
+        perfgraph: std::path::Path::new(&args[2]),
+        synthetic: std::path::Path::new(&args[3]),
+        scratch: std::path::Path::new(&args[4]),
+        out: &file,
+        command: "benches/run.sh html",
+    });
+    let doc = std::fs::read_to_string(&file).expect("read the record");
+    std::fs::write(&file, render::html::replace(&doc, &figures)).expect("write the record");
+    eprintln!("wrote the HTML page section of {}", file.display());
+}
+
+/// `record --trace-only FILE SCRATCH`: measures the trace figures alone and puts their section in FILE in
+/// place of the one there (the rest of FILE is left as the last full run wrote it).
+fn trace_only(args: &[String]) {
+    let (file, scratch) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+    let figures = measure::trace::measure(&scratch);
+    let doc = std::fs::read_to_string(&file).expect("read the record");
+    std::fs::write(&file, render::trace::replace(&doc, &figures)).expect("write the record");
+    eprintln!("wrote the trace section of {}", file.display());
+}
+
+/// The whole record: every figure measured with the inputs the options name, written to `--out`.
+fn full_record(args: &[String]) {
     let opt = |name: &str| {
         args.iter()
             .position(|a| a == name)

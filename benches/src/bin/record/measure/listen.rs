@@ -56,24 +56,31 @@ pub struct Listen {
 /// Scrapes of `/metrics` timed, of a child with 100 sections.
 const SCRAPES: u64 = 200;
 
-/// Each named section once, `$calls` times (distinct names need distinct call sites).
-macro_rules! hundred_sections {
-    ($calls:expr, $($name:literal),*) => {
-        for i in 0..$calls {
-            $(
-                {
-                    perfgraph_core::time_section!($name);
-                    black_box(i);
-                }
-            )*
-        }
+/// Each named section once, in order (distinct names need distinct call sites).
+macro_rules! sections_once {
+    ($i:expr, $($name:literal),*) => {
+        $(
+            {
+                perfgraph_core::time_section!($name);
+                black_box($i);
+            }
+        )*
     };
 }
 
 /// The child of the scrape measure: 100 sections, 1,000 calls each, then nothing for `seconds`.
 pub fn metrics_child(seconds: u64) {
-    hundred_sections!(
-        1000u64,
+    for i in 0..1000u64 {
+        metrics_000_to_049(i);
+        metrics_050_to_099(i);
+    }
+    std::thread::sleep(Duration::from_secs(seconds));
+}
+
+/// One call of each of the first fifty sections of [`metrics_child`], `metric_000` to `metric_049`.
+fn metrics_000_to_049(i: u64) {
+    sections_once!(
+        i,
         "metric_000",
         "metric_001",
         "metric_002",
@@ -123,7 +130,14 @@ pub fn metrics_child(seconds: u64) {
         "metric_046",
         "metric_047",
         "metric_048",
-        "metric_049",
+        "metric_049"
+    );
+}
+
+/// One call of each of the last fifty sections of [`metrics_child`], `metric_050` to `metric_099`.
+fn metrics_050_to_099(i: u64) {
+    sections_once!(
+        i,
         "metric_050",
         "metric_051",
         "metric_052",
@@ -175,7 +189,6 @@ pub fn metrics_child(seconds: u64) {
         "metric_098",
         "metric_099"
     );
-    std::thread::sleep(Duration::from_secs(seconds));
 }
 
 /// `(bytes, background thread µs)` per scrape of `/metrics` of a child with 100 sections.

@@ -66,6 +66,14 @@ pub fn write(doc: &mut String, t: &TraceFigures) {
         let _ = writeln!(doc, "Not measured in this run.\n");
         return;
     }
+    ladder(doc, t);
+    deflation(doc, t);
+    cost(doc, t);
+    long_run(doc, t);
+}
+
+/// The ladder of rates: each rung's two runs in each format, and the highest lossless rate of each.
+fn ladder(doc: &mut String, t: &TraceFigures) {
     let _ = writeln!(
         doc,
         "### Lossless rate and bytes per call ({}-second runs, each twice)\n\n\
@@ -116,6 +124,11 @@ pub fn write(doc: &mut String, t: &TraceFigures) {
         lossless(t, |r| &r.chrome),
         lossless(t, |r| &r.perfetto),
     );
+}
+
+/// The Perfetto trace with deflation off, on and `auto`, and what deflating costs; nothing if not
+/// measured.
+fn deflation(doc: &mut String, t: &TraceFigures) {
     if !t.deflate.is_empty() {
         let _ = writeln!(
             doc,
@@ -152,6 +165,11 @@ pub fn write(doc: &mut String, t: &TraceFigures) {
         }
         doc.push('\n');
     }
+}
+
+/// The recording threads' CPU time per section with no trace and with each format; nothing if not
+/// measured.
+fn cost(doc: &mut String, t: &TraceFigures) {
     if let Some([none, chrome, perfetto]) = &t.cost {
         let _ = writeln!(
             doc,
@@ -178,6 +196,11 @@ pub fn write(doc: &mut String, t: &TraceFigures) {
         }
         doc.push('\n');
     }
+}
+
+/// The long run with and without a Perfetto trace: calls kept, size and resident memory; nothing if
+/// not measured.
+fn long_run(doc: &mut String, t: &TraceFigures) {
     if let Some((rate, seconds, without, with)) = &t.long {
         let _ = writeln!(
             doc,
