@@ -364,9 +364,9 @@ struct Ids<'a> {
     t: &'a [Node],
     /// The breadth-first indices of the paths, in depth-first order.
     order: Vec<u32>,
-    /// pos[i]: where breadth-first path i is in depth-first order (its id in the merged tree).
+    /// `pos[i]`: where breadth-first path i is in depth-first order (its id in the merged tree).
     pos: Vec<u32>,
-    /// local[k]: the id of depth-first path k in its thread's tree.
+    /// `local[k]`: the id of depth-first path k in its thread's tree.
     local: Vec<u32>,
 }
 

@@ -14,8 +14,7 @@
 use crate::base::text;
 use crate::collector::live::line::{push_head, push_padding};
 
-use super::write::opening_word;
-use super::{OpenLine, Owner, Printer, Shown};
+use super::{OpenLine, Owner, Printer, Shown, opening_word};
 
 /// What starts every line of the async track.
 pub const PREFIX: &str = "async: ";

@@ -534,3 +534,16 @@ impl Printer {
 fn key_of(call: &Call) -> (u32, u64) {
     (call.depth, call.start)
 }
+
+/// The word a call's line opens with as it is printed now (`Still ` after an interruption, `Currently `
+/// when the program printed since the call began, else none); the call is on screen from then on.
+fn opening_word(shown: &mut Shown, currently: &mut bool) -> &'static str {
+    let word = match (*shown, *currently) {
+        (Shown::Interrupted, _) => "Still ",
+        (Shown::No, true) => "Currently ",
+        _ => "",
+    };
+    *shown = Shown::Yes;
+    *currently = false;
+    word
+}

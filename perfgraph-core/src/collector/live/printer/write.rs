@@ -9,20 +9,7 @@ use crate::collector::live::line::{
 };
 
 use super::futures::PREFIX;
-use super::{Ended, Open, OpenLine, Owner, Printer, Shown, key_of};
-
-/// The word a call's line opens with as it is printed now (`Still ` after an interruption, `Currently `
-/// when the program printed since the call began, else none); the call is on screen from then on.
-pub(super) fn opening_word(shown: &mut Shown, currently: &mut bool) -> &'static str {
-    let word = match (*shown, *currently) {
-        (Shown::Interrupted, _) => "Still ",
-        (Shown::No, true) => "Currently ",
-        _ => "",
-    };
-    *shown = Shown::Yes;
-    *currently = false;
-    word
-}
+use super::{Ended, Open, OpenLine, Owner, Printer, Shown, key_of, opening_word};
 
 impl Printer {
     /// `PERFGRAPH_LIVE=all`: an `event!` of `thread`, `text` on a line of its own, indented under the
