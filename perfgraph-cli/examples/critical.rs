@@ -12,7 +12,9 @@
 //!   outgrows the output budget of `PERFGRAPH_REPORT=critical`.
 //! * `pipeline`: a producer (1 ms an item) and a consumer (3 ms an item), 100 items through a channel of 4.
 //! * `pipeline-crossbeam`: the same through crossbeam-channel's channel (`sync::crossbeam`), with two
-//!   consumers (1.5 ms an item between them, against the producer's 1 ms: still the slower side).
+//!   consumers of 6 ms an item (3 ms an item between them, three times the producer's 1 ms, as in
+//!   `pipeline`: at 3 ms each, 1.5 ms between them, a producer whose sleeps overshot on a busy machine was
+//!   on the critical path a fifth of the time).
 //! * `blind`: `main` waits 200 ms in section `wait_std` (measuring its CPU time) on std's `Condvar`, which
 //!   records nothing: the wait is off the CPU, `blocked (unknown)`.
 //! * `random SEED`: a program drawn from SEED: 2 to 4 workers spawned by `main`, each taking random steps
@@ -145,6 +147,14 @@ fn consume(i: u64) -> u64 {
     i
 }
 
+/// `consume` for `pipeline-crossbeam`'s two consumers: twice as long, so that between them they are as
+/// much slower than the producer as `pipeline`'s one consumer is.
+#[timed]
+fn consume_slowly(i: u64) -> u64 {
+    sleep(ms(6));
+    i
+}
+
 fn pipeline() {
     let (tx, rx) = sync::sync_channel("items", 4);
     let producer = named("producer", move || {
@@ -169,7 +179,7 @@ fn pipeline_crossbeam() {
         .into_iter()
         .map(|name| {
             let rx = rx.clone();
-            named(name, move || rx.iter().map(consume).sum::<u64>())
+            named(name, move || rx.iter().map(consume_slowly).sum::<u64>())
         })
         .collect();
     drop(rx);
