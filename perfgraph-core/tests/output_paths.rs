@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::names;
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -160,16 +161,6 @@ fn perfgraph_lines(out: &Output) -> Vec<String> {
 /// A fresh, empty directory for one test, removed when dropped (whatever modes the test gave it).
 fn fresh_dir(tag: &str) -> common::Scratch {
     common::scratch(&format!("paths-{tag}"))
-}
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// Who the child that must meet a permission runs as: `nobody` when we are root (our own files' owner

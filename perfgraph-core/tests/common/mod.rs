@@ -4,7 +4,7 @@
 pub mod scratch;
 
 #[allow(unused_imports)] // reason: a test binary that makes no directory uses neither.
-pub use scratch::{Scratch, scratch};
+pub use scratch::{Scratch, names, scratch};
 
 use std::ffi::OsStr;
 use std::io::Read;

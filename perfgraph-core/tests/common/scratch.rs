@@ -134,3 +134,13 @@ extern "C" fn remove_runtime_dir() {
 fn runtime_dir(pid: u32) -> PathBuf {
     std::env::temp_dir().join(format!("perfgraph-tests-{pid}"))
 }
+
+/// The names in `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

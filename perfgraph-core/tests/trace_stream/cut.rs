@@ -2,16 +2,7 @@
 //! during the exit.
 
 use super::*;
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use common::names;
 
 /// Starts the endless child tracing to `path`.
 fn start_endless(path: &Path, compress: &str) -> std::process::Child {
