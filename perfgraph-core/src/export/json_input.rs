@@ -29,23 +29,19 @@ pub(crate) struct Guard<R> {
 }
 
 impl<R: Read> Guard<R> {
-    /// `inner`, held to `limits`.
-    pub(crate) fn new(inner: R, limits: &'static Limits) -> Self {
-        Guard {
+    /// `inner`, held to `limits`, behind a buffer: serde_json reads its input a byte at a time, so
+    /// without one each byte was a call through the guard (64 MiB of an endless answer took 10 s to
+    /// refuse in a debug build).
+    pub(crate) fn buffered(inner: R, limits: &'static Limits) -> io::BufReader<Self> {
+        let guard = Guard {
             inner,
             limits,
             read: 0,
             in_string: false,
             escaped: false,
             token: 0,
-        }
-    }
-
-    /// `inner`, held to `limits`, behind a buffer: serde_json reads its input a byte at a time, so
-    /// without one each byte was a call through the guard (64 MiB of an endless answer took 10 s to
-    /// refuse in a debug build).
-    pub(crate) fn buffered(inner: R, limits: &'static Limits) -> io::BufReader<Self> {
-        io::BufReader::with_capacity(64 * 1024, Self::new(inner, limits))
+        };
+        io::BufReader::with_capacity(64 * 1024, guard)
     }
 }
 
