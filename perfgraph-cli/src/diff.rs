@@ -108,17 +108,14 @@ pub fn run(
             o.threshold
         ),
     });
-    if let Some(page) = html {
-        let marks: Vec<&str> = rows.iter().map(|r| r.mark).collect();
-        html::write_page(
-            page,
-            &format!("perfgraph diff: {} → {}", base.display(), head.display()),
-            (&header, &cells),
-            &marks,
-            &lines,
-        )?;
-    }
-    load::print(&(table::render(&header, &cells, 1, true) + &lines))?;
+    let marks: Vec<&str> = rows.iter().map(|r| r.mark).collect();
+    html::show_diff(
+        html,
+        &format!("perfgraph diff: {} → {}", base.display(), head.display()),
+        (&header, &cells),
+        &marks,
+        &lines,
+    )?;
     Ok(u8::from(
         regressed > 0 || (o.fail_on_removed && !removed.is_empty()),
     ))

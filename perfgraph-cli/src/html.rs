@@ -1,7 +1,7 @@
 //! `perfgraph html RUN.json [TRACE] -o report.html`: the run as one self-contained page
 //! (`perfgraph_core::html`); with a Chrome JSON trace, also its series over time (resident memory, heap,
 //! counters, CPU per thread: the trace's counter tracks) and its critical path. And `diff --html`'s page
-//! of both diffs' table ([`write_page`]).
+//! of both diffs' table ([`show_diff`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -102,8 +102,23 @@ fn series(path: &Path) -> Result<(Vec<Series>, usize), Failure> {
     Ok((out, left_out))
 }
 
+/// Both diffs' output: the table (`header`, `cells`) with `lines` under it, printed; and with `--html`
+/// (`page`), the same as a page, each row's class its mark.
+pub fn show_diff<const N: usize>(
+    page: Option<&Path>,
+    title: &str,
+    (header, cells): (&[String; N], &[[String; N]]),
+    marks: &[&str],
+    lines: &str,
+) -> Result<(), Failure> {
+    if let Some(page) = page {
+        write_page(page, title, (header, cells), marks, lines)?;
+    }
+    load::print(&(crate::table::render(header, cells, 1, true) + lines))
+}
+
 /// `--html`: the table (`header`, `cells`) as a page, each row's class its mark, `lines` under it.
-pub fn write_page<const N: usize>(
+fn write_page<const N: usize>(
     page: &Path,
     title: &str,
     (header, cells): (&[String; N], &[[String; N]]),

@@ -14,7 +14,6 @@ use std::path::Path;
 
 use crate::compare::{Metric, Options, Paths};
 use crate::failure::Failure;
-use crate::load;
 use stats::Effect;
 
 /// The confidence of the intervals, and the family-wise level of Holm's correction.
@@ -136,17 +135,14 @@ pub fn run(
     }
     let (header, cells) = render::grid(&rows, &o, &paths);
     let lines = render::lines(&rows, &b, &h, [&bl, &hl], &o, &paths);
-    if let Some(page) = html {
-        let marks: Vec<&str> = rows.iter().map(|r| render::mark(r.verdict)).collect();
-        crate::html::write_page(
-            page,
-            &format!("perfgraph diff: {bl} → {hl}"),
-            (&header, &cells),
-            &marks,
-            &lines,
-        )?;
-    }
-    load::print(&(crate::table::render(&header, &cells, 1, true) + &lines))?;
+    let marks: Vec<&str> = rows.iter().map(|r| render::mark(r.verdict)).collect();
+    crate::html::show_diff(
+        html,
+        &format!("perfgraph diff: {bl} → {hl}"),
+        (&header, &cells),
+        &marks,
+        &lines,
+    )?;
     let regressed = rows.iter().any(|r| r.verdict == Verdict::Regressed);
     let removed = rows.iter().any(|r| r.verdict == Verdict::Removed);
     Ok(if regressed || (o.fail_on_removed && removed) {
