@@ -6,6 +6,7 @@
 
 mod attach;
 mod bundle;
+mod causal;
 mod compare;
 mod critical;
 mod diff;
@@ -75,6 +76,11 @@ enum Command {
     /// sections with their latency percentiles, the threads, memory. Keys: q quit, tab or 1-4 pane, s
     /// sort, n top 10, / filter by name.
     Top(top::TopArgs),
+    /// Causal profiling: runs the command with sections virtually sped up, one at a time (PERFGRAPH_CAUSAL,
+    /// after coz), and prints what speeding each section up would do to the program's rate of progress,
+    /// with 95% intervals; writes the experiments to profile.coz (coz's format). Without a command,
+    /// reads that profile.
+    Causal(causal::CausalArgs),
 }
 
 /// What every subcommand's `--help` says about its input.
@@ -115,6 +121,7 @@ fn main() -> ExitCode {
         Command::Dump(a) => attach::dump(a.pid, a.output.as_deref()).map(|_| 0),
         Command::Trace(a) => attach::trace(a.pid, a.seconds, &a.output).map(|_| 0),
         Command::Top(a) => top::run(a.pid, a.interval),
+        Command::Causal(a) => causal::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

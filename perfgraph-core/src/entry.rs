@@ -14,8 +14,9 @@ use crate::collector::terminal::capture;
 use crate::collector::terminal::screen;
 use crate::collector::{self, fork, memory, signals};
 use crate::data::args::{ArgValue, fill_message};
+use crate::local::causal;
 use crate::local::counters::{CounterSite, CounterValue};
-use crate::local::frames::{CPU, EXACT_MEM, HEAP};
+use crate::local::frames::{CAUSAL, CPU, EXACT_MEM, HEAP};
 use crate::local::guard::ArgsGuard;
 use crate::local::guard::Guard;
 use crate::local::marks::{self, EventSite};
@@ -221,7 +222,7 @@ fn enter_enabled(site: &'static Section, level: u8) -> Guard {
         FAST => unsafe { Guard::open(state, id) },
         0 => enter_routing(site, state, id),
         // SAFETY: as above.
-        route => unsafe { Guard::open_with(state, id, route & (EXACT_MEM | CPU)) },
+        route => unsafe { Guard::open_with(state, id, route & (EXACT_MEM | CPU | CAUSAL)) },
     }
 }
 
@@ -247,21 +248,29 @@ fn enter_routing(site: &'static Section, state: &'static ThreadState, id: u32) -
 }
 
 /// What a section at `site` takes out of line, but for the heap counters: [`EXACT_MEM`] if it reads
-/// resident memory itself at its start and end, [`CPU`] if it reads the thread's CPU clock.
+/// resident memory itself at its start and end, [`CPU`] if it reads the thread's CPU clock, [`CAUSAL`]
+/// while causal profiling is on.
 fn site_flags(site: &'static Section) -> u8 {
     let exact = if exact_mem(site) { EXACT_MEM } else { 0 };
     exact | poll_flags(site)
 }
 
+/// [`CAUSAL`] while causal profiling is on (`PERFGRAPH_CAUSAL`): every section then takes its start and
+/// end out of line, to [`causal`]; 0 otherwise, and the sections' route is as without it.
+fn causal_flag() -> u8 {
+    if causal::on() { CAUSAL } else { 0 }
+}
+
 /// What a timed future's poll at `site` takes out of line ([`CPU`] if it measures CPU time: the `cpu`
-/// option or `PERFGRAPH_CPU=all`), but for the heap counters.
+/// option or `PERFGRAPH_CPU=all`; [`CAUSAL`] while causal profiling is on), but for the heap counters.
 pub fn poll_flags(site: &'static Section) -> u8 {
     // Relaxed: set once at the start, before this thread's first section (which went through `start`).
-    if site.has_cpu_option() || CPU_ALL.load(Ordering::Relaxed) {
+    let cpu = if site.has_cpu_option() || CPU_ALL.load(Ordering::Relaxed) {
         CPU
     } else {
         0
-    }
+    };
+    cpu | causal_flag()
 }
 
 /// `PERFGRAPH_CPU=all`, set once by the runtime's start.
@@ -359,6 +368,7 @@ fn start_once() {
     };
     MEM_EXACT.store(mem_exact, Ordering::Relaxed);
     CPU_ALL.store(config.cpu_all, Ordering::Relaxed);
+    causal::set_on(config.causal_on());
     crate::local::cpu_frames::count_switches(config.switches);
     if config.trace.is_some() {
         crate::local::marks::enable();

@@ -80,7 +80,7 @@ pub mod attach;
 /// ```
 pub mod config {
     pub use crate::base::config::{
-        CaptureMode, Config, LiveMode, MemExact, OtlpSpans, ReportSelection, TraceCompress,
+        CaptureMode, Causal, Config, LiveMode, MemExact, OtlpSpans, ReportSelection, TraceCompress,
         TraceFormat,
     };
 }

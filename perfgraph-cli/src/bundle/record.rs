@@ -247,7 +247,7 @@ fn spawn_wait(c: &mut Command, argv: &[OsString], dir: &Path) -> Result<ExitStat
 }
 
 /// The status as a shell gives it: the exit code, or 128 + the signal that ended it.
-fn shell_status(s: ExitStatus) -> i32 {
+pub(crate) fn shell_status(s: ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0))
 }

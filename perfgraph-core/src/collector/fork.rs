@@ -109,6 +109,8 @@ extern "C" fn in_child() {
     exit::forget_in_child();
     // The parent's control socket and its clients are the parent's.
     super::sockets::close_in_child();
+    // The parent's experiments are the parent's (and their lock may be held by a thread not here).
+    crate::local::causal::set_on(false);
     // The parent's open live line is not the child's to end (the SIGABRT handler reads this).
     terminal::MID_LINE.store(false, std::sync::atomic::Ordering::Relaxed);
 }

@@ -48,6 +48,9 @@ pub const HEAP: u8 = 2;
 /// [`FrameData::flags`]: the section reads the thread's CPU clock at its start and end (the `cpu` option,
 /// `PERFGRAPH_CPU=all`; a CPU frame is open for it).
 pub const CPU: u8 = 4;
+/// [`FrameData::flags`]: causal profiling is on (`PERFGRAPH_CAUSAL`): the section's start and end go to
+/// [`causal`](super::causal), which delays the thread or counts its time.
+pub const CAUSAL: u8 = 8;
 
 /// The slot word that holds the frame's `child_ticks` (0 when the frame opens).
 const CHILD_TICKS: usize = 3;

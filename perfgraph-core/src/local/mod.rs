@@ -1,6 +1,7 @@
 //! The recording side: what a thread executes when it enters and leaves a section, and the state it owns.
 //!
 //! * [`verbosity`]: the level threshold, the first thing every section checks;
+//! * [`causal`]: causal profiling's delays and counts (`PERFGRAPH_CAUSAL`), reached only while it is on;
 //! * [`guard`]: the guard a recorded section holds;
 //! * [`pending`]: the timed futures with a live message still pending, for live print;
 //! * [`thread`]: a thread's recording state and the enter/exit hot path;
@@ -21,6 +22,7 @@
 //! * [`snapshot`]: every thread's reading as plain data (names, nanoseconds, totals).
 
 pub(crate) mod args;
+pub(crate) mod causal;
 pub(crate) mod counter_slot;
 pub(crate) mod counters;
 pub(crate) mod cpu_frames;

@@ -26,8 +26,9 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_utils::CachePadded;
 
+use super::causal;
 use super::counters::CounterTable;
-use super::frames::{CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
+use super::frames::{CAUSAL, CPU, EXACT_MEM, HEAP, OpenFrame, PUBLIC_DEPTH};
 use super::live_texts::LiveTexts;
 use super::record::Record;
 use super::ring::Ring;
@@ -91,6 +92,8 @@ pub struct ThreadState {
     pub counters: CounterTable,
     /// What it waits for while blocked on a lock of `perfgraph_core::sync` (for live print).
     pub waiting: super::locks::Waiting,
+    /// Its delay count while causal profiling is on.
+    pub causal: causal::Own,
 }
 
 /// [`SideFrames`], touched by the owning thread only (its enter and exit).
@@ -142,6 +145,7 @@ impl ThreadState {
             live_texts: LiveTexts::default(),
             counters: CounterTable::default(),
             waiting: super::locks::Waiting::default(),
+            causal: causal::Own::new(),
         }
     }
 
@@ -228,6 +232,10 @@ impl ThreadState {
         let counting = unsafe { self.side() }.on;
         let flags = if counting { flags | HEAP } else { flags };
         let was = if counting { heap::pause() } else { false };
+        if flags & CAUSAL != 0 && causal::on() {
+            // Before the section's start is read: a delay it pays is not the section's time.
+            causal::enter(&self.causal, self.index, section);
+        }
         // SAFETY: this is the owning thread (caller's contract), the only one that enters and exits on
         // `stack`.
         let depth = unsafe { self.stack.enter_counted(section, || sample(flags), call) };
@@ -361,11 +369,15 @@ impl ThreadState {
     #[inline(always)]
     pub(super) unsafe fn flagged_end(&self, e: Ending) -> EndSample {
         if e.flags == 0 {
-            plain_end(e)
-        } else {
-            // SAFETY: this is the owning thread (caller's contract).
-            unsafe { self.end_with(e) }
+            return plain_end(e);
         }
+        // SAFETY: this is the owning thread (caller's contract).
+        let figures = unsafe { self.end_with(e) };
+        if e.flags & CAUSAL != 0 && causal::on() {
+            // After its figures (a delay paid is not its CPU time either).
+            causal::exit(&self.causal, self.index, e.section);
+        }
+        figures
     }
 
     /// Tells live print of a section just closed, when it shows the section or the section passed one of

@@ -6,6 +6,8 @@ use std::io;
 use std::sync::Arc;
 use std::thread::{self, Thread};
 
+use crate::local::causal;
+
 use super::state::LockState;
 use super::wake::{NameId, SharedStamp, Stamp, Wait, started};
 
@@ -103,11 +105,18 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let spawner = LockState::thread().map(Stamp::now);
+        let parent = LockState::thread();
+        let spawner = parent.map(Stamp::now);
+        let delays = parent
+            .filter(|_| causal::on())
+            .map(|t| causal::inherited(&t.causal, t.index));
         let ended = Arc::new(SharedStamp::new());
         let at_end = Arc::clone(&ended);
         let inner = self.inner.spawn(move || {
             let me = LockState::thread();
+            if let (Some(me), Some(delays)) = (me, delays) {
+                causal::inherit(&me.causal, delays);
+            }
             if let (Some(me), Some(spawner)) = (me, spawner) {
                 started(me, SPAWN.get("spawn"), spawner);
             }

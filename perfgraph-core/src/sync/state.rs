@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use crate::base::clock;
 use crate::base::process;
 use crate::entry;
+use crate::local::causal;
 use crate::local::locks::{self, LockCounts};
 use crate::local::marks;
 use crate::local::record::{HOLD, LOCK_FLOW, Record, WAIT};
@@ -96,6 +97,9 @@ impl LockState {
     /// The request could not take the lock at once: the wait starts now, `thread` waits.
     #[inline]
     pub fn begin_wait(&self, thread: &'static ThreadState) -> Wait {
+        if causal::on() {
+            causal::blocked(&thread.causal, thread.index);
+        }
         // Relaxed: see the type's docs; the count is the lock's own line, written on this (slow) path only.
         let waiters = self.waiters.fetch_add(1, Ordering::Relaxed) + 1;
         let holder = self.holder.load(Ordering::Relaxed);
@@ -135,6 +139,13 @@ impl LockState {
     #[inline(never)]
     fn end_wait(&self, thread: &'static ThreadState, w: Wait, acquired: u64) {
         self.waiters.fetch_sub(1, Ordering::Relaxed);
+        if causal::on() {
+            // Woken by another thread's release during the wait: it skips what was inserted meanwhile.
+            let by = self.released_by.load(Ordering::Relaxed);
+            let at = self.released_at.load(Ordering::Relaxed);
+            let by_other = by != 0 && by != thread.index + 1 && at >= w.start;
+            causal::woken(&thread.causal, thread.index, by_other);
+        }
         let counts = self.counts();
         let ticks = acquired.saturating_sub(w.start);
         counts.waited(ticks, w.waiters);
@@ -170,6 +181,10 @@ impl LockState {
     /// The hold `h` ends now (the lock is still held: called before std's guard unlocks it).
     #[inline]
     pub fn release(&self, h: Hold) {
+        if causal::on() {
+            // Before the lock is free: the thread it lets in skips what was inserted while it waited.
+            causal::waking(&h.thread.causal, h.thread.index);
+        }
         let end = clock::now().0;
         // Relaxed: see the type's docs.
         self.released_by

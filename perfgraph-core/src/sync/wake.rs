@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::base::{clock, process};
+use crate::local::causal;
 use crate::local::locks;
 use crate::local::marks;
 use crate::local::record::{LOCK_FLOW, Record, WAIT};
@@ -22,6 +23,10 @@ impl Stamp {
     /// `thread`, now.
     #[inline]
     pub fn now(thread: &ThreadState) -> Stamp {
+        if causal::on() {
+            // A waker pays what it owes first: the thread it wakes skips what was inserted meanwhile.
+            causal::waking(&thread.causal, thread.index);
+        }
         Stamp {
             thread: thread.index + 1,
             at: clock::now().0,
@@ -98,6 +103,9 @@ impl Wait {
     /// `thread` starts waiting for `name` (an id: [`NameId`]), on what thread `holder` (index + 1, 0:
     /// unknown) holds; with `live`, live print shows it past its time limit (`Waiting for <name>`).
     pub fn begin(thread: &'static ThreadState, name: u32, holder: u32, live: bool) -> Wait {
+        if causal::on() {
+            causal::blocked(&thread.causal, thread.index);
+        }
         let start = clock::now().0;
         if live {
             thread.waiting.start(start, name, holder);
@@ -121,6 +129,11 @@ impl Wait {
     pub fn end(self, waker: Option<Stamp>) {
         let end = clock::now().0;
         let waker = waker.filter(|w| w.thread != 0 && w.at <= end);
+        if causal::on() {
+            let me = self.thread.index + 1;
+            let by_other = waker.is_some_and(|w| w.thread != me);
+            causal::woken(&self.thread.causal, self.thread.index, by_other);
+        }
         let limit = LIVE_LIMIT_TICKS.load(Ordering::Relaxed) / 2;
         let shown = self.live && end.saturating_sub(self.start) >= limit;
         if marks::wanted() || shown {

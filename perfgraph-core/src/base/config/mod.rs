@@ -6,9 +6,11 @@
 //!
 //! Its parts: [`modes`], the settings that pick one of a few modes (`Verbosity`, `LiveMode`, ...);
 //! [`report_selection`], which end-of-run reports to print and `PERFGRAPH_REPORT`'s list; [`variables`],
-//! the table of `PERFGRAPH_*` variables and how each value is parsed; [`unknown`], the warnings for
-//! `PERFGRAPH_*` names that are not settings.
+//! the table of `PERFGRAPH_*` variables and how each value is parsed; [`causal`], causal profiling's
+//! settings and their rows of that table; [`unknown`], the warnings for `PERFGRAPH_*` names that are not
+//! settings.
 
+mod causal;
 mod modes;
 mod report_selection;
 mod unknown;
@@ -17,6 +19,7 @@ mod variables;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+pub use causal::Causal;
 pub use modes::{
     CaptureMode, LiveMode, MemExact, OtlpSpans, TraceCompress, TraceFormat, Verbosity,
 };
@@ -115,6 +118,8 @@ pub struct Config {
     /// `PERFGRAPH_OTLP_SLOW` in seconds: the shortest call `PERFGRAPH_OTLP_SPANS=slow` sends; `None` (the
     /// default) for `PERFGRAPH_TIME_LIMIT`'s value, live print's own idea of slow.
     pub otlp_slow_ns: Option<u64>,
+    /// `PERFGRAPH_CAUSAL` and its companions: causal profiling ([`Causal`]). Default off.
+    pub causal: Causal,
 }
 impl Default for Config {
     fn default() -> Self {
@@ -145,6 +150,7 @@ impl Default for Config {
             otlp_interval_ns: 10_000_000_000,
             otlp_spans: OtlpSpans::Slow,
             otlp_slow_ns: None,
+            causal: Causal::default(),
         }
     }
 }

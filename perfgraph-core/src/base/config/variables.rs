@@ -12,6 +12,7 @@ use super::{CaptureMode, Config, LiveMode, MemExact, OtlpSpans, TraceCompress};
 /// A comma list (`list_refuses` is `Some`) applies its good entries and leaves out the bad ones, one warning
 /// each (`list_refuses` names them): one typo does not lose the rest. Only a list with no good entry at
 /// all is refused whole.
+#[derive(Clone, Copy)]
 pub(super) struct Variable {
     pub(super) name: &'static str,
     pub(super) accepted: &'static str,
@@ -21,7 +22,7 @@ pub(super) struct Variable {
 }
 
 /// Every setting, in the order they are read (and warned about).
-pub(super) const VARIABLES: [Variable; 26] = [
+pub(super) const VARIABLES: [Variable; 31] = [
     Variable {
         name: "PERFGRAPH_VERBOSITY",
         accepted: "off, 0, 1, 2, 3",
@@ -301,10 +302,15 @@ pub(super) const VARIABLES: [Variable; 26] = [
         },
         list_refuses: None,
     },
+    super::causal::VARIABLES[0],
+    super::causal::VARIABLES[1],
+    super::causal::VARIABLES[2],
+    super::causal::VARIABLES[3],
+    super::causal::VARIABLES[4],
 ];
 
 /// Stores a parsed value; `false` (storing nothing) when there is none.
-fn set<T>(slot: &mut T, value: Option<T>) -> bool {
+pub(super) fn set<T>(slot: &mut T, value: Option<T>) -> bool {
     value.map(|v| *slot = v).is_some()
 }
 
@@ -340,6 +346,6 @@ fn seconds_ns(v: &str) -> Option<u64> {
 }
 
 /// A non-empty file path.
-fn path(v: &str) -> Option<Option<PathBuf>> {
+pub(super) fn path(v: &str) -> Option<Option<PathBuf>> {
     (!v.is_empty()).then(|| Some(PathBuf::from(v)))
 }

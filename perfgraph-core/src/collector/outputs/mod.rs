@@ -2,6 +2,7 @@
 //! [`list`]. An output of its own kind is a module here (or in `collector::net` for one that talks to
 //! the network), and one line of the list.
 
+pub(crate) mod causal;
 pub(crate) mod recording;
 
 #[cfg(any(feature = "listen", feature = "prometheus", feature = "otlp"))]
@@ -28,6 +29,7 @@ pub(crate) fn list(config: &Config) -> Vec<Box<dyn Output>> {
     list.extend(net::prometheus::Prometheus::of(config).map(boxed));
     #[cfg(feature = "otlp")]
     list.extend(net::otlp::Otlp::of(config).map(boxed));
+    list.extend(causal::Causal::of(config).map(boxed));
     not_built(config);
     list
 }

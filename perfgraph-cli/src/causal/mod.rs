@@ -1,0 +1,161 @@
+//! `perfgraph causal`: runs a program with causal profiling on (`PERFGRAPH_CAUSAL`), as many times as
+//! asked, gathers the experiments into one profile (coz's format, `profile.coz`), and prints what speeding
+//! each section up would do to the program: for each tested speed-up, the program's predicted speed-up at
+//! a progress point, with its 95% interval. Without a command, it reads the profile already there.
+
+mod estimate;
+mod profile;
+mod table;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::failure::Failure;
+use profile::Profile;
+
+/// `perfgraph causal`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct CausalArgs {
+    /// Runs of the command (each adds its experiments to the profile).
+    #[arg(short = 'n', long = "runs", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// The progress point: a section whose completions count the program's progress (throughput).
+    /// Default: of the sections every experiment at 0% saw end, the one whose rate was steadiest.
+    #[arg(long, value_name = "SECTION")]
+    pub progress: Option<String>,
+    /// Only these sections are sped up (repeat the flag; default: any section that ends).
+    #[arg(long = "section", value_name = "SECTION")]
+    pub sections: Vec<String>,
+    /// The speed-ups tried, in percent (default: 0 to 100 by 5, with 0 a quarter of the picks).
+    #[arg(long, value_name = "LIST", value_delimiter = ',',
+          value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub speedups: Vec<u32>,
+    /// An experiment's shortest length, seconds (PERFGRAPH_CAUSAL_EXPERIMENT).
+    #[arg(long, value_name = "SECONDS")]
+    pub experiment: Option<f64>,
+    /// The profile: written by the runs (replaced), or read when no command is given.
+    #[arg(short, long, value_name = "FILE", default_value = "profile.coz")]
+    pub output: PathBuf,
+    /// Also writes the predictions as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// The command, after `--`.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// Runs the command's runs (if any), then prints the predictions. Exit code: 0, or the first run's
+/// status that was not 0 (a line says so).
+pub fn run(a: &CausalArgs) -> Result<u8, Failure> {
+    let mut status = 0;
+    if !a.command.is_empty() {
+        status = record(a)?;
+    }
+    let mut p = Profile::default();
+    let name = a.output.display().to_string();
+    let file = File::open(&a.output).map_err(|e| Failure(format!("{name}: {e}")))?;
+    profile::read(BufReader::new(file), &name, &mut p)?;
+    if p.experiments.is_empty() {
+        return Err(Failure(format!(
+            "{name}: no experiment was reported ({} could not be: runs too short, or the progress point \
+             too rarely reached; run longer, or more times with -n)",
+            p.unreported
+        )));
+    }
+    let point = match &a.progress {
+        Some(p) => p.clone(),
+        None => estimate::steadiest(&p.experiments).ok_or_else(|| {
+            Failure(format!(
+                "{name}: no section ended at least 5 times in every experiment at 0%; name the progress \
+                 point with --progress"
+            ))
+        })?,
+    };
+    let Some(base) = estimate::baseline(&p.experiments, &point) else {
+        return Err(Failure(format!(
+            "{name}: no experiment at 0% saw the progress point {point:?} reached"
+        )));
+    };
+    let cells = estimate::cells(&p.experiments, &point);
+    print!(
+        "{}",
+        table::render(&point, &base, &cells, &p, a.runs_read(&p))
+    );
+    if let Some(json) = &a.json {
+        let text = table::json(&point, &base, &cells);
+        std::fs::write(json, text).map_err(|e| Failure(format!("{}: {e}", json.display())))?;
+    }
+    Ok(status)
+}
+
+impl CausalArgs {
+    /// How many runs made the profile, when this invocation made it.
+    fn runs_read(&self, _p: &Profile) -> Option<u32> {
+        (!self.command.is_empty()).then_some(self.runs)
+    }
+}
+
+/// Runs the command `a.runs` times, each writing its experiments to a file of its own beside the profile,
+/// appended to the profile after the run. Returns the exit code to give.
+fn record(a: &CausalArgs) -> Result<u8, Failure> {
+    let out = &a.output;
+    let mut profile = File::create(out).map_err(|e| Failure(format!("{}: {e}", out.display())))?;
+    let part = part_path(out);
+    let mut status = 0u8;
+    for run in 1..=a.runs {
+        let mut c = Command::new(&a.command[0]);
+        c.args(&a.command[1..]).env("PERFGRAPH_CAUSAL", &part);
+        if let Some(p) = &a.progress {
+            c.env("PERFGRAPH_CAUSAL_PROGRESS", p);
+        }
+        if !a.sections.is_empty() {
+            c.env("PERFGRAPH_CAUSAL_SECTIONS", a.sections.join(","));
+        }
+        if !a.speedups.is_empty() {
+            let list: Vec<String> = a.speedups.iter().map(u32::to_string).collect();
+            c.env("PERFGRAPH_CAUSAL_SPEEDUPS", list.join(","));
+        }
+        if let Some(s) = a.experiment {
+            c.env("PERFGRAPH_CAUSAL_EXPERIMENT", s.to_string());
+        }
+        let program = a.command[0].to_string_lossy();
+        let exit = c
+            .status()
+            .map_err(|e| Failure(format!("{program}: cannot run: {e}")))?;
+        let code = crate::bundle::record::shell_status(exit);
+        if code != 0 && status == 0 {
+            eprintln!("perfgraph: run {run} of {program} exited with {code}");
+            status = u8::try_from(code).unwrap_or(1);
+        }
+        append(&part, &mut profile, out)?;
+    }
+    Ok(status)
+}
+
+/// Where a run writes its experiments: beside the profile, named after it and this process.
+fn part_path(out: &Path) -> PathBuf {
+    let mut name = out.file_name().map(OsString::from).unwrap_or_default();
+    name.push(format!(".{}.run", std::process::id()));
+    out.with_file_name(name)
+}
+
+/// Appends the run's file `part` (if it wrote one) to the profile, and removes it.
+fn append(part: &Path, profile: &mut File, out: &Path) -> Result<(), Failure> {
+    let text = match std::fs::read(part) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Failure(format!("{}: {e}", part.display()))),
+    };
+    let _ = std::fs::remove_file(part);
+    profile
+        .write_all(&text)
+        .map_err(|e| Failure(format!("{}: {e}", out.display())))
+}

@@ -1,0 +1,150 @@
+//! Reading a causal profile (`profile.coz`, coz's format, as perfgraph writes it and coz does): its
+//! experiments, each with its progress points' visits. Lines of other types (`startup`, `runtime`,
+//! `samples`, `latency-point`) are skipped; a line that does not parse is an error naming it.
+
+use std::io::{BufRead, Read};
+
+use crate::failure::Failure;
+
+/// The longest line read, bytes: a profile is untrusted input.
+const MAX_LINE: usize = 64 * 1024;
+
+/// One experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Experiment {
+    pub selected: String,
+    /// Percent, rounded.
+    pub speedup: u32,
+    /// ns: what the program would have taken, the delay inserted taken off.
+    pub duration: u64,
+    /// Progress points: (name, visits).
+    pub points: Vec<(String, u64)>,
+}
+
+/// What a profile holds.
+#[derive(Debug, Default)]
+pub struct Profile {
+    pub experiments: Vec<Experiment>,
+    /// Experiments the runs could not report (too few visits, cut by the exit), from their last lines.
+    pub unreported: u64,
+}
+
+/// `key=value` fields after the line's type.
+fn fields(line: &str) -> impl Iterator<Item = (&str, &str)> {
+    line.split('\t').skip(1).filter_map(|f| f.split_once('='))
+}
+
+fn number<T: std::str::FromStr>(v: Option<&str>, what: &str, at: &str) -> Result<T, String> {
+    v.and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| format!("{at}: an experiment line without a valid {what}"))
+}
+
+/// Reads the profile `name` from `input`, adding to `into`.
+pub fn read(mut input: impl BufRead, name: &str, into: &mut Profile) -> Result<(), Failure> {
+    let mut buf = Vec::new();
+    let mut number_of = 0usize;
+    loop {
+        buf.clear();
+        let n = input
+            .by_ref()
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Failure(format!("{name}: {e}")))?;
+        if n == 0 {
+            return Ok(());
+        }
+        number_of += 1;
+        let at = format!("{name}:{number_of}");
+        if buf.len() > MAX_LINE {
+            return Err(Failure(format!(
+                "{at}: a line longer than {MAX_LINE} bytes"
+            )));
+        }
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim_end_matches(['\n', '\r']);
+        line_into(line, &at, into).map_err(Failure)?;
+    }
+}
+
+fn line_into(line: &str, at: &str, into: &mut Profile) -> Result<(), String> {
+    let kind = line.split('\t').next().unwrap_or("");
+    match kind {
+        "experiment" => {
+            let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
+            let selected = get("selected")
+                .ok_or_else(|| format!("{at}: an experiment line without `selected`"))?;
+            let speedup: f64 = number(get("speedup"), "speedup", at)?;
+            if !(0.0..=1.0).contains(&speedup) {
+                return Err(format!("{at}: a speedup outside 0..1"));
+            }
+            into.experiments.push(Experiment {
+                selected: selected.to_owned(),
+                speedup: (speedup * 100.0).round() as u32,
+                duration: number(get("duration"), "duration", at)?,
+                points: Vec::new(),
+            });
+        }
+        "throughput-point" | "progress-point" => {
+            let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
+            let name =
+                get("name").ok_or_else(|| format!("{at}: a progress point without `name`"))?;
+            let delta: u64 = number(get("delta"), "delta", at)?;
+            let e = into
+                .experiments
+                .last_mut()
+                .ok_or_else(|| format!("{at}: a progress point before any experiment"))?;
+            e.points.push((name.to_owned(), delta));
+        }
+        "runtime" => {
+            let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
+            into.unreported += get("unreported-experiments")
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        "startup" | "shutdown" | "samples" | "latency-point" | "" => {}
+        other => return Err(format!("{at}: an unknown line type {other:?}")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn experiments_with_their_points_and_the_unreported() {
+        let text = "startup\ttime=1\nexperiment\tselected=a\tspeedup=0.25\tduration=400\textra=1\n\
+                    throughput-point\tname=step\tdelta=7\nruntime\ttime=9\tunreported-experiments=2\n";
+        let mut p = Profile::default();
+        read(text.as_bytes(), "p", &mut p).unwrap();
+        assert_eq!(
+            p.experiments,
+            [Experiment {
+                selected: "a".into(),
+                speedup: 25,
+                duration: 400,
+                points: vec![("step".into(), 7)],
+            }]
+        );
+        assert_eq!(p.unreported, 2);
+    }
+
+    #[test]
+    fn bad_lines_are_named() {
+        let bad = |text: &str| {
+            let mut p = Profile::default();
+            read(text.as_bytes(), "p", &mut p).unwrap_err().0
+        };
+        assert_eq!(
+            bad("throughput-point\tname=a\tdelta=1\n"),
+            "p:1: a progress point before any experiment"
+        );
+        assert_eq!(
+            bad("experiment\tselected=a\tspeedup=2\tduration=1\n"),
+            "p:1: a speedup outside 0..1"
+        );
+        assert_eq!(bad("x\n"), "p:1: an unknown line type \"x\"");
+        let long = format!("startup\t{}\n", "x".repeat(MAX_LINE));
+        assert!(bad(&long).contains("longer than"));
+    }
+}

@@ -1,0 +1,493 @@
+//! Causal profiling's recording side (`PERFGRAPH_CAUSAL`): the virtual speed-up of one section at a time,
+//! after coz (Curtsinger & Berger, SOSP 2015).
+//!
+//! While a thread runs in the experiment's section, every other thread owes a delay of `speed-up × the
+//! time it has run there`. Each pays what it owes at its next perfgraph call (a section's start or end, an
+//! operation of `perfgraph_core::sync`), by sleeping: relative to the others, the section ran that much
+//! faster. A thread woken through `sync` by another skips what was inserted while it was blocked (its
+//! waker paid it before waking it); a thread blocked elsewhere (I/O, `std::thread::sleep`) pays as usual.
+//! The experiment's length less the delay inserted is the time the sped-up program would have taken.
+//!
+//! The bookkeeping, in nanoseconds of the monotonic clock:
+//!
+//! * `global`: the delay inserted so far, the largest delay count any thread reached (coz's rule: a
+//!   thread ahead raises it, a thread behind sleeps up to it);
+//! * each thread's own count ([`Own`]), and, while it runs in the selected section, a [`Crediting`]
+//!   entry whose count grows by `speed-up × the time since it entered`, which every other thread sees at
+//!   once (a section exits only at its end, so a long one must be counted while it runs);
+//! * a generation, raised at each experiment's start and end: a thread whose count belongs to an older one
+//!   starts again from `global` (what it owed then is forgiven, as coz resets the counts between
+//!   experiments).
+//!
+//! Nothing here runs unless the mode is on: sections reach it only through their frame flag
+//! ([`CAUSAL`](super::frames::CAUSAL)), set only then, and `sync` tests [`on`] first. All of it is behind
+//! one lock: the mode is for finding what to speed up, and its own cost is measured (docs/performance.md).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::base::{clock, heap, poison};
+
+/// Whether the mode is on (set once at the start, off again in a forked child).
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Everything the threads and the experiment controller share.
+static SHARED: Mutex<Shared> = Mutex::new(Shared::new());
+
+/// Debts below this are left for the next call: a sleep that short costs more than it pays.
+const MIN_PAY_NS: u64 = 20_000;
+
+/// The end of a delay is spun rather than slept, so the sleep's overshoot does not become a delay of its
+/// own: this much of it, when the delay is longer than twice this.
+const SPIN_NS: u64 = 100_000;
+
+/// Whether causal profiling is on.
+#[inline]
+pub fn on() -> bool {
+    // Relaxed: set once before the first section records (the runtime's start), or off in a forked child.
+    ON.load(Ordering::Relaxed)
+}
+
+/// Switches the mode on (at the runtime's start) or off (in a forked child, whose lock may be held by a
+/// thread that did not follow it).
+pub fn set_on(on: bool) {
+    // Relaxed: as `on`.
+    ON.store(on, Ordering::Relaxed);
+}
+
+/// A thread's own delay count, in its state. Written by the thread itself only, under the shared lock.
+#[derive(Debug)]
+pub struct Own {
+    /// The generation its count belongs to.
+    generation: AtomicU64,
+    /// Delay it has paid or skipped, ns (while it is not crediting).
+    local: AtomicU64,
+    /// `global` as it began a wait, `NOT_BLOCKED` otherwise.
+    blocked_at: AtomicU64,
+}
+
+const NOT_BLOCKED: u64 = u64::MAX;
+
+impl Own {
+    pub const fn new() -> Own {
+        Own {
+            generation: AtomicU64::new(0),
+            local: AtomicU64::new(0),
+            blocked_at: AtomicU64::new(NOT_BLOCKED),
+        }
+    }
+
+    // Relaxed, all three: written by the owner under `SHARED`'s lock, read under it.
+    fn local(&self) -> u64 {
+        self.local.load(Ordering::Relaxed)
+    }
+
+    fn set_local(&self, v: u64) {
+        self.local.store(v, Ordering::Relaxed);
+    }
+}
+
+impl Default for Own {
+    fn default() -> Own {
+        Own::new()
+    }
+}
+
+/// A thread running in the selected section: its delay count is `base`, plus `speed-up × (now − since)`
+/// while it runs there (not while it waits in a `sync` wait: `since` is `None`).
+#[derive(Debug, Clone, Copy)]
+struct Crediting {
+    thread: u32,
+    base: u64,
+    since: Option<u64>,
+    /// Open frames of the selected section on that thread (recursion, re-entry).
+    depth: u32,
+}
+
+impl Crediting {
+    fn count(&self, speedup: f64, now: u64) -> u64 {
+        let running = self.since.map_or(0, |t| now.saturating_sub(t));
+        self.base + (speedup * running as f64) as u64
+    }
+}
+
+/// A section's starts and ends, counted while the mode is on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Count {
+    pub arrivals: u64,
+    pub departures: u64,
+}
+
+#[derive(Debug)]
+struct Shared {
+    generation: u64,
+    running: bool,
+    selected: u32,
+    speedup: f64,
+    global: u64,
+    /// `global` as the generation began: where a thread that has not counted in it starts from (it owes
+    /// what was inserted since).
+    base: u64,
+    crediting: Vec<Crediting>,
+    /// Per section id.
+    counts: Vec<Count>,
+    /// This experiment: sleeps' overshoot, delay paid, delay skipped on waking, ns; the selected
+    /// section's ends.
+    overshoot: u64,
+    paid: u64,
+    skipped: u64,
+    selected_ends: u64,
+}
+
+impl Shared {
+    const fn new() -> Shared {
+        Shared {
+            generation: 0,
+            running: false,
+            selected: 0,
+            speedup: 0.0,
+            global: 0,
+            base: 0,
+            crediting: Vec::new(),
+            counts: Vec::new(),
+            overshoot: 0,
+            paid: 0,
+            skipped: 0,
+            selected_ends: 0,
+        }
+    }
+
+    /// The delay inserted by `now`: `global`, or a crediting thread's count if larger.
+    fn inserted(&self, now: u64) -> u64 {
+        let credited = self.crediting.iter().map(|c| c.count(self.speedup, now));
+        credited.fold(self.global, u64::max)
+    }
+
+    fn entry(&mut self, thread: u32) -> Option<&mut Crediting> {
+        self.crediting.iter_mut().find(|c| c.thread == thread)
+    }
+
+    /// `own` in this generation: a count from an older one starts again from the generation's `base`.
+    fn sync(&self, own: &Own) {
+        // Relaxed: see `Own`.
+        if own.generation.load(Ordering::Relaxed) != self.generation {
+            own.generation.store(self.generation, Ordering::Relaxed);
+            own.set_local(self.base);
+            if own.blocked_at.load(Ordering::Relaxed) != NOT_BLOCKED {
+                own.blocked_at.store(self.base, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The thread's delay count now.
+    fn count_of(&self, own: &Own, thread: u32, now: u64) -> u64 {
+        match self.crediting.iter().find(|c| c.thread == thread) {
+            Some(c) => c.count(self.speedup, now),
+            None => own.local(),
+        }
+    }
+
+    fn count(&mut self, section: u32) -> &mut Count {
+        let i = section as usize;
+        if i >= self.counts.len() {
+            heap::untracked(|| self.counts.resize(i + 1, Count::default()));
+        }
+        &mut self.counts[i]
+    }
+}
+
+fn now() -> u64 {
+    clock::monotonic_ns()
+}
+
+/// The calling thread (its `own` count, its index) starts `section`: it pays what it owes first, so the
+/// section's time holds none of it.
+pub fn enter(own: &Own, thread: u32, section: u32) {
+    pay(own, thread);
+    let mut sh = poison::lock(&SHARED);
+    let now = now();
+    sh.sync(own);
+    sh.count(section).arrivals += 1;
+    if sh.running && sh.selected == section {
+        match sh.entry(thread) {
+            Some(c) => c.depth += 1,
+            None => {
+                let base = own.local();
+                let c = Crediting {
+                    thread,
+                    base,
+                    since: Some(now),
+                    depth: 1,
+                };
+                heap::untracked(|| sh.crediting.push(c));
+            }
+        }
+    }
+}
+
+/// The calling thread ended `section` (at its end's clock reading, just before): what it ran there
+/// counts if it is the selected one; then it pays what it owes.
+pub fn exit(own: &Own, thread: u32, section: u32) {
+    {
+        let mut sh = poison::lock(&SHARED);
+        let now = now();
+        sh.sync(own);
+        sh.count(section).departures += 1;
+        if sh.running && sh.selected == section {
+            sh.selected_ends += 1;
+            let speedup = sh.speedup;
+            if let Some(i) = sh.crediting.iter().position(|c| c.thread == thread) {
+                let c = &mut sh.crediting[i];
+                c.depth -= 1;
+                if c.depth == 0 {
+                    let count = c.count(speedup, now);
+                    sh.crediting.swap_remove(i);
+                    own.set_local(count);
+                    sh.global = sh.global.max(count);
+                }
+            }
+        }
+    }
+    pay(own, thread);
+}
+
+/// The calling thread is about to wake another (a release, a send, a notify, its own end): it pays what
+/// it owes first, so the woken thread may skip what was inserted while it waited.
+pub fn waking(own: &Own, thread: u32) {
+    pay(own, thread);
+}
+
+/// The calling thread begins a wait in `sync`: it pays what it owes, then notes what was inserted by now.
+/// A thread crediting stops while it waits.
+pub fn blocked(own: &Own, thread: u32) {
+    pay(own, thread);
+    let mut sh = poison::lock(&SHARED);
+    let now = now();
+    sh.sync(own);
+    let inserted = sh.inserted(now);
+    // Relaxed: see `Own`.
+    own.blocked_at.store(inserted, Ordering::Relaxed);
+    let speedup = sh.speedup;
+    if let Some(c) = sh.entry(thread) {
+        c.base = c.count(speedup, now);
+        c.since = None;
+    }
+}
+
+/// The calling thread's wait ended; `skip` if another thread woke it through `sync`: it then skips what
+/// was inserted meanwhile. Otherwise it pays it.
+pub fn woken(own: &Own, thread: u32, skip: bool) {
+    {
+        let mut sh = poison::lock(&SHARED);
+        let now = now();
+        // Relaxed: see `Own`.
+        let at = own.blocked_at.swap(NOT_BLOCKED, Ordering::Relaxed);
+        let same = own.generation.load(Ordering::Relaxed) == sh.generation;
+        if skip && same && at != NOT_BLOCKED {
+            let gap = sh.inserted(now).saturating_sub(at);
+            sh.skipped += gap;
+            match sh.entry(thread) {
+                Some(c) => c.base += gap,
+                None => own.set_local(own.local() + gap),
+            }
+        }
+        sh.sync(own);
+        if let Some(c) = sh.entry(thread) {
+            c.since = Some(now);
+        }
+    }
+    if !skip {
+        pay(own, thread);
+    }
+}
+
+/// The calling thread's delay count, for a thread it spawns to start from (as coz, a new thread inherits
+/// its parent's count: what the parent owed, the child owes too).
+pub fn inherited(own: &Own, thread: u32) -> Inherited {
+    let sh = poison::lock(&SHARED);
+    let now = now();
+    sh.sync(own);
+    Inherited {
+        generation: sh.generation,
+        count: sh.count_of(own, thread, now),
+    }
+}
+
+/// A new thread starts from its parent's count (if the experiment is still the one it was taken in).
+pub fn inherit(own: &Own, from: Inherited) {
+    let sh = poison::lock(&SHARED);
+    if from.generation == sh.generation {
+        // Relaxed: see `Own`.
+        own.generation.store(from.generation, Ordering::Relaxed);
+        own.set_local(from.count);
+    }
+}
+
+/// A parent thread's delay count as it spawned a thread: [`inherited`].
+#[derive(Debug, Clone, Copy)]
+pub struct Inherited {
+    generation: u64,
+    count: u64,
+}
+
+/// Pays what the calling thread owes, sleeping, until it owes less than [`MIN_PAY_NS`] (what is inserted
+/// while it sleeps is owed too), or the experiment ends.
+pub fn pay(own: &Own, thread: u32) {
+    loop {
+        let owed = {
+            let sh = poison::lock(&SHARED);
+            let now = now();
+            sh.sync(own);
+            if !sh.running || sh.speedup == 0.0 {
+                return;
+            }
+            sh.inserted(now)
+                .saturating_sub(sh.count_of(own, thread, now))
+        };
+        if owed < MIN_PAY_NS {
+            return;
+        }
+        let slept = sleep_exactly(owed);
+        let mut sh = poison::lock(&SHARED);
+        // Relaxed: see `Own`.
+        if own.generation.load(Ordering::Relaxed) != sh.generation {
+            return;
+        }
+        sh.paid += owed;
+        sh.overshoot += slept.saturating_sub(owed);
+        match sh.entry(thread) {
+            Some(c) => {
+                c.base += owed;
+                c.since = c.since.map(|t| t + slept);
+            }
+            None => own.set_local(own.local() + owed),
+        }
+    }
+}
+
+/// Sleeps `ns`, the last [`SPIN_NS`] spun; returns the time it took.
+fn sleep_exactly(ns: u64) -> u64 {
+    let start = now();
+    if ns > 2 * SPIN_NS {
+        std::thread::sleep(Duration::from_nanos(ns - SPIN_NS));
+    }
+    loop {
+        let t = now();
+        if t.saturating_sub(start) >= ns {
+            return t - start;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// What an experiment's start saw, for its end to subtract.
+#[derive(Debug, Clone)]
+pub struct Started {
+    at: u64,
+    global: u64,
+    counts: Vec<Count>,
+}
+
+/// What an experiment measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ended {
+    /// Its length, ns.
+    pub elapsed: u64,
+    /// The delay inserted during it, ns.
+    pub inserted: u64,
+    /// How much the sleeps that paid it overslept, ns.
+    pub overshoot: u64,
+    /// Delay paid by sleeping, and skipped on waking, ns (summed over threads).
+    pub paid: u64,
+    pub skipped: u64,
+    /// Ends of the selected section.
+    pub selected_ends: u64,
+    /// Per section id: its starts and ends during the experiment.
+    pub counts: Vec<Count>,
+}
+
+impl Ended {
+    /// The time the program would have taken with the section sped up: the length less the delay
+    /// inserted and the sleeps' overshoot (as coz), ns.
+    pub fn duration(&self) -> u64 {
+        self.elapsed
+            .saturating_sub(self.inserted)
+            .saturating_sub(self.overshoot)
+    }
+}
+
+/// Starts an experiment: `section` sped up by `speedup` (0 to 1). `open` lists the threads (index, frames)
+/// where the section is open now: they count from now.
+pub fn start(section: u32, speedup: f64, open: &[(u32, u32)]) -> Started {
+    let mut sh = poison::lock(&SHARED);
+    let now = now();
+    let global = sh.inserted(now);
+    sh.global = global;
+    sh.base = global;
+    sh.generation += 1;
+    sh.running = true;
+    sh.selected = section;
+    sh.speedup = speedup;
+    sh.overshoot = 0;
+    sh.paid = 0;
+    sh.skipped = 0;
+    sh.selected_ends = 0;
+    let crediting = open.iter().map(|&(thread, depth)| Crediting {
+        thread,
+        base: global,
+        since: Some(now),
+        depth,
+    });
+    heap::untracked(|| {
+        sh.crediting.clear();
+        sh.crediting.extend(crediting);
+    });
+    Started {
+        at: now,
+        global,
+        counts: heap::untracked(|| sh.counts.clone()),
+    }
+}
+
+/// Ends the experiment `started` began.
+pub fn end(started: &Started) -> Ended {
+    let mut sh = poison::lock(&SHARED);
+    let now = now();
+    let inserted = sh.inserted(now);
+    sh.global = inserted;
+    sh.base = inserted;
+    sh.generation += 1;
+    sh.running = false;
+    sh.speedup = 0.0;
+    sh.crediting.clear();
+    let counts = sh
+        .counts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let before = started.counts.get(i).copied().unwrap_or_default();
+            Count {
+                arrivals: c.arrivals - before.arrivals,
+                departures: c.departures - before.departures,
+            }
+        })
+        .collect();
+    Ended {
+        elapsed: now - started.at,
+        inserted: inserted - started.global,
+        overshoot: sh.overshoot,
+        paid: sh.paid,
+        skipped: sh.skipped,
+        selected_ends: sh.selected_ends,
+        counts,
+    }
+}
+
+/// Every section's starts and ends so far, by id.
+pub fn counts() -> Vec<Count> {
+    poison::lock(&SHARED).counts.clone()
+}
+
+#[cfg(test)]
+mod tests;
