@@ -255,26 +255,18 @@ fn site_flags(site: &'static Section) -> u8 {
     exact | poll_flags(site)
 }
 
-/// [`CAUSAL`] while causal profiling is on (`PERFGRAPH_CAUSAL`): every section then takes its start and
-/// end out of line, to [`causal`]; 0 otherwise, and the sections' route is as without it.
-fn causal_flag() -> u8 {
-    if causal::on() { CAUSAL } else { 0 }
-}
-
 /// What a timed future's poll at `site` takes out of line ([`CPU`] if it measures CPU time: the `cpu`
 /// option or `PERFGRAPH_CPU=all`; [`CAUSAL`] while causal profiling is on), but for the heap counters.
 pub fn poll_flags(site: &'static Section) -> u8 {
+    let cpu = if site.has_cpu_option() { CPU } else { 0 };
     // Relaxed: set once at the start, before this thread's first section (which went through `start`).
-    let cpu = if site.has_cpu_option() || CPU_ALL.load(Ordering::Relaxed) {
-        CPU
-    } else {
-        0
-    };
-    cpu | causal_flag()
+    cpu | EVERY_SECTION.load(Ordering::Relaxed)
 }
 
-/// `PERFGRAPH_CPU=all`, set once by the runtime's start.
-static CPU_ALL: AtomicBool = AtomicBool::new(false);
+/// What every section takes out of line, set once by the runtime's start: [`CPU`] for `PERFGRAPH_CPU=all`,
+/// [`CAUSAL`] while causal profiling is on (`PERFGRAPH_CAUSAL`: every section's start and end then go to
+/// [`causal`]). 0 otherwise, and the sections' route is as without them.
+static EVERY_SECTION: AtomicU8 = AtomicU8::new(0);
 
 /// `PERFGRAPH_MEM_EXACT` as a number ([`MemExact`] `Live` 0, the default, `All` 1, `Off` 2), set once by the
 /// runtime's start.
@@ -367,8 +359,10 @@ fn start_once() {
         MemExact::Off => 2,
     };
     MEM_EXACT.store(mem_exact, Ordering::Relaxed);
-    CPU_ALL.store(config.cpu_all, Ordering::Relaxed);
     causal::set_on(config.causal_on());
+    let cpu = if config.cpu_all { CPU } else { 0 };
+    let causal = if config.causal_on() { CAUSAL } else { 0 };
+    EVERY_SECTION.store(cpu | causal, Ordering::Relaxed);
     crate::local::cpu_frames::count_switches(config.switches);
     if config.trace.is_some() {
         crate::local::marks::enable();

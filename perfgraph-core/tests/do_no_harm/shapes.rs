@@ -292,3 +292,28 @@ fn long_form() {
         differential_in(shape, settings, nothing_more);
     }
 }
+
+/// Causal profiling on (`PERFGRAPH_CAUSAL`, experiments of 50 ms at 0 to 100%): the program's threads sleep
+/// the delays the experiments insert, and wake one another through `sync`, and nothing else changes: its
+/// output, order and exit are the same as compiled out. The profiles are written. (The `mixed` shape at
+/// full size only: the `sync` shape is the one whose threads wait for one another.)
+#[test]
+fn causal_profiling_on() {
+    let dir = temp_dir("causal");
+    let profile = dir.to_path_buf().join("causal-{pid}.coz");
+    let env = [
+        ("PERFGRAPH_CAUSAL", profile.display().to_string()),
+        ("PERFGRAPH_CAUSAL_EXPERIMENT", "0.05".to_owned()),
+    ];
+    differential_with("sync", &SHORT_SETTINGS, &env, nothing_more);
+    if common::full() {
+        differential_with("mixed", &SHORT_SETTINGS, &env, nothing_more);
+    }
+    let written = common::names(&dir);
+    assert!(!written.is_empty(), "no profile written");
+    for name in written {
+        let text = std::fs::read_to_string(dir.to_path_buf().join(&name)).unwrap();
+        assert!(text.starts_with("startup\t"), "{name}: {text}");
+        assert!(text.contains("\nruntime\t"), "{name}: {text}");
+    }
+}
