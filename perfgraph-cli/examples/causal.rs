@@ -61,10 +61,10 @@ fn joined(k: &Arc<Knobs>, until: Instant) -> u64 {
     while Instant::now() < until {
         time_section!("round");
         let (k1, k2) = (Arc::clone(k), Arc::clone(k));
-        let foo = spawn(move || work!("foo", k1.work("foo", 7_000)));
-        let bar = spawn(move || work!("bar", k2.work("bar", 10_000)));
-        foo.join().unwrap();
-        bar.join().unwrap();
+        let first = spawn(move || work!("foo", k1.work("foo", 7_000)));
+        let second = spawn(move || work!("bar", k2.work("bar", 10_000)));
+        first.join().unwrap();
+        second.join().unwrap();
         rounds += 1;
     }
     rounds

@@ -132,6 +132,8 @@ fn the_docs_perfgraph_commands_run_as_written() {
         std::fs::create_dir_all(at.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(ranks_example(), at).unwrap();
     }
+    // `perfgraph causal`'s program: the known-answer programs of its tests.
+    std::os::unix::fs::symlink(example("causal"), dir.join("causal")).unwrap();
     for input in ["input.dat", "bench.dat"] {
         std::fs::write(dir.join(input), "").unwrap();
     }
