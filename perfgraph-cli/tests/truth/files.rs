@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::report::{cpu_truth, thread_truths};
-use crate::common::truth::{PathTruth, Truth, Worst, percentile};
+use crate::common::truth::{Bounds, PathTruth, Truth, Worst};
 
 /// The JSON's tree as call paths (without the root), each with its node.
 fn tree_paths(tree: &[Value]) -> Vec<(Vec<String>, &Value)> {
@@ -31,18 +31,18 @@ fn tree_paths(tree: &[Value]) -> Vec<(Vec<String>, &Value)> {
 }
 
 /// One node's figures against its path's truth: calls exact, total and self time, the shortest and
-/// longest call and the percentiles (within the histogram's 1.6%).
+/// longest call and the percentiles (within the histogram's 1.6% of the outer bound).
 fn node(w: &mut Worst, out: &str, what: &str, n: &Value, t: &PathTruth) {
     let u = |k: &str| {
         n[k].as_u64()
             .unwrap_or_else(|| panic!("{what}: no {k} in {n}"))
     };
     w.exact(out, &format!("{what}: calls"), u("calls"), t.calls);
-    if let Some(total) = t.total_ns {
+    if let Some(total) = t.total {
         w.time(out, &format!("{what}: total_ns"), u("total_ns"), total, 0);
     }
-    if let Some(self_ns) = t.self_ns {
-        w.time(out, &format!("{what}: self_ns"), u("self_ns"), self_ns, 0);
+    if let Some(self_time) = t.self_time {
+        w.time(out, &format!("{what}: self_ns"), u("self_ns"), self_time, 0);
     }
     let Some(d) = &t.durations else { return };
     for (key, p) in [
@@ -52,11 +52,11 @@ fn node(w: &mut Worst, out: &str, what: &str, n: &Value, t: &PathTruth) {
         ("p99_ns", 99.0),
         ("max_ns", 100.0),
     ] {
-        let exact = percentile(d, p);
+        let exact = d.percentile(p);
         let histogram = if p == 0.0 || p == 100.0 {
             0
         } else {
-            exact * 16 / 1000
+            exact.high * 16 / 1000
         };
         w.time(out, &format!("{what}: {key}"), u(key), exact, histogram);
     }
@@ -123,7 +123,7 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
 
     let f = &truth.raw["future"];
     let name = f["name"].as_str().unwrap();
-    let life = truth.one(name).ns();
+    let life = truth.one(name).duration();
     for (_, n) in by_name(name) {
         w.exact(
             out,
@@ -203,7 +203,7 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
                 out,
                 &format!("lock: {key}"),
                 lock[key].as_u64().unwrap(),
-                truth,
+                Bounds::single(truth),
                 0,
             );
         }
@@ -253,7 +253,7 @@ pub fn run_length_ns(w: &mut Worst, out: &str, got_ns: u64, truth: &Truth) {
         out,
         "wall_ns (the run's wall time)",
         got_ns,
-        truth.wall_ns(),
+        Bounds::single(truth.wall_ns()),
         0,
     );
     w.exact(
@@ -267,8 +267,8 @@ pub fn run_length_ns(w: &mut Worst, out: &str, got_ns: u64, truth: &Truth) {
     );
 }
 
-/// The folded stacks: each path's self time against the truth's (total minus the children's totals); a
-/// path without a line has 0 self time.
+/// The folded stacks: each path's self time against the truth's (total minus the children's totals, as
+/// bounds); a path without a line has 0 self time.
 pub fn folded(w: &mut Worst, path: &Path, truth: &Truth) {
     let out = "folded";
     let text = std::fs::read_to_string(path).unwrap();
@@ -288,9 +288,9 @@ pub fn folded(w: &mut Worst, path: &Path, truth: &Truth) {
         );
     }
     for (p, t) in &truths {
-        if let Some(self_ns) = t.self_ns {
+        if let Some(self_time) = t.self_time {
             let got = lines.get(p).copied().unwrap_or(0);
-            w.time(out, &format!("{}: self ns", p.join(";")), got, self_ns, 0);
+            w.time(out, &format!("{}: self ns", p.join(";")), got, self_time, 0);
         }
     }
 }

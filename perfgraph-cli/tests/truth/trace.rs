@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::report::cpu_truth;
 use super::text;
-use crate::common::truth::{Truth, Worst};
+use crate::common::truth::{Bounds, Truth, Worst};
 
 /// A slice: its thread (or the lock's thread), name, start and duration (ns on the trace's clock), args.
 #[derive(Debug, Clone)]
@@ -283,14 +283,8 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
         slices.sort_by_key(|s| s.start_ns);
         for (i, (c, s)) in calls.iter().zip(&slices).enumerate() {
             let what = format!("{thread} {name} #{i}");
-            w.time(out, &format!("{what}: duration"), s.dur_ns, c.ns(), 0);
-            start(
-                w,
-                out,
-                &what,
-                s.start_ns - zero,
-                c.start_ns as i64 - work.start_ns as i64,
-            );
+            w.time(out, &format!("{what}: duration"), s.dur_ns, c.duration(), 0);
+            start(w, out, &what, s.start_ns - zero, c.start() - work.start());
         }
     }
 
@@ -303,7 +297,7 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("{future}: life (async slice)"),
             f.dur_ns,
-            life.ns(),
+            life.duration(),
             0,
         );
         start(
@@ -311,7 +305,7 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("{future} (async slice)"),
             f.start_ns - zero,
-            life.start_ns as i64 - work.start_ns as i64,
+            life.start() - work.start(),
         );
         w.exact(
             out,
@@ -332,11 +326,17 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("{future}: first poll's start to last poll's end"),
             (last - first) as u64,
-            life.ns(),
+            life.duration(),
             0,
         );
         let busy: u64 = poll_slices.iter().map(|s| s.dur_ns).sum();
-        w.time(out, &format!("{future}: polls summed"), busy, life.ns(), 0);
+        w.time(
+            out,
+            &format!("{future}: polls summed"),
+            busy,
+            life.busy(),
+            0,
+        );
     }
 
     // The CPU time of cpu_spin's one call, in its slice's args.
@@ -414,17 +414,19 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("marker {marker:?}: seconds"),
             text::ns(seconds, text::SECOND),
-            truth.one(section).ns(),
+            truth.one(section).duration(),
             text::resolution(seconds, text::SECOND),
         );
     }
 }
 
-/// A start time relative to `work`'s start (`got`, `truth`, ns), held to the tolerance of the true offset.
-/// Both are positive (`work` starts first); a negative one counts as 0, its error still the distance.
-fn start(w: &mut Worst, out: &str, what: &str, got: i64, truth: i64) {
+/// A start time relative to `work`'s start (`got`, ns), held to the bounds of the true offset (the call's
+/// outer start less `work`'s inner one, up to its inner start less `work`'s outer one), with the tolerance
+/// of the low one. It is positive (`work` starts first); a negative one counts as 0, its error still the
+/// distance.
+fn start(w: &mut Worst, out: &str, what: &str, got: i64, truth: Bounds) {
     let what = format!("{what}: start after work's start");
-    w.time(out, &what, got.max(0) as u64, truth.max(0) as u64, 0);
+    w.time(out, &what, got.max(0) as u64, truth, 0);
 }
 
 /// Lock slices: each thread's holds one by one against the program's own, and its waits summed.
@@ -450,7 +452,8 @@ fn locks(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             mine.len(),
         );
         for (i, (s, (_, _, hold))) in holds.iter().zip(&mine).enumerate() {
-            w.time(out, &format!("{thread}: hold #{i}"), s.dur_ns, *hold, 0);
+            let hold = Bounds::single(*hold);
+            w.time(out, &format!("{thread}: hold #{i}"), s.dur_ns, hold, 0);
         }
         let waits: u64 = d
             .locks
@@ -462,7 +465,7 @@ fn locks(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("{thread}: waits summed"),
             waits,
-            mine.iter().map(|(_, w, _)| w).sum(),
+            Bounds::single(mine.iter().map(|(_, w, _)| w).sum()),
             0,
         );
         holds_total += holds.len();

@@ -39,11 +39,11 @@ fn node(w: &mut Worst, out: &str, n: &Value, e: &Expected) {
     if future {
         // An async node's times are busy time (inside polls); the program timed the future's life,
         // which is `wall_ns`.
-        w.time(out, &what("wall_ns"), u(&n["wall_ns"]), e.total_ns, 0);
+        w.time(out, &what("wall_ns"), u(&n["wall_ns"]), e.wall(), 0);
         w.time(out, &what("max_wall_ns"), u(&n["max_wall_ns"]), e.max(), 0);
     } else {
-        w.time(out, &what("total_ns"), u(&n["total_ns"]), e.total_ns, 0);
-        if let Some(s) = e.self_ns {
+        w.time(out, &what("total_ns"), u(&n["total_ns"]), e.total, 0);
+        if let Some(s) = e.self_time {
             w.time(out, &what("self_ns"), u(&n["self_ns"]), s, 0);
         }
     }
@@ -202,7 +202,7 @@ pub fn check(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
                 .into_iter()
                 .find(|c| c.thread == thread)
                 .unwrap()
-                .ns();
+                .duration();
             let got = own.get("locker").map_or(0, |n| u(&n["total_ns"]));
             w.time(out, &format!("{thread} locker total_ns"), got, call, 0);
         }

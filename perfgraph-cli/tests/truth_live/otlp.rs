@@ -145,8 +145,8 @@ pub fn check_metrics(w: &mut Worst, out: &str, body: &Value, truth: &Truth) {
         if !future {
             // (a future's time is its busy time; the program timed its life: the histogram's)
             let got = time.get(name).map_or(0, |p| ns(&p["as_double"]));
-            w.time(out, &format!("{name} time"), got, e.total_ns, 0);
-            if let Some(s) = e.self_ns {
+            w.time(out, &format!("{name} time"), got, e.total, 0);
+            if let Some(s) = e.self_time {
                 let got = own.get(name).map_or(0, |p| ns(&p["as_double"]));
                 w.time(out, &format!("{name} self_time"), got, s, 0);
             }
@@ -168,7 +168,7 @@ pub fn check_metrics(w: &mut Worst, out: &str, body: &Value, truth: &Truth) {
             out,
             &format!("{name} histogram sum"),
             ns(&h["sum"]),
-            e.total_ns,
+            e.wall(),
             0,
         );
         w.time(
@@ -259,7 +259,8 @@ pub fn spans(requests: &[Value]) -> Vec<Value> {
 }
 
 /// Every span against the call the program timed: counts per section and thread exactly, parents, each
-/// duration, and each start from `work`'s span's start against the truth's.
+/// duration, and each start from `work`'s span's start against the truth's (each start between the
+/// call's outer and inner start, `work`'s too).
 pub fn check_spans(w: &mut Worst, out: &str, spans: &[Value], truth: &Truth) {
     let thread = |s: &Value| -> String {
         s["attributes"]
@@ -341,7 +342,7 @@ pub fn check_spans(w: &mut Worst, out: &str, spans: &[Value], truth: &Truth) {
                     out,
                     &format!("{what} first poll's start from work"),
                     from_work(first),
-                    c.start_ns - work.start_ns,
+                    c.start() - work.start(),
                     0,
                 );
                 let last_end = end(last).saturating_sub(start(work_span));
@@ -349,7 +350,7 @@ pub fn check_spans(w: &mut Worst, out: &str, spans: &[Value], truth: &Truth) {
                     out,
                     &format!("{what} last poll's end from work"),
                     last_end,
-                    c.end_ns - work.start_ns,
+                    c.end() - work.start(),
                     0,
                 );
             }
@@ -361,14 +362,14 @@ pub fn check_spans(w: &mut Worst, out: &str, spans: &[Value], truth: &Truth) {
                 out,
                 &format!("{what} #{i} duration"),
                 end(s) - start(s),
-                c.ns(),
+                c.duration(),
                 0,
             );
             w.time(
                 out,
                 &format!("{what} #{i} start from work"),
                 from_work(s),
-                c.start_ns - work.start_ns,
+                c.start() - work.start(),
                 0,
             );
         }

@@ -131,7 +131,7 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
                 out,
                 &format!("graph {} total", e.name),
                 got,
-                e.total_ns,
+                e.total,
                 res.max(S3),
             );
             let (got, res) = printed_ns(&r[7]);
@@ -139,10 +139,10 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
                 out,
                 &format!("graph {} avg", e.name),
                 got,
-                e.total_ns / e.calls,
+                e.total.per(e.calls),
                 res.max(S3),
             );
-            if let Some(s) = e.self_ns {
+            if let Some(s) = e.self_time {
                 let (got, res) = printed_ns(&r[2]);
                 w.time(out, &format!("graph {} self", e.name), got, s, res.max(S3));
             }
@@ -172,7 +172,7 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
             count(&r[1]),
             e.calls,
         );
-        if let (Some(s), false) = (e.self_ns, name == "truth_future") {
+        if let (Some(s), false) = (e.self_time, name == "truth_future") {
             let (got, res) = printed_ns(&r[2]);
             w.time(out, &format!("heaviest {name} self"), got, s, res.max(S3));
         }
@@ -265,7 +265,7 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
                 out,
                 "async truth_future wall",
                 got,
-                truth.total_ns("truth_future"),
+                truth.one("truth_future").duration(),
                 res,
             );
             w.exact(out, "async truth_future cancelled", count(&r[7]), 0);
@@ -332,13 +332,7 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
             let (got, res) = printed_ns(&r[3]);
             w.time(out, "cpu cpu_spin cpu", got, model::cpu_spin_ns(truth), res);
             let (got, res) = printed_ns(&r[2]);
-            w.time(
-                out,
-                "cpu cpu_spin total",
-                got,
-                truth.total_ns("cpu_spin"),
-                res,
-            );
+            w.time(out, "cpu cpu_spin total", got, truth.total("cpu_spin"), res);
         }
         None => w.exact(out, "cpu cpu_spin present", false, true),
     }

@@ -222,14 +222,8 @@ pub fn check(w: &mut Worst, out: &str, held: &Held, truth: &Truth) -> Vec<Vec<St
         w.exact(out, &format!("graph {} running", e.name), r[2].trim(), "");
         if e.name != "truth_future" {
             let (got, res) = printed_ns(&r[4]);
-            w.time(
-                out,
-                &format!("graph {} total", e.name),
-                got,
-                e.total_ns,
-                res,
-            );
-            if let Some(s) = e.self_ns {
+            w.time(out, &format!("graph {} total", e.name), got, e.total, res);
+            if let Some(s) = e.self_time {
                 let (got, res) = printed_ns(&r[3]);
                 w.time(out, &format!("graph {} self", e.name), got, s, res);
             }
@@ -265,10 +259,10 @@ pub fn check(w: &mut Worst, out: &str, held: &Held, truth: &Truth) -> Vec<Vec<St
                 out,
                 &format!("sections {} total", e.name),
                 got,
-                e.total_ns,
+                e.total,
                 res,
             );
-            if let Some(s) = e.self_ns {
+            if let Some(s) = e.self_time {
                 let (got, res) = printed_ns(&r[2]);
                 w.time(out, &format!("sections {} self", e.name), got, s, res);
             }
