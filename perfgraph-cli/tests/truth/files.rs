@@ -82,17 +82,35 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
         let has = nodes.iter().any(|(q, _)| q == p);
         w.exact(out, &format!("{}: has a node", p.join(";")), has, true);
     }
-    let by_name = |name: &str| -> Vec<(Vec<String>, &Value)> {
-        nodes
-            .iter()
-            .filter(|(p, _)| p.last().is_some_and(|n| n == name))
-            .cloned()
-            .collect()
-    };
+    allocs(w, out, &nodes, truth);
+    future_and_cpu(w, out, &nodes, truth);
+    counters_and_lock(w, out, &doc, truth);
+    threads(w, out, &doc, truth);
 
+    let wall = doc["wall_ns"].as_u64().unwrap();
+    w.exact(
+        out,
+        "the root's total is wall_ns",
+        tree[0]["total_ns"].as_u64(),
+        Some(wall),
+    );
+    run_length_ns(w, "run length: json", wall, truth);
+}
+
+/// The nodes of section `name`, on every path.
+fn named<'a>(nodes: &[(Vec<String>, &'a Value)], name: &str) -> Vec<(Vec<String>, &'a Value)> {
+    nodes
+        .iter()
+        .filter(|(p, _)| p.last().is_some_and(|n| n == name))
+        .cloned()
+        .collect()
+}
+
+/// The allocating section's allocations and bytes, exact; none in the sections that allocate nothing.
+fn allocs(w: &mut Worst, out: &str, nodes: &[(Vec<String>, &Value)], truth: &Truth) {
     let a = &truth.raw["allocs"];
     let section = a["section"].as_str().unwrap();
-    for (_, n) in by_name(section) {
+    for (_, n) in named(nodes, section) {
         for (key, truth) in [
             ("allocs", "count"),
             ("alloc_bytes", "bytes"),
@@ -109,7 +127,7 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
     }
     for none in a["none"].as_array().into_iter().flatten() {
         let name = none.as_str().unwrap();
-        for (p, n) in by_name(name) {
+        for (p, n) in named(nodes, name) {
             for key in ["allocs", "self_allocs"] {
                 w.exact(
                     out,
@@ -120,11 +138,14 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
             }
         }
     }
+}
 
+/// The future's polls and wall time, and cpu_spin's CPU time.
+fn future_and_cpu(w: &mut Worst, out: &str, nodes: &[(Vec<String>, &Value)], truth: &Truth) {
     let f = &truth.raw["future"];
     let name = f["name"].as_str().unwrap();
     let life = truth.one(name).duration();
-    for (_, n) in by_name(name) {
+    for (_, n) in named(nodes, name) {
         w.exact(
             out,
             &format!("{name}: polls"),
@@ -148,7 +169,7 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
         }
     }
     let cpu = cpu_truth(truth);
-    for (_, n) in by_name("cpu_spin") {
+    for (_, n) in named(nodes, "cpu_spin") {
         for key in ["cpu_ns", "self_cpu_ns"] {
             w.time(
                 out,
@@ -159,7 +180,10 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
             );
         }
     }
+}
 
+/// The counters, exact, and the lock.
+fn counters_and_lock(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
     for c in truth.raw["counters"].as_array().unwrap() {
         let name = c["name"].as_str().unwrap();
         let got = &doc["counters"][name];
@@ -208,7 +232,10 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
             );
         }
     }
+}
 
+/// Each thread's time alive, time in sections and calls.
+fn threads(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
     let threads = doc["threads"].as_array().unwrap();
     for (name, alive, busy, calls) in thread_truths(truth) {
         let Some(t) = threads.iter().find(|t| t["name"] == name.as_str()) else {
@@ -236,15 +263,6 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
             Some(calls),
         );
     }
-
-    let wall = doc["wall_ns"].as_u64().unwrap();
-    w.exact(
-        out,
-        "the root's total is wall_ns",
-        tree[0]["total_ns"].as_u64(),
-        Some(wall),
-    );
-    run_length_ns(w, "run length: json", wall, truth);
 }
 
 /// The run's length in ns (see `report::run_length`).

@@ -201,6 +201,44 @@ pub fn perfetto(python: &str, path: &Path) -> TraceData {
 
 /// Every check of a trace against the truth, as `out` (`chrome trace`, `perfetto trace`).
 pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
+    let expected = counts(w, out, d, truth);
+
+    // Every timed call: its duration, and its start relative to `work`'s start.
+    let trace_work = d
+        .slices
+        .iter()
+        .find(|s| s.name == "work" && s.thread == "main");
+    let Some(trace_work) = trace_work else {
+        w.exact(out, "the work slice", false, true);
+        return;
+    };
+    let zero = trace_work.start_ns;
+    calls(w, out, d, truth, &expected, zero);
+    future(w, out, d, truth, zero);
+
+    // The CPU time of cpu_spin's one call, in its slice's args.
+    let cpu = cpu_truth(truth);
+    for s in d.slices.iter().filter(|s| s.name == "cpu_spin") {
+        match s.args["cpu_ns"].as_u64() {
+            Some(got) => w.time(out, "cpu_spin: cpu_ns arg", got, cpu, 0),
+            None => w.exact(out, "cpu_spin: a cpu_ns arg", false, true),
+        }
+    }
+
+    locks(w, out, d, truth);
+
+    args_events_counters(w, out, d, truth);
+    markers(w, out, d, truth);
+}
+
+/// The closing event (the trace is complete, and holds every call) and the slices per thread and section,
+/// exact; returns the counts expected.
+fn counts(
+    w: &mut Worst,
+    out: &str,
+    d: &TraceData,
+    truth: &Truth,
+) -> BTreeMap<(String, String), u64> {
     let future = truth.raw["future"]["name"].as_str().unwrap();
     let polls = truth.raw["future"]["polls"].as_u64().unwrap();
     let ticks = truth.raw["tick_calls"].as_u64().unwrap();
@@ -253,18 +291,21 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             expected.get(key).copied().unwrap_or(0),
         );
     }
+    expected
+}
 
-    // Every timed call: its duration, and its start relative to `work`'s start.
+/// Every timed call (those `expected` counts, but the ticks and the future): its duration, and its start
+/// relative to `work`'s start (`zero` on the trace's clock).
+fn calls(
+    w: &mut Worst,
+    out: &str,
+    d: &TraceData,
+    truth: &Truth,
+    expected: &BTreeMap<(String, String), u64>,
+    zero: i64,
+) {
+    let future = truth.raw["future"]["name"].as_str().unwrap();
     let work = truth.one("work");
-    let trace_work = d
-        .slices
-        .iter()
-        .find(|s| s.name == "work" && s.thread == "main");
-    let Some(trace_work) = trace_work else {
-        w.exact(out, "the work slice", false, true);
-        return;
-    };
-    let zero = trace_work.start_ns;
     for ((thread, name), _) in expected
         .iter()
         .filter(|(k, _)| k.1 != "tick" && k.1 != future)
@@ -287,7 +328,12 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             start(w, out, &what, s.start_ns - zero, c.start() - work.start());
         }
     }
+}
 
+/// The future (`zero`: `work`'s start on the trace's clock).
+fn future(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth, zero: i64) {
+    let future = truth.raw["future"]["name"].as_str().unwrap();
+    let work = truth.one("work");
     // The future: its whole life as an async slice; its polls, one after another, span it.
     let life = truth.one(future);
     let lives: Vec<_> = d.futures.iter().filter(|f| f.name == future).collect();
@@ -338,18 +384,10 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             0,
         );
     }
+}
 
-    // The CPU time of cpu_spin's one call, in its slice's args.
-    let cpu = cpu_truth(truth);
-    for s in d.slices.iter().filter(|s| s.name == "cpu_spin") {
-        match s.args["cpu_ns"].as_u64() {
-            Some(got) => w.time(out, "cpu_spin: cpu_ns arg", got, cpu, 0),
-            None => w.exact(out, "cpu_spin: a cpu_ns arg", false, true),
-        }
-    }
-
-    locks(w, out, d, truth);
-
+/// The args, the events and the counter's values, exact.
+fn args_events_counters(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
     // Args: with_arg's n, in call order.
     let a = &truth.raw["args"];
     let (section, arg) = (a["section"].as_str().unwrap(), a["name"].as_str().unwrap());
@@ -390,7 +428,10 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             want,
         );
     }
+}
 
+/// Live print's markers.
+fn markers(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
     // Live print's markers: the lines as printed, their seconds against the truth.
     for (message, section) in [("Sleeping long", "long_sleep"), ("Truth run", "work")] {
         let stats: Vec<_> = d.markers.iter().filter(|m| m.ends_with("MB]")).collect();
