@@ -255,6 +255,19 @@ impl Truth {
         self.raw["wall_ns"].as_u64().unwrap()
     }
 
+    /// The run's length as perfgraph times it (its root's total): from its runtime's start, at the first
+    /// call into perfgraph, which lies between the program's zero and `work`'s inner start (a slow
+    /// start-up of perfgraph's, or a preemption, inside `work`'s guard falls between them), to the end of
+    /// the run. That end comes at the exit, after the program read its end: the high bound is that
+    /// reading, the exit's delay unknown to the program (the run timed from outside bounds it).
+    pub fn run_length(&self) -> Bounds {
+        let wall = self.wall_ns();
+        Bounds {
+            low: wall - self.one("work").start_ns,
+            high: wall,
+        }
+    }
+
     /// When the program had joined `thread` (ns since its zero): it had exited by then.
     pub fn joined_ns(&self, thread: &str) -> Option<u64> {
         self.raw["joined_ns"][thread].as_u64()

@@ -271,7 +271,7 @@ pub fn run_length_ns(w: &mut Worst, out: &str, got_ns: u64, truth: &Truth) {
         out,
         "wall_ns (the run's wall time)",
         got_ns,
-        Bounds::single(truth.wall_ns()),
+        truth.run_length(),
         0,
     );
     w.exact(

@@ -239,8 +239,9 @@ pub fn cpu_truth(truth: &Truth) -> Bounds {
     }
 }
 
-/// The run's length: the root's total (`got`, printed) against the program's own wall time, and no more
-/// than the run timed from outside.
+/// The run's length: the root's total (`got`, printed) against the program's own wall time (from its
+/// zero or from `work`'s inner start: [`Truth::run_length`]), and no more than the run timed from
+/// outside.
 pub fn run_length(w: &mut Worst, out: &str, got: &str, truth: &Truth) {
     let got_ns = text::ns(got, SECOND);
     let res = text::resolution(got, SECOND);
@@ -248,7 +249,7 @@ pub fn run_length(w: &mut Worst, out: &str, got: &str, truth: &Truth) {
         out,
         "the program's total (the run's wall time)",
         got_ns,
-        Bounds::single(truth.wall_ns()),
+        truth.run_length(),
         res,
     );
     w.exact(
