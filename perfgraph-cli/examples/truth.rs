@@ -4,6 +4,12 @@
 //! holds; its counter values, args, events and polls. It writes them as JSON to `TRUTH_OUT` at the end, and
 //! the harness compares every output perfgraph wrote with them.
 //!
+//! Each call is timed twice: an inner interval, read inside the section's `#[timed]` guard (first thing in
+//! its body, last thing dropped: `start_ns`, `end_ns`), and an outer one, read by its caller around the
+//! call (`outer_start_ns`, `outer_end_ns`). Perfgraph's own clock reads lie between the two, so its figure
+//! lies between them: a preemption between its read and the program's lengthens it toward the outer
+//! interval, and the inner one alone would call that an error.
+//!
 //! The run (about 2.9 s): sections in the first 100 ms, in the first second, one from 0.9 s to 2.4 s (a
 //! live line), 5,000 short calls, known allocations, two threads contending for a lock, a counter, args,
 //! events and a future. Settings of its own:
@@ -36,16 +42,28 @@ static ALLOC: perfgraph_core::CountingAllocator =
 
 /// One thing the program measured itself.
 enum Fact {
-    /// A call of section `name` on `thread`, from `start` to `end` (ns since the zero).
+    /// A call of section `name` on `thread` (ns since the zero): `inner` read inside its `#[timed]` guard
+    /// ([`Measured`]), `outer` around the call by its caller ([`outer`]).
     Call {
         name: &'static str,
         thread: &'static str,
-        start: u64,
-        end: u64,
+        inner: (u64, u64),
+        outer: (u64, u64),
     },
-    /// The thread's CPU time in a call of `name` (ns).
-    Cpu { name: &'static str, ns: u64 },
-    /// One acquisition of the lock: how long `lock()` took, and how long it was held (ns).
+    /// The thread's CPU time in a call of `name` (ns): `inner` read inside the section, `outer` around
+    /// the call.
+    Cpu {
+        name: &'static str,
+        inner: u64,
+        outer: u64,
+    },
+    /// `truth_future`'s polls, each timed inside perfgraph's poll guard, summed (ns): a lower bound on its
+    /// busy time (its polls' time), which its life's outer interval bounds from above.
+    Busy { inner: u64 },
+    /// One acquisition of the lock (ns): `wait`, how long `lock()` took, read around it (perfgraph reads
+    /// its clock inside `lock()`: an outer interval); `hold`, from `lock()`'s return to the guard's drop
+    /// (inside perfgraph's hold: an inner interval). The program cannot read inside `lock()` or the
+    /// guard's drop, so these two have one bound each.
     Lock {
         thread: &'static str,
         wait: u64,
@@ -69,7 +87,22 @@ fn record(fact: Fact) {
     FACTS.lock().unwrap().push(fact);
 }
 
-/// Measures the call it lives in: made first in a section's body, dropped last.
+/// A call's inner interval, left by its [`Measured`] for its caller's [`outer`] to record.
+#[derive(Clone, Copy)]
+struct Inner {
+    name: &'static str,
+    thread: &'static str,
+    start: Instant,
+    end: Instant,
+}
+
+thread_local! {
+    /// The inner interval of the call that just ended on this thread (const: no allocation).
+    static INNER: std::cell::Cell<Option<Inner>> = const { std::cell::Cell::new(None) };
+}
+
+/// Measures the call it lives in, from inside its `#[timed]` guard: made first in a section's body,
+/// dropped last. Its interval lies within perfgraph's.
 struct Measured {
     name: &'static str,
     thread: &'static str,
@@ -89,13 +122,31 @@ impl Measured {
 impl Drop for Measured {
     fn drop(&mut self) {
         let end = Instant::now();
-        record(Fact::Call {
+        let inner = Inner {
             name: self.name,
             thread: self.thread,
-            start: since_zero(self.start),
-            end: since_zero(end),
-        });
+            start: self.start,
+            end,
+        };
+        let left = INNER.replace(Some(inner));
+        assert!(left.is_none(), "a call not made through `outer`");
     }
+}
+
+/// Calls `section` (whose body starts with a [`Measured`]) and records the call: its inner interval, and
+/// its outer one read here, around the call and so around perfgraph's guard.
+fn outer<R>(section: impl FnOnce() -> R) -> R {
+    let start = Instant::now();
+    let out = section();
+    let end = Instant::now();
+    let inner = INNER.take().expect("the section's Measured");
+    record(Fact::Call {
+        name: inner.name,
+        thread: inner.thread,
+        inner: (since_zero(inner.start), since_zero(inner.end)),
+        outer: (since_zero(start), since_zero(end)),
+    });
+    out
 }
 
 fn spin(d: Duration) {
@@ -129,7 +180,7 @@ fn thread_cpu_ns() -> u64 {
 fn early() {
     let _m = Measured::new("early", "main");
     spin(Duration::from_millis(20));
-    early_sleep();
+    outer(early_sleep);
     spin(Duration::from_millis(20));
 }
 
@@ -208,14 +259,23 @@ fn long_sleep() {
     std::thread::sleep(Duration::from_millis(1500));
 }
 
+/// Returns its thread's CPU time in the spin (ns), read inside the section.
 #[timed(cpu)]
-fn cpu_spin() {
+fn cpu_spin() -> u64 {
     let _m = Measured::new("cpu_spin", "main");
     let cpu = thread_cpu_ns();
     spin(Duration::from_millis(100));
+    thread_cpu_ns() - cpu
+}
+
+/// `cpu_spin`, its CPU time read inside it and around it.
+fn cpu_spin_outer() {
+    let cpu = thread_cpu_ns();
+    let inner = outer(cpu_spin);
     record(Fact::Cpu {
         name: "cpu_spin",
-        ns: thread_cpu_ns() - cpu,
+        inner,
+        outer: thread_cpu_ns() - cpu,
     });
 }
 
@@ -248,7 +308,7 @@ fn lockers() {
     let spawn = |name: &'static str| {
         std::thread::Builder::new()
             .name(name.into())
-            .spawn(move || locker(name))
+            .spawn(move || outer(|| locker(name)))
             .unwrap()
     };
     let (a, b) = (spawn("locker-a"), spawn("locker-b"));
@@ -281,28 +341,48 @@ pub const EVENTS: u64 = 10;
 
 fn args_and_events() {
     for n in [7, 11, 13] {
-        with_arg(n);
+        outer(|| with_arg(n));
     }
     for i in 0..EVENTS {
         event!("truth_event", args(i));
     }
 }
 
-/// A future that is pending `left` times (waking itself each time), then ready.
-struct Yields {
+/// A future that is pending `left` times (waking itself each time), then ready. It times its polls from
+/// inside perfgraph's poll guard: the first one's start, the last one's end, and their sum.
+struct Yields<'a> {
     left: u32,
+    polls: &'a Polls,
 }
 
-impl std::future::Future for Yields {
+/// What [`Yields`] timed of its polls.
+#[derive(Default)]
+struct Polls {
+    first: std::cell::Cell<Option<Instant>>,
+    last_end: std::cell::Cell<Option<Instant>>,
+    busy: std::cell::Cell<Duration>,
+}
+
+impl std::future::Future for Yields<'_> {
     type Output = ();
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let start = Instant::now();
+        let polls = self.polls;
+        polls.first.set(polls.first.get().or(Some(start)));
         std::thread::sleep(Duration::from_millis(10));
-        if self.left == 0 {
-            return Poll::Ready(());
+        let ready = self.left == 0;
+        if !ready {
+            self.left -= 1;
+            cx.waker().wake_by_ref();
         }
-        self.left -= 1;
-        cx.waker().wake_by_ref();
-        Poll::Pending
+        let end = Instant::now();
+        polls.busy.set(polls.busy.get() + end.duration_since(start));
+        polls.last_end.set(Some(end));
+        if ready {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 }
 
@@ -317,14 +397,29 @@ pub const POLLS: u32 = 4;
 fn a_future() {
     let waker = Waker::from(std::sync::Arc::new(NoopWake));
     let mut cx = Context::from_waker(&waker);
+    let polls = Polls::default();
     let start = Instant::now();
-    let mut future = std::pin::pin!(time_future!("truth_future", Yields { left: POLLS - 1 }));
+    let mut future = std::pin::pin!(time_future!(
+        "truth_future",
+        Yields {
+            left: POLLS - 1,
+            polls: &polls,
+        }
+    ));
     while future.as_mut().poll(&mut cx).is_pending() {}
+    let end = Instant::now();
+    // Its life: perfgraph's runs from its first poll to the end of its last, inside these two.
     record(Fact::Call {
         name: "truth_future",
         thread: "main",
-        start: since_zero(start),
-        end: since_zero(Instant::now()),
+        inner: (
+            since_zero(polls.first.get().unwrap()),
+            since_zero(polls.last_end.get().unwrap()),
+        ),
+        outer: (since_zero(start), since_zero(end)),
+    });
+    record(Fact::Busy {
+        inner: polls.busy.get().as_nanos() as u64,
     });
 }
 
@@ -343,22 +438,22 @@ fn late_sleep() {
 #[timed(live = "Truth run")]
 fn work(minute: bool) {
     let _m = Measured::new("work", "main");
-    early();
-    spin_300();
-    sleep_200();
-    ticks();
-    alloc_known();
+    outer(early);
+    outer(spin_300);
+    outer(sleep_200);
+    outer(ticks);
+    outer(alloc_known);
     until(900);
-    long_sleep();
-    cpu_spin();
+    outer(long_sleep);
+    cpu_spin_outer();
     lockers();
     counters();
     args_and_events();
     a_future();
     if minute {
         until(60_000);
-        late_spin();
-        late_sleep();
+        outer(late_spin);
+        outer(late_sleep);
     }
 }
 
@@ -367,7 +462,7 @@ fn work(minute: bool) {
 fn phase() {
     let _m = Measured::new("phase", "main");
     for _ in 0..5 {
-        phase_sleep();
+        outer(phase_sleep);
     }
     for i in 0..1_000 {
         black_box(tick(i));
@@ -388,15 +483,21 @@ fn write_truth(path: &str, wall: u64, ticks: u64) {
     let mut cpu = Vec::new();
     let mut locks = Vec::new();
     let mut joined = serde_json::Map::new();
+    let mut busy = None;
     for fact in facts.iter() {
         match *fact {
             Fact::Call {
                 name,
                 thread,
-                start,
-                end,
-            } => calls.push(serde_json::json!({"name": name, "thread": thread, "start_ns": start, "end_ns": end})),
-            Fact::Cpu { name, ns } => cpu.push(serde_json::json!({"name": name, "cpu_ns": ns})),
+                inner,
+                outer,
+            } => calls.push(serde_json::json!({"name": name, "thread": thread,
+                "start_ns": inner.0, "end_ns": inner.1,
+                "outer_start_ns": outer.0, "outer_end_ns": outer.1})),
+            Fact::Cpu { name, inner, outer } => {
+                cpu.push(serde_json::json!({"name": name, "cpu_ns": inner, "outer_cpu_ns": outer}))
+            }
+            Fact::Busy { inner } => busy = Some(inner),
             Fact::Lock { thread, wait, hold } => {
                 locks.push(serde_json::json!({"thread": thread, "wait_ns": wait, "hold_ns": hold}))
             }
@@ -420,7 +521,7 @@ fn write_truth(path: &str, wall: u64, ticks: u64) {
             "mean": values.iter().sum::<f64>() / values.len() as f64}],
         "args": {"section": "with_arg", "name": "n", "values": [7, 11, 13]},
         "events": {"name": "truth_event", "count": EVENTS},
-        "future": {"name": "truth_future", "polls": POLLS},
+        "future": {"name": "truth_future", "polls": POLLS, "inner_busy_ns": busy},
     });
     let tmp = format!("{path}.tmp");
     std::fs::write(&tmp, serde_json::to_vec_pretty(&truth).unwrap()).unwrap();
@@ -436,7 +537,7 @@ fn main() {
     FACTS.lock().unwrap().reserve(20_000);
     let out = std::env::var("TRUTH_OUT").ok();
 
-    work(flag("TRUTH_MINUTE"));
+    outer(|| work(flag("TRUTH_MINUTE")));
 
     let mut ticks = TICKS;
     let wall = since_zero(Instant::now());
@@ -448,7 +549,7 @@ fn main() {
         std::io::stdout().flush().unwrap();
         for line in std::io::stdin().lock().lines() {
             if line.unwrap().trim() == "phase" {
-                phase();
+                outer(phase);
                 ticks += 1_000;
                 if let Some(path) = &out {
                     write_truth(path, since_zero(Instant::now()), ticks);

@@ -1,7 +1,8 @@
-//! The truth harness: `examples/truth` times every call itself (its own `Instant`), counts what it does
-//! and writes that as JSON; each test runs it once (or twice) and holds every figure of every output
-//! perfgraph wrote to that truth, within 1% or 2 ms (whichever is larger) plus the output's own printed
-//! resolution, counts exact (`tests/common/truth.rs`).
+//! The truth harness: `examples/truth` times every call itself (its own `Instant`, inside the `#[timed]`
+//! guard and around the call), counts what it does and writes that as JSON; each test runs it once (or
+//! twice) and holds every figure of every output perfgraph wrote to that truth, between those two bounds
+//! widened by 1% or 2 ms (whichever is larger) plus the output's own printed resolution, counts exact
+//! (`tests/common/truth.rs`).
 //!
 //! * live lines and every `PERFGRAPH_REPORT=all` table on stderr (`truth/report.rs`), the interval lines
 //!   (`truth/interval.rs`);

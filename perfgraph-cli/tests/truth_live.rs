@@ -19,7 +19,8 @@
 //! With the default clock (the TSC where there is one), with `PERFGRAPH_CLOCK=monotonic` (dump,
 //! Prometheus, and their figures equal to the report's), and with the program's drifting clock
 //! (`TRUTH_DRIFT=1`: dump and a trace window). Each run prints the largest error per output. The
-//! tolerances are `common::truth`'s: 1% or 2 ms, plus the output's resolution; counts are exact. Without
+//! tolerances are `common::truth`'s: between the program's inner and outer interval, each widened by 1%
+//! or 2 ms, plus the output's resolution; counts are exact. Without
 //! Python's Perfetto or OpenTelemetry classes, those checks say loudly that they did not run.
 
 mod common;

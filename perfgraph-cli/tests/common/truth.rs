@@ -2,7 +2,10 @@
 //! tolerances every output is held to against it (`tests/truth.rs`, `tests/truth_live.rs`).
 //!
 //! * Durations and times: within 1% or 2 ms of the program's own `Instant`, whichever is larger, plus the
-//!   output's own printed resolution (a live line's 0.01 s rounds by up to 5 ms).
+//!   output's own printed resolution (a live line's 0.01 s rounds by up to 5 ms). The program times each
+//!   call twice, inside the `#[timed]` guard and around the call ([`Bounds`]): a figure must lie between
+//!   the two, each widened by that tolerance, since the OS may preempt the thread between perfgraph's
+//!   clock read and the program's.
 //! * Counts, bytes and counter values: exact.
 //!
 //! Each check adds its error to a [`Worst`] table, printed at the end of a test: the largest error seen
@@ -15,18 +18,56 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// One call the program timed itself (ns since its zero, taken before its first perfgraph call).
+mod bounds;
+pub use bounds::{Bounds, Durations};
+
+/// One call the program timed itself (ns since its zero, taken before its first perfgraph call): inside
+/// its `#[timed]` guard (`start_ns`, `end_ns`) and around it (`outer_start_ns`, `outer_end_ns`).
 #[derive(Debug, Clone)]
 pub struct Call {
     pub name: String,
     pub thread: String,
     pub start_ns: u64,
     pub end_ns: u64,
+    pub outer_start_ns: u64,
+    pub outer_end_ns: u64,
+    /// A timed future's polls timed from inside, summed: the low bound of its busy time.
+    pub inner_busy_ns: Option<u64>,
 }
 
 impl Call {
-    pub fn ns(&self) -> u64 {
-        self.end_ns - self.start_ns
+    /// Its duration (a future's life): between the inner and the outer interval.
+    pub fn duration(&self) -> Bounds {
+        Bounds {
+            low: self.end_ns - self.start_ns,
+            high: self.outer_end_ns - self.outer_start_ns,
+        }
+    }
+
+    /// Its time in the section, what perfgraph adds to a total: its duration, or a future's busy time
+    /// (inside its polls: no less than its polls timed from inside, no more than its life).
+    pub fn busy(&self) -> Bounds {
+        let d = self.duration();
+        Bounds {
+            low: self.inner_busy_ns.unwrap_or(d.low),
+            high: d.high,
+        }
+    }
+
+    /// When perfgraph saw it start: between the outer start and the inner one.
+    pub fn start(&self) -> Bounds {
+        Bounds {
+            low: self.outer_start_ns,
+            high: self.start_ns,
+        }
+    }
+
+    /// When perfgraph saw it end: between the inner end and the outer one.
+    pub fn end(&self) -> Bounds {
+        Bounds {
+            low: self.end_ns,
+            high: self.outer_end_ns,
+        }
     }
 }
 
@@ -43,15 +84,25 @@ pub struct Truth {
 impl Truth {
     pub fn read(path: &Path, outside_ns: u64) -> Truth {
         let raw: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let future = &raw["future"];
         let calls = raw["calls"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| Call {
-                name: c["name"].as_str().unwrap().to_owned(),
-                thread: c["thread"].as_str().unwrap().to_owned(),
-                start_ns: c["start_ns"].as_u64().unwrap(),
-                end_ns: c["end_ns"].as_u64().unwrap(),
+            .map(|c| {
+                let ns = |k: &str| c[k].as_u64().unwrap_or_else(|| panic!("no {k} in {c}"));
+                let name = c["name"].as_str().unwrap().to_owned();
+                let busy =
+                    (future["name"] == name.as_str()).then(|| ns_of(future, "inner_busy_ns"));
+                Call {
+                    thread: c["thread"].as_str().unwrap().to_owned(),
+                    start_ns: ns("start_ns"),
+                    end_ns: ns("end_ns"),
+                    outer_start_ns: ns("outer_start_ns"),
+                    outer_end_ns: ns("outer_end_ns"),
+                    inner_busy_ns: busy,
+                    name,
+                }
             })
             .collect();
         Truth {
@@ -66,9 +117,9 @@ impl Truth {
         self.calls.iter().filter(|c| c.name == name).collect()
     }
 
-    /// The total time of section `name` (ns), over all its calls.
-    pub fn total_ns(&self, name: &str) -> u64 {
-        self.calls_of(name).iter().map(|c| c.ns()).sum()
+    /// The total time of section `name` (ns), over all its calls (a future's: busy time).
+    pub fn total(&self, name: &str) -> Bounds {
+        self.calls_of(name).iter().map(|c| c.busy()).sum()
     }
 
     /// The one call of section `name`.
@@ -91,16 +142,23 @@ impl Truth {
     }
 }
 
+/// `key` of `v`, a number of ns.
+fn ns_of(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
 /// One call path's truth ([`Truth::paths_on`]): its calls, and its total and self time where the program
 /// timed every call in it (`tick`'s calls are counted, not timed, so `tick` has no times and `ticks` no
 /// self time).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PathTruth {
     pub calls: u64,
-    pub total_ns: Option<u64>,
-    pub self_ns: Option<u64>,
-    /// The durations of its calls, when all were timed.
-    pub durations: Option<Vec<u64>>,
+    /// Its calls' time in the section (a future's: busy time).
+    pub total: Option<Bounds>,
+    /// Total less its children's totals: the low bound less their high ones, and the other way round.
+    pub self_time: Option<Bounds>,
+    /// The durations of its calls (a future's: its life), when all were timed.
+    pub durations: Option<Durations>,
 }
 
 impl Truth {
@@ -139,11 +197,12 @@ impl Truth {
             let path = self.path_of(call);
             let p = paths.entry(path).or_default();
             p.calls += 1;
-            *p.total_ns.get_or_insert(0) += call.ns();
-            p.durations.get_or_insert_with(Vec::new).push(call.ns());
+            p.total = Some(p.total.unwrap_or_default() + call.busy());
+            p.durations
+                .get_or_insert_with(Durations::default)
+                .extend([call.duration()]);
         }
-        for (path, p) in paths.iter_mut() {
-            p.durations.as_mut().unwrap().sort_unstable();
+        for (path, p) in paths.iter() {
             if path.last().is_some_and(|n| n == "phase") {
                 phases += p.calls;
             }
@@ -167,17 +226,17 @@ impl Truth {
             );
         }
         // Self = total - the children's totals, known where every child's total is.
-        let totals: Vec<(Vec<String>, Option<u64>)> =
-            paths.iter().map(|(k, v)| (k.clone(), v.total_ns)).collect();
+        let totals: Vec<(Vec<String>, Option<Bounds>)> =
+            paths.iter().map(|(k, v)| (k.clone(), v.total)).collect();
         for (path, p) in paths.iter_mut() {
             let children = totals
                 .iter()
                 .filter(|(k, _)| k.len() == path.len() + 1 && k.starts_with(path));
-            let mut sum = Some(0u64);
+            let mut sum = Some(Bounds::default());
             for (_, total) in children {
                 sum = sum.zip(*total).map(|(a, b)| a + b);
             }
-            p.self_ns = p.total_ns.zip(sum).map(|(t, c)| t.saturating_sub(c));
+            p.self_time = p.total.zip(sum).map(|(t, c)| t - c);
         }
         paths
     }
@@ -194,6 +253,19 @@ impl Truth {
     /// The run's length as the program timed it (ns from its zero to the end of its run).
     pub fn wall_ns(&self) -> u64 {
         self.raw["wall_ns"].as_u64().unwrap()
+    }
+
+    /// The run's length as perfgraph times it (its root's total): from its runtime's start, at the first
+    /// call into perfgraph, which lies between the program's zero and `work`'s inner start (a slow
+    /// start-up of perfgraph's, or a preemption, inside `work`'s guard falls between them), to the end of
+    /// the run. That end comes at the exit, after the program read its end: the high bound is that
+    /// reading, the exit's delay unknown to the program (the run timed from outside bounds it).
+    pub fn run_length(&self) -> Bounds {
+        let wall = self.wall_ns();
+        Bounds {
+            low: wall - self.one("work").start_ns,
+            high: wall,
+        }
     }
 
     /// When the program had joined `thread` (ns since its zero): it had exited by then.
@@ -218,12 +290,6 @@ impl Truth {
     }
 }
 
-/// The nearest-rank percentile `p` (0..=100) of the sorted `values`.
-pub fn percentile(values: &[u64], p: f64) -> u64 {
-    let rank = ((p / 100.0) * values.len() as f64).ceil().max(1.0) as usize;
-    values[rank.min(values.len()) - 1]
-}
-
 /// The largest duration difference allowed against the truth `true_ns`: 1% or 2 ms, whichever is larger.
 pub fn tolerance_ns(true_ns: u64) -> u64 {
     (true_ns / 100).max(2_000_000)
@@ -238,18 +304,23 @@ pub struct Worst {
 }
 
 impl Worst {
-    /// Checks that `output`'s `what` (`got_ns`) is within the tolerance of `true_ns` (plus `resolution_ns`,
-    /// the output's own rounding), noting its error.
+    /// Checks that `output`'s `what` (`got_ns`) lies between the truth's bounds, each widened by the
+    /// tolerance of the low one (the inner interval's, for a duration) plus `resolution_ns`, the output's
+    /// own rounding; the error noted is the distance outside the bounds (0 within).
     pub fn time(
         &mut self,
         output: &str,
         what: &str,
         got_ns: u64,
-        true_ns: u64,
+        truth: Bounds,
         resolution_ns: u64,
     ) {
         self.checks += 1;
-        let error = got_ns.abs_diff(true_ns);
+        let error = if got_ns < truth.low {
+            truth.low - got_ns
+        } else {
+            got_ns.saturating_sub(truth.high)
+        };
         let entry = self
             .by_output
             .entry(output.to_owned())
@@ -257,12 +328,16 @@ impl Worst {
         if error >= entry.0 {
             *entry = (error, what.to_owned());
         }
-        if error > tolerance_ns(true_ns) + resolution_ns {
+        if error > tolerance_ns(truth.low) + resolution_ns {
+            let ms = |ns: u64| ns as f64 / 1e6;
+            let truth = match truth.low == truth.high {
+                true => format!("{:.3}", ms(truth.low)),
+                false => format!("{:.3} to {:.3}", ms(truth.low), ms(truth.high)),
+            };
             self.failures.push(format!(
-                "{output}: {what}: {:.3} ms, true {:.3} ms (off by {:.3} ms)",
-                got_ns as f64 / 1e6,
-                true_ns as f64 / 1e6,
-                error as f64 / 1e6
+                "{output}: {what}: {:.3} ms, true {truth} ms (off by {:.3} ms)",
+                ms(got_ns),
+                ms(error)
             ));
         }
     }
@@ -279,7 +354,7 @@ impl Worst {
         resolution_ns: u64,
     ) {
         let nearest = got_ns.clamp(low_ns, high_ns.max(low_ns));
-        self.time(output, what, got_ns, nearest, resolution_ns);
+        self.time(output, what, got_ns, Bounds::single(nearest), resolution_ns);
     }
 
     /// Checks that `output`'s `what` equals the truth exactly.

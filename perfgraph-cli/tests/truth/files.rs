@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::report::{cpu_truth, thread_truths};
-use crate::common::truth::{PathTruth, Truth, Worst, percentile};
+use crate::common::truth::{Bounds, PathTruth, Truth, Worst};
 
 /// The JSON's tree as call paths (without the root), each with its node.
 fn tree_paths(tree: &[Value]) -> Vec<(Vec<String>, &Value)> {
@@ -31,18 +31,18 @@ fn tree_paths(tree: &[Value]) -> Vec<(Vec<String>, &Value)> {
 }
 
 /// One node's figures against its path's truth: calls exact, total and self time, the shortest and
-/// longest call and the percentiles (within the histogram's 1.6%).
+/// longest call and the percentiles (within the histogram's 1.6% of the outer bound).
 fn node(w: &mut Worst, out: &str, what: &str, n: &Value, t: &PathTruth) {
     let u = |k: &str| {
         n[k].as_u64()
             .unwrap_or_else(|| panic!("{what}: no {k} in {n}"))
     };
     w.exact(out, &format!("{what}: calls"), u("calls"), t.calls);
-    if let Some(total) = t.total_ns {
+    if let Some(total) = t.total {
         w.time(out, &format!("{what}: total_ns"), u("total_ns"), total, 0);
     }
-    if let Some(self_ns) = t.self_ns {
-        w.time(out, &format!("{what}: self_ns"), u("self_ns"), self_ns, 0);
+    if let Some(self_time) = t.self_time {
+        w.time(out, &format!("{what}: self_ns"), u("self_ns"), self_time, 0);
     }
     let Some(d) = &t.durations else { return };
     for (key, p) in [
@@ -52,11 +52,11 @@ fn node(w: &mut Worst, out: &str, what: &str, n: &Value, t: &PathTruth) {
         ("p99_ns", 99.0),
         ("max_ns", 100.0),
     ] {
-        let exact = percentile(d, p);
+        let exact = d.percentile(p);
         let histogram = if p == 0.0 || p == 100.0 {
             0
         } else {
-            exact * 16 / 1000
+            exact.high * 16 / 1000
         };
         w.time(out, &format!("{what}: {key}"), u(key), exact, histogram);
     }
@@ -82,17 +82,35 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
         let has = nodes.iter().any(|(q, _)| q == p);
         w.exact(out, &format!("{}: has a node", p.join(";")), has, true);
     }
-    let by_name = |name: &str| -> Vec<(Vec<String>, &Value)> {
-        nodes
-            .iter()
-            .filter(|(p, _)| p.last().is_some_and(|n| n == name))
-            .cloned()
-            .collect()
-    };
+    allocs(w, out, &nodes, truth);
+    future_and_cpu(w, out, &nodes, truth);
+    counters_and_lock(w, out, &doc, truth);
+    threads(w, out, &doc, truth);
 
+    let wall = doc["wall_ns"].as_u64().unwrap();
+    w.exact(
+        out,
+        "the root's total is wall_ns",
+        tree[0]["total_ns"].as_u64(),
+        Some(wall),
+    );
+    run_length_ns(w, "run length: json", wall, truth);
+}
+
+/// The nodes of section `name`, on every path.
+fn named<'a>(nodes: &[(Vec<String>, &'a Value)], name: &str) -> Vec<(Vec<String>, &'a Value)> {
+    nodes
+        .iter()
+        .filter(|(p, _)| p.last().is_some_and(|n| n == name))
+        .cloned()
+        .collect()
+}
+
+/// The allocating section's allocations and bytes, exact; none in the sections that allocate nothing.
+fn allocs(w: &mut Worst, out: &str, nodes: &[(Vec<String>, &Value)], truth: &Truth) {
     let a = &truth.raw["allocs"];
     let section = a["section"].as_str().unwrap();
-    for (_, n) in by_name(section) {
+    for (_, n) in named(nodes, section) {
         for (key, truth) in [
             ("allocs", "count"),
             ("alloc_bytes", "bytes"),
@@ -109,7 +127,7 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
     }
     for none in a["none"].as_array().into_iter().flatten() {
         let name = none.as_str().unwrap();
-        for (p, n) in by_name(name) {
+        for (p, n) in named(nodes, name) {
             for key in ["allocs", "self_allocs"] {
                 w.exact(
                     out,
@@ -120,11 +138,14 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
             }
         }
     }
+}
 
+/// The future's polls and wall time, and cpu_spin's CPU time.
+fn future_and_cpu(w: &mut Worst, out: &str, nodes: &[(Vec<String>, &Value)], truth: &Truth) {
     let f = &truth.raw["future"];
     let name = f["name"].as_str().unwrap();
-    let life = truth.one(name).ns();
-    for (_, n) in by_name(name) {
+    let life = truth.one(name).duration();
+    for (_, n) in named(nodes, name) {
         w.exact(
             out,
             &format!("{name}: polls"),
@@ -148,7 +169,7 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
         }
     }
     let cpu = cpu_truth(truth);
-    for (_, n) in by_name("cpu_spin") {
+    for (_, n) in named(nodes, "cpu_spin") {
         for key in ["cpu_ns", "self_cpu_ns"] {
             w.time(
                 out,
@@ -159,7 +180,10 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
             );
         }
     }
+}
 
+/// The counters, exact, and the lock.
+fn counters_and_lock(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
     for c in truth.raw["counters"].as_array().unwrap() {
         let name = c["name"].as_str().unwrap();
         let got = &doc["counters"][name];
@@ -203,12 +227,15 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
                 out,
                 &format!("lock: {key}"),
                 lock[key].as_u64().unwrap(),
-                truth,
+                Bounds::single(truth),
                 0,
             );
         }
     }
+}
 
+/// Each thread's time alive, time in sections and calls.
+fn threads(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
     let threads = doc["threads"].as_array().unwrap();
     for (name, alive, busy, calls) in thread_truths(truth) {
         let Some(t) = threads.iter().find(|t| t["name"] == name.as_str()) else {
@@ -236,15 +263,6 @@ pub fn json(w: &mut Worst, path: &Path, truth: &Truth) {
             Some(calls),
         );
     }
-
-    let wall = doc["wall_ns"].as_u64().unwrap();
-    w.exact(
-        out,
-        "the root's total is wall_ns",
-        tree[0]["total_ns"].as_u64(),
-        Some(wall),
-    );
-    run_length_ns(w, "run length: json", wall, truth);
 }
 
 /// The run's length in ns (see `report::run_length`).
@@ -253,7 +271,7 @@ pub fn run_length_ns(w: &mut Worst, out: &str, got_ns: u64, truth: &Truth) {
         out,
         "wall_ns (the run's wall time)",
         got_ns,
-        truth.wall_ns(),
+        truth.run_length(),
         0,
     );
     w.exact(
@@ -267,8 +285,8 @@ pub fn run_length_ns(w: &mut Worst, out: &str, got_ns: u64, truth: &Truth) {
     );
 }
 
-/// The folded stacks: each path's self time against the truth's (total minus the children's totals); a
-/// path without a line has 0 self time.
+/// The folded stacks: each path's self time against the truth's (total minus the children's totals, as
+/// bounds); a path without a line has 0 self time.
 pub fn folded(w: &mut Worst, path: &Path, truth: &Truth) {
     let out = "folded";
     let text = std::fs::read_to_string(path).unwrap();
@@ -288,9 +306,9 @@ pub fn folded(w: &mut Worst, path: &Path, truth: &Truth) {
         );
     }
     for (p, t) in &truths {
-        if let Some(self_ns) = t.self_ns {
+        if let Some(self_time) = t.self_time {
             let got = lines.get(p).copied().unwrap_or(0);
-            w.time(out, &format!("{}: self ns", p.join(";")), got, self_ns, 0);
+            w.time(out, &format!("{}: self ns", p.join(";")), got, self_time, 0);
         }
     }
 }

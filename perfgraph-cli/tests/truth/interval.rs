@@ -31,7 +31,7 @@ pub fn intervals(w: &mut Worst, stderr: &str, truth: &Truth, depth: usize) {
             } else {
                 w.exact(out, &format!("{what}: calls"), calls, t.calls);
             }
-            if let Some(total) = t.total_ns {
+            if let Some(total) = t.total {
                 let inside: u64 = mine.iter().map(|l| text::ns(&l.inside_ms, MILLI)).sum();
                 let res = mine.len() as u64 * 500_000;
                 w.time(

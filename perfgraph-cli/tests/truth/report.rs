@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::text::{self, MILLI, SECOND, Table};
-use crate::common::truth::{PathTruth, Truth, Worst, percentile};
+use crate::common::truth::{Bounds, Durations, PathTruth, Truth, Worst};
 
 /// The program's name: the graph's root row.
 pub const PROGRAM: &str = "truth";
@@ -40,7 +40,7 @@ pub fn live_lines(w: &mut Worst, stderr: &str, truth: &Truth) {
                 "live lines",
                 &format!("{}: seconds", line.text),
                 text::ns(&line.seconds, SECOND),
-                truth.one(section).ns(),
+                truth.one(section).duration(),
                 text::resolution(&line.seconds, SECOND),
             );
         }
@@ -88,8 +88,8 @@ fn graph(
         let n: u64 = c[calls].parse().unwrap();
         w.exact(out, &format!("{what}: calls"), n, t.calls);
         for (col, avg, truth, kind) in [
-            (self_s, self_avg, t.self_ns, "self"),
-            (total, total_avg, t.total_ns, "total"),
+            (self_s, self_avg, t.self_time, "self"),
+            (total, total_avg, t.total, "total"),
         ] {
             let Some(truth) = truth else { continue };
             let (got, res) = (text::ns(&c[col], SECOND), text::resolution(&c[col], SECOND));
@@ -99,7 +99,7 @@ fn graph(
                 out,
                 &format!("{what}: {kind} per call"),
                 got,
-                truth / t.calls,
+                truth.per(t.calls),
                 res,
             );
         }
@@ -116,26 +116,25 @@ fn graph(
     }
 }
 
-/// Per section name, every call path summed: (calls, self ns if known, durations if all timed).
+/// Per section name, every call path summed: (calls, self time if known, durations if all timed).
 fn by_name(paths: &BTreeMap<Vec<String>, PathTruth>) -> BTreeMap<String, PathTruth> {
     let mut names = BTreeMap::<String, PathTruth>::new();
     for (path, p) in paths {
         let n = names
             .entry(path.last().unwrap().clone())
             .or_insert(PathTruth {
-                self_ns: Some(0),
-                durations: Some(Vec::new()),
+                self_time: Some(Bounds::default()),
+                durations: Some(Durations::default()),
                 ..PathTruth::default()
             });
         n.calls += p.calls;
-        n.self_ns = n.self_ns.zip(p.self_ns).map(|(a, b)| a + b);
+        n.self_time = n.self_time.zip(p.self_time).map(|(a, b)| a + b);
         n.durations = n
             .durations
             .take()
-            .zip(p.durations.clone())
+            .zip(p.durations.as_ref())
             .map(|(mut a, b)| {
-                a.extend(b);
-                a.sort_unstable();
+                a.extend(b.iter());
                 a
             });
     }
@@ -180,10 +179,10 @@ pub fn tables(w: &mut Worst, stderr: &str, truth: &Truth) {
             row.cells[s.col("Calls")].parse::<u64>().unwrap(),
             t.calls,
         );
-        if let Some(self_ns) = t.self_ns {
+        if let Some(self_time) = t.self_time {
             for (col, truth, what) in [
-                ("Self(s)", self_ns, "self"),
-                ("Avg.", self_ns / t.calls, "self per call"),
+                ("Self(s)", self_time, "self"),
+                ("Avg.", self_time.per(t.calls), "self per call"),
             ] {
                 let cell = &row.cells[s.col(col)];
                 w.time(
@@ -206,7 +205,7 @@ pub fn tables(w: &mut Worst, stderr: &str, truth: &Truth) {
 
     let out = "report: cpu";
     let c = get("CPU:");
-    let spin = truth.one("cpu_spin").ns();
+    let spin = truth.one("cpu_spin").duration();
     let cpu = cpu_truth(truth);
     let row = c.row("cpu_spin").expect("a cpu_spin row");
     w.exact(
@@ -218,7 +217,7 @@ pub fn tables(w: &mut Worst, stderr: &str, truth: &Truth) {
     for (col, truth) in [
         ("Total(s)", spin),
         ("CPU(s)", cpu),
-        ("Waiting(s)", spin.saturating_sub(cpu)),
+        ("Waiting(s)", spin - cpu),
     ] {
         let cell = &row.cells[c.col(col)];
         w.time(
@@ -231,13 +230,18 @@ pub fn tables(w: &mut Worst, stderr: &str, truth: &Truth) {
     }
 }
 
-/// cpu_spin's CPU time as the program read its thread's CPU clock.
-pub fn cpu_truth(truth: &Truth) -> u64 {
-    truth.raw["cpu"][0]["cpu_ns"].as_u64().unwrap()
+/// cpu_spin's CPU time as the program read its thread's CPU clock: inside the section and around it.
+pub fn cpu_truth(truth: &Truth) -> Bounds {
+    let cpu = &truth.raw["cpu"][0];
+    Bounds {
+        low: cpu["cpu_ns"].as_u64().unwrap(),
+        high: cpu["outer_cpu_ns"].as_u64().unwrap(),
+    }
 }
 
-/// The run's length: the root's total (`got`, printed) against the program's own wall time, and no more
-/// than the run timed from outside.
+/// The run's length: the root's total (`got`, printed) against the program's own wall time (from its
+/// zero or from `work`'s inner start: [`Truth::run_length`]), and no more than the run timed from
+/// outside.
 pub fn run_length(w: &mut Worst, out: &str, got: &str, truth: &Truth) {
     let got_ns = text::ns(got, SECOND);
     let res = text::resolution(got, SECOND);
@@ -245,7 +249,7 @@ pub fn run_length(w: &mut Worst, out: &str, got: &str, truth: &Truth) {
         out,
         "the program's total (the run's wall time)",
         got_ns,
-        truth.wall_ns(),
+        truth.run_length(),
         res,
     );
     w.exact(
@@ -260,7 +264,8 @@ pub fn run_length(w: &mut Worst, out: &str, got: &str, truth: &Truth) {
 }
 
 /// `Latency:`: calls exact; min and max against the shortest and longest call; the percentiles against
-/// the nearest-rank ones within the histogram's 1.6%, plus the tolerance.
+/// the nearest-rank ones within the histogram's 1.6% (of the outer bound, the most perfgraph may have
+/// measured), plus the tolerance.
 fn latency(w: &mut Worst, t: &Table, names: &BTreeMap<String, PathTruth>) {
     let out = "report: latency";
     for row in &t.rows {
@@ -289,11 +294,11 @@ fn latency(w: &mut Worst, t: &Table, names: &BTreeMap<String, PathTruth>) {
             ("Max(ms)", 100.0),
         ] {
             let cell = &row.cells[t.col(col)];
-            let exact = percentile(d, p);
+            let exact = d.percentile(p);
             let histogram = if p == 0.0 || p == 100.0 {
                 0
             } else {
-                exact * 16 / 1000
+                exact.high * 16 / 1000
             };
             w.time(
                 out,
@@ -340,10 +345,11 @@ fn threads(w: &mut Worst, t: &Table, truth: &Truth) {
     }
 }
 
-/// Per thread: (name, alive ns as bounds, ns in top-level sections, calls at all depths). A thread is alive
-/// from its first section to its exit: for `main`, the end of the program's run; for another, some time
-/// between its last call's end and the program's join of it, which is all the program can know.
-pub fn thread_truths(truth: &Truth) -> Vec<(String, (u64, u64), u64, u64)> {
+/// Per thread: (name, alive ns as bounds, time in top-level sections, calls at all depths). A thread is
+/// alive from its first section's start (between its outer and inner start) to its exit: for `main`, the
+/// end of the program's run; for another, some time between its last call's end and the program's join
+/// of it, which is all the program can know.
+pub fn thread_truths(truth: &Truth) -> Vec<(String, (u64, u64), Bounds, u64)> {
     truth
         .threads()
         .into_iter()
@@ -352,9 +358,12 @@ pub fn thread_truths(truth: &Truth) -> Vec<(String, (u64, u64), u64, u64)> {
             let busy = paths
                 .iter()
                 .filter(|(p, _)| p.len() == 1)
-                .map(|(_, t)| t.total_ns.unwrap())
+                .map(|(_, t)| t.total.unwrap())
                 .sum();
-            let first = calls.iter().map(|c| c.start_ns).min().unwrap();
+            let first = Bounds {
+                low: calls.iter().map(|c| c.start().low).min().unwrap(),
+                high: calls.iter().map(|c| c.start().high).min().unwrap(),
+            };
             let last = calls.iter().map(|c| c.end_ns).max().unwrap();
             let (low, high) = if name == "main" {
                 (truth.wall_ns(), truth.wall_ns())
@@ -363,7 +372,7 @@ pub fn thread_truths(truth: &Truth) -> Vec<(String, (u64, u64), u64, u64)> {
             };
             // A future is one call (at its first poll), as the truth counts it.
             let n = paths.values().map(|p| p.calls).sum::<u64>();
-            (name, (low - first, high - first), busy, n)
+            (name, (low - first.high, high - first.low), busy, n)
         })
         .collect()
 }
@@ -391,7 +400,7 @@ fn locks(w: &mut Worst, t: &Table, truth: &Truth) {
             out,
             col,
             text::ns(cell, unit),
-            truth,
+            Bounds::single(truth),
             text::resolution(cell, unit),
         );
     }
@@ -453,7 +462,8 @@ fn async_table(w: &mut Worst, t: &Table, truth: &Truth) {
     let out = "report: async";
     let name = truth.raw["future"]["name"].as_str().unwrap();
     let polls = truth.raw["future"]["polls"].as_u64().unwrap();
-    let life = truth.one(name).ns();
+    let call = truth.one(name);
+    let (life, busy) = (call.duration(), call.busy());
     let row = t.row(name).expect("a row for the future");
     w.exact(out, "calls", row.cells[t.col("Calls")].as_str(), "1");
     w.exact(
@@ -468,11 +478,12 @@ fn async_table(w: &mut Worst, t: &Table, truth: &Truth) {
         row.cells[t.col("Cancelled")].as_str(),
         "0",
     );
-    // The program timed the future's whole life; its polls follow each other at once (each re-polled as
-    // soon as it is pending), so its busy time is its life but for microseconds.
+    // The program timed the future's whole life, and each poll from inside; its busy time lies between
+    // its polls so timed and its life (they follow each other at once, each re-polled as soon as it is
+    // pending).
     for (col, unit, truth) in [
-        ("Busy(s)", SECOND, life),
-        ("Mean poll(ms)", MILLI, life / polls),
+        ("Busy(s)", SECOND, busy),
+        ("Mean poll(ms)", MILLI, busy.per(polls)),
         ("Wall(s)", SECOND, life),
         ("Max wall(s)", SECOND, life),
     ] {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::report::cpu_truth;
 use super::text;
-use crate::common::truth::{Truth, Worst};
+use crate::common::truth::{Bounds, Truth, Worst};
 
 /// A slice: its thread (or the lock's thread), name, start and duration (ns on the trace's clock), args.
 #[derive(Debug, Clone)]
@@ -201,6 +201,44 @@ pub fn perfetto(python: &str, path: &Path) -> TraceData {
 
 /// Every check of a trace against the truth, as `out` (`chrome trace`, `perfetto trace`).
 pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
+    let expected = counts(w, out, d, truth);
+
+    // Every timed call: its duration, and its start relative to `work`'s start.
+    let trace_work = d
+        .slices
+        .iter()
+        .find(|s| s.name == "work" && s.thread == "main");
+    let Some(trace_work) = trace_work else {
+        w.exact(out, "the work slice", false, true);
+        return;
+    };
+    let zero = trace_work.start_ns;
+    calls(w, out, d, truth, &expected, zero);
+    future(w, out, d, truth, zero);
+
+    // The CPU time of cpu_spin's one call, in its slice's args.
+    let cpu = cpu_truth(truth);
+    for s in d.slices.iter().filter(|s| s.name == "cpu_spin") {
+        match s.args["cpu_ns"].as_u64() {
+            Some(got) => w.time(out, "cpu_spin: cpu_ns arg", got, cpu, 0),
+            None => w.exact(out, "cpu_spin: a cpu_ns arg", false, true),
+        }
+    }
+
+    locks(w, out, d, truth);
+
+    args_events_counters(w, out, d, truth);
+    markers(w, out, d, truth);
+}
+
+/// The closing event (the trace is complete, and holds every call) and the slices per thread and section,
+/// exact; returns the counts expected.
+fn counts(
+    w: &mut Worst,
+    out: &str,
+    d: &TraceData,
+    truth: &Truth,
+) -> BTreeMap<(String, String), u64> {
     let future = truth.raw["future"]["name"].as_str().unwrap();
     let polls = truth.raw["future"]["polls"].as_u64().unwrap();
     let ticks = truth.raw["tick_calls"].as_u64().unwrap();
@@ -253,18 +291,21 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             expected.get(key).copied().unwrap_or(0),
         );
     }
+    expected
+}
 
-    // Every timed call: its duration, and its start relative to `work`'s start.
+/// Every timed call (those `expected` counts, but the ticks and the future): its duration, and its start
+/// relative to `work`'s start (`zero` on the trace's clock).
+fn calls(
+    w: &mut Worst,
+    out: &str,
+    d: &TraceData,
+    truth: &Truth,
+    expected: &BTreeMap<(String, String), u64>,
+    zero: i64,
+) {
+    let future = truth.raw["future"]["name"].as_str().unwrap();
     let work = truth.one("work");
-    let trace_work = d
-        .slices
-        .iter()
-        .find(|s| s.name == "work" && s.thread == "main");
-    let Some(trace_work) = trace_work else {
-        w.exact(out, "the work slice", false, true);
-        return;
-    };
-    let zero = trace_work.start_ns;
     for ((thread, name), _) in expected
         .iter()
         .filter(|(k, _)| k.1 != "tick" && k.1 != future)
@@ -283,17 +324,16 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
         slices.sort_by_key(|s| s.start_ns);
         for (i, (c, s)) in calls.iter().zip(&slices).enumerate() {
             let what = format!("{thread} {name} #{i}");
-            w.time(out, &format!("{what}: duration"), s.dur_ns, c.ns(), 0);
-            start(
-                w,
-                out,
-                &what,
-                s.start_ns - zero,
-                c.start_ns as i64 - work.start_ns as i64,
-            );
+            w.time(out, &format!("{what}: duration"), s.dur_ns, c.duration(), 0);
+            start(w, out, &what, s.start_ns - zero, c.start() - work.start());
         }
     }
+}
 
+/// The future (`zero`: `work`'s start on the trace's clock).
+fn future(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth, zero: i64) {
+    let future = truth.raw["future"]["name"].as_str().unwrap();
+    let work = truth.one("work");
     // The future: its whole life as an async slice; its polls, one after another, span it.
     let life = truth.one(future);
     let lives: Vec<_> = d.futures.iter().filter(|f| f.name == future).collect();
@@ -303,7 +343,7 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("{future}: life (async slice)"),
             f.dur_ns,
-            life.ns(),
+            life.duration(),
             0,
         );
         start(
@@ -311,7 +351,7 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("{future} (async slice)"),
             f.start_ns - zero,
-            life.start_ns as i64 - work.start_ns as i64,
+            life.start() - work.start(),
         );
         w.exact(
             out,
@@ -332,24 +372,22 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("{future}: first poll's start to last poll's end"),
             (last - first) as u64,
-            life.ns(),
+            life.duration(),
             0,
         );
         let busy: u64 = poll_slices.iter().map(|s| s.dur_ns).sum();
-        w.time(out, &format!("{future}: polls summed"), busy, life.ns(), 0);
+        w.time(
+            out,
+            &format!("{future}: polls summed"),
+            busy,
+            life.busy(),
+            0,
+        );
     }
+}
 
-    // The CPU time of cpu_spin's one call, in its slice's args.
-    let cpu = cpu_truth(truth);
-    for s in d.slices.iter().filter(|s| s.name == "cpu_spin") {
-        match s.args["cpu_ns"].as_u64() {
-            Some(got) => w.time(out, "cpu_spin: cpu_ns arg", got, cpu, 0),
-            None => w.exact(out, "cpu_spin: a cpu_ns arg", false, true),
-        }
-    }
-
-    locks(w, out, d, truth);
-
+/// The args, the events and the counter's values, exact.
+fn args_events_counters(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
     // Args: with_arg's n, in call order.
     let a = &truth.raw["args"];
     let (section, arg) = (a["section"].as_str().unwrap(), a["name"].as_str().unwrap());
@@ -390,7 +428,10 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             want,
         );
     }
+}
 
+/// Live print's markers.
+fn markers(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
     // Live print's markers: the lines as printed, their seconds against the truth.
     for (message, section) in [("Sleeping long", "long_sleep"), ("Truth run", "work")] {
         let stats: Vec<_> = d.markers.iter().filter(|m| m.ends_with("MB]")).collect();
@@ -414,17 +455,19 @@ pub fn check(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("marker {marker:?}: seconds"),
             text::ns(seconds, text::SECOND),
-            truth.one(section).ns(),
+            truth.one(section).duration(),
             text::resolution(seconds, text::SECOND),
         );
     }
 }
 
-/// A start time relative to `work`'s start (`got`, `truth`, ns), held to the tolerance of the true offset.
-/// Both are positive (`work` starts first); a negative one counts as 0, its error still the distance.
-fn start(w: &mut Worst, out: &str, what: &str, got: i64, truth: i64) {
+/// A start time relative to `work`'s start (`got`, ns), held to the bounds of the true offset (the call's
+/// outer start less `work`'s inner one, up to its inner start less `work`'s outer one), with the tolerance
+/// of the low one. It is positive (`work` starts first); a negative one counts as 0, its error still the
+/// distance.
+fn start(w: &mut Worst, out: &str, what: &str, got: i64, truth: Bounds) {
     let what = format!("{what}: start after work's start");
-    w.time(out, &what, got.max(0) as u64, truth.max(0) as u64, 0);
+    w.time(out, &what, got.max(0) as u64, truth, 0);
 }
 
 /// Lock slices: each thread's holds one by one against the program's own, and its waits summed.
@@ -450,7 +493,8 @@ fn locks(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             mine.len(),
         );
         for (i, (s, (_, _, hold))) in holds.iter().zip(&mine).enumerate() {
-            w.time(out, &format!("{thread}: hold #{i}"), s.dur_ns, *hold, 0);
+            let hold = Bounds::single(*hold);
+            w.time(out, &format!("{thread}: hold #{i}"), s.dur_ns, hold, 0);
         }
         let waits: u64 = d
             .locks
@@ -462,7 +506,7 @@ fn locks(w: &mut Worst, out: &str, d: &TraceData, truth: &Truth) {
             out,
             &format!("{thread}: waits summed"),
             waits,
-            mine.iter().map(|(_, w, _)| w).sum(),
+            Bounds::single(mine.iter().map(|(_, w, _)| w).sum()),
             0,
         );
         holds_total += holds.len();

@@ -39,11 +39,11 @@ fn node(w: &mut Worst, out: &str, n: &Value, e: &Expected) {
     if future {
         // An async node's times are busy time (inside polls); the program timed the future's life,
         // which is `wall_ns`.
-        w.time(out, &what("wall_ns"), u(&n["wall_ns"]), e.total_ns, 0);
+        w.time(out, &what("wall_ns"), u(&n["wall_ns"]), e.wall(), 0);
         w.time(out, &what("max_wall_ns"), u(&n["max_wall_ns"]), e.max(), 0);
     } else {
-        w.time(out, &what("total_ns"), u(&n["total_ns"]), e.total_ns, 0);
-        if let Some(s) = e.self_ns {
+        w.time(out, &what("total_ns"), u(&n["total_ns"]), e.total, 0);
+        if let Some(s) = e.self_time {
             w.time(out, &what("self_ns"), u(&n["self_ns"]), s, 0);
         }
     }
@@ -86,6 +86,13 @@ pub fn check(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
         Vec::<&String>::new(),
     );
 
+    allocs_cpu_future(w, out, &tree, truth);
+    counter_and_lock(w, out, doc, truth);
+    threads(w, out, doc, truth);
+}
+
+/// Allocations, exact; cpu_spin's CPU time; the future's polls.
+fn allocs_cpu_future(w: &mut Worst, out: &str, tree: &HashMap<String, &Value>, truth: &Truth) {
     // Allocations: alloc_known's, exactly; none in the sections that allocate nothing.
     let allocs = &truth.raw["allocs"];
     if let Some(n) = tree.get(&model::path("alloc_known")) {
@@ -104,7 +111,7 @@ pub fn check(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
         }
     }
     let none = model::allocate_nothing(truth);
-    for (path, n) in &tree {
+    for (path, n) in tree {
         if none.iter().any(|name| n["name"] == name.as_str()) {
             w.exact(
                 out,
@@ -139,7 +146,10 @@ pub fn check(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
             Some(0),
         );
     }
+}
 
+/// The counter, exact, and the lock.
+fn counter_and_lock(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
     // The counter.
     let t = &truth.raw["counters"][0];
     let c = &doc["counters"][t["name"].as_str().unwrap()];
@@ -164,7 +174,10 @@ pub fn check(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
         }
         None => w.exact(out, "lock present", false, true),
     }
+}
 
+/// The threads: their calls, their time in sections, and their own trees.
+fn threads(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
     // The threads: their calls, their time in sections, and their own trees.
     for thread in ["main", "locker-a", "locker-b"] {
         let t = doc["threads"]
@@ -202,7 +215,7 @@ pub fn check(w: &mut Worst, out: &str, doc: &Value, truth: &Truth) {
                 .into_iter()
                 .find(|c| c.thread == thread)
                 .unwrap()
-                .ns();
+                .duration();
             let got = own.get("locker").map_or(0, |n| u(&n["total_ns"]));
             w.time(out, &format!("{thread} locker total_ns"), got, call, 0);
         }

@@ -1,8 +1,9 @@
 //! What every output should show, from the truth alone: the program's call tree (which section calls
 //! which: the program's source, `examples/truth.rs`), each section's calls, time, self time and
-//! percentiles from the calls it timed itself.
+//! percentiles from the calls it timed itself, each as bounds (`common::truth::Bounds`: the program's
+//! inner and outer intervals).
 
-use crate::common::truth::Truth;
+use crate::common::truth::{Bounds, Durations, Truth};
 
 /// Each timed section of `examples/truth.rs` and its caller (`None`: the top of its thread). `tick` is
 /// called from `ticks` and from `phase`, and is not timed by the program (its calls are counted).
@@ -81,27 +82,31 @@ pub struct Expected {
     pub name: &'static str,
     pub path: String,
     pub calls: u64,
-    pub total_ns: u64,
+    /// Its calls' time in the section (a future's: busy time, inside its polls).
+    pub total: Bounds,
     /// Total less its children's totals; `None` where a child is `tick` (not timed by the program).
-    pub self_ns: Option<u64>,
-    /// Its calls' durations, shortest first.
-    pub durations: Vec<u64>,
+    pub self_time: Option<Bounds>,
+    /// Its calls' durations (a future's: its life).
+    pub durations: Durations,
 }
 
 impl Expected {
     /// The nearest-rank percentile `p` of the calls' durations (as perfgraph defines them).
-    pub fn percentile(&self, p: f64) -> u64 {
-        let n = self.durations.len();
-        let rank = ((p / 100.0 * n as f64).ceil() as usize).clamp(1, n);
-        self.durations[rank - 1]
+    pub fn percentile(&self, p: f64) -> Bounds {
+        self.durations.percentile(p)
     }
 
-    pub fn min(&self) -> u64 {
-        self.durations[0]
+    pub fn min(&self) -> Bounds {
+        self.durations.min()
     }
 
-    pub fn max(&self) -> u64 {
-        *self.durations.last().unwrap()
+    pub fn max(&self) -> Bounds {
+        self.durations.max()
+    }
+
+    /// Its calls' durations summed (a future's wall time).
+    pub fn wall(&self) -> Bounds {
+        self.durations.sum()
     }
 }
 
@@ -111,23 +116,22 @@ pub fn expected(truth: &Truth) -> Vec<Expected> {
         .iter()
         .filter(|(name, _)| !truth.calls_of(name).is_empty())
         .map(|&(name, _)| {
-            let mut durations: Vec<u64> = truth.calls_of(name).iter().map(|c| c.ns()).collect();
-            durations.sort_unstable();
-            let total_ns = truth.total_ns(name);
+            let durations = Durations::of(truth.calls_of(name).iter().map(|c| c.duration()));
+            let total = truth.total(name);
             let children: Vec<&str> = SECTIONS
                 .iter()
                 .filter(|(_, p)| *p == Some(name))
                 .map(|(n, _)| *n)
                 .collect();
             let calls_tick = name == "ticks" || name == "phase";
-            let self_ns = (!calls_tick)
-                .then(|| total_ns - children.iter().map(|c| truth.total_ns(c)).sum::<u64>());
+            let self_time = (!calls_tick)
+                .then(|| total - children.iter().map(|c| truth.total(c)).sum::<Bounds>());
             Expected {
                 name,
                 path: path(name),
                 calls: durations.len() as u64,
-                total_ns,
-                self_ns,
+                total,
+                self_time,
                 durations,
             }
         })
@@ -156,31 +160,38 @@ pub fn thread_calls(truth: &Truth, thread: &str) -> u64 {
 }
 
 /// The time `thread` spent in its top-level sections.
-pub fn thread_busy(truth: &Truth, thread: &str) -> u64 {
+pub fn thread_busy(truth: &Truth, thread: &str) -> Bounds {
     truth
         .calls
         .iter()
         .filter(|c| c.thread == thread && parent(&c.name).is_none())
-        .map(|c| c.ns())
+        .map(|c| c.busy())
         .sum()
 }
 
 /// The lock's acquisitions as the program timed them: (count, wait sum, max wait, hold sum, max hold).
-pub fn lock(truth: &Truth) -> (u64, u64, u64, u64, u64) {
+/// Each wait is read around `lock()` and each hold inside the guard's life: perfgraph reads its clock
+/// inside `lock()` and the guard's drop, where the program cannot, so each has one bound and is held to
+/// it from both sides.
+pub fn lock(truth: &Truth) -> (u64, Bounds, Bounds, Bounds, Bounds) {
     let acq = truth.raw["locks"]["acquisitions"].as_array().unwrap();
     let f = |k: &'static str| acq.iter().map(move |a| a[k].as_u64().unwrap());
     (
         acq.len() as u64,
-        f("wait_ns").sum(),
-        f("wait_ns").max().unwrap(),
-        f("hold_ns").sum(),
-        f("hold_ns").max().unwrap(),
+        Bounds::single(f("wait_ns").sum()),
+        Bounds::single(f("wait_ns").max().unwrap()),
+        Bounds::single(f("hold_ns").sum()),
+        Bounds::single(f("hold_ns").max().unwrap()),
     )
 }
 
-/// The CPU time the program measured in `cpu_spin`.
-pub fn cpu_spin_ns(truth: &Truth) -> u64 {
-    truth.raw["cpu"][0]["cpu_ns"].as_u64().unwrap()
+/// The CPU time the program measured in `cpu_spin`: inside the section and around the call.
+pub fn cpu_spin_ns(truth: &Truth) -> Bounds {
+    let cpu = &truth.raw["cpu"][0];
+    Bounds {
+        low: cpu["cpu_ns"].as_u64().unwrap(),
+        high: cpu["outer_cpu_ns"].as_u64().unwrap(),
+    }
 }
 
 /// Formats ns as seconds with 3 decimals (the tables' `Total(s)`).

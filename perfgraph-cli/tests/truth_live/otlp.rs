@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 use crate::common::Reaped;
-use crate::common::truth::{Truth, Worst};
+use crate::common::truth::{Call, Truth, Worst};
 use crate::model;
 
 /// The receiver: its port and the file of what it decoded.
@@ -145,8 +145,8 @@ pub fn check_metrics(w: &mut Worst, out: &str, body: &Value, truth: &Truth) {
         if !future {
             // (a future's time is its busy time; the program timed its life: the histogram's)
             let got = time.get(name).map_or(0, |p| ns(&p["as_double"]));
-            w.time(out, &format!("{name} time"), got, e.total_ns, 0);
-            if let Some(s) = e.self_ns {
+            w.time(out, &format!("{name} time"), got, e.total, 0);
+            if let Some(s) = e.self_time {
                 let got = own.get(name).map_or(0, |p| ns(&p["as_double"]));
                 w.time(out, &format!("{name} self_time"), got, s, 0);
             }
@@ -168,7 +168,7 @@ pub fn check_metrics(w: &mut Worst, out: &str, body: &Value, truth: &Truth) {
             out,
             &format!("{name} histogram sum"),
             ns(&h["sum"]),
-            e.total_ns,
+            e.wall(),
             0,
         );
         w.time(
@@ -200,6 +200,18 @@ pub fn check_metrics(w: &mut Worst, out: &str, body: &Value, truth: &Truth) {
         Some(ticks),
     );
 
+    allocs_cpu_lost(w, out, body, truth, &calls);
+}
+
+/// Allocations, exact (none in the sections in `calls` that allocate nothing); cpu_spin's CPU time; no
+/// span lost.
+fn allocs_cpu_lost(
+    w: &mut Worst,
+    out: &str,
+    body: &Value,
+    truth: &Truth,
+    calls: &HashMap<String, &Value>,
+) {
     let a = &truth.raw["allocs"];
     let allocations = points(body, "perfgraph.section.allocations");
     let allocated = points(body, "perfgraph.section.allocated");
@@ -258,8 +270,85 @@ pub fn spans(requests: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+fn span_start(s: &Value) -> u64 {
+    int(&s["start_time_unix_nano"])
+}
+
+fn span_end(s: &Value) -> u64 {
+    int(&s["end_time_unix_nano"])
+}
+
+/// One section's spans on one thread, by start (`what` names them), and `work`'s span.
+struct Spans<'a> {
+    what: &'a str,
+    got: &'a [&'a Value],
+    work_span: &'a Value,
+}
+
+/// The spans' times against the section's `calls` on their thread (by start): each duration and start
+/// from `work`'s; a future's (a span per poll), the first poll's start and the last one's end.
+fn span_times(
+    w: &mut Worst,
+    out: &str,
+    spans: &Spans,
+    calls: &[&Call],
+    truth: &Truth,
+    future: bool,
+) {
+    let (what, got) = (spans.what, spans.got);
+    let work = truth.one("work");
+    let from_work = |s: &Value| span_start(s).saturating_sub(span_start(spans.work_span));
+    if future {
+        // A span per poll: the first starts with the future, the last ends with it.
+        let polls = truth.raw["future"]["polls"].as_u64().unwrap();
+        w.exact(
+            out,
+            &format!("{what} spans (polls)"),
+            got.len() as u64,
+            polls,
+        );
+        if let (Some(first), Some(last)) = (got.first(), got.last()) {
+            let c = calls[0];
+            w.time(
+                out,
+                &format!("{what} first poll's start from work"),
+                from_work(first),
+                c.start() - work.start(),
+                0,
+            );
+            let last_end = span_end(last).saturating_sub(span_start(spans.work_span));
+            w.time(
+                out,
+                &format!("{what} last poll's end from work"),
+                last_end,
+                c.end() - work.start(),
+                0,
+            );
+        }
+        return;
+    }
+    w.exact(out, &format!("{what} spans"), got.len(), calls.len());
+    for (i, (s, c)) in got.iter().zip(calls).enumerate() {
+        w.time(
+            out,
+            &format!("{what} #{i} duration"),
+            span_end(s) - span_start(s),
+            c.duration(),
+            0,
+        );
+        w.time(
+            out,
+            &format!("{what} #{i} start from work"),
+            from_work(s),
+            c.start() - work.start(),
+            0,
+        );
+    }
+}
+
 /// Every span against the call the program timed: counts per section and thread exactly, parents, each
-/// duration, and each start from `work`'s span's start against the truth's.
+/// duration, and each start from `work`'s span's start against the truth's (each start between the
+/// call's outer and inner start, `work`'s too).
 pub fn check_spans(w: &mut Worst, out: &str, spans: &[Value], truth: &Truth) {
     let thread = |s: &Value| -> String {
         s["attributes"]
@@ -269,8 +358,6 @@ pub fn check_spans(w: &mut Worst, out: &str, spans: &[Value], truth: &Truth) {
             .unwrap_or("")
             .to_owned()
     };
-    let start = |s: &Value| int(&s["start_time_unix_nano"]);
-    let end = |s: &Value| int(&s["end_time_unix_nano"]);
     let by_id: HashMap<&str, &Value> = spans
         .iter()
         .map(|s| (s["span_id"].as_str().unwrap(), s))
@@ -287,9 +374,8 @@ pub fn check_spans(w: &mut Worst, out: &str, spans: &[Value], truth: &Truth) {
         grouped.entry(key).or_default().push(s);
     }
     for v in grouped.values_mut() {
-        v.sort_by_key(|s| start(s));
+        v.sort_by_key(|s| span_start(s));
     }
-    let work = truth.one("work");
     let Some(work_span) = grouped
         .get(&("work".into(), "main".into()))
         .and_then(|v| v.first())
@@ -297,7 +383,6 @@ pub fn check_spans(w: &mut Worst, out: &str, spans: &[Value], truth: &Truth) {
         w.exact(out, "work span present", false, true);
         return;
     };
-    let from_work = |s: &Value| start(s).saturating_sub(start(work_span));
 
     let mut keys: Vec<(String, String)> = truth
         .calls
@@ -326,52 +411,12 @@ pub fn check_spans(w: &mut Worst, out: &str, spans: &[Value], truth: &Truth) {
                 model::parent(name).map(str::to_owned),
             );
         }
-        if name == "truth_future" {
-            // A span per poll: the first starts with the future, the last ends with it.
-            let polls = truth.raw["future"]["polls"].as_u64().unwrap();
-            w.exact(
-                out,
-                &format!("{what} spans (polls)"),
-                got.len() as u64,
-                polls,
-            );
-            if let (Some(first), Some(last)) = (got.first(), got.last()) {
-                let c = calls[0];
-                w.time(
-                    out,
-                    &format!("{what} first poll's start from work"),
-                    from_work(first),
-                    c.start_ns - work.start_ns,
-                    0,
-                );
-                let last_end = end(last).saturating_sub(start(work_span));
-                w.time(
-                    out,
-                    &format!("{what} last poll's end from work"),
-                    last_end,
-                    c.end_ns - work.start_ns,
-                    0,
-                );
-            }
-            continue;
-        }
-        w.exact(out, &format!("{what} spans"), got.len(), calls.len());
-        for (i, (s, c)) in got.iter().zip(&calls).enumerate() {
-            w.time(
-                out,
-                &format!("{what} #{i} duration"),
-                end(s) - start(s),
-                c.ns(),
-                0,
-            );
-            w.time(
-                out,
-                &format!("{what} #{i} start from work"),
-                from_work(s),
-                c.start_ns - work.start_ns,
-                0,
-            );
-        }
+        let spans = Spans {
+            what: &what,
+            got: &got,
+            work_span,
+        };
+        span_times(w, out, &spans, &calls, truth, name == "truth_future");
     }
     // Ticks: a span each, under `ticks` and under `phase`.
     let ticks = grouped

@@ -58,10 +58,10 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
                 out,
                 &format!("{name} seconds_total"),
                 secs("perfgraph_section_seconds_total"),
-                e.total_ns,
+                e.total,
                 0,
             );
-            if let Some(own) = e.self_ns {
+            if let Some(own) = e.self_time {
                 w.time(
                     out,
                     &format!("{name} self_seconds_total"),
@@ -76,7 +76,7 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
             out,
             &format!("{name} histogram _sum"),
             secs("perfgraph_section_duration_seconds_sum"),
-            e.total_ns,
+            e.wall(),
             0,
         );
     }

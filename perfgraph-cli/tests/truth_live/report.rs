@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::common::truth::{Truth, Worst};
-use crate::model::{self, printed_ns};
+use crate::model::{self, Expected, printed_ns};
 
 /// A table of the report: its header cells and its rows' cells (the first cell keeps its indentation).
 pub struct Table {
@@ -85,29 +85,50 @@ fn in_unit(cell: &str, unit: f64) -> (u64, u64) {
     )
 }
 
-/// The report of the held program (before any phase) against the truth.
-pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
-    let t = tables(text);
-    // A table, whose columns must be the ones read below.
-    let table = |name: &str, header: &[&str]| {
-        let table = t
+/// The report's tables, read: each got by its name with the columns it must have.
+struct Report<'a> {
+    tables: HashMap<String, Table>,
+    text: &'a str,
+}
+
+impl Report<'_> {
+    /// A table, whose columns must be the ones read.
+    fn table(&self, name: &str, header: &[&str]) -> &Table {
+        let table = self
+            .tables
             .get(name)
-            .unwrap_or_else(|| panic!("no {name:?} table in:\n{text}"));
+            .unwrap_or_else(|| panic!("no {name:?} table in:\n{}", self.text));
         let got: Vec<&str> = table.header.iter().map(|h| h.trim()).collect();
         assert_eq!(got, header, "{name}'s columns");
         table
+    }
+}
+
+/// The report of the held program (before any phase) against the truth.
+pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
+    let report = Report {
+        tables: tables(text),
+        text,
     };
     let expected = model::expected(truth);
+    graph(w, out, &report, truth, &expected);
+    heaviest_and_latency(w, out, &report, &expected);
+    threads_and_future(w, out, &report, truth);
+    allocs_and_cpu(w, out, &report, truth);
+    counters_and_locks(w, out, &report, truth);
+}
 
+/// Performance Graph: depth and calls exact, total, average and self time.
+fn graph(w: &mut Worst, out: &str, report: &Report, truth: &Truth, expected: &[Expected]) {
     // Performance Graph: a row per call path (each name on one path here).
-    let graph = table(
+    let graph = report.table(
         "Performance Graph",
         &[
             "Section", "Calls", "Self(s)", "Avg(s)", "%", "Mem(MB)", "Total(s)", "Avg(s)", "%",
             "Mem(MB)",
         ],
     );
-    for e in &expected {
+    for e in expected {
         let Some(r) = graph.row(e.name) else {
             w.exact(out, &format!("graph {} present", e.name), false, true);
             continue;
@@ -131,7 +152,7 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
                 out,
                 &format!("graph {} total", e.name),
                 got,
-                e.total_ns,
+                e.total,
                 res.max(S3),
             );
             let (got, res) = printed_ns(&r[7]);
@@ -139,10 +160,10 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
                 out,
                 &format!("graph {} avg", e.name),
                 got,
-                e.total_ns / e.calls,
+                e.total.per(e.calls),
                 res.max(S3),
             );
-            if let Some(s) = e.self_ns {
+            if let Some(s) = e.self_time {
                 let (got, res) = printed_ns(&r[2]);
                 w.time(out, &format!("graph {} self", e.name), got, s, res.max(S3));
             }
@@ -155,9 +176,12 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
         graph.row("tick").map(|r| count(&r[1])),
         Some(ticks),
     );
+}
 
+/// Heaviest Sections and Latency.
+fn heaviest_and_latency(w: &mut Worst, out: &str, report: &Report, expected: &[Expected]) {
     // Heaviest Sections (the 10 with the most self time): calls and self time.
-    let heaviest = table(
+    let heaviest = report.table(
         "Heaviest Sections",
         &["Section", "Calls", "Self(s)", "Avg.", "%", "Mem(MB)"],
     );
@@ -172,14 +196,14 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
             count(&r[1]),
             e.calls,
         );
-        if let (Some(s), false) = (e.self_ns, name == "truth_future") {
+        if let (Some(s), false) = (e.self_time, name == "truth_future") {
             let (got, res) = printed_ns(&r[2]);
             w.time(out, &format!("heaviest {name} self"), got, s, res.max(S3));
         }
     }
 
     // Latency (ms): min, percentiles and max of each section's calls.
-    let latency = table(
+    let latency = report.table(
         "Latency",
         &[
             "Section", "Calls", "Min(ms)", "p50(ms)", "p90(ms)", "p99(ms)", "Max(ms)",
@@ -202,9 +226,12 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
             w.time(out, &format!("latency {name} {what}"), got, truth_ns, res);
         }
     }
+}
 
+/// Threads and Async Sections.
+fn threads_and_future(w: &mut Worst, out: &str, report: &Report, truth: &Truth) {
     // Threads: calls and time in sections.
-    let threads = table(
+    let threads = report.table(
         "Threads",
         &[
             "Thread",
@@ -238,7 +265,7 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
     }
 
     // Async Sections: the future's calls, polls and wall time.
-    let future = table(
+    let future = report.table(
         "Async Sections",
         &[
             "Section",
@@ -265,16 +292,19 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
                 out,
                 "async truth_future wall",
                 got,
-                truth.total_ns("truth_future"),
+                truth.one("truth_future").duration(),
                 res,
             );
             w.exact(out, "async truth_future cancelled", count(&r[7]), 0);
         }
         None => w.exact(out, "async truth_future present", false, true),
     }
+}
 
+/// Allocations, exact, and CPU.
+fn allocs_and_cpu(w: &mut Worst, out: &str, report: &Report, truth: &Truth) {
     // Allocations (MB of 10^6 bytes, 3 decimals): alloc_known's exactly; none where nothing allocates.
-    let allocs = table(
+    let allocs = report.table(
         "Allocations",
         &[
             "Section",
@@ -315,41 +345,40 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
     }
 
     // CPU: cpu_spin's CPU time.
-    match table(
-        "CPU",
-        &[
-            "Section",
-            "Calls",
-            "Total(s)",
-            "CPU(s)",
-            "Waiting(s)",
-            "CPU %",
-        ],
-    )
-    .row("cpu_spin")
+    match report
+        .table(
+            "CPU",
+            &[
+                "Section",
+                "Calls",
+                "Total(s)",
+                "CPU(s)",
+                "Waiting(s)",
+                "CPU %",
+            ],
+        )
+        .row("cpu_spin")
     {
         Some(r) => {
             let (got, res) = printed_ns(&r[3]);
             w.time(out, "cpu cpu_spin cpu", got, model::cpu_spin_ns(truth), res);
             let (got, res) = printed_ns(&r[2]);
-            w.time(
-                out,
-                "cpu cpu_spin total",
-                got,
-                truth.total_ns("cpu_spin"),
-                res,
-            );
+            w.time(out, "cpu cpu_spin total", got, truth.total("cpu_spin"), res);
         }
         None => w.exact(out, "cpu cpu_spin present", false, true),
     }
+}
 
+/// Counters, exact, and Locks.
+fn counters_and_locks(w: &mut Worst, out: &str, report: &Report, truth: &Truth) {
     // Counters: exact.
     let c = &truth.raw["counters"][0];
-    match table(
-        "Counters",
-        &["Counter", "Samples", "Last", "Min", "Max", "Mean"],
-    )
-    .row(c["name"].as_str().unwrap())
+    match report
+        .table(
+            "Counters",
+            &["Counter", "Samples", "Last", "Min", "Max", "Mean"],
+        )
+        .row(c["name"].as_str().unwrap())
     {
         Some(r) => {
             for (i, f) in [
@@ -372,20 +401,21 @@ pub fn check(w: &mut Worst, out: &str, text: &str, truth: &Truth) {
 
     // Locks: acquisitions exactly, waits and holds (s and ms) within the tolerance.
     let (n, wait, max_wait, hold, max_hold) = model::lock(truth);
-    match table(
-        "Locks",
-        &[
-            "Lock",
-            "Acquisitions",
-            "Contended",
-            "Wait(s)",
-            "Max wait(ms)",
-            "Hold(s)",
-            "Max hold(ms)",
-            "Max waiters",
-        ],
-    )
-    .row(truth.raw["locks"]["name"].as_str().unwrap())
+    match report
+        .table(
+            "Locks",
+            &[
+                "Lock",
+                "Acquisitions",
+                "Contended",
+                "Wait(s)",
+                "Max wait(ms)",
+                "Hold(s)",
+                "Max hold(ms)",
+                "Max waiters",
+            ],
+        )
+        .row(truth.raw["locks"]["name"].as_str().unwrap())
     {
         Some(r) => {
             w.exact(out, "locks acquisitions", count(&r[1]), n);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::common::Reaped;
 use crate::common::truth::{PATIENCE, Truth, Worst};
 use crate::held::{CLI, Held, wait};
-use crate::model::{self, printed_ns};
+use crate::model::{self, Expected, printed_ns};
 
 const ROWS: u16 = 40;
 const COLS: u16 = 120;
@@ -200,9 +200,43 @@ pub fn check(w: &mut Worst, out: &str, held: &Held, truth: &Truth) -> Vec<Vec<St
     // 2: the call graph, a row per path (each name on one path here).
     let labels = ["Section", "Calls", "Running", "Self(s)", "Total(s)", "%"];
     let graph = top.pane("2", &labels, &names, &[1, 3, 4]);
-    let row = |rows: &[Vec<String>], name: &str| rows.iter().find(|r| r[0].trim() == name).cloned();
-    for e in &expected {
-        let Some(r) = row(&graph, e.name) else {
+    graph_figures(w, out, &graph, truth, &expected);
+
+    // 3: heaviest sections, with each one's percentiles and longest call.
+    let labels = [
+        "Section", "Calls", "Self(s)", "Total(s)", "p50", "p90", "p99", "Max",
+    ];
+    let sections = top.pane("3", &labels, &names, &[1, 2, 3, 4, 5, 6, 7]);
+    section_figures(w, out, &sections, truth, &expected);
+
+    // 4: the threads, their calls and time in sections.
+    let labels = [
+        "Thread", "Alive(s)", "Busy(s)", "Busy %", "CPU(s)", "CPU %", "Calls",
+    ];
+    let threads = top.pane("4", &labels, &["main", "locker-a", "locker-b"], &[2, 6]);
+    thread_figures(w, out, &threads, truth);
+
+    top.press("q");
+    let status = wait(&mut top.child, "perfgraph top");
+    assert!(status.success(), "top: {status:?}\n{}", top.text());
+    graph
+}
+
+/// The row of `rows` whose first cell is `name`.
+fn row(rows: &[Vec<String>], name: &str) -> Option<Vec<String>> {
+    rows.iter().find(|r| r[0].trim() == name).cloned()
+}
+
+/// The call graph pane's rows against the truth: depth, calls and running exact, total and self time.
+fn graph_figures(
+    w: &mut Worst,
+    out: &str,
+    graph: &[Vec<String>],
+    truth: &Truth,
+    expected: &[Expected],
+) {
+    for e in expected {
+        let Some(r) = row(graph, e.name) else {
             w.exact(out, &format!("graph {} present", e.name), false, true);
             continue;
         };
@@ -222,14 +256,8 @@ pub fn check(w: &mut Worst, out: &str, held: &Held, truth: &Truth) -> Vec<Vec<St
         w.exact(out, &format!("graph {} running", e.name), r[2].trim(), "");
         if e.name != "truth_future" {
             let (got, res) = printed_ns(&r[4]);
-            w.time(
-                out,
-                &format!("graph {} total", e.name),
-                got,
-                e.total_ns,
-                res,
-            );
-            if let Some(s) = e.self_ns {
+            w.time(out, &format!("graph {} total", e.name), got, e.total, res);
+            if let Some(s) = e.self_time {
                 let (got, res) = printed_ns(&r[3]);
                 w.time(out, &format!("graph {} self", e.name), got, s, res);
             }
@@ -239,17 +267,23 @@ pub fn check(w: &mut Worst, out: &str, held: &Held, truth: &Truth) -> Vec<Vec<St
     w.exact(
         out,
         "graph tick calls",
-        row(&graph, "tick").map(|r| count(&r[1])),
+        row(graph, "tick").map(|r| count(&r[1])),
         Some(ticks),
     );
+}
 
-    // 3: heaviest sections, with each one's percentiles and longest call.
-    let labels = [
-        "Section", "Calls", "Self(s)", "Total(s)", "p50", "p90", "p99", "Max",
-    ];
-    let sections = top.pane("3", &labels, &names, &[1, 2, 3, 4, 5, 6, 7]);
-    for e in &expected {
-        let Some(r) = row(&sections, e.name) else {
+/// The heaviest sections pane's rows against the truth: calls exact, total and self time, percentiles and
+/// longest call.
+fn section_figures(
+    w: &mut Worst,
+    out: &str,
+    sections: &[Vec<String>],
+    truth: &Truth,
+    expected: &[Expected],
+) {
+    let ticks = model::ticks(truth)[0].1;
+    for e in expected {
+        let Some(r) = row(sections, e.name) else {
             w.exact(out, &format!("sections {} present", e.name), false, true);
             continue;
         };
@@ -265,10 +299,10 @@ pub fn check(w: &mut Worst, out: &str, held: &Held, truth: &Truth) -> Vec<Vec<St
                 out,
                 &format!("sections {} total", e.name),
                 got,
-                e.total_ns,
+                e.total,
                 res,
             );
-            if let Some(s) = e.self_ns {
+            if let Some(s) = e.self_time {
                 let (got, res) = printed_ns(&r[2]);
                 w.time(out, &format!("sections {} self", e.name), got, s, res);
             }
@@ -292,17 +326,15 @@ pub fn check(w: &mut Worst, out: &str, held: &Held, truth: &Truth) -> Vec<Vec<St
     w.exact(
         out,
         "sections tick calls",
-        row(&sections, "tick").map(|r| count(&r[1])),
+        row(sections, "tick").map(|r| count(&r[1])),
         Some(ticks),
     );
+}
 
-    // 4: the threads, their calls and time in sections.
-    let labels = [
-        "Thread", "Alive(s)", "Busy(s)", "Busy %", "CPU(s)", "CPU %", "Calls",
-    ];
-    let threads = top.pane("4", &labels, &["main", "locker-a", "locker-b"], &[2, 6]);
+/// The threads pane's rows against the truth: calls exact, time in sections.
+fn thread_figures(w: &mut Worst, out: &str, threads: &[Vec<String>], truth: &Truth) {
     for thread in ["main", "locker-a", "locker-b"] {
-        let Some(r) = row(&threads, thread) else {
+        let Some(r) = row(threads, thread) else {
             w.exact(out, &format!("threads {thread} present"), false, true);
             continue;
         };
@@ -321,9 +353,4 @@ pub fn check(w: &mut Worst, out: &str, held: &Held, truth: &Truth) -> Vec<Vec<St
             res,
         );
     }
-
-    top.press("q");
-    let status = wait(&mut top.child, "perfgraph top");
-    assert!(status.success(), "top: {status:?}\n{}", top.text());
-    graph
 }

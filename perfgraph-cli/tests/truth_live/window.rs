@@ -1,7 +1,7 @@
 //! `perfgraph trace <pid> --seconds 2`, a window around one phase of the held program, in both formats
 //! (the Perfetto one decoded by Perfetto's own Python classes when they are installed): the phase's 5
-//! sleeps, each duration and each start (from the first) within the tolerance of the truth, and its 1,000
-//! ticks exactly.
+//! sleeps, each duration and each start (from the first) within the tolerance of the truth (between the
+//! bounds its inner and outer intervals give), and its 1,000 ticks exactly.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -180,7 +180,7 @@ pub fn check(w: &mut Worst, out: &str, window: &Window, truth: &Truth) {
     w.exact(out, "phase_sleep slices", slept.len(), sleeps.len());
     let Some(p) = phases.first() else { return };
     w.exact(out, "phase thread", p.thread.as_str(), "main");
-    w.time(out, "phase duration", p.dur_ns, phase.ns(), 0);
+    w.time(out, "phase duration", p.dur_ns, phase.duration(), 0);
     // The phase began after the window opened (asked for once the file existed) and ended in it: the
     // window covers it whole, so its every tick is there.
     w.exact(
@@ -194,7 +194,7 @@ pub fn check(w: &mut Worst, out: &str, window: &Window, truth: &Truth) {
             out,
             &format!("phase_sleep {i} duration"),
             s.dur_ns,
-            t.ns(),
+            t.duration(),
             0,
         );
         let from_first = (s.ts_ns - slept[0].ts_ns) as u64;
@@ -202,7 +202,7 @@ pub fn check(w: &mut Worst, out: &str, window: &Window, truth: &Truth) {
             out,
             &format!("phase_sleep {i} start from the first"),
             from_first,
-            t.start_ns - sleeps[0].start_ns,
+            t.start() - sleeps[0].start(),
             0,
         );
         let from_phase = (s.ts_ns - p.ts_ns).max(0) as u64;
@@ -210,7 +210,7 @@ pub fn check(w: &mut Worst, out: &str, window: &Window, truth: &Truth) {
             out,
             &format!("phase_sleep {i} start in the phase"),
             from_phase,
-            t.start_ns - phase.start_ns,
+            t.start() - phase.start(),
             0,
         );
     }
