@@ -360,6 +360,9 @@ fn start_once() {
     };
     MEM_EXACT.store(mem_exact, Ordering::Relaxed);
     causal::set_on(config.causal_on());
+    if config.causal_on() {
+        causal::install_timers();
+    }
     let cpu = if config.cpu_all { CPU } else { 0 };
     let causal = if config.causal_on() { CAUSAL } else { 0 };
     EVERY_SECTION.store(cpu | causal, Ordering::Relaxed);

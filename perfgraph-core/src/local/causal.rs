@@ -29,6 +29,11 @@ use std::time::Duration;
 
 use crate::base::{clock, heap, poison};
 
+mod timer;
+
+use timer::Busy;
+pub use timer::{install as install_timers, thread_ends};
+
 /// Whether the mode is on (set once at the start, off again in a forked child).
 static ON: AtomicBool = AtomicBool::new(false);
 
@@ -137,6 +142,11 @@ struct Shared {
     overshoot: u64,
     paid: u64,
     skipped: u64,
+    /// Delay inserted while threads waited in `sync` and were not woken by another thread (a time-out):
+    /// they pay it.
+    unwoken: u64,
+    /// Delay paid at the threads' CPU-time timer ticks (a long stretch without a perfgraph call).
+    ticked: u64,
     selected_ends: u64,
 }
 
@@ -154,6 +164,8 @@ impl Shared {
             overshoot: 0,
             paid: 0,
             skipped: 0,
+            unwoken: 0,
+            ticked: 0,
             selected_ends: 0,
         }
     }
@@ -204,6 +216,8 @@ fn now() -> u64 {
 /// The calling thread (its `own` count, its index) starts `section`: it pays what it owes first, so the
 /// section's time holds none of it.
 pub fn enter(own: &Own, thread: u32, section: u32) {
+    let _busy = Busy::enter();
+    timer::ensure(own, thread);
     pay(own, thread);
     let mut sh = poison::lock(&SHARED);
     let now = now();
@@ -229,6 +243,7 @@ pub fn enter(own: &Own, thread: u32, section: u32) {
 /// The calling thread ended `section` (at its end's clock reading, just before): what it ran there
 /// counts if it is the selected one; then it pays what it owes.
 pub fn exit(own: &Own, thread: u32, section: u32) {
+    let _busy = Busy::enter();
     {
         let mut sh = poison::lock(&SHARED);
         let now = now();
@@ -261,6 +276,7 @@ pub fn waking(own: &Own, thread: u32) {
 /// The calling thread begins a wait in `sync`: it pays what it owes, then notes what was inserted by now.
 /// A thread crediting stops while it waits.
 pub fn blocked(own: &Own, thread: u32) {
+    let _busy = Busy::enter();
     pay(own, thread);
     let mut sh = poison::lock(&SHARED);
     let now = now();
@@ -278,18 +294,23 @@ pub fn blocked(own: &Own, thread: u32) {
 /// The calling thread's wait ended; `skip` if another thread woke it through `sync`: it then skips what
 /// was inserted meanwhile. Otherwise it pays it.
 pub fn woken(own: &Own, thread: u32, skip: bool) {
+    let _busy = Busy::enter();
     {
         let mut sh = poison::lock(&SHARED);
         let now = now();
         // Relaxed: see `Own`.
         let at = own.blocked_at.swap(NOT_BLOCKED, Ordering::Relaxed);
         let same = own.generation.load(Ordering::Relaxed) == sh.generation;
-        if skip && same && at != NOT_BLOCKED {
+        if same && at != NOT_BLOCKED {
             let gap = sh.inserted(now).saturating_sub(at);
-            sh.skipped += gap;
-            match sh.entry(thread) {
-                Some(c) => c.base += gap,
-                None => own.set_local(own.local() + gap),
+            if skip {
+                sh.skipped += gap;
+                match sh.entry(thread) {
+                    Some(c) => c.base += gap,
+                    None => own.set_local(own.local() + gap),
+                }
+            } else {
+                sh.unwoken += gap;
             }
         }
         sh.sync(own);
@@ -305,6 +326,7 @@ pub fn woken(own: &Own, thread: u32, skip: bool) {
 /// The calling thread's delay count, for a thread it spawns to start from (as coz, a new thread inherits
 /// its parent's count: what the parent owed, the child owes too).
 pub fn inherited(own: &Own, thread: u32) -> Inherited {
+    let _busy = Busy::enter();
     let sh = poison::lock(&SHARED);
     let now = now();
     sh.sync(own);
@@ -316,6 +338,7 @@ pub fn inherited(own: &Own, thread: u32) -> Inherited {
 
 /// A new thread starts from its parent's count (if the experiment is still the one it was taken in).
 pub fn inherit(own: &Own, from: Inherited) {
+    let _busy = Busy::enter();
     let sh = poison::lock(&SHARED);
     if from.generation == sh.generation {
         // Relaxed: see `Own`.
@@ -334,6 +357,12 @@ pub struct Inherited {
 /// Pays what the calling thread owes, sleeping, until it owes less than [`MIN_PAY_NS`] (what is inserted
 /// while it sleeps is owed too), or the experiment ends.
 pub fn pay(own: &Own, thread: u32) {
+    pay_from(own, thread, false);
+}
+
+/// [`pay`], `tick` when the thread's CPU-time timer makes it pay (counted apart).
+fn pay_from(own: &Own, thread: u32, tick: bool) {
+    let _busy = Busy::enter();
     loop {
         let owed = {
             let sh = poison::lock(&SHARED);
@@ -355,6 +384,9 @@ pub fn pay(own: &Own, thread: u32) {
             return;
         }
         sh.paid += owed;
+        if tick {
+            sh.ticked += owed;
+        }
         sh.overshoot += slept.saturating_sub(owed);
         match sh.entry(thread) {
             Some(c) => {
@@ -401,6 +433,11 @@ pub struct Ended {
     /// Delay paid by sleeping, and skipped on waking, ns (summed over threads).
     pub paid: u64,
     pub skipped: u64,
+    /// Delay inserted while threads waited in `sync` with no thread to wake them (a time-out), which
+    /// they then paid, ns (summed over threads).
+    pub unwoken: u64,
+    /// Of `paid`, what the threads' CPU-time timers made them pay, ns.
+    pub ticked: u64,
     /// Ends of the selected section.
     pub selected_ends: u64,
     /// Per section id: its starts and ends during the experiment.
@@ -432,6 +469,8 @@ pub fn start(section: u32, speedup: f64, open: &[(u32, u32)]) -> Started {
     sh.overshoot = 0;
     sh.paid = 0;
     sh.skipped = 0;
+    sh.unwoken = 0;
+    sh.ticked = 0;
     sh.selected_ends = 0;
     let crediting = open.iter().map(|&(thread, depth)| Crediting {
         thread,
@@ -479,6 +518,8 @@ pub fn end(started: &Started) -> Ended {
         overshoot: sh.overshoot,
         paid: sh.paid,
         skipped: sh.skipped,
+        unwoken: sh.unwoken,
+        ticked: sh.ticked,
         selected_ends: sh.selected_ends,
         counts,
     }

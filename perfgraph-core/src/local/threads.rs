@@ -150,6 +150,8 @@ impl Drop for ExitHook {
     fn drop(&mut self) {
         let state = self.0.get();
         if !state.is_null() {
+            // Causal profiling's timer ticks no more: its handler reads this state.
+            super::causal::thread_ends();
             // A section entered later in this thread's teardown (from another thread-local's destructor)
             // registers a state of its own, which is never retired: this one may be freed once retired.
             CURRENT.with(|c| c.set(std::ptr::null()));

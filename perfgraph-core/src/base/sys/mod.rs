@@ -4,13 +4,16 @@
 //! wrapper is safe to call from any thread and never panics; the ones a signal handler calls say that they
 //! are async-signal-safe. What "stderr" means here is [`process::output_fd`]: fd 2, or, while the program's
 //! output is captured, the descriptor fd 2 led to before. `stream`: the calls behind that capture (pipes,
-//! pseudo-terminals, the forked forwarder), built only with the `capture` feature.
+//! pseudo-terminals, the forked forwarder), built only with the `capture` feature. `cpu_timer`: a thread's
+//! CPU-time timer and the handler of its signal (causal profiling's).
 
+mod cpu_timer;
 mod descriptor;
 mod socket;
 #[cfg(feature = "capture")]
 mod stream;
 
+pub use cpu_timer::*;
 pub use descriptor::*;
 pub use socket::*;
 #[cfg(feature = "capture")]

@@ -18,6 +18,8 @@ pub(super) struct Experiment {
     pub inserted: u64,
     pub paid: u64,
     pub skipped: u64,
+    pub unwoken: u64,
+    pub ticked: u64,
     pub points: Vec<(String, u64)>,
 }
 
@@ -31,7 +33,7 @@ pub(super) fn experiment(e: &Experiment) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "experiment\tselected={}\tspeedup={}\tduration={}\tselected-samples={}\telapsed={}\tinserted={}\tpaid={}\tskipped={}",
+        "experiment\tselected={}\tspeedup={}\tduration={}\tselected-samples={}\telapsed={}\tinserted={}\tpaid={}\tskipped={}\tunwoken={}\tticked={}",
         field(&e.selected),
         e.speedup as f64 / 100.0,
         e.duration,
@@ -40,6 +42,8 @@ pub(super) fn experiment(e: &Experiment) -> String {
         e.inserted,
         e.paid,
         e.skipped,
+        e.unwoken,
+        e.ticked,
     );
     for (name, delta) in &e.points {
         let _ = writeln!(s, "throughput-point\tname={}\tdelta={delta}", field(name));
@@ -73,12 +77,14 @@ mod tests {
             inserted: 100,
             paid: 90,
             skipped: 10,
+            unwoken: 5,
+            ticked: 3,
             points: vec![("step".to_owned(), 7)],
         };
         assert_eq!(
             experiment(&e),
             "experiment\tselected=a b\tspeedup=0.25\tduration=400\tselected-samples=3\telapsed=500\t\
-             inserted=100\tpaid=90\tskipped=10\nthroughput-point\tname=step\tdelta=7\n"
+             inserted=100\tpaid=90\tskipped=10\tunwoken=5\tticked=3\nthroughput-point\tname=step\tdelta=7\n"
         );
         assert_eq!(startup(5), "startup\ttime=5\n");
     }

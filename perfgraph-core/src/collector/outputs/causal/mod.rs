@@ -154,6 +154,8 @@ impl Causal {
                 inserted: ended.inserted,
                 paid: ended.paid,
                 skipped: ended.skipped,
+                unwoken: ended.unwoken,
+                ticked: ended.ticked,
                 points,
             };
             self.write(&lines::experiment(&e));
