@@ -42,6 +42,9 @@ fn another_thread_pays_at_its_next_call_what_the_section_ran_meanwhile() {
         exit(&own, 1, SECTION);
     });
     entered_rx.recv().unwrap();
+    // 20 ms of the section's 60 have run when the other thread makes its call: it owes them, and what
+    // runs while it pays, until the section ends.
+    std::thread::sleep(Duration::from_millis(20));
     let other = Own::new();
     let t = Instant::now();
     // At 100%, the other thread waits for as long as the section ran: until it ends.
@@ -49,8 +52,8 @@ fn another_thread_pays_at_its_next_call_what_the_section_ran_meanwhile() {
     let waited = t.elapsed();
     selected.join().unwrap();
     let ended = end(&started);
-    assert!(waited >= Duration::from_millis(40), "{waited:?} {ended:?}");
-    assert!(ended.paid >= 40_000_000, "{ended:?}");
+    assert!(waited >= Duration::from_millis(30), "{waited:?} {ended:?}");
+    assert!(ended.paid >= 30_000_000, "{ended:?}");
 }
 
 #[test]
