@@ -383,17 +383,24 @@ fn pay_from(own: &Own, thread: u32, tick: bool) {
         if own.generation.load(Ordering::Relaxed) != sh.generation {
             return;
         }
-        sh.paid += owed;
+        // What the sleep overslept is delay too: the thread is that much ahead, and the others owe it as
+        // well (coz's rule on Linux), so it is in the delay inserted and comes off the experiment's time
+        // with the rest, the same for every thread.
+        sh.paid += slept;
         if tick {
-            sh.ticked += owed;
+            sh.ticked += slept;
         }
         sh.overshoot += slept.saturating_sub(owed);
         match sh.entry(thread) {
             Some(c) => {
-                c.base += owed;
+                c.base += slept;
                 c.since = c.since.map(|t| t + slept);
             }
-            None => own.set_local(own.local() + owed),
+            None => {
+                let count = own.local() + slept;
+                own.set_local(count);
+                sh.global = sh.global.max(count);
+            }
         }
     }
 }
@@ -428,7 +435,8 @@ pub struct Ended {
     pub elapsed: u64,
     /// The delay inserted during it, ns.
     pub inserted: u64,
-    /// How much the sleeps that paid it overslept, ns.
+    /// How much the sleeps that paid it overslept, ns: delay too, in `inserted` (the sleeping thread was
+    /// that much ahead, and the others paid it as well).
     pub overshoot: u64,
     /// Delay paid by sleeping, and skipped on waking, ns (summed over threads).
     pub paid: u64,
@@ -446,11 +454,9 @@ pub struct Ended {
 
 impl Ended {
     /// The time the program would have taken with the section sped up: the length less the delay
-    /// inserted and the sleeps' overshoot (as coz), ns.
+    /// inserted (the sleeps' overshoot included), ns.
     pub fn duration(&self) -> u64 {
-        self.elapsed
-            .saturating_sub(self.inserted)
-            .saturating_sub(self.overshoot)
+        self.elapsed.saturating_sub(self.inserted)
     }
 }
 

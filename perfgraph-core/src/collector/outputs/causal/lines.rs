@@ -10,7 +10,7 @@ pub(super) struct Experiment {
     pub selected: String,
     /// Percent.
     pub speedup: u32,
-    /// ns: the length less the delay inserted (and the sleeps' overshoot).
+    /// ns: the length less the delay inserted (the sleeps' overshoot included).
     pub duration: u64,
     pub selected_ends: u64,
     /// ns.
