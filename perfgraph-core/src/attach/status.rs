@@ -8,13 +8,11 @@
 use std::fmt;
 use std::io::{self, Read};
 
-use serde::de::{
-    self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{self, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{LiveSection, LiveThread, LiveWait, MAX_STATUS_SECTIONS, MAX_STATUS_THREADS, Status};
 use crate::data::Report;
-use crate::export::json_input::{Guard, Limits};
+use crate::export::json_input::{Guard, Limits, own_seed};
 
 /// What the reader takes: the size is the answer's to bound; a string is refused before it is held.
 static LIMITS: Limits = Limits {
@@ -95,12 +93,7 @@ impl Field {
 
 struct FieldSeed;
 
-impl<'de> DeserializeSeed<'de> for FieldSeed {
-    type Value = Field;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Field, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(FieldSeed);
 
 impl<'de> Visitor<'de> for FieldSeed {
     type Value = Field;
@@ -244,12 +237,7 @@ struct ThreadsSeed<'a> {
     sections_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ThreadsSeed<'_> {
-    type Value = Vec<LiveThread>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ThreadsSeed<'_>);
 
 impl<'de> Visitor<'de> for ThreadsSeed<'_> {
     type Value = Vec<LiveThread>;
@@ -281,12 +269,7 @@ struct ThreadSeed<'a> {
     sections_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ThreadSeed<'_> {
-    type Value = Option<LiveThread>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ThreadSeed<'_>);
 
 impl<'de> Visitor<'de> for ThreadSeed<'_> {
     type Value = Option<LiveThread>;
@@ -349,12 +332,7 @@ struct RunningSeed<'a> {
     sections_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for RunningSeed<'_> {
-    type Value = Vec<LiveSection>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(RunningSeed<'_>);
 
 impl<'de> Visitor<'de> for RunningSeed<'_> {
     type Value = Vec<LiveSection>;
@@ -384,12 +362,7 @@ impl<'de> Visitor<'de> for RunningSeed<'_> {
 /// One running section (`None`: not an object, read past).
 struct SectionSeed;
 
-impl<'de> DeserializeSeed<'de> for SectionSeed {
-    type Value = Option<LiveSection>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(SectionSeed);
 
 impl<'de> Visitor<'de> for SectionSeed {
     type Value = Option<LiveSection>;

@@ -1,7 +1,7 @@
 //! What the two JSON readers ([`json_read`](super::json_read): the call-tree JSON;
 //! [`chrome_read`](super::chrome_read): Chrome traces) share: the bounded input they read through
-//! ([`Guard`]), and the [`refuse_others!`] visitor methods that turn a scalar where a container belongs
-//! into one error line.
+//! ([`Guard`]), the [`own_seed!`] impl that makes a visitor its own seed, and the [`refuse_others!`]
+//! visitor methods that turn a scalar where a container belongs into one error line.
 
 use std::io::{self, Read};
 
@@ -112,3 +112,24 @@ macro_rules! refuse_others {
     };
 }
 pub(crate) use refuse_others;
+
+/// `DeserializeSeed` for `$seed`, a `Visitor` that carries the state its value is read with: it reads
+/// whatever value comes (`deserialize_any`, or the `Deserializer` method named after the type) with
+/// itself as the visitor, into its `Visitor::Value`.
+macro_rules! own_seed {
+    ($seed:ty) => {
+        $crate::export::json_input::own_seed!($seed, deserialize_any);
+    };
+    ($seed:ty, $method:ident) => {
+        impl<'de> serde::de::DeserializeSeed<'de> for $seed {
+            type Value = <Self as serde::de::Visitor<'de>>::Value;
+            fn deserialize<D: serde::de::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Self::Value, D::Error> {
+                d.$method(self)
+            }
+        }
+    };
+}
+pub(crate) use own_seed;

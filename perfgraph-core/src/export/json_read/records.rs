@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::fields::{Fields, KeySeed, ObjectSeed, Scalar, ScalarSeed, read_row, take_node};
 use super::intern;
@@ -12,7 +12,7 @@ use crate::data::counters::CounterStats;
 use crate::data::locks::LockStats;
 use crate::data::report::{ProcessInfo, ThreadSummary};
 use crate::data::tree::CallTree;
-use crate::export::json_input::refuse_others;
+use crate::export::json_input::{own_seed, refuse_others};
 use crate::export::json_rows::{
     COUNTER_FIELDS, COUNTER_KEYS, LOCK_FIELDS, LOCK_KEYS, THREAD_FIELDS, THREAD_KEYS,
 };
@@ -22,12 +22,7 @@ pub(super) struct ThreadsSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ThreadsSeed<'_> {
-    type Value = Vec<ThreadSummary>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ThreadsSeed<'_>);
 
 impl<'de> Visitor<'de> for ThreadsSeed<'_> {
     type Value = Vec<ThreadSummary>;
@@ -60,12 +55,7 @@ struct ThreadSeed<'a> {
     nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ThreadSeed<'_> {
-    type Value = ThreadSummary;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ThreadSeed<'_>);
 
 impl<'de> Visitor<'de> for ThreadSeed<'_> {
     type Value = ThreadSummary;
@@ -150,12 +140,7 @@ pub(super) struct ProcessesSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ProcessesSeed<'_> {
-    type Value = Option<Vec<ProcessInfo>>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ProcessesSeed<'_>);
 
 impl<'de> Visitor<'de> for ProcessesSeed<'_> {
     type Value = Option<Vec<ProcessInfo>>;
@@ -189,12 +174,7 @@ pub(super) struct NamesSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for NamesSeed<'_> {
-    type Value = Vec<&'static str>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(NamesSeed<'_>);
 
 impl<'de> Visitor<'de> for NamesSeed<'_> {
     type Value = Vec<&'static str>;
@@ -225,12 +205,7 @@ pub(super) struct CountersSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for CountersSeed<'_> {
-    type Value = Vec<CounterStats>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(CountersSeed<'_>);
 
 impl<'de> Visitor<'de> for CountersSeed<'_> {
     type Value = Vec<CounterStats>;
@@ -272,12 +247,7 @@ pub(super) struct LocksSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for LocksSeed<'_> {
-    type Value = Vec<LockStats>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(LocksSeed<'_>);
 
 impl<'de> Visitor<'de> for LocksSeed<'_> {
     type Value = Vec<LockStats>;

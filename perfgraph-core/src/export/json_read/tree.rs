@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::fields::{Fields, KeySeed, ObjectSeed, Scalar, ScalarSeed, take_node};
 use super::intern;
@@ -13,7 +13,7 @@ use crate::data::latency::Latency;
 use crate::data::node_figures::{InJson, NODE_FIGURE_NAMES, NODE_FIGURES, Value};
 use crate::data::report::ProcessSpread;
 use crate::data::tree::{CallNode, CallTree};
-use crate::export::json_input::refuse_others;
+use crate::export::json_input::{own_seed, refuse_others};
 
 /// The keys of a node's spread over processes (a merge's).
 const SPREAD_KEYS: &[&str] = &["count", "min_ns", "sum_ns", "max_ns", "max_rank"];
@@ -29,12 +29,7 @@ pub(super) struct TreeSeed<'a> {
 /// allocation fields (the run counted allocations).
 pub(super) type ReadTree = (CallTree, Option<Vec<ProcessSpread>>, bool);
 
-impl<'de> DeserializeSeed<'de> for TreeSeed<'_> {
-    type Value = ReadTree;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<ReadTree, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(TreeSeed<'_>);
 
 impl<'de> Visitor<'de> for TreeSeed<'_> {
     type Value = ReadTree;
@@ -89,12 +84,7 @@ struct NodeSeed {
     at: String,
 }
 
-impl<'de> DeserializeSeed<'de> for NodeSeed {
-    type Value = RawNode;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<RawNode, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(NodeSeed);
 
 impl<'de> Visitor<'de> for NodeSeed {
     type Value = RawNode;
@@ -157,12 +147,7 @@ struct HistogramSeed {
 
 type ReadHistogram = Option<(Option<u64>, Vec<(u32, u64)>)>;
 
-impl<'de> DeserializeSeed<'de> for HistogramSeed {
-    type Value = ReadHistogram;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<ReadHistogram, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(HistogramSeed);
 
 impl HistogramSeed {
     /// The error for a histogram that is neither `null` nor an object.
@@ -220,12 +205,7 @@ struct BucketsSeed {
     bad: String,
 }
 
-impl<'de> DeserializeSeed<'de> for BucketsSeed {
-    type Value = Vec<(u32, u64)>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(BucketsSeed);
 
 impl<'de> Visitor<'de> for BucketsSeed {
     type Value = Vec<(u32, u64)>;
@@ -260,12 +240,7 @@ struct PairSeed<'a> {
     bad: &'a str,
 }
 
-impl<'de> DeserializeSeed<'de> for PairSeed<'_> {
-    type Value = (u64, u64);
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(PairSeed<'_>);
 
 impl<'de> Visitor<'de> for PairSeed<'_> {
     type Value = (u64, u64);
