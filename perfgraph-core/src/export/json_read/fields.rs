@@ -224,10 +224,7 @@ impl<'de> Visitor<'de> for ObjectSeed {
         }
         Ok(fields)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Fields, A::Error> {
-        Err(de::Error::custom(format!("{}not an object", self.at)))
-    }
-    refuse_others!(|s: &Self| format!("{}not an object", s.at));
+    refuse_others!(|s: &Self| format!("{}not an object", s.at), and arrays);
 }
 
 /// Takes one from the file's budget of nodes (and `processes` entries); past [`Report::MAX_JSON_NODES`],

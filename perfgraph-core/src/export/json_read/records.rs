@@ -29,10 +29,7 @@ impl<'de> Visitor<'de> for ThreadsSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the threads' array")
     }
-    refuse_others!(|_: &Self| "no \"threads\" array".to_owned());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("no \"threads\" array"))
-    }
+    refuse_others!(|_: &Self| "no \"threads\" array".to_owned(), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
         loop {
@@ -62,13 +59,7 @@ impl<'de> Visitor<'de> for ThreadSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a thread object")
     }
-    refuse_others!(|s: &Self| format!("threads[{}]: not an object", s.i));
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom(format!(
-            "threads[{}]: not an object",
-            self.i
-        )))
-    }
+    refuse_others!(|s: &Self| format!("threads[{}]: not an object", s.i), and arrays);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let at = format!("threads[{}]: ", self.i);
         take_node(self.nodes_left)?;
@@ -147,10 +138,7 @@ impl<'de> Visitor<'de> for ProcessesSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the processes' array")
     }
-    refuse_others!(null_is_none, |_: &Self| "\"processes\" is not an array");
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("\"processes\" is not an array"))
-    }
+    refuse_others!(null_is_none, |_: &Self| "\"processes\" is not an array", and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
         loop {
@@ -181,10 +169,7 @@ impl<'de> Visitor<'de> for NamesSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of names")
     }
-    refuse_others!(|_: &Self| "no \"skipped_sections\" array".to_owned());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("no \"skipped_sections\" array"))
-    }
+    refuse_others!(|_: &Self| "no \"skipped_sections\" array".to_owned(), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
         while let Some(v) = seq.next_element_seed(ScalarSeed)? {
@@ -212,10 +197,7 @@ impl<'de> Visitor<'de> for CountersSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the counters' object")
     }
-    refuse_others!(|_: &Self| "\"counters\" is not an object".to_owned());
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("\"counters\" is not an object"))
-    }
+    refuse_others!(|_: &Self| "\"counters\" is not an object".to_owned(), and arrays);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out: Vec<CounterStats> = Vec::new();
         while let Some(key) = map.next_key_seed(ScalarSeed)? {
@@ -254,10 +236,7 @@ impl<'de> Visitor<'de> for LocksSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the locks' array")
     }
-    refuse_others!(|_: &Self| "\"locks\" is not an array".to_owned());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("\"locks\" is not an array"))
-    }
+    refuse_others!(|_: &Self| "\"locks\" is not an array".to_owned(), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out: Vec<LockStats> = Vec::new();
         loop {

@@ -36,13 +36,7 @@ impl<'de> Visitor<'de> for TreeSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "\"{}\" as an array", self.name)
     }
-    refuse_others!(|s: &Self| format!("\"{}\" is not an array", s.name));
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<ReadTree, A::Error> {
-        Err(de::Error::custom(format!(
-            "\"{}\" is not an array",
-            self.name
-        )))
-    }
+    refuse_others!(|s: &Self| format!("\"{}\" is not an array", s.name), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ReadTree, A::Error> {
         let mut nodes: Vec<CallNode> = Vec::new();
         let mut spread: Vec<ProcessSpread> = Vec::new();
@@ -91,10 +85,7 @@ impl<'de> Visitor<'de> for NodeSeed {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a node object")
     }
-    refuse_others!(|s: &Self| format!("{}not an object", s.at));
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<RawNode, A::Error> {
-        Err(de::Error::custom(format!("{}not an object", self.at)))
-    }
+    refuse_others!(|s: &Self| format!("{}not an object", s.at), and arrays);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNode, A::Error> {
         let mut raw = RawNode::default();
         while let Some(key) = map.next_key_seed(KeySeed(
@@ -169,10 +160,7 @@ impl<'de> Visitor<'de> for HistogramSeed {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a histogram object or null")
     }
-    refuse_others!(null_is_none, HistogramSeed::not_an_object);
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<ReadHistogram, A::Error> {
-        Err(de::Error::custom(self.not_an_object()))
-    }
+    refuse_others!(null_is_none, HistogramSeed::not_an_object, and arrays);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadHistogram, A::Error> {
         let mut sub = None;
         let mut buckets = None;
@@ -212,10 +200,7 @@ impl<'de> Visitor<'de> for BucketsSeed {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("[bucket, calls] pairs")
     }
-    refuse_others!(|s: &Self| s.bad.clone());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom(self.bad))
-    }
+    refuse_others!(|s: &Self| s.bad.clone(), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out: Vec<(u32, u64)> = Vec::new();
         let mut last: Option<u64> = None;
@@ -247,10 +232,7 @@ impl<'de> Visitor<'de> for PairSeed<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a [bucket, calls] pair")
     }
-    refuse_others!(|s: &Self| s.bad.to_owned());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom(self.bad))
-    }
+    refuse_others!(|s: &Self| s.bad.to_owned(), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut whole = || -> Result<Option<u64>, A::Error> {
             match seq.next_element_seed(ScalarSeed)? {
