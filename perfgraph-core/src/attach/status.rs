@@ -208,8 +208,22 @@ impl<'de> Visitor<'de> for StatusVisitor<'_> {
     }
 }
 
-/// A visitor's scalars (and `null`): read as `$v`, what an absent value is.
+/// A visitor's scalars (and `null`): read as `$v`, what an absent value is. With `and arrays` (`and
+/// objects`) last, an array (an object) is read past and taken as `$v` too: what a visitor of the other
+/// container writes.
 macro_rules! scalars_are {
+    ($v:expr, and arrays) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            FieldSeed.visit_seq(seq).map(|_| $v)
+        }
+        scalars_are!($v);
+    };
+    ($v:expr, and objects) => {
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            FieldSeed.visit_map(map).map(|_| $v)
+        }
+        scalars_are!($v);
+    };
     ($v:expr) => {
         fn visit_unit<E>(self) -> Result<Self::Value, E> {
             Ok($v)
@@ -258,10 +272,7 @@ impl<'de> Visitor<'de> for ThreadsSeed<'_> {
         }
         Ok(threads)
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        FieldSeed.visit_map(map).map(|_| Vec::new())
-    }
-    scalars_are!(Vec::new());
+    scalars_are!(Vec::new(), and objects);
 }
 
 /// One thread (`None`: not an object, read past).
@@ -321,10 +332,7 @@ impl<'de> Visitor<'de> for ThreadSeed<'_> {
         }
         Ok(Some(t))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        FieldSeed.visit_seq(seq).map(|_| None)
-    }
-    scalars_are!(None);
+    scalars_are!(None, and arrays);
 }
 
 /// A thread's `running`, each section counted against [`MAX_STATUS_SECTIONS`] for the whole status.
@@ -353,10 +361,7 @@ impl<'de> Visitor<'de> for RunningSeed<'_> {
         }
         Ok(running)
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        FieldSeed.visit_map(map).map(|_| Vec::new())
-    }
-    scalars_are!(Vec::new());
+    scalars_are!(Vec::new(), and objects);
 }
 
 /// One running section (`None`: not an object, read past).
@@ -386,8 +391,5 @@ impl<'de> Visitor<'de> for SectionSeed {
         }
         Ok(Some(r))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        FieldSeed.visit_seq(seq).map(|_| None)
-    }
-    scalars_are!(None);
+    scalars_are!(None, and arrays);
 }
