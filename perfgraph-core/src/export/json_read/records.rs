@@ -139,21 +139,8 @@ impl<'de> Visitor<'de> for ProcessesSeed<'_> {
         f.write_str("the processes' array")
     }
     refuse_others!(null_is_none, |_: &Self| "\"processes\" is not an array", and objects);
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::new();
-        loop {
-            let at = format!("processes[{}]: ", out.len());
-            let Some(o) = seq.next_element_seed(ObjectSeed {
-                known: PROCESS_KEYS,
-                at: at.clone(),
-            })?
-            else {
-                break;
-            };
-            take_node(self.nodes_left)?;
-            out.push(process(&o, &at).map_err(de::Error::custom)?);
-        }
-        Ok(Some(out))
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        objects(seq, "processes", PROCESS_KEYS, self.nodes_left, process).map(Some)
     }
 }
 
@@ -237,22 +224,36 @@ impl<'de> Visitor<'de> for LocksSeed<'_> {
         f.write_str("the locks' array")
     }
     refuse_others!(|_: &Self| "\"locks\" is not an array".to_owned(), and objects);
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out: Vec<LockStats> = Vec::new();
-        loop {
-            let at = format!("locks[{}]: ", out.len());
-            let Some(o) = seq.next_element_seed(ObjectSeed {
-                known: &LOCK_KEYS,
-                at: at.clone(),
-            })?
-            else {
-                break;
-            };
-            take_node(self.nodes_left)?;
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        objects(seq, "locks", &LOCK_KEYS, self.nodes_left, |o, at| {
             let mut l = LockStats::default();
-            read_row(&o, &at, LOCK_FIELDS, &mut l).map_err(de::Error::custom)?;
-            out.push(l);
-        }
-        Ok(out)
+            read_row(o, at, LOCK_FIELDS, &mut l)?;
+            Ok(l)
+        })
     }
+}
+
+/// The array `name` of objects of scalars (`known` keys kept), each taken from the file's budget of nodes
+/// and made into a `T` by `make` (given the object and where it is, for its errors).
+fn objects<'de, A: SeqAccess<'de>, T>(
+    mut seq: A,
+    name: &str,
+    known: &'static [&'static str],
+    nodes_left: &mut usize,
+    make: impl Fn(&Fields, &str) -> Result<T, String>,
+) -> Result<Vec<T>, A::Error> {
+    let mut out = Vec::new();
+    loop {
+        let at = format!("{name}[{}]: ", out.len());
+        let Some(o) = seq.next_element_seed(ObjectSeed {
+            known,
+            at: at.clone(),
+        })?
+        else {
+            break;
+        };
+        take_node(nodes_left)?;
+        out.push(make(&o, &at).map_err(de::Error::custom)?);
+    }
+    Ok(out)
 }
