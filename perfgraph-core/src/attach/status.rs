@@ -8,13 +8,11 @@
 use std::fmt;
 use std::io::{self, Read};
 
-use serde::de::{
-    self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{self, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{LiveSection, LiveThread, LiveWait, MAX_STATUS_SECTIONS, MAX_STATUS_THREADS, Status};
 use crate::data::Report;
-use crate::export::json_input::{Guard, Limits};
+use crate::export::json_input::{Guard, Limits, own_seed};
 
 /// What the reader takes: the size is the answer's to bound; a string is refused before it is held.
 static LIMITS: Limits = Limits {
@@ -95,12 +93,7 @@ impl Field {
 
 struct FieldSeed;
 
-impl<'de> DeserializeSeed<'de> for FieldSeed {
-    type Value = Field;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Field, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(FieldSeed);
 
 impl<'de> Visitor<'de> for FieldSeed {
     type Value = Field;
@@ -215,8 +208,22 @@ impl<'de> Visitor<'de> for StatusVisitor<'_> {
     }
 }
 
-/// A visitor's scalars (and `null`): read as `$v`, what an absent value is.
+/// A visitor's scalars (and `null`): read as `$v`, what an absent value is. With `and arrays` (`and
+/// objects`) last, an array (an object) is read past and taken as `$v` too: what a visitor of the other
+/// container writes.
 macro_rules! scalars_are {
+    ($v:expr, and arrays) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            FieldSeed.visit_seq(seq).map(|_| $v)
+        }
+        scalars_are!($v);
+    };
+    ($v:expr, and objects) => {
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            FieldSeed.visit_map(map).map(|_| $v)
+        }
+        scalars_are!($v);
+    };
     ($v:expr) => {
         fn visit_unit<E>(self) -> Result<Self::Value, E> {
             Ok($v)
@@ -244,12 +251,7 @@ struct ThreadsSeed<'a> {
     sections_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ThreadsSeed<'_> {
-    type Value = Vec<LiveThread>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ThreadsSeed<'_>);
 
 impl<'de> Visitor<'de> for ThreadsSeed<'_> {
     type Value = Vec<LiveThread>;
@@ -270,10 +272,7 @@ impl<'de> Visitor<'de> for ThreadsSeed<'_> {
         }
         Ok(threads)
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        FieldSeed.visit_map(map).map(|_| Vec::new())
-    }
-    scalars_are!(Vec::new());
+    scalars_are!(Vec::new(), and objects);
 }
 
 /// One thread (`None`: not an object, read past).
@@ -281,12 +280,7 @@ struct ThreadSeed<'a> {
     sections_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ThreadSeed<'_> {
-    type Value = Option<LiveThread>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ThreadSeed<'_>);
 
 impl<'de> Visitor<'de> for ThreadSeed<'_> {
     type Value = Option<LiveThread>;
@@ -338,10 +332,7 @@ impl<'de> Visitor<'de> for ThreadSeed<'_> {
         }
         Ok(Some(t))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        FieldSeed.visit_seq(seq).map(|_| None)
-    }
-    scalars_are!(None);
+    scalars_are!(None, and arrays);
 }
 
 /// A thread's `running`, each section counted against [`MAX_STATUS_SECTIONS`] for the whole status.
@@ -349,12 +340,7 @@ struct RunningSeed<'a> {
     sections_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for RunningSeed<'_> {
-    type Value = Vec<LiveSection>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(RunningSeed<'_>);
 
 impl<'de> Visitor<'de> for RunningSeed<'_> {
     type Value = Vec<LiveSection>;
@@ -375,21 +361,13 @@ impl<'de> Visitor<'de> for RunningSeed<'_> {
         }
         Ok(running)
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        FieldSeed.visit_map(map).map(|_| Vec::new())
-    }
-    scalars_are!(Vec::new());
+    scalars_are!(Vec::new(), and objects);
 }
 
 /// One running section (`None`: not an object, read past).
 struct SectionSeed;
 
-impl<'de> DeserializeSeed<'de> for SectionSeed {
-    type Value = Option<LiveSection>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(SectionSeed);
 
 impl<'de> Visitor<'de> for SectionSeed {
     type Value = Option<LiveSection>;
@@ -413,8 +391,5 @@ impl<'de> Visitor<'de> for SectionSeed {
         }
         Ok(Some(r))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        FieldSeed.visit_seq(seq).map(|_| None)
-    }
-    scalars_are!(None);
+    scalars_are!(None, and arrays);
 }

@@ -13,12 +13,34 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     poison::lock(&SERIAL)
 }
 
-/// A fresh, empty directory for one test.
-fn fresh_dir(tag: &str) -> PathBuf {
+/// A fresh, empty directory for one test, removed when the test ends (passed or failed).
+fn fresh_dir(tag: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("perfgraph-write-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
+}
+
+/// A test's own directory ([`fresh_dir`]): a [`Path`], removed with all it holds when dropped.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// The names in `dir`, sorted.
@@ -38,7 +60,7 @@ fn read(path: impl AsRef<Path>) -> String {
 
 /// A fresh directory `tag` holding `victim.txt`, which says `precious`: the file a planted link points
 /// at, which no write may reach. Returns the directory and the file.
-fn victim(tag: &str) -> (PathBuf, PathBuf) {
+fn victim(tag: &str) -> (Scratch, PathBuf) {
     let dir = fresh_dir_with(tag, 0o700, None);
     let victim = dir.join("victim.txt");
     std::fs::write(&victim, "precious").unwrap();
@@ -71,7 +93,6 @@ fn a_directory_is_not_a_file() {
     let err = write(&dir, "{}").unwrap_err();
     assert!(err.ends_with(": Is a directory (os error 21)"), "{err}");
     assert!(names(&dir).is_empty());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -92,7 +113,6 @@ fn a_failed_write_leaves_neither_a_truncated_file_nor_a_temporary_one() {
     super::write_file("PERFGRAPH_TRACE", &path, |w| w.write_all(b"new")).unwrap();
     assert_eq!(read(&path), "new");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -117,7 +137,6 @@ fn a_write_the_exit_handler_abandons_removes_its_temporary_file_and_keeps_the_ol
     assert!(err.contains("No such file or directory"), "{err}");
     assert_eq!(read(&path), "old");
     assert_eq!(names(&dir), ["t.json"]);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The temporary files (`.<name>.perfgraph-…`) in `dir`.
@@ -164,7 +183,6 @@ fn a_streamed_file_takes_its_name_once_its_first_bytes_are_in_and_keeps_it() {
     stream.finish().unwrap();
     assert_eq!(names(&dir), ["t.json"]);
     assert_eq!(read(&path), "[\nsecond\nend\n");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -179,14 +197,13 @@ fn a_streamed_file_that_never_takes_its_name_leaves_nothing() {
     drop(stream);
     assert_eq!(names(&dir), ["t.pftrace"]);
     assert_eq!(read(&path), "old");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_link_planted_at_the_name_while_the_trace_starts_is_replaced_not_followed() {
     let _serial = serial();
     let dir = fresh_dir("stream-plant");
-    let (elsewhere, victim) = victim("stream-plant-victim");
+    let (_elsewhere, victim) = victim("stream-plant-victim");
     let path = dir.join("t.json");
     let mut stream = Stream::open("PERFGRAPH_TRACE", &path).unwrap();
     // Planted after the path was resolved: the rename replaces the link itself.
@@ -198,8 +215,6 @@ fn a_link_planted_at_the_name_while_the_trace_starts_is_replaced_not_followed() 
     assert_eq!(read(&victim), "precious");
     stream.finish().unwrap();
     assert_eq!(names(&dir), ["t.json"]);
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&elsewhere);
 }
 
 #[test]
@@ -223,7 +238,6 @@ fn the_exit_handler_giving_up_on_the_trace_keeps_it_under_its_name() {
     drop(stream);
     assert_eq!(super::abandon_current(), None);
     assert_eq!(names(&dir), ["t.json"]);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -255,15 +269,13 @@ fn a_symlink_is_written_through_and_stays_a_link() {
     }
     assert_eq!(names(&dir), ["dangling", "link", "new.json", "target.json"]);
     assert_eq!(names(&other), ["chain"]);
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&other);
 }
 
 #[test]
 fn a_link_planted_at_the_old_temporary_name_redirects_nothing() {
     let _serial = serial();
     let dir = fresh_dir("plant");
-    let (elsewhere, victim) = victim("plant-victim");
+    let (_elsewhere, victim) = victim("plant-victim");
     // The name the writer used to take (`.<name>.perfgraph-<pid>`), and a few like it.
     let pid = std::process::id();
     for planted in [
@@ -291,8 +303,6 @@ fn a_link_planted_at_the_old_temporary_name_redirects_nothing() {
     for name in planted {
         assert_eq!(std::fs::read_link(dir.join(name)).unwrap(), victim);
     }
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&elsewhere);
 }
 
 #[test]
@@ -313,7 +323,6 @@ fn temporary_names_are_random_new_files() {
     std::fs::write(dir.join(&long), "old").unwrap();
     write(&dir.join(&long), "new").unwrap();
     assert_eq!(read(dir.join(&long)), "new");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -329,7 +338,6 @@ fn a_replaced_file_keeps_its_permission_bits() {
         assert_eq!(meta.permissions().mode() & 0o7777, mode);
         assert_eq!(read(&path), "new");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -385,7 +393,6 @@ fn descriptor_names_pipes_and_devices_are_streams() {
         super::resolve(&dir.join("t.json")).unwrap(),
         Target::File { .. }
     ));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A uid other than ours (`nobody`).
@@ -422,7 +429,7 @@ fn link_as(uid: u32, target: &Path, link: &Path) {
 }
 
 /// A fresh directory with the permission bits `mode` (e.g. 0o1777, as `/tmp`), owned by `owner` if given.
-fn fresh_dir_with(tag: &str, mode: u32, owner: Option<u32>) -> PathBuf {
+fn fresh_dir_with(tag: &str, mode: u32, owner: Option<u32>) -> Scratch {
     let dir = fresh_dir(tag);
     if let Some(uid) = owner {
         std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
@@ -468,13 +475,11 @@ fn another_users_link_in_a_sticky_world_writable_directory_is_not_followed() {
     assert_eq!(
         super::target::resolve_with(&evil, false).unwrap(),
         Target::File {
-            dir: victims.clone(),
+            dir: victims.to_path_buf(),
             name: "victim.txt".into()
         }
     );
     assert_eq!(read(&victim), "precious");
-    let _ = std::fs::remove_dir_all(&sticky);
-    let _ = std::fs::remove_dir_all(&victims);
 }
 
 #[test]
@@ -482,7 +487,7 @@ fn links_the_kernel_follows_are_followed() {
     if !can_act_as_others("links_the_kernel_follows_are_followed") {
         return;
     }
-    let (victims, victim) = victim("follow-victims");
+    let (_victims, victim) = victim("follow-victims");
     // Our own link in a sticky world-writable directory.
     let sticky = fresh_dir_with("follow-sticky", 0o1777, None);
     std::os::unix::fs::symlink(&victim, sticky.join("ours.json")).unwrap();
@@ -505,8 +510,5 @@ fn links_the_kernel_follows_are_followed() {
         closed.join("nobodys.json"),
     ] {
         assert_eq!(protected(&link).unwrap(), victim, "{}", link.display());
-    }
-    for dir in [&victims, &sticky, &nobodys, &open, &closed] {
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

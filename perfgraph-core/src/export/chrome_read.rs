@@ -9,12 +9,10 @@
 use std::fmt;
 use std::io::Read;
 
-use serde::de::{
-    self, DeserializeSeed, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{self, Deserializer as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::json_input::{Guard, Limits, refuse_others};
+use super::json_input::{Guard, Limits, own_seed, refuse_others};
 
 /// Largest trace read, bytes: 64 GiB.
 pub const MAX_TRACE_BYTES: u64 = 64 << 30;
@@ -184,12 +182,7 @@ struct Events<'a> {
     each: OnEvent<'a>,
 }
 
-impl<'de> DeserializeSeed<'de> for Events<'_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+own_seed!(Events<'_>, deserialize_seq);
 
 impl<'de> Visitor<'de> for Events<'_> {
     type Value = ();

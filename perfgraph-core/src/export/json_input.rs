@@ -1,7 +1,7 @@
 //! What the two JSON readers ([`json_read`](super::json_read): the call-tree JSON;
 //! [`chrome_read`](super::chrome_read): Chrome traces) share: the bounded input they read through
-//! ([`Guard`]), and the [`refuse_others!`] visitor methods that turn a scalar where a container belongs
-//! into one error line.
+//! ([`Guard`]), the [`own_seed!`] impl that makes a visitor its own seed, and the [`refuse_others!`]
+//! visitor methods that turn a scalar where a container belongs into one error line.
 
 use std::io::{self, Read};
 
@@ -76,8 +76,13 @@ impl<R: Read> Read for Guard<R> {
 
 /// A `Visitor`'s methods for the scalars it refuses: each is an error with the message `$msg(&self)`.
 /// With `null_is_none` first, for a member that may be `null` (its `Self::Value` an `Option`), a `null` is
-/// read as `None` and only the other scalars are refused.
+/// read as `None` and only the other scalars are refused. With `and arrays` (`and objects`) last, an array
+/// (an object) is refused with the same message: what a visitor of the other container writes.
 macro_rules! refuse_others {
+    (null_is_none, $msg:expr, and $containers:ident) => {
+        $crate::export::json_input::refuse_others!(null_is_none, $msg);
+        $crate::export::json_input::refuse_others!(@$containers $msg);
+    };
     (null_is_none, $msg:expr) => {
         fn visit_unit<E>(self) -> Result<Self::Value, E> {
             Ok(None)
@@ -87,11 +92,25 @@ macro_rules! refuse_others {
         }
         $crate::export::json_input::refuse_others!(@scalars $msg);
     };
+    ($msg:expr, and $containers:ident) => {
+        $crate::export::json_input::refuse_others!($msg);
+        $crate::export::json_input::refuse_others!(@$containers $msg);
+    };
     ($msg:expr) => {
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
             Err(E::custom($msg(&self)))
         }
         $crate::export::json_input::refuse_others!(@scalars $msg);
+    };
+    (@arrays $msg:expr) => {
+        fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(de::Error::custom($msg(&self)))
+        }
+    };
+    (@objects $msg:expr) => {
+        fn visit_map<A: de::MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(de::Error::custom($msg(&self)))
+        }
     };
     (@scalars $msg:expr) => {
         fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
@@ -112,3 +131,24 @@ macro_rules! refuse_others {
     };
 }
 pub(crate) use refuse_others;
+
+/// `DeserializeSeed` for `$seed`, a `Visitor` that carries the state its value is read with: it reads
+/// whatever value comes (`deserialize_any`, or the `Deserializer` method named after the type) with
+/// itself as the visitor, into its `Visitor::Value`.
+macro_rules! own_seed {
+    ($seed:ty) => {
+        $crate::export::json_input::own_seed!($seed, deserialize_any);
+    };
+    ($seed:ty, $method:ident) => {
+        impl<'de> serde::de::DeserializeSeed<'de> for $seed {
+            type Value = <Self as serde::de::Visitor<'de>>::Value;
+            fn deserialize<D: serde::de::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Self::Value, D::Error> {
+                d.$method(self)
+            }
+        }
+    };
+}
+pub(crate) use own_seed;

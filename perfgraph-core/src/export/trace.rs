@@ -27,17 +27,8 @@ pub(crate) trait Encoder: Send {
     fn counter(&mut self, out: &mut Vec<u8>, ts_ns: u64, name: &str, value: f64);
     /// Thread `thread`'s (named `name`) CPU use over the last period, percent of one core.
     fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, name: &str, percent: u64);
-    /// Thread `thread`'s (named `name`) interval statistics at the end of an interval: its top-level
-    /// sections' calls per second and the share of the interval spent in them, percent.
-    fn interval(
-        &mut self,
-        out: &mut Vec<u8>,
-        ts_ns: u64,
-        thread: u32,
-        name: &str,
-        per_second: f64,
-        busy_percent: f64,
-    );
+    /// A thread's interval statistics; `name` is the thread's.
+    fn interval(&mut self, out: &mut Vec<u8>, interval: &Interval, name: &str);
     /// A wait for a lock, or a hold of one (`perfgraph_core::sync`), on the thread's track.
     fn lock_slice(&mut self, out: &mut Vec<u8>, slice: &LockSlice);
     /// The hand-over of a lock from the thread that released it to the one that waited for it: a flow
@@ -125,6 +116,19 @@ pub(crate) struct Mark {
     pub end_ns: u64,
     /// Its args, named (a future's, an `event!`'s).
     pub args: Vec<(&'static str, ArgValue)>,
+}
+
+/// A thread's statistics at the end of an interval (`PERFGRAPH_INTERVAL`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Interval {
+    /// The interval's end, ns since the runtime's start.
+    pub ts_ns: u64,
+    /// The thread's index.
+    pub thread: u32,
+    /// Its top-level sections' calls per second.
+    pub per_second: f64,
+    /// The share of the interval spent in them, percent.
+    pub busy_percent: f64,
 }
 
 /// The key an arg named `name` has among a slice's args: its name, or `arg.<name>` for a name perfgraph

@@ -52,6 +52,8 @@ impl ReportSelection {
     /// assert!(some.graph && some.latency && !some.threads);
     /// assert_eq!(some.sections, Some(3));
     /// assert!(ReportSelection::all().cpu);
+    /// assert!(!ReportSelection::all().critical);
+    /// assert!(ReportSelection::all().critical(true).critical);
     /// ```
     pub fn all() -> ReportSelection {
         ReportSelection {
@@ -69,78 +71,48 @@ impl ReportSelection {
         }
     }
 
-    /// With or without the `graph` table.
-    pub fn graph(mut self, on: bool) -> ReportSelection {
-        self.graph = on;
-        self
-    }
-
-    /// With or without the `branch` table.
-    pub fn branch(mut self, on: bool) -> ReportSelection {
-        self.branch = on;
-        self
-    }
-
     /// With the `sections` table of the N heaviest sections, or without it (`None`).
     pub fn sections(mut self, n: Option<usize>) -> ReportSelection {
         self.sections = n;
         self
     }
+}
 
-    /// With or without the `threads` table.
-    pub fn threads(mut self, on: bool) -> ReportSelection {
-        self.threads = on;
-        self
-    }
+/// The tables that are simply on or off: for each, its field, the builder method of the same name
+/// (`ReportSelection::default().graph(true)`), and its name in `PERFGRAPH_REPORT`'s list.
+macro_rules! switches {
+    ($($field:ident = $name:literal;)*) => {
+        impl ReportSelection {
+            $(
+                #[doc = concat!("With or without the `", $name, "` table.")]
+                pub fn $field(mut self, on: bool) -> ReportSelection {
+                    self.$field = on;
+                    self
+                }
+            )*
 
-    /// With or without the `async` table.
-    pub fn asyncs(mut self, on: bool) -> ReportSelection {
-        self.asyncs = on;
-        self
-    }
+            /// The switch of the table named `name` in `PERFGRAPH_REPORT`'s list, if it is one.
+            fn switch(&mut self, name: &str) -> Option<&mut bool> {
+                match name {
+                    $($name => Some(&mut self.$field),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
 
-    /// With or without the `alloc` table.
-    pub fn alloc(mut self, on: bool) -> ReportSelection {
-        self.alloc = on;
-        self
-    }
-
-    /// With or without the `cpu` table.
-    pub fn cpu(mut self, on: bool) -> ReportSelection {
-        self.cpu = on;
-        self
-    }
-
-    /// With or without the `latency` table.
-    pub fn latency(mut self, on: bool) -> ReportSelection {
-        self.latency = on;
-        self
-    }
-
-    /// With or without the `counters` table.
-    pub fn counters(mut self, on: bool) -> ReportSelection {
-        self.counters = on;
-        self
-    }
-
-    /// With or without the `locks` table.
-    pub fn locks(mut self, on: bool) -> ReportSelection {
-        self.locks = on;
-        self
-    }
-
-    /// With or without the `critical` table.
-    ///
-    /// ```
-    /// use perfgraph_core::config::ReportSelection;
-    ///
-    /// assert!(!ReportSelection::all().critical);
-    /// assert!(ReportSelection::all().critical(true).critical);
-    /// ```
-    pub fn critical(mut self, on: bool) -> ReportSelection {
-        self.critical = on;
-        self
-    }
+switches! {
+    graph = "graph";
+    branch = "branch";
+    threads = "threads";
+    asyncs = "async";
+    alloc = "alloc";
+    cpu = "cpu";
+    latency = "latency";
+    counters = "counters";
+    locks = "locks";
+    critical = "critical";
 }
 
 /// The reports a comma list selects, and the entries that name none (left out). `None` when the list has
@@ -151,16 +123,6 @@ pub(super) fn parse_report(v: &str) -> (Option<ReportSelection>, Vec<String>) {
     let mut good = 0;
     for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match item {
-            "graph" => r.graph = true,
-            "branch" => r.branch = true,
-            "threads" => r.threads = true,
-            "async" => r.asyncs = true,
-            "alloc" => r.alloc = true,
-            "cpu" => r.cpu = true,
-            "latency" => r.latency = true,
-            "counters" => r.counters = true,
-            "locks" => r.locks = true,
-            "critical" => r.critical = true,
             "sections" => r.sections = Some(10),
             // Every table; a `sections=N` and a `critical` given before are kept.
             "all" => {
@@ -169,17 +131,20 @@ pub(super) fn parse_report(v: &str) -> (Option<ReportSelection>, Vec<String>) {
                     .critical(r.critical)
             }
             "off" | "none" => {}
-            _ => match item
-                .strip_prefix("sections=")
-                .and_then(|n| n.parse::<usize>().ok())
-                .filter(|&n| n >= 1)
-            {
-                Some(n) => r.sections = Some(n),
-                None => {
+            _ => {
+                let n = item
+                    .strip_prefix("sections=")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|&n| n >= 1);
+                if let Some(on) = r.switch(item) {
+                    *on = true;
+                } else if n.is_some() {
+                    r.sections = n;
+                } else {
                     bad.push(item.to_owned());
                     continue;
                 }
-            },
+            }
         }
         good += 1;
     }

@@ -6,7 +6,9 @@ use crate::base::config;
 use crate::base::registry::{self, SectionId};
 use crate::base::text;
 use crate::data::args::ArgValue;
-use crate::export::trace::{Call, LockFlow, LockSlice, Mark, MarkKind, PathPiece, SectionText};
+use crate::export::trace::{
+    Call, Interval, LockFlow, LockSlice, Mark, MarkKind, PathPiece, SectionText,
+};
 use crate::local::marks;
 use crate::local::record::{self, Record};
 use crate::local::thread::ThreadState;
@@ -367,7 +369,13 @@ impl Trace {
             }
             let name = names(thread);
             self.name_thread(thread, &name);
-            self.emit(|format, out| format.interval(out, ns, thread, &name, per_second, busy));
+            let interval = Interval {
+                ts_ns: ns,
+                thread,
+                per_second,
+                busy_percent: busy,
+            };
+            self.emit(|format, out| format.interval(out, &interval, &name));
         }
     }
 

@@ -26,8 +26,8 @@
 use serde_json::json;
 
 use super::trace::{
-    Call, Encoder, Identity, LockFlow, LockSlice, Mark, MarkKind, PathPiece, SectionText, Summary,
-    arg_key, push_json_arg, push_u64,
+    Call, Encoder, Identity, Interval, LockFlow, LockSlice, Mark, MarkKind, PathPiece, SectionText,
+    Summary, arg_key, push_json_arg, push_u64,
 };
 use crate::base::registry::SectionId;
 use crate::data::args::ArgValue;
@@ -380,28 +380,19 @@ impl Encoder for Chrome {
             );
         }
     }
-    fn interval(
-        &mut self,
-        out: &mut Vec<u8>,
-        ts_ns: u64,
-        thread: u32,
-        name: &str,
-        per_second: f64,
-        busy_percent: f64,
-    ) {
-        let t = tid(thread);
-        self.counter(
-            out,
-            ts_ns,
-            &format!("Sections/s {name} (tid {t})"),
-            per_second,
-        );
-        self.counter(
-            out,
-            ts_ns,
-            &format!("In sections % {name} (tid {t})"),
-            busy_percent,
-        );
+    fn interval(&mut self, out: &mut Vec<u8>, interval: &Interval, name: &str) {
+        let t = tid(interval.thread);
+        for (what, value) in [
+            ("Sections/s", interval.per_second),
+            ("In sections %", interval.busy_percent),
+        ] {
+            self.counter(
+                out,
+                interval.ts_ns,
+                &format!("{what} {name} (tid {t})"),
+                value,
+            );
+        }
     }
     fn path_piece(&mut self, out: &mut Vec<u8>, piece: &PathPiece) {
         // A row of its own, named once and shown first; `cat: critical` on all of it, which the trace's

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 
 use super::fields::{Fields, KeySeed, Scalar, ScalarSeed};
 use super::intern;
@@ -52,10 +52,7 @@ impl<'de> Visitor<'de> for Top<'_> {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a call-tree object")
     }
-    refuse_others!(|_: &Self| NOT_AN_OBJECT);
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Report, A::Error> {
-        Err(de::Error::custom(NOT_AN_OBJECT))
-    }
+    refuse_others!(|_: &Self| NOT_AN_OBJECT, and arrays);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Report, A::Error> {
         let mut top = Fields::default();
         let mut tree = None;

@@ -4,10 +4,10 @@
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::data::report::Report;
-use crate::export::json_input::refuse_others;
+use crate::export::json_input::{own_seed, refuse_others};
 use crate::export::json_rows::{Cell, Field, Read};
 
 /// One JSON value that is not an array or an object.
@@ -24,12 +24,7 @@ pub(super) enum Scalar {
 /// Reads a [`Scalar`]; an array or an object there is an error (and is not read into memory).
 pub(super) struct ScalarSeed;
 
-impl<'de> DeserializeSeed<'de> for ScalarSeed {
-    type Value = Scalar;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ScalarSeed);
 
 impl<'de> Visitor<'de> for ScalarSeed {
     type Value = Scalar;
@@ -186,12 +181,7 @@ pub(super) struct KeySeed(
     pub(super) &'static [&'static str],
 );
 
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = Option<&'static str>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
+own_seed!(KeySeed, deserialize_str);
 
 impl<'de> Visitor<'de> for KeySeed {
     type Value = Option<&'static str>;
@@ -215,12 +205,7 @@ pub(super) struct ObjectSeed {
     pub(super) at: String,
 }
 
-impl<'de> DeserializeSeed<'de> for ObjectSeed {
-    type Value = Fields;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Fields, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ObjectSeed);
 
 impl<'de> Visitor<'de> for ObjectSeed {
     type Value = Fields;
@@ -239,10 +224,7 @@ impl<'de> Visitor<'de> for ObjectSeed {
         }
         Ok(fields)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Fields, A::Error> {
-        Err(de::Error::custom(format!("{}not an object", self.at)))
-    }
-    refuse_others!(|s: &Self| format!("{}not an object", s.at));
+    refuse_others!(|s: &Self| format!("{}not an object", s.at), and arrays);
 }
 
 /// Takes one from the file's budget of nodes (and `processes` entries); past [`Report::MAX_JSON_NODES`],

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::fields::{Fields, KeySeed, ObjectSeed, Scalar, ScalarSeed, read_row, take_node};
 use super::intern;
@@ -12,7 +12,7 @@ use crate::data::counters::CounterStats;
 use crate::data::locks::LockStats;
 use crate::data::report::{ProcessInfo, ThreadSummary};
 use crate::data::tree::CallTree;
-use crate::export::json_input::refuse_others;
+use crate::export::json_input::{own_seed, refuse_others};
 use crate::export::json_rows::{
     COUNTER_FIELDS, COUNTER_KEYS, LOCK_FIELDS, LOCK_KEYS, THREAD_FIELDS, THREAD_KEYS,
 };
@@ -22,22 +22,14 @@ pub(super) struct ThreadsSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ThreadsSeed<'_> {
-    type Value = Vec<ThreadSummary>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ThreadsSeed<'_>);
 
 impl<'de> Visitor<'de> for ThreadsSeed<'_> {
     type Value = Vec<ThreadSummary>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the threads' array")
     }
-    refuse_others!(|_: &Self| "no \"threads\" array".to_owned());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("no \"threads\" array"))
-    }
+    refuse_others!(|_: &Self| "no \"threads\" array".to_owned(), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
         loop {
@@ -60,25 +52,14 @@ struct ThreadSeed<'a> {
     nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ThreadSeed<'_> {
-    type Value = ThreadSummary;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ThreadSeed<'_>);
 
 impl<'de> Visitor<'de> for ThreadSeed<'_> {
     type Value = ThreadSummary;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a thread object")
     }
-    refuse_others!(|s: &Self| format!("threads[{}]: not an object", s.i));
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom(format!(
-            "threads[{}]: not an object",
-            self.i
-        )))
-    }
+    refuse_others!(|s: &Self| format!("threads[{}]: not an object", s.i), and arrays);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let at = format!("threads[{}]: ", self.i);
         take_node(self.nodes_left)?;
@@ -150,37 +131,16 @@ pub(super) struct ProcessesSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ProcessesSeed<'_> {
-    type Value = Option<Vec<ProcessInfo>>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(ProcessesSeed<'_>);
 
 impl<'de> Visitor<'de> for ProcessesSeed<'_> {
     type Value = Option<Vec<ProcessInfo>>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the processes' array")
     }
-    refuse_others!(null_is_none, |_: &Self| "\"processes\" is not an array");
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("\"processes\" is not an array"))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::new();
-        loop {
-            let at = format!("processes[{}]: ", out.len());
-            let Some(o) = seq.next_element_seed(ObjectSeed {
-                known: PROCESS_KEYS,
-                at: at.clone(),
-            })?
-            else {
-                break;
-            };
-            take_node(self.nodes_left)?;
-            out.push(process(&o, &at).map_err(de::Error::custom)?);
-        }
-        Ok(Some(out))
+    refuse_others!(null_is_none, |_: &Self| "\"processes\" is not an array", and objects);
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        objects(seq, "processes", PROCESS_KEYS, self.nodes_left, process).map(Some)
     }
 }
 
@@ -189,22 +149,14 @@ pub(super) struct NamesSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for NamesSeed<'_> {
-    type Value = Vec<&'static str>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(NamesSeed<'_>);
 
 impl<'de> Visitor<'de> for NamesSeed<'_> {
     type Value = Vec<&'static str>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of names")
     }
-    refuse_others!(|_: &Self| "no \"skipped_sections\" array".to_owned());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("no \"skipped_sections\" array"))
-    }
+    refuse_others!(|_: &Self| "no \"skipped_sections\" array".to_owned(), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
         while let Some(v) = seq.next_element_seed(ScalarSeed)? {
@@ -225,22 +177,14 @@ pub(super) struct CountersSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for CountersSeed<'_> {
-    type Value = Vec<CounterStats>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(CountersSeed<'_>);
 
 impl<'de> Visitor<'de> for CountersSeed<'_> {
     type Value = Vec<CounterStats>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the counters' object")
     }
-    refuse_others!(|_: &Self| "\"counters\" is not an object".to_owned());
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("\"counters\" is not an object"))
-    }
+    refuse_others!(|_: &Self| "\"counters\" is not an object".to_owned(), and arrays);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out: Vec<CounterStats> = Vec::new();
         while let Some(key) = map.next_key_seed(ScalarSeed)? {
@@ -272,38 +216,44 @@ pub(super) struct LocksSeed<'a> {
     pub(super) nodes_left: &'a mut usize,
 }
 
-impl<'de> DeserializeSeed<'de> for LocksSeed<'_> {
-    type Value = Vec<LockStats>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(LocksSeed<'_>);
 
 impl<'de> Visitor<'de> for LocksSeed<'_> {
     type Value = Vec<LockStats>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the locks' array")
     }
-    refuse_others!(|_: &Self| "\"locks\" is not an array".to_owned());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("\"locks\" is not an array"))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out: Vec<LockStats> = Vec::new();
-        loop {
-            let at = format!("locks[{}]: ", out.len());
-            let Some(o) = seq.next_element_seed(ObjectSeed {
-                known: &LOCK_KEYS,
-                at: at.clone(),
-            })?
-            else {
-                break;
-            };
-            take_node(self.nodes_left)?;
+    refuse_others!(|_: &Self| "\"locks\" is not an array".to_owned(), and objects);
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        objects(seq, "locks", &LOCK_KEYS, self.nodes_left, |o, at| {
             let mut l = LockStats::default();
-            read_row(&o, &at, LOCK_FIELDS, &mut l).map_err(de::Error::custom)?;
-            out.push(l);
-        }
-        Ok(out)
+            read_row(o, at, LOCK_FIELDS, &mut l)?;
+            Ok(l)
+        })
     }
+}
+
+/// The array `name` of objects of scalars (`known` keys kept), each taken from the file's budget of nodes
+/// and made into a `T` by `make` (given the object and where it is, for its errors).
+fn objects<'de, A: SeqAccess<'de>, T>(
+    mut seq: A,
+    name: &str,
+    known: &'static [&'static str],
+    nodes_left: &mut usize,
+    make: impl Fn(&Fields, &str) -> Result<T, String>,
+) -> Result<Vec<T>, A::Error> {
+    let mut out = Vec::new();
+    loop {
+        let at = format!("{name}[{}]: ", out.len());
+        let Some(o) = seq.next_element_seed(ObjectSeed {
+            known,
+            at: at.clone(),
+        })?
+        else {
+            break;
+        };
+        take_node(nodes_left)?;
+        out.push(make(&o, &at).map_err(de::Error::custom)?);
+    }
+    Ok(out)
 }

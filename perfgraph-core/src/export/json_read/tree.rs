@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::fields::{Fields, KeySeed, ObjectSeed, Scalar, ScalarSeed, take_node};
 use super::intern;
@@ -13,7 +13,7 @@ use crate::data::latency::Latency;
 use crate::data::node_figures::{InJson, NODE_FIGURE_NAMES, NODE_FIGURES, Value};
 use crate::data::report::ProcessSpread;
 use crate::data::tree::{CallNode, CallTree};
-use crate::export::json_input::refuse_others;
+use crate::export::json_input::{own_seed, refuse_others};
 
 /// The keys of a node's spread over processes (a merge's).
 const SPREAD_KEYS: &[&str] = &["count", "min_ns", "sum_ns", "max_ns", "max_rank"];
@@ -29,25 +29,14 @@ pub(super) struct TreeSeed<'a> {
 /// allocation fields (the run counted allocations).
 pub(super) type ReadTree = (CallTree, Option<Vec<ProcessSpread>>, bool);
 
-impl<'de> DeserializeSeed<'de> for TreeSeed<'_> {
-    type Value = ReadTree;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<ReadTree, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(TreeSeed<'_>);
 
 impl<'de> Visitor<'de> for TreeSeed<'_> {
     type Value = ReadTree;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "\"{}\" as an array", self.name)
     }
-    refuse_others!(|s: &Self| format!("\"{}\" is not an array", s.name));
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<ReadTree, A::Error> {
-        Err(de::Error::custom(format!(
-            "\"{}\" is not an array",
-            self.name
-        )))
-    }
+    refuse_others!(|s: &Self| format!("\"{}\" is not an array", s.name), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ReadTree, A::Error> {
         let mut nodes: Vec<CallNode> = Vec::new();
         let mut spread: Vec<ProcessSpread> = Vec::new();
@@ -89,22 +78,14 @@ struct NodeSeed {
     at: String,
 }
 
-impl<'de> DeserializeSeed<'de> for NodeSeed {
-    type Value = RawNode;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<RawNode, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(NodeSeed);
 
 impl<'de> Visitor<'de> for NodeSeed {
     type Value = RawNode;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a node object")
     }
-    refuse_others!(|s: &Self| format!("{}not an object", s.at));
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<RawNode, A::Error> {
-        Err(de::Error::custom(format!("{}not an object", self.at)))
-    }
+    refuse_others!(|s: &Self| format!("{}not an object", s.at), and arrays);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNode, A::Error> {
         let mut raw = RawNode::default();
         while let Some(key) = map.next_key_seed(KeySeed(
@@ -157,12 +138,7 @@ struct HistogramSeed {
 
 type ReadHistogram = Option<(Option<u64>, Vec<(u32, u64)>)>;
 
-impl<'de> DeserializeSeed<'de> for HistogramSeed {
-    type Value = ReadHistogram;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<ReadHistogram, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(HistogramSeed);
 
 impl HistogramSeed {
     /// The error for a histogram that is neither `null` nor an object.
@@ -184,10 +160,7 @@ impl<'de> Visitor<'de> for HistogramSeed {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a histogram object or null")
     }
-    refuse_others!(null_is_none, HistogramSeed::not_an_object);
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<ReadHistogram, A::Error> {
-        Err(de::Error::custom(self.not_an_object()))
-    }
+    refuse_others!(null_is_none, HistogramSeed::not_an_object, and arrays);
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadHistogram, A::Error> {
         let mut sub = None;
         let mut buckets = None;
@@ -220,22 +193,14 @@ struct BucketsSeed {
     bad: String,
 }
 
-impl<'de> DeserializeSeed<'de> for BucketsSeed {
-    type Value = Vec<(u32, u64)>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(BucketsSeed);
 
 impl<'de> Visitor<'de> for BucketsSeed {
     type Value = Vec<(u32, u64)>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("[bucket, calls] pairs")
     }
-    refuse_others!(|s: &Self| s.bad.clone());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom(self.bad))
-    }
+    refuse_others!(|s: &Self| s.bad.clone(), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out: Vec<(u32, u64)> = Vec::new();
         let mut last: Option<u64> = None;
@@ -260,22 +225,14 @@ struct PairSeed<'a> {
     bad: &'a str,
 }
 
-impl<'de> DeserializeSeed<'de> for PairSeed<'_> {
-    type Value = (u64, u64);
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+own_seed!(PairSeed<'_>);
 
 impl<'de> Visitor<'de> for PairSeed<'_> {
     type Value = (u64, u64);
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a [bucket, calls] pair")
     }
-    refuse_others!(|s: &Self| s.bad.to_owned());
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom(self.bad))
-    }
+    refuse_others!(|s: &Self| s.bad.to_owned(), and objects);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut whole = || -> Result<Option<u64>, A::Error> {
             match seq.next_element_seed(ScalarSeed)? {

@@ -7,6 +7,7 @@ use super::tracks::{
     counter_uuid, cpu_uuid, heap_uuid, interval_uuids, memory_uuid, process_uuid, thread_uuid,
 };
 use super::wire::{fixed64, message, packet, string, uint};
+use crate::export::trace::Interval;
 
 /// A counter's unit, as its `CounterDescriptor` gives it.
 pub(super) enum Unit {
@@ -77,14 +78,13 @@ impl Perfetto {
 
     /// A thread's interval statistics on two counter tracks under its track (described on first use):
     /// `Sections/s` and `In sections %`, double values.
-    pub(crate) fn interval(
-        &mut self,
-        out: &mut Vec<u8>,
-        ts_ns: u64,
-        thread: u32,
-        per_second: f64,
-        busy_percent: f64,
-    ) {
+    pub(crate) fn interval(&mut self, out: &mut Vec<u8>, interval: &Interval) {
+        let Interval {
+            ts_ns,
+            thread,
+            per_second,
+            busy_percent,
+        } = *interval;
         let pid = self.pid;
         let seq = self.absolute(out, ts_ns);
         let i = thread as usize;

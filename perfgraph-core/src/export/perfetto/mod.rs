@@ -50,7 +50,8 @@ mod tracks;
 pub(super) mod wire;
 
 use super::trace::{
-    Call, Encoder, Identity, LockFlow, LockSlice, Mark, PathPiece, SectionText, Summary, arg_key,
+    Call, Encoder, Identity, Interval, LockFlow, LockSlice, Mark, PathPiece, SectionText, Summary,
+    arg_key,
 };
 use crate::base::registry::SectionId;
 use crate::data::args::ArgValue;
@@ -378,17 +379,9 @@ impl Encoder for Perfetto {
     fn lock_flow(&mut self, out: &mut Vec<u8>, flow: &LockFlow) {
         Perfetto::lock_flow(self, out, flow);
     }
-    fn interval(
-        &mut self,
-        out: &mut Vec<u8>,
-        ts_ns: u64,
-        thread: u32,
-        _name: &str,
-        per_second: f64,
-        busy_percent: f64,
-    ) {
+    fn interval(&mut self, out: &mut Vec<u8>, interval: &Interval, _name: &str) {
         // Its tracks name the thread by their parent, the thread's track.
-        Perfetto::interval(self, out, ts_ns, thread, per_second, busy_percent);
+        Perfetto::interval(self, out, interval);
     }
     fn cpu(&mut self, out: &mut Vec<u8>, ts_ns: u64, thread: u32, _name: &str, percent: u64) {
         // Its counter track names the thread by its track, not by name.
