@@ -137,17 +137,8 @@ struct Shared {
     crediting: Vec<Crediting>,
     /// Per section id.
     counts: Vec<Count>,
-    /// This experiment: sleeps' overshoot, delay paid, delay skipped on waking, ns; the selected
-    /// section's ends.
-    overshoot: u64,
-    paid: u64,
-    skipped: u64,
-    /// Delay inserted while threads waited in `sync` and were not woken by another thread (a time-out):
-    /// they pay it.
-    unwoken: u64,
-    /// Delay paid at the threads' CPU-time timer ticks (a long stretch without a perfgraph call).
-    ticked: u64,
-    selected_ends: u64,
+    /// This experiment's figures so far.
+    tally: Tally,
 }
 
 impl Shared {
@@ -161,13 +152,19 @@ impl Shared {
             base: 0,
             crediting: Vec::new(),
             counts: Vec::new(),
-            overshoot: 0,
-            paid: 0,
-            skipped: 0,
-            unwoken: 0,
-            ticked: 0,
-            selected_ends: 0,
+            tally: Tally::new(),
         }
+    }
+
+    /// A generation ends (an experiment starts or ends) at `now`: what was inserted by then is `global`,
+    /// where every thread's count starts again; nothing is credited any more. Returns it.
+    fn turn(&mut self, now: u64) -> u64 {
+        let inserted = self.inserted(now);
+        self.global = inserted;
+        self.base = inserted;
+        self.generation += 1;
+        self.crediting.clear();
+        inserted
     }
 
     /// The delay inserted by `now`: `global`, or a crediting thread's count if larger.
@@ -250,7 +247,7 @@ pub fn exit(own: &Own, thread: u32, section: u32) {
         sh.sync(own);
         sh.count(section).departures += 1;
         if sh.running && sh.selected == section {
-            sh.selected_ends += 1;
+            sh.tally.selected_ends += 1;
             let speedup = sh.speedup;
             if let Some(i) = sh.crediting.iter().position(|c| c.thread == thread) {
                 let c = &mut sh.crediting[i];
@@ -304,13 +301,13 @@ pub fn woken(own: &Own, thread: u32, skip: bool) {
         if same && at != NOT_BLOCKED {
             let gap = sh.inserted(now).saturating_sub(at);
             if skip {
-                sh.skipped += gap;
+                sh.tally.skipped += gap;
                 match sh.entry(thread) {
                     Some(c) => c.base += gap,
                     None => own.set_local(own.local() + gap),
                 }
             } else {
-                sh.unwoken += gap;
+                sh.tally.unwoken += gap;
             }
         }
         sh.sync(own);
@@ -386,11 +383,11 @@ fn pay_from(own: &Own, thread: u32, tick: bool) {
         // What the sleep overslept is delay too: the thread is that much ahead, and the others owe it as
         // well (coz's rule on Linux), so it is in the delay inserted and comes off the experiment's time
         // with the rest, the same for every thread.
-        sh.paid += slept;
+        sh.tally.paid += slept;
         if tick {
-            sh.ticked += slept;
+            sh.tally.ticked += slept;
         }
-        sh.overshoot += slept.saturating_sub(owed);
+        sh.tally.overshoot += slept.saturating_sub(owed);
         match sh.entry(thread) {
             Some(c) => {
                 c.base += slept;
@@ -428,6 +425,38 @@ pub struct Started {
     counts: Vec<Count>,
 }
 
+/// What the threads did about an experiment's delay, ns summed over threads; and the selected section's
+/// ends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// How much the sleeps that paid it overslept: delay too, in `inserted` (the sleeping thread was
+    /// that much ahead, and the others paid it as well).
+    pub overshoot: u64,
+    /// Delay paid by sleeping, and skipped on waking.
+    pub paid: u64,
+    pub skipped: u64,
+    /// Delay inserted while threads waited in `sync` with no thread to wake them (a time-out), which
+    /// they then paid.
+    pub unwoken: u64,
+    /// Of `paid`, what the threads' CPU-time timers made them pay (long stretches without a call).
+    pub ticked: u64,
+    /// Ends of the selected section.
+    pub selected_ends: u64,
+}
+
+impl Tally {
+    const fn new() -> Tally {
+        Tally {
+            overshoot: 0,
+            paid: 0,
+            skipped: 0,
+            unwoken: 0,
+            ticked: 0,
+            selected_ends: 0,
+        }
+    }
+}
+
 /// What an experiment measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ended {
@@ -435,19 +464,8 @@ pub struct Ended {
     pub elapsed: u64,
     /// The delay inserted during it, ns.
     pub inserted: u64,
-    /// How much the sleeps that paid it overslept, ns: delay too, in `inserted` (the sleeping thread was
-    /// that much ahead, and the others paid it as well).
-    pub overshoot: u64,
-    /// Delay paid by sleeping, and skipped on waking, ns (summed over threads).
-    pub paid: u64,
-    pub skipped: u64,
-    /// Delay inserted while threads waited in `sync` with no thread to wake them (a time-out), which
-    /// they then paid, ns (summed over threads).
-    pub unwoken: u64,
-    /// Of `paid`, what the threads' CPU-time timers made them pay, ns.
-    pub ticked: u64,
-    /// Ends of the selected section.
-    pub selected_ends: u64,
+    /// What the threads paid, skipped, and more.
+    pub tally: Tally,
     /// Per section id: its starts and ends during the experiment.
     pub counts: Vec<Count>,
 }
@@ -465,29 +483,18 @@ impl Ended {
 pub fn start(section: u32, speedup: f64, open: &[(u32, u32)]) -> Started {
     let mut sh = poison::lock(&SHARED);
     let now = now();
-    let global = sh.inserted(now);
-    sh.global = global;
-    sh.base = global;
-    sh.generation += 1;
+    let global = sh.turn(now);
     sh.running = true;
     sh.selected = section;
     sh.speedup = speedup;
-    sh.overshoot = 0;
-    sh.paid = 0;
-    sh.skipped = 0;
-    sh.unwoken = 0;
-    sh.ticked = 0;
-    sh.selected_ends = 0;
+    sh.tally = Tally::new();
     let crediting = open.iter().map(|&(thread, depth)| Crediting {
         thread,
         base: global,
         since: Some(now),
         depth,
     });
-    heap::untracked(|| {
-        sh.crediting.clear();
-        sh.crediting.extend(crediting);
-    });
+    heap::untracked(|| sh.crediting.extend(crediting));
     Started {
         at: now,
         global,
@@ -499,13 +506,9 @@ pub fn start(section: u32, speedup: f64, open: &[(u32, u32)]) -> Started {
 pub fn end(started: &Started) -> Ended {
     let mut sh = poison::lock(&SHARED);
     let now = now();
-    let inserted = sh.inserted(now);
-    sh.global = inserted;
-    sh.base = inserted;
-    sh.generation += 1;
+    let inserted = sh.turn(now);
     sh.running = false;
     sh.speedup = 0.0;
-    sh.crediting.clear();
     let counts = sh
         .counts
         .iter()
@@ -521,12 +524,7 @@ pub fn end(started: &Started) -> Ended {
     Ended {
         elapsed: now - started.at,
         inserted: inserted - started.global,
-        overshoot: sh.overshoot,
-        paid: sh.paid,
-        skipped: sh.skipped,
-        unwoken: sh.unwoken,
-        ticked: sh.ticked,
-        selected_ends: sh.selected_ends,
+        tally: sh.tally,
         counts,
     }
 }

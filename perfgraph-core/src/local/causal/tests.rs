@@ -23,8 +23,8 @@ fn one_thread_in_the_section_inserts_speedup_times_its_time() {
     // 40 ms or more in the section, half of it inserted, none of it paid (the thread is the one sped up).
     assert!(ended.inserted >= 20_000_000, "{ended:?}");
     assert!(ended.inserted <= ended.elapsed / 2 + 1, "{ended:?}");
-    assert_eq!(ended.paid, 0);
-    assert_eq!(ended.selected_ends, 1);
+    assert_eq!(ended.tally.paid, 0);
+    assert_eq!(ended.tally.selected_ends, 1);
     assert_eq!(ended.counts[SECTION as usize].departures, 1);
     assert_eq!(ended.duration(), ended.elapsed - ended.inserted);
 }
@@ -53,7 +53,7 @@ fn another_thread_pays_at_its_next_call_what_the_section_ran_meanwhile() {
     selected.join().unwrap();
     let ended = end(&started);
     assert!(waited >= Duration::from_millis(30), "{waited:?} {ended:?}");
-    assert!(ended.paid >= 30_000_000, "{ended:?}");
+    assert!(ended.tally.paid >= 30_000_000, "{ended:?}");
 }
 
 #[test]
@@ -82,7 +82,7 @@ fn a_thread_woken_by_another_skips_what_was_inserted_while_it_waited() {
     woken(&sleeper, 3, false);
     let paid_unskipped = t.elapsed();
     let ended = end(&started);
-    assert!(ended.skipped >= 30_000_000, "{ended:?}");
+    assert!(ended.tally.skipped >= 30_000_000, "{ended:?}");
     assert!(
         paid_unskipped >= Duration::from_millis(25),
         "{paid_unskipped:?}"
@@ -106,7 +106,7 @@ fn counts_from_an_older_experiment_are_forgiven() {
     enter(&own, 1, SECTION + 1);
     exit(&own, 1, SECTION + 1);
     let second = end(&started);
-    assert_eq!(second.paid, 0, "{second:?}");
+    assert_eq!(second.tally.paid, 0, "{second:?}");
     assert_eq!(second.inserted, 0, "{second:?}");
     assert!(t.elapsed() < Duration::from_secs(5));
 }

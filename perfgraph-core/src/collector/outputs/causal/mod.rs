@@ -149,13 +149,13 @@ impl Causal {
                 selected: section_name(r.section),
                 speedup: r.speedup,
                 duration: ended.duration(),
-                selected_ends: ended.selected_ends,
+                selected_ends: ended.tally.selected_ends,
                 elapsed: ended.elapsed,
                 inserted: ended.inserted,
-                paid: ended.paid,
-                skipped: ended.skipped,
-                unwoken: ended.unwoken,
-                ticked: ended.ticked,
+                paid: ended.tally.paid,
+                skipped: ended.tally.skipped,
+                unwoken: ended.tally.unwoken,
+                ticked: ended.tally.ticked,
                 points,
             };
             self.write(&lines::experiment(&e));
