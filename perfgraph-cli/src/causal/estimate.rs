@@ -33,29 +33,54 @@ pub struct Cell {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Baseline {
     pub experiments: usize,
-    /// ns per visit.
+    /// ns per completion (throughput), or the latency, ns.
     pub period_ns: f64,
 }
 
-/// (duration, visits) of the experiments that saw `point`.
-fn runs<'a>(experiments: impl Iterator<Item = &'a Experiment>, point: &str) -> Vec<(f64, f64)> {
+/// What is predicted at the progress point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// Its rate: time per completion, `Σ duration / Σ completions`.
+    Throughput,
+    /// Its latency, by Little's law as coz's viewer has it: the number under way (at each experiment's
+    /// end, weighted by its duration) over the arrival rate, `Σ (under way × duration) / Σ arrivals`.
+    Latency,
+}
+
+/// Per experiment that saw `point`: the two sums whose ratio is the measure (a time per completion, or a
+/// latency).
+fn runs<'a>(
+    experiments: impl Iterator<Item = &'a Experiment>,
+    point: &str,
+    measure: Measure,
+) -> Vec<(f64, f64)> {
     experiments
-        .filter_map(|e| {
-            let visits = e.points.iter().find(|p| p.0 == point)?.1;
-            Some((e.duration as f64, visits as f64))
+        .filter_map(|e| match measure {
+            Measure::Throughput => {
+                let visits = e.points.iter().find(|p| p.0 == point)?.1;
+                Some((e.duration as f64, visits as f64))
+            }
+            Measure::Latency => {
+                let l = e.latencies.iter().find(|p| p.0 == point)?.1;
+                Some((l.difference as f64 * e.duration as f64, l.arrivals as f64))
+            }
         })
         .collect()
 }
 
-/// Time per visit of `runs` (`NaN` without a visit).
+/// The measure over `runs`: `Σ first / Σ second` (`NaN` when the second sums to 0).
 fn period(runs: &[(f64, f64)]) -> f64 {
     let (d, v) = runs.iter().fold((0.0, 0.0), |(d, v), r| (d + r.0, v + r.1));
     if v > 0.0 { d / v } else { f64::NAN }
 }
 
 /// The baseline of `point`, `None` without an experiment at 0% that saw it visited.
-pub fn baseline(experiments: &[Experiment], point: &str) -> Option<Baseline> {
-    let base = runs(experiments.iter().filter(|e| e.speedup == 0), point);
+pub fn baseline(experiments: &[Experiment], point: &str, measure: Measure) -> Option<Baseline> {
+    let base = runs(
+        experiments.iter().filter(|e| e.speedup == 0),
+        point,
+        measure,
+    );
     let period_ns = period(&base);
     period_ns.is_finite().then_some(Baseline {
         experiments: base.len(),
@@ -64,8 +89,12 @@ pub fn baseline(experiments: &[Experiment], point: &str) -> Option<Baseline> {
 }
 
 /// Every cell's prediction for `point`, by section then speed-up (empty without a baseline).
-pub fn cells(experiments: &[Experiment], point: &str) -> Vec<Cell> {
-    let base = runs(experiments.iter().filter(|e| e.speedup == 0), point);
+pub fn cells(experiments: &[Experiment], point: &str, measure: Measure) -> Vec<Cell> {
+    let base = runs(
+        experiments.iter().filter(|e| e.speedup == 0),
+        point,
+        measure,
+    );
     if !period(&base).is_finite() {
         return Vec::new();
     }
@@ -81,7 +110,7 @@ pub fn cells(experiments: &[Experiment], point: &str) -> Vec<Cell> {
             let of = experiments
                 .iter()
                 .filter(|e| e.selected == section && e.speedup == speedup);
-            let cell = runs(of, point);
+            let cell = runs(of, point, measure);
             let estimate = 1.0 - period(&cell) / period(&base);
             if !estimate.is_finite() {
                 return None;
@@ -173,6 +202,7 @@ mod tests {
             speedup,
             duration,
             points: visits.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            latencies: Vec::new(),
         }
     }
 
@@ -184,7 +214,7 @@ mod tests {
             e("a", 25, 900, &[("step", 10)]),
             e("a", 25, 450, &[("step", 5)]),
         ];
-        let cells = cells(&ex, "step");
+        let cells = cells(&ex, "step", Measure::Throughput);
         let a25 = cells
             .iter()
             .find(|c| c.section == "a" && c.speedup == 25)
@@ -192,8 +222,35 @@ mod tests {
         assert!((a25.estimate - 0.1).abs() < 1e-12, "{a25:?}");
         assert_eq!(a25.experiments, 2);
         assert!(a25.low <= a25.estimate && a25.estimate <= a25.high);
-        assert_eq!(baseline(&ex, "step").unwrap().period_ns, 100.0);
-        assert!(super::cells(&ex, "nothing").is_empty());
+        assert_eq!(
+            baseline(&ex, "step", Measure::Throughput)
+                .unwrap()
+                .period_ns,
+            100.0
+        );
+        assert!(super::cells(&ex, "nothing", Measure::Throughput).is_empty());
+    }
+
+    #[test]
+    fn latency_by_littles_law() {
+        use super::super::profile::Latency;
+        let with = |speedup, duration, difference, arrivals| {
+            let mut x = e("a", speedup, duration, &[]);
+            let l = Latency {
+                arrivals,
+                departures: arrivals,
+                difference,
+            };
+            x.latencies.push(("req".to_owned(), l));
+            x
+        };
+        // 4 under way, 100 arrivals in 1000 ns: 40 ns each; then 2 under way at the same rate: 20 ns.
+        let ex = [with(0, 1000, 4, 100), with(50, 1000, 2, 100)];
+        let base = baseline(&ex, "req", Measure::Latency).unwrap();
+        assert_eq!(base.period_ns, 40.0);
+        let c = cells(&ex, "req", Measure::Latency);
+        let a50 = c.iter().find(|c| c.speedup == 50).unwrap();
+        assert!((a50.estimate - 0.5).abs() < 1e-12, "{a50:?}");
     }
 
     #[test]

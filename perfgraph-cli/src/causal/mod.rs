@@ -27,6 +27,10 @@ pub struct CausalArgs {
     /// Default: of the sections every experiment at 0% saw end, the one whose rate was steadiest.
     #[arg(long, value_name = "SECTION")]
     pub progress: Option<String>,
+    /// Predicts the progress point's latency (its calls' time from start to end, by Little's law, as coz)
+    /// rather than its rate of completions; the runs must name it (`--progress`).
+    #[arg(long)]
+    pub latency: bool,
     /// Only these sections are sped up (repeat the flag; default: any section that ends).
     #[arg(long = "section", value_name = "SECTION")]
     pub sections: Vec<String>,
@@ -79,18 +83,30 @@ pub fn run(a: &CausalArgs) -> Result<u8, Failure> {
             ))
         })?,
     };
-    let Some(base) = estimate::baseline(&p.experiments, &point) else {
+    let measure = if a.latency {
+        estimate::Measure::Latency
+    } else {
+        estimate::Measure::Throughput
+    };
+    let Some(base) = estimate::baseline(&p.experiments, &point, measure) else {
+        let what = if a.latency {
+            "the latency point (a run's --progress names it)"
+        } else {
+            "the progress point"
+        };
         return Err(Failure(format!(
-            "{name}: no experiment at 0% saw the progress point {point:?} reached"
+            "{name}: no experiment at 0% saw {what} {point:?} reached"
         )));
     };
-    let cells = estimate::cells(&p.experiments, &point);
-    print!(
-        "{}",
-        table::render(&point, &base, &cells, &p, a.runs_read(&p))
-    );
+    let cells = estimate::cells(&p.experiments, &point, measure);
+    let shown = table::Shown {
+        point: &point,
+        measure,
+        runs: a.runs_read(&p),
+    };
+    print!("{}", table::render(&shown, &base, &cells, &p));
     if let Some(json) = &a.json {
-        let text = table::json(&point, &base, &cells);
+        let text = table::json(&shown, &base, &cells);
         std::fs::write(json, text).map_err(|e| Failure(format!("{}: {e}", json.display())))?;
     }
     Ok(status)

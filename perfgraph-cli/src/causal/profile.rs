@@ -1,6 +1,6 @@
 //! Reading a causal profile (`profile.coz`, coz's format, as perfgraph writes it and coz does): its
-//! experiments, each with its progress points' visits. Lines of other types (`startup`, `runtime`,
-//! `samples`, `latency-point`) are skipped; a line that does not parse is an error naming it.
+//! experiments, each with its progress points' visits and its latency points. Lines of other types
+//! (`startup`, `samples`) are skipped; a line that does not parse is an error naming it.
 
 use std::io::{BufRead, Read};
 
@@ -19,6 +19,17 @@ pub struct Experiment {
     pub duration: u64,
     /// Progress points: (name, visits).
     pub points: Vec<(String, u64)>,
+    /// Latency points: (name, what they measured).
+    pub latencies: Vec<(String, Latency)>,
+}
+
+/// A latency point of an experiment (coz's): the section's starts (`arrivals`) and ends (`departures`)
+/// during it, and how many were under way at its end (`difference`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Latency {
+    pub arrivals: u64,
+    pub departures: u64,
+    pub difference: u64,
 }
 
 /// What a profile holds.
@@ -82,6 +93,7 @@ fn line_into(line: &str, at: &str, into: &mut Profile) -> Result<(), String> {
                 speedup: (speedup * 100.0).round() as u32,
                 duration: number(get("duration"), "duration", at)?,
                 points: Vec::new(),
+                latencies: Vec::new(),
             });
         }
         "throughput-point" | "progress-point" => {
@@ -95,13 +107,28 @@ fn line_into(line: &str, at: &str, into: &mut Profile) -> Result<(), String> {
                 .ok_or_else(|| format!("{at}: a progress point before any experiment"))?;
             e.points.push((name.to_owned(), delta));
         }
+        "latency-point" => {
+            let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
+            let name =
+                get("name").ok_or_else(|| format!("{at}: a latency point without `name`"))?;
+            let l = Latency {
+                arrivals: number(get("arrivals"), "arrivals", at)?,
+                departures: number(get("departures"), "departures", at)?,
+                difference: number(get("difference"), "difference", at)?,
+            };
+            let e = into
+                .experiments
+                .last_mut()
+                .ok_or_else(|| format!("{at}: a latency point before any experiment"))?;
+            e.latencies.push((name.to_owned(), l));
+        }
         "runtime" => {
             let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
             into.unreported += get("unreported-experiments")
                 .and_then(|v| v.parse::<u64>().ok())
                 .unwrap_or(0);
         }
-        "startup" | "shutdown" | "samples" | "latency-point" | "" => {}
+        "startup" | "shutdown" | "samples" | "" => {}
         other => return Err(format!("{at}: an unknown line type {other:?}")),
     }
     Ok(())
@@ -114,7 +141,8 @@ mod tests {
     #[test]
     fn experiments_with_their_points_and_the_unreported() {
         let text = "startup\ttime=1\nexperiment\tselected=a\tspeedup=0.25\tduration=400\textra=1\n\
-                    throughput-point\tname=step\tdelta=7\nruntime\ttime=9\tunreported-experiments=2\n";
+                    throughput-point\tname=step\tdelta=7\n\
+                    latency-point\tname=step\tarrivals=8\tdepartures=7\tdifference=1\nruntime\ttime=9\tunreported-experiments=2\n";
         let mut p = Profile::default();
         read(text.as_bytes(), "p", &mut p).unwrap();
         assert_eq!(
@@ -124,6 +152,14 @@ mod tests {
                 speedup: 25,
                 duration: 400,
                 points: vec![("step".into(), 7)],
+                latencies: vec![(
+                    "step".into(),
+                    Latency {
+                        arrivals: 8,
+                        departures: 7,
+                        difference: 1
+                    }
+                )],
             }]
         );
         assert_eq!(p.unreported, 2);

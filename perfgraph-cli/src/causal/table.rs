@@ -2,8 +2,16 @@
 
 use std::fmt::Write;
 
-use super::estimate::{Baseline, Cell};
+use super::estimate::{Baseline, Cell, Measure};
 use super::profile::Profile;
+
+/// What the table is about: the progress point, what is predicted there, and how many runs made the
+/// profile (when this invocation made it).
+pub struct Shown<'a> {
+    pub point: &'a str,
+    pub measure: Measure,
+    pub runs: Option<u32>,
+}
 
 /// Sections in order of the largest predicted gain at any speed-up (coz's "max speedup" order), then
 /// their speed-ups in order.
@@ -34,26 +42,25 @@ fn pct(f: f64) -> String {
 }
 
 /// The table: a heading line, the baseline, then one row per section and speed-up.
-pub fn render(
-    point: &str,
-    base: &Baseline,
-    cells: &[Cell],
-    p: &Profile,
-    runs: Option<u32>,
-) -> String {
+pub fn render(shown: &Shown, base: &Baseline, cells: &[Cell], p: &Profile) -> String {
     let mut s = String::new();
-    let runs = runs.map_or(String::new(), |n| {
+    let runs = shown.runs.map_or(String::new(), |n| {
         format!("{n} run{}, ", if n == 1 { "" } else { "s" })
     });
+    let (what, per) = match shown.measure {
+        Measure::Throughput => ("completions", "per completion"),
+        Measure::Latency => ("latency, by Little's law", "latency"),
+    };
     let _ = writeln!(
         s,
-        "Causal profile: {runs}{} experiments ({} not reported), progress point {point:?} (completions)",
+        "Causal profile: {runs}{} experiments ({} not reported), progress point {:?} ({what})",
         p.experiments.len(),
-        p.unreported
+        p.unreported,
+        shown.point
     );
     let _ = writeln!(
         s,
-        "Baseline: {} experiments at 0%, {:.3} ms per completion",
+        "Baseline: {} experiments at 0%, {:.3} ms {per}",
         base.experiments,
         base.period_ns / 1e6
     );
@@ -84,7 +91,7 @@ pub fn render(
 }
 
 /// The predictions as JSON: `{"progress": .., "baseline": {..}, "predictions": [..]}`.
-pub fn json(point: &str, base: &Baseline, cells: &[Cell]) -> String {
+pub fn json(shown: &Shown, base: &Baseline, cells: &[Cell]) -> String {
     let num = |f: f64| {
         if f.is_finite() {
             serde_json::json!(f)
@@ -105,8 +112,13 @@ pub fn json(point: &str, base: &Baseline, cells: &[Cell]) -> String {
             })
         })
         .collect();
+    let measure = match shown.measure {
+        Measure::Throughput => "throughput",
+        Measure::Latency => "latency",
+    };
     let doc = serde_json::json!({
-        "progress": point,
+        "progress": shown.point,
+        "measure": measure,
         "baseline": {"experiments": base.experiments, "period_ns": base.period_ns},
         "predictions": predictions,
     });
@@ -135,7 +147,12 @@ mod tests {
             experiments: 4,
             period_ns: 1e7,
         };
-        let text = render("step", &base, &cells, &Profile::default(), Some(2));
+        let shown = Shown {
+            point: "step",
+            measure: Measure::Throughput,
+            runs: Some(2),
+        };
+        let text = render(&shown, &base, &cells, &Profile::default());
         let rows: Vec<&str> = text.lines().skip(4).collect();
         assert!(rows[0].starts_with("b "), "{text}");
         assert!(
@@ -150,7 +167,7 @@ mod tests {
             rows[0].contains("+30.0%") && rows[0].contains("+29.0% .. +31.0%"),
             "{text}"
         );
-        let j: serde_json::Value = serde_json::from_str(&json("step", &base, &cells)).unwrap();
+        let j: serde_json::Value = serde_json::from_str(&json(&shown, &base, &cells)).unwrap();
         assert_eq!(j["predictions"][0]["section"], "b");
     }
 }

@@ -468,6 +468,9 @@ pub struct Ended {
     pub tally: Tally,
     /// Per section id: its starts and ends during the experiment.
     pub counts: Vec<Count>,
+    /// Per section id: its calls under way at the experiment's end (started and not ended, on every
+    /// thread): a latency point's `difference`.
+    pub under_way: Vec<u64>,
 }
 
 impl Ended {
@@ -526,6 +529,11 @@ pub fn end(started: &Started) -> Ended {
         inserted: inserted - started.global,
         tally: sh.tally,
         counts,
+        under_way: sh
+            .counts
+            .iter()
+            .map(|c| c.arrivals.saturating_sub(c.departures))
+            .collect(),
     }
 }
 

@@ -21,6 +21,8 @@ pub(super) struct Experiment {
     pub unwoken: u64,
     pub ticked: u64,
     pub points: Vec<(String, u64)>,
+    /// (name, arrivals, departures, under way at the end).
+    pub latencies: Vec<(String, u64, u64, u64)>,
 }
 
 /// A section name as one field: no tab or line break (coz's fields are split on them).
@@ -28,7 +30,8 @@ fn field(name: &str) -> String {
     name.replace(['\t', '\n', '\r'], " ")
 }
 
-/// The experiment's lines: `experiment` and one `throughput-point` per progress point.
+/// The experiment's lines: `experiment`, one `throughput-point` per progress point, and one
+/// `latency-point` per progress point named.
 pub(super) fn experiment(e: &Experiment) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -47,6 +50,13 @@ pub(super) fn experiment(e: &Experiment) -> String {
     );
     for (name, delta) in &e.points {
         let _ = writeln!(s, "throughput-point\tname={}\tdelta={delta}", field(name));
+    }
+    for (name, arrivals, departures, difference) in &e.latencies {
+        let _ = writeln!(
+            s,
+            "latency-point\tname={}\tarrivals={arrivals}\tdepartures={departures}\tdifference={difference}",
+            field(name)
+        );
     }
     s
 }
@@ -80,11 +90,13 @@ mod tests {
             unwoken: 5,
             ticked: 3,
             points: vec![("step".to_owned(), 7)],
+            latencies: vec![("step".to_owned(), 8, 7, 1)],
         };
         assert_eq!(
             experiment(&e),
             "experiment\tselected=a b\tspeedup=0.25\tduration=400\tselected-samples=3\telapsed=500\t\
-             inserted=100\tpaid=90\tskipped=10\tunwoken=5\tticked=3\nthroughput-point\tname=step\tdelta=7\n"
+             inserted=100\tpaid=90\tskipped=10\tunwoken=5\tticked=3\nthroughput-point\tname=step\tdelta=7\n\
+             latency-point\tname=step\tarrivals=8\tdepartures=7\tdifference=1\n"
         );
         assert_eq!(startup(5), "startup\ttime=5\n");
     }

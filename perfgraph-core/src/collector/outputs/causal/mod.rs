@@ -136,6 +136,12 @@ impl Causal {
     fn end(&mut self, r: Running) {
         let ended = causal::end(&r.started);
         let points = pick::points(&ended.counts, section_name, &self.settings.progress);
+        let latencies = pick::latencies(
+            &ended.counts,
+            &ended.under_way,
+            section_name,
+            &self.settings.progress,
+        );
         let visits = points.iter().map(|p| p.1);
         // Named points must all be seen enough; by default, the best seen one must.
         let visits = if self.settings.progress.is_empty() {
@@ -157,6 +163,7 @@ impl Causal {
                 unwoken: ended.tally.unwoken,
                 ticked: ended.tally.ticked,
                 points,
+                latencies,
             };
             self.write(&lines::experiment(&e));
         } else {

@@ -99,6 +99,30 @@ pub(super) fn points(
     by_name
 }
 
+/// The latency points of an experiment, for the sections named in `named`: `(name, starts, ends, under
+/// way at its end)`, the sites of one name summed (`counts` and `under_way` by id).
+pub(super) fn latencies(
+    counts: &[Count],
+    under_way: &[u64],
+    name: impl Fn(u32) -> String,
+    named: &[String],
+) -> Vec<(String, u64, u64, u64)> {
+    named
+        .iter()
+        .map(|n| {
+            let mut l = (n.clone(), 0, 0, 0);
+            for (id, c) in counts.iter().enumerate().skip(1) {
+                if name(id as u32) == *n {
+                    l.1 += c.arrivals;
+                    l.2 += c.departures;
+                    l.3 += under_way.get(id).copied().unwrap_or(0);
+                }
+            }
+            l
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +158,16 @@ mod tests {
         let c = counts(&[9, 3, 0, 2, 1]);
         assert_eq!(candidates(&c, name, &[]), [1, 3, 4]);
         assert_eq!(candidates(&c, name, &["step".to_owned()]), [1, 3]);
+    }
+
+    #[test]
+    fn latencies_sum_one_name() {
+        let c = counts(&[9, 3, 0, 2, 1]);
+        let under_way = [0, 1, 0, 2, 0];
+        assert_eq!(
+            latencies(&c, &under_way, name, &["step".to_owned()]),
+            [("step".to_owned(), 5, 5, 3)]
+        );
     }
 
     #[test]
