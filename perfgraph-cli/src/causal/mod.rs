@@ -4,6 +4,7 @@
 //! a progress point, with its 95% interval. Without a command, it reads the profile already there.
 
 mod estimate;
+mod page;
 mod profile;
 mod table;
 
@@ -47,6 +48,9 @@ pub struct CausalArgs {
     /// Also writes the predictions as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also writes them as one self-contained HTML page: each section's curve, then the table.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// The command, after `--`.
     #[arg(
         trailing_var_arg = true,
@@ -104,12 +108,22 @@ pub fn run(a: &CausalArgs) -> Result<u8, Failure> {
         measure,
         runs: a.runs_read(&p),
     };
-    print!("{}", table::render(&shown, &base, &cells, &p));
+    let text = table::render(&shown, &base, &cells, &p);
+    print!("{text}");
     if let Some(json) = &a.json {
-        let text = table::json(&shown, &base, &cells);
-        std::fs::write(json, text).map_err(|e| Failure(format!("{}: {e}", json.display())))?;
+        write_to(json, &table::json(&shown, &base, &cells))?;
+    }
+    if let Some(html) = &a.html {
+        let sections = table::sections(&cells);
+        let title = format!("perfgraph causal: {point}");
+        write_to(html, &page::page(&title, &sections, &cells, &text))?;
     }
     Ok(status)
+}
+
+/// Writes `text` to the file `path`, or says why it could not.
+fn write_to(path: &Path, text: &str) -> Result<(), Failure> {
+    std::fs::write(path, text).map_err(|e| Failure(format!("{}: {e}", path.display())))
 }
 
 impl CausalArgs {
@@ -120,46 +134,66 @@ impl CausalArgs {
 }
 
 /// Runs the command `a.runs` times, each writing its experiments to a file of its own beside the profile,
-/// appended to the profile after the run. Returns the exit code to give.
+/// appended to the new profile after the run; the new profile replaces the old one once every run has
+/// ended (a command that cannot run leaves the old one as it was). Returns the exit code to give.
 fn record(a: &CausalArgs) -> Result<u8, Failure> {
     let out = &a.output;
-    let mut profile = File::create(out).map_err(|e| Failure(format!("{}: {e}", out.display())))?;
-    let part = part_path(out);
+    let fresh = beside(out, "new");
+    let mut profile =
+        File::create(&fresh).map_err(|e| Failure(format!("{}: {e}", fresh.display())))?;
+    let part = beside(out, "run");
     let mut status = 0u8;
     for run in 1..=a.runs {
-        let mut c = Command::new(&a.command[0]);
-        c.args(&a.command[1..]).env("PERFGRAPH_CAUSAL", &part);
-        if let Some(p) = &a.progress {
-            c.env("PERFGRAPH_CAUSAL_PROGRESS", p);
-        }
-        if !a.sections.is_empty() {
-            c.env("PERFGRAPH_CAUSAL_SECTIONS", a.sections.join(","));
-        }
-        if !a.speedups.is_empty() {
-            let list: Vec<String> = a.speedups.iter().map(u32::to_string).collect();
-            c.env("PERFGRAPH_CAUSAL_SPEEDUPS", list.join(","));
-        }
-        if let Some(s) = a.experiment {
-            c.env("PERFGRAPH_CAUSAL_EXPERIMENT", s.to_string());
-        }
-        let program = a.command[0].to_string_lossy();
-        let exit = c
-            .status()
-            .map_err(|e| Failure(format!("{program}: cannot run: {e}")))?;
-        let code = crate::bundle::record::shell_status(exit);
+        let ran = run_once(a, &part).and_then(|code| {
+            append(&part, &mut profile, &fresh)?;
+            Ok(code)
+        });
+        let code = match ran {
+            Ok(code) => code,
+            Err(e) => {
+                let _ = std::fs::remove_file(&part);
+                let _ = std::fs::remove_file(&fresh);
+                return Err(e);
+            }
+        };
         if code != 0 && status == 0 {
+            let program = a.command[0].to_string_lossy();
             eprintln!("perfgraph: run {run} of {program} exited with {code}");
             status = u8::try_from(code).unwrap_or(1);
         }
-        append(&part, &mut profile, out)?;
     }
+    std::fs::rename(&fresh, out).map_err(|e| Failure(format!("{}: {e}", out.display())))?;
     Ok(status)
 }
 
-/// Where a run writes its experiments: beside the profile, named after it and this process.
-fn part_path(out: &Path) -> PathBuf {
+/// One run of the command, its experiments to `part`: its exit status as a shell gives it.
+fn run_once(a: &CausalArgs, part: &Path) -> Result<i32, Failure> {
+    let mut c = Command::new(&a.command[0]);
+    c.args(&a.command[1..]).env("PERFGRAPH_CAUSAL", part);
+    if let Some(p) = &a.progress {
+        c.env("PERFGRAPH_CAUSAL_PROGRESS", p);
+    }
+    if !a.sections.is_empty() {
+        c.env("PERFGRAPH_CAUSAL_SECTIONS", a.sections.join(","));
+    }
+    if !a.speedups.is_empty() {
+        let list: Vec<String> = a.speedups.iter().map(u32::to_string).collect();
+        c.env("PERFGRAPH_CAUSAL_SPEEDUPS", list.join(","));
+    }
+    if let Some(s) = a.experiment {
+        c.env("PERFGRAPH_CAUSAL_EXPERIMENT", s.to_string());
+    }
+    let program = a.command[0].to_string_lossy();
+    let exit = c
+        .status()
+        .map_err(|e| Failure(format!("{program}: cannot run: {e}")))?;
+    Ok(crate::bundle::record::shell_status(exit))
+}
+
+/// A file beside the profile, named after it, this process and `what`.
+fn beside(out: &Path, what: &str) -> PathBuf {
     let mut name = out.file_name().map(OsString::from).unwrap_or_default();
-    name.push(format!(".{}.run", std::process::id()));
+    name.push(format!(".{}.{what}", std::process::id()));
     out.with_file_name(name)
 }
 

@@ -33,6 +33,17 @@ fn ordered(cells: &[Cell]) -> Vec<&Cell> {
     out
 }
 
+/// The sections, in the table's order.
+pub fn sections(cells: &[Cell]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for c in ordered(cells) {
+        if !out.contains(&c.section.as_str()) {
+            out.push(&c.section);
+        }
+    }
+    out
+}
+
 fn pct(f: f64) -> String {
     if f.is_finite() {
         format!("{:+.1}%", f * 100.0)
