@@ -57,16 +57,16 @@ fn size() -> Size {
     if full() {
         Size {
             causal_s: 30.0,
-            experiment_s: 0.5,
+            experiment_s: 0.25,
             real_s: 1.0,
             reps: 3,
         }
     } else {
         Size {
             causal_s: 10.0,
-            experiment_s: 0.25,
-            real_s: 1.0,
-            reps: 2,
+            experiment_s: 0.1,
+            real_s: 0.6,
+            reps: 3,
         }
     }
 }
@@ -127,6 +127,10 @@ fn real_speedups(p: &Program, s: &Size) -> (Vec<(String, u32, f64)>, f64) {
             runs[i].push(real_run(p, s.real_s, Some(format!("{sec}={pct}"))));
         }
     }
+    eprintln!(
+        "{}: real periods (ns), without the knob {base:?}, with each {runs:?}",
+        p.name
+    );
     let base = median(base);
     let real = knobs
         .into_iter()
