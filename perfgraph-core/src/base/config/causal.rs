@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::Config;
-use super::variables::{Variable, path, set};
+use super::row::{Variable, path, set};
 
 /// Causal profiling's settings: [`Config::causal`].
 ///

@@ -6,13 +6,14 @@
 //!
 //! Its parts: [`modes`], the settings that pick one of a few modes (`Verbosity`, `LiveMode`, ...);
 //! [`report_selection`], which end-of-run reports to print and `PERFGRAPH_REPORT`'s list; [`variables`],
-//! the table of `PERFGRAPH_*` variables and how each value is parsed; [`causal`], causal profiling's
-//! settings and their rows of that table; [`unknown`], the warnings for `PERFGRAPH_*` names that are not
-//! settings.
+//! the table of `PERFGRAPH_*` variables and how each value is parsed ([`row`]: a row of it, and the
+//! parsers its parts share); [`causal`], causal profiling's settings and their rows of that table;
+//! [`unknown`], the warnings for `PERFGRAPH_*` names that are not settings.
 
 mod causal;
 mod modes;
 mod report_selection;
+mod row;
 mod unknown;
 mod variables;
 

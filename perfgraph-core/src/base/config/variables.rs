@@ -1,25 +1,9 @@
 //! The `PERFGRAPH_*` variables: one row each (its name, what is accepted, the default, how a value is
 //! applied), in the order they are read, and the parsers the rows share.
 
-use std::path::PathBuf;
-
 use super::report_selection::parse_report;
-use super::{CaptureMode, Config, LiveMode, MemExact, OtlpSpans, TraceCompress};
-
-/// One `PERFGRAPH_*` variable: its name, what the warning says is accepted and the default, and how a
-/// (trimmed) value is applied. `apply` returns `false`, having changed nothing, for a value it refuses.
-///
-/// A comma list (`list_refuses` is `Some`) applies its good entries and leaves out the bad ones, one warning
-/// each (`list_refuses` names them): one typo does not lose the rest. Only a list with no good entry at
-/// all is refused whole.
-#[derive(Clone, Copy)]
-pub(super) struct Variable {
-    pub(super) name: &'static str,
-    pub(super) accepted: &'static str,
-    pub(super) default: &'static str,
-    pub(super) apply: fn(&mut Config, &str) -> bool,
-    pub(super) list_refuses: Option<fn(&str) -> Vec<String>>,
-}
+use super::row::{Variable, path, set};
+use super::{CaptureMode, LiveMode, MemExact, OtlpSpans, TraceCompress};
 
 /// Every setting, in the order they are read (and warned about).
 pub(super) const VARIABLES: [Variable; 31] = [
@@ -309,11 +293,6 @@ pub(super) const VARIABLES: [Variable; 31] = [
     super::causal::VARIABLES[4],
 ];
 
-/// Stores a parsed value; `false` (storing nothing) when there is none.
-pub(super) fn set<T>(slot: &mut T, value: Option<T>) -> bool {
-    value.map(|v| *slot = v).is_some()
-}
-
 /// The value paired with the keyword `v` in `words`; `None` for a keyword not among them.
 fn keyword<T: Copy>(v: &str, words: &[(&str, T)]) -> Option<T> {
     words
@@ -343,9 +322,4 @@ fn file_size(v: &str) -> Option<u64> {
 fn seconds_ns(v: &str) -> Option<u64> {
     let s = v.parse::<f64>().ok()?;
     (s.is_finite() && (0.001..1e9).contains(&s)).then_some((s * 1e9).round() as u64)
-}
-
-/// A non-empty file path.
-pub(super) fn path(v: &str) -> Option<Option<PathBuf>> {
-    (!v.is_empty()).then(|| Some(PathBuf::from(v)))
 }
