@@ -11,7 +11,7 @@
 //!
 //! The default `cargo test` runs the serial Amdahl program, briefly (10 s profiled, its real runs beside
 //! it); `CAUSAL_FULL=1` (`.ci/run`'s own
-//! step, run alone: these compare wall times) runs all four at full size (30 s of profiling each), and also checks the overhead of
+//! step, run alone: these compare wall times) runs all four at full size (20 s of profiling each), and also checks the overhead of
 //! profiling against coz's mean of 17.6%. Each prints its table (`--nocapture` shows it);
 //! `CAUSAL_PROGRAMS=lock,joined` runs only those.
 
@@ -56,10 +56,10 @@ struct Size {
 fn size() -> Size {
     if full() {
         Size {
-            causal_s: 30.0,
-            experiment_s: 0.25,
-            real_s: 1.0,
-            reps: 3,
+            causal_s: 20.0,
+            experiment_s: 0.2,
+            real_s: 0.8,
+            reps: 4,
         }
     } else {
         Size {
@@ -111,8 +111,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The real speed-ups: for each section and 25 and 50%, `1 − period / baseline period`, the periods the
-/// medians of runs interleaved with the baseline's. Also the baseline period.
+/// The real speed-ups: for each section and 25 and 50%, `1 − period / baseline period`, the median over
+/// rounds of runs interleaved with the baseline's. Also the baseline period (the median).
 fn real_speedups(p: &Program, s: &Size) -> (Vec<(String, u32, f64)>, f64) {
     let knobs: Vec<(String, u32)> = p
         .sections
@@ -131,13 +131,17 @@ fn real_speedups(p: &Program, s: &Size) -> (Vec<(String, u32, f64)>, f64) {
         "{}: real periods (ns), without the knob {base:?}, with each {runs:?}",
         p.name
     );
-    let base = median(base);
+    // Each knob's run against the baseline's run of the same round, the median of those: a round's runs
+    // are seconds apart, so the machine's drift over the whole measurement cancels.
     let real = knobs
         .into_iter()
         .zip(runs)
-        .map(|((sec, pct), r)| (sec, pct, 1.0 - median(r) / base))
+        .map(|((sec, pct), r)| {
+            let paired = r.iter().zip(&base).map(|(k, b)| 1.0 - k / b).collect();
+            (sec, pct, median(paired))
+        })
         .collect();
-    (real, base)
+    (real, median(base))
 }
 
 /// What `perfgraph causal` predicted: (section, speed-up, estimate, half-width), and the profiled run's

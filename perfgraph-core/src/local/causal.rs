@@ -64,7 +64,7 @@ pub fn set_on(on: bool) {
 /// A thread's own delay count, in its state. Written by the thread itself only, under the shared lock.
 #[derive(Debug)]
 pub struct Own {
-    /// The generation its count belongs to.
+    /// The generation its count belongs to ([`NEVER`] before it counted).
     generation: AtomicU64,
     /// Delay it has paid or skipped, ns (while it is not crediting).
     local: AtomicU64,
@@ -74,10 +74,13 @@ pub struct Own {
 
 const NOT_BLOCKED: u64 = u64::MAX;
 
+/// [`Own::generation`] of a thread that has not counted yet.
+const NEVER: u64 = u64::MAX;
+
 impl Own {
     pub const fn new() -> Own {
         Own {
-            generation: AtomicU64::new(0),
+            generation: AtomicU64::new(NEVER),
             local: AtomicU64::new(0),
             blocked_at: AtomicU64::new(NOT_BLOCKED),
         }
@@ -178,13 +181,21 @@ impl Shared {
     }
 
     /// `own` in this generation: a count from an older one starts again from the generation's `base`.
-    fn sync(&self, own: &Own) {
+    /// A thread counting for the first time (born now, not spawned through `sync`, which passes the
+    /// spawner's count on) starts from what is inserted `now`: it owes nothing of before its birth.
+    fn sync(&self, own: &Own, now: u64) {
         // Relaxed: see `Own`.
-        if own.generation.load(Ordering::Relaxed) != self.generation {
+        let generation = own.generation.load(Ordering::Relaxed);
+        if generation != self.generation {
             own.generation.store(self.generation, Ordering::Relaxed);
-            own.set_local(self.base);
+            let from = if generation == NEVER {
+                self.inserted(now)
+            } else {
+                self.base
+            };
+            own.set_local(from);
             if own.blocked_at.load(Ordering::Relaxed) != NOT_BLOCKED {
-                own.blocked_at.store(self.base, Ordering::Relaxed);
+                own.blocked_at.store(from, Ordering::Relaxed);
             }
         }
     }
@@ -218,7 +229,7 @@ pub fn enter(own: &Own, thread: u32, section: u32) {
     pay(own, thread);
     let mut sh = poison::lock(&SHARED);
     let now = now();
-    sh.sync(own);
+    sh.sync(own, now);
     sh.count(section).arrivals += 1;
     if sh.running && sh.selected == section {
         match sh.entry(thread) {
@@ -244,7 +255,7 @@ pub fn exit(own: &Own, thread: u32, section: u32) {
     {
         let mut sh = poison::lock(&SHARED);
         let now = now();
-        sh.sync(own);
+        sh.sync(own, now);
         sh.count(section).departures += 1;
         if sh.running && sh.selected == section {
             sh.tally.selected_ends += 1;
@@ -277,7 +288,7 @@ pub fn blocked(own: &Own, thread: u32) {
     pay(own, thread);
     let mut sh = poison::lock(&SHARED);
     let now = now();
-    sh.sync(own);
+    sh.sync(own, now);
     let inserted = sh.inserted(now);
     // Relaxed: see `Own`.
     own.blocked_at.store(inserted, Ordering::Relaxed);
@@ -310,7 +321,7 @@ pub fn woken(own: &Own, thread: u32, skip: bool) {
                 sh.tally.unwoken += gap;
             }
         }
-        sh.sync(own);
+        sh.sync(own, now);
         if let Some(c) = sh.entry(thread) {
             c.since = Some(now);
         }
@@ -326,7 +337,7 @@ pub fn inherited(own: &Own, thread: u32) -> Inherited {
     let _busy = Busy::enter();
     let sh = poison::lock(&SHARED);
     let now = now();
-    sh.sync(own);
+    sh.sync(own, now);
     Inherited {
         generation: sh.generation,
         count: sh.count_of(own, thread, now),
@@ -364,7 +375,7 @@ fn pay_from(own: &Own, thread: u32, tick: bool) {
         let owed = {
             let sh = poison::lock(&SHARED);
             let now = now();
-            sh.sync(own);
+            sh.sync(own, now);
             if !sh.running || sh.speedup == 0.0 {
                 return;
             }

@@ -32,6 +32,9 @@ fn one_thread_in_the_section_inserts_speedup_times_its_time() {
 #[test]
 fn another_thread_pays_at_its_next_call_what_the_section_ran_meanwhile() {
     let _serial = poison::lock(&SERIAL);
+    // A thread that counted before the experiment.
+    let other = Own::new();
+    pay(&other, 2);
     let started = start(SECTION, 1.0, &[]);
     let (entered_tx, entered_rx) = std::sync::mpsc::channel();
     let selected = std::thread::spawn(move || {
@@ -45,7 +48,6 @@ fn another_thread_pays_at_its_next_call_what_the_section_ran_meanwhile() {
     // 20 ms of the section's 60 have run when the other thread makes its call: it owes them, and what
     // runs while it pays, until the section ends.
     std::thread::sleep(Duration::from_millis(20));
-    let other = Own::new();
     let t = Instant::now();
     // At 100%, the other thread waits for as long as the section ran: until it ends.
     enter(&other, 2, SECTION + 1);
@@ -109,4 +111,30 @@ fn counts_from_an_older_experiment_are_forgiven() {
     assert_eq!(second.tally.paid, 0, "{second:?}");
     assert_eq!(second.inserted, 0, "{second:?}");
     assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn a_thread_born_during_an_experiment_owes_nothing_of_before() {
+    let _serial = poison::lock(&SERIAL);
+    let old = Own::new();
+    pay(&old, 2);
+    let started = start(SECTION, 1.0, &[]);
+    let own = Own::new();
+    enter(&own, 1, SECTION);
+    std::thread::sleep(Duration::from_millis(30));
+    exit(&own, 1, SECTION);
+    // Born now (not spawned through `sync`): caught up at its first call.
+    let born = Own::new();
+    enter(&born, 3, SECTION + 1);
+    assert_eq!(end(&started).tally.paid, 0);
+    // The thread that counted before the experiment owes the section's 30 ms.
+    let started = start(SECTION, 1.0, &[]);
+    let own = Own::new();
+    pay(&own, 1);
+    enter(&own, 1, SECTION);
+    std::thread::sleep(Duration::from_millis(30));
+    exit(&own, 1, SECTION);
+    pay(&old, 2);
+    let paid = end(&started).tally.paid;
+    assert!(paid >= 25_000_000, "{paid}");
 }
