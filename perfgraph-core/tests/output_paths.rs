@@ -92,6 +92,20 @@ impl Program {
     }
 }
 
+/// `cmd.spawn()`, again while the program is busy being written (`ETXTBSY`): a copy of the test binary
+/// ([`Program::for_uid`]) whose descriptor another test's fork still holds, until that child's exec
+/// closes it.
+fn spawn(cmd: &mut std::process::Command) -> std::process::Child {
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            done => return done.unwrap(),
+        }
+    }
+}
+
 /// Runs the child with `PERFGRAPH_JSON=json` (as `uid` if given); returns what it printed. Fails the test if
 /// the child fails or hangs.
 fn run_child(json: &Path, uid: Option<u32>, stdout: Out) -> Output {
@@ -137,7 +151,7 @@ fn run_child_with(
         cmd.uid(uid).gid(uid).current_dir("/");
     }
     let start = Instant::now();
-    let out = cmd.spawn().unwrap().wait_with_output().unwrap();
+    let out = spawn(&mut cmd).wait_with_output().unwrap();
     // Generous: catches a hang at exit, not slowness.
     assert!(
         start.elapsed() < Duration::from_secs(60),
