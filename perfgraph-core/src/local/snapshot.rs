@@ -199,7 +199,6 @@ pub(crate) fn build_tree(reading: &[NodeReading], scale: Scale) -> CallTree {
 }
 
 /// What every thread's `counter!`s set, live and exited, one row per counter name, by name.
-/// What every thread's `counter!`s set, live and exited, one row per counter name, by name.
 fn counters() -> Vec<crate::data::counters::CounterStats> {
     let mut by_name: std::collections::BTreeMap<&'static str, super::counters::Stats> =
         std::collections::BTreeMap::new();
