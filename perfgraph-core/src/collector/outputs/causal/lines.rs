@@ -20,6 +20,8 @@ pub(super) struct Experiment {
     pub skipped: u64,
     pub unwoken: u64,
     pub ticked: u64,
+    /// Of `paid`, what the sleeps overslept.
+    pub overshoot: u64,
     pub points: Vec<(String, u64)>,
     /// (name, arrivals, departures, under way at the end).
     pub latencies: Vec<(String, u64, u64, u64)>,
@@ -36,7 +38,7 @@ pub(super) fn experiment(e: &Experiment) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "experiment\tselected={}\tspeedup={}\tduration={}\tselected-samples={}\telapsed={}\tinserted={}\tpaid={}\tskipped={}\tunwoken={}\tticked={}",
+        "experiment\tselected={}\tspeedup={}\tduration={}\tselected-samples={}\telapsed={}\tinserted={}\tpaid={}\tskipped={}\tunwoken={}\tticked={}\tovershoot={}",
         field(&e.selected),
         e.speedup as f64 / 100.0,
         e.duration,
@@ -47,6 +49,7 @@ pub(super) fn experiment(e: &Experiment) -> String {
         e.skipped,
         e.unwoken,
         e.ticked,
+        e.overshoot,
     );
     for (name, delta) in &e.points {
         let _ = writeln!(s, "throughput-point\tname={}\tdelta={delta}", field(name));
@@ -89,13 +92,14 @@ mod tests {
             skipped: 10,
             unwoken: 5,
             ticked: 3,
+            overshoot: 2,
             points: vec![("step".to_owned(), 7)],
             latencies: vec![("step".to_owned(), 8, 7, 1)],
         };
         assert_eq!(
             experiment(&e),
             "experiment\tselected=a b\tspeedup=0.25\tduration=400\tselected-samples=3\telapsed=500\t\
-             inserted=100\tpaid=90\tskipped=10\tunwoken=5\tticked=3\nthroughput-point\tname=step\tdelta=7\n\
+             inserted=100\tpaid=90\tskipped=10\tunwoken=5\tticked=3\tovershoot=2\nthroughput-point\tname=step\tdelta=7\n\
              latency-point\tname=step\tarrivals=8\tdepartures=7\tdifference=1\n"
         );
         assert_eq!(startup(5), "startup\ttime=5\n");

@@ -162,6 +162,7 @@ impl Causal {
                 skipped: ended.tally.skipped,
                 unwoken: ended.tally.unwoken,
                 ticked: ended.tally.ticked,
+                overshoot: ended.tally.overshoot,
                 points,
                 latencies,
             };
