@@ -6,6 +6,7 @@
 mod estimate;
 mod page;
 mod profile;
+mod stop;
 mod table;
 
 use std::ffi::OsString;
@@ -16,6 +17,7 @@ use std::process::Command;
 
 use crate::failure::Failure;
 use profile::Profile;
+use stop::Stop;
 
 /// `perfgraph causal`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -63,10 +65,38 @@ pub struct CausalArgs {
 /// Runs the command's runs (if any), then prints the predictions. Exit code: 0, or the first run's
 /// status that was not 0 (a line says so).
 pub fn run(a: &CausalArgs) -> Result<u8, Failure> {
-    let mut status = 0;
-    if !a.command.is_empty() {
-        status = record(a)?;
+    let recorded = if a.command.is_empty() {
+        Recorded::default()
+    } else {
+        record(a)?
+    };
+    let predicted = predict(a, &recorded);
+    // A signal (SIGINT, SIGTERM, SIGHUP) cut the runs short: the predictions from what they gathered are
+    // printed, then perfgraph ends as the signal would have ended it (a shell sees the signal).
+    if let Some(sig) = recorded.signal {
+        if let Err(Failure(line)) = &predicted {
+            eprintln!("perfgraph: {line}");
+        }
+        let _ = std::io::stdout().flush();
+        let _ = signal_hook::low_level::emulate_default_handler(sig);
     }
+    predicted
+}
+
+/// What this invocation's runs did.
+#[derive(Debug, Default)]
+struct Recorded {
+    /// The exit code to give: 0, or the first run's status that was not 0.
+    status: u8,
+    /// The runs made (`None`: the profile was there already).
+    runs: Option<u32>,
+    /// The signal that cut the runs short.
+    signal: Option<i32>,
+}
+
+/// Reads the profile and prints the predictions (and writes `--json`, `--html`); returns the runs' exit
+/// code.
+fn predict(a: &CausalArgs, recorded: &Recorded) -> Result<u8, Failure> {
     let mut p = Profile::default();
     let name = a.output.display().to_string();
     let file = File::open(&a.output).map_err(|e| Failure(format!("{name}: {e}")))?;
@@ -106,7 +136,7 @@ pub fn run(a: &CausalArgs) -> Result<u8, Failure> {
     let shown = table::Shown {
         point: &point,
         measure,
-        runs: a.runs_read(&p),
+        runs: recorded.runs,
     };
     let text = table::render(&shown, &base, &cells, &p);
     print!("{text}");
@@ -118,7 +148,7 @@ pub fn run(a: &CausalArgs) -> Result<u8, Failure> {
         let title = format!("perfgraph causal: {point}");
         write_to(html, &page::page(&title, &sections, &cells, &text))?;
     }
-    Ok(status)
+    Ok(recorded.status)
 }
 
 /// Writes `text` to the file `path`, or says why it could not.
@@ -126,24 +156,29 @@ fn write_to(path: &Path, text: &str) -> Result<(), Failure> {
     std::fs::write(path, text).map_err(|e| Failure(format!("{}: {e}", path.display())))
 }
 
-impl CausalArgs {
-    /// How many runs made the profile, when this invocation made it.
-    fn runs_read(&self, _p: &Profile) -> Option<u32> {
-        (!self.command.is_empty()).then_some(self.runs)
-    }
-}
-
 /// Runs the command `a.runs` times, each writing its experiments to a file of its own beside the profile,
 /// appended to the new profile after the run; the new profile replaces the old one once every run has
-/// ended (a command that cannot run leaves the old one as it was). Returns the exit code to give.
-fn record(a: &CausalArgs) -> Result<u8, Failure> {
+/// ended (a command that cannot run leaves the old one as it was). A SIGINT, SIGTERM or SIGHUP (a Ctrl-C
+/// reaches the program too) ends the runs after the one under way, keeping what they gathered. Returns
+/// the exit code to give, and the signal that cut the runs short.
+fn record(a: &CausalArgs) -> Result<Recorded, Failure> {
     let out = &a.output;
     let fresh = beside(out, "new");
-    let mut profile =
-        File::create(&fresh).map_err(|e| Failure(format!("{}: {e}", fresh.display())))?;
+    // A new file (never one already there, nor what a link there points to).
+    let mut profile = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&fresh)
+        .map_err(|e| Failure(format!("{}: {e}", fresh.display())))?;
     let part = beside(out, "run");
+    let stop = Stop::catch();
     let mut status = 0u8;
+    let mut made = 0;
     for run in 1..=a.runs {
+        if stop.signal().is_some() {
+            break;
+        }
+        made = run;
         let ran = run_once(a, &part).and_then(|code| {
             append(&part, &mut profile, &fresh)?;
             Ok(code)
@@ -163,7 +198,18 @@ fn record(a: &CausalArgs) -> Result<u8, Failure> {
         }
     }
     std::fs::rename(&fresh, out).map_err(|e| Failure(format!("{}: {e}", out.display())))?;
-    Ok(status)
+    if let Some(sig) = stop.signal() {
+        eprintln!(
+            "perfgraph: {}: the runs ended after run {made} of {}; the predictions are from what they gathered",
+            stop::name(sig),
+            a.runs
+        );
+    }
+    Ok(Recorded {
+        status,
+        runs: Some(made),
+        signal: stop.signal(),
+    })
 }
 
 /// One run of the command, its experiments to `part`: its exit status as a shell gives it.
@@ -199,13 +245,14 @@ fn beside(out: &Path, what: &str) -> PathBuf {
 
 /// Appends the run's file `part` (if it wrote one) to the profile, and removes it.
 fn append(part: &Path, profile: &mut File, out: &Path) -> Result<(), Failure> {
-    let text = match std::fs::read(part) {
+    let mut text = match File::open(part) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Failure(format!("{}: {e}", part.display()))),
     };
     let _ = std::fs::remove_file(part);
-    profile
-        .write_all(&text)
+    // Copied a buffer at a time: memory does not grow with the run's length.
+    std::io::copy(&mut text, profile)
+        .map(drop)
         .map_err(|e| Failure(format!("{}: {e}", out.display())))
 }

@@ -9,6 +9,13 @@ use crate::failure::Failure;
 /// The longest line read, bytes: a profile is untrusted input.
 const MAX_LINE: usize = 64 * 1024;
 
+/// The largest profile read, bytes: what it holds is kept, so this bounds the memory it takes (about
+/// three times this at most). A run writes an experiment line (about 200 bytes) and one line (about 50)
+/// per progress point, 32 at most by default, for each experiment, two a second at most at the default
+/// length: 13 MB an hour at the most, so this holds 20 hours of profiling or more. (`examples/causal amdahl`, 4
+/// sections, writes 5 kB in 10 s.)
+const MAX_PROFILE: u64 = 256 * 1024 * 1024;
+
 /// One experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Experiment {
@@ -51,9 +58,20 @@ fn number<T: std::str::FromStr>(v: Option<&str>, what: &str, at: &str) -> Result
 }
 
 /// Reads the profile `name` from `input`, adding to `into`.
-pub fn read(mut input: impl BufRead, name: &str, into: &mut Profile) -> Result<(), Failure> {
+pub fn read(input: impl BufRead, name: &str, into: &mut Profile) -> Result<(), Failure> {
+    read_at_most(input, name, into, MAX_PROFILE)
+}
+
+/// [`read`], refusing a profile longer than `max` bytes.
+fn read_at_most(
+    mut input: impl BufRead,
+    name: &str,
+    into: &mut Profile,
+    max: u64,
+) -> Result<(), Failure> {
     let mut buf = Vec::new();
     let mut number_of = 0usize;
+    let mut total = 0u64;
     loop {
         buf.clear();
         let n = input
@@ -69,6 +87,13 @@ pub fn read(mut input: impl BufRead, name: &str, into: &mut Profile) -> Result<(
         if buf.len() > MAX_LINE {
             return Err(Failure(format!(
                 "{at}: a line longer than {MAX_LINE} bytes"
+            )));
+        }
+        total += n as u64;
+        if total > max {
+            return Err(Failure(format!(
+                "{at}: the profile is larger than {} MiB, the most read (20 hours of profiling or more): split it",
+                max >> 20
             )));
         }
         let line = String::from_utf8_lossy(&buf);
@@ -182,5 +207,21 @@ mod tests {
         assert_eq!(bad("x\n"), "p:1: an unknown line type \"x\"");
         let long = format!("startup\t{}\n", "x".repeat(MAX_LINE));
         assert!(bad(&long).contains("longer than"));
+    }
+
+    #[test]
+    fn a_profile_past_its_bound_is_refused_where_it_passes_it() {
+        let line = "experiment\tselected=a\tspeedup=0\tduration=1\n";
+        let text = line.repeat(3);
+        let mut p = Profile::default();
+        let at_most = |max: u64, p: &mut Profile| read_at_most(text.as_bytes(), "p", p, max);
+        assert!(at_most(3 * line.len() as u64, &mut p).is_ok());
+        assert_eq!(p.experiments.len(), 3);
+        let e = at_most(2 * line.len() as u64 + 1, &mut Profile::default()).unwrap_err();
+        assert!(
+            e.0.starts_with("p:3: the profile is larger than"),
+            "{}",
+            e.0
+        );
     }
 }
