@@ -20,7 +20,8 @@
 //! Prometheus, and their figures equal to the report's), and with the program's drifting clock
 //! (`TRUTH_DRIFT=1`: dump and a trace window). Each run prints the largest error per output. The
 //! tolerances are `common::truth`'s: between the program's inner and outer interval, each widened by 1%
-//! or 2 ms, plus the output's resolution; counts are exact. Without
+//! or 2 ms, plus the output's resolution (a percentile's also the histogram's 1.6%, as the files'
+//! harness allows it); counts are exact. Without
 //! Python's Perfetto or OpenTelemetry classes, those checks say loudly that they did not run.
 
 mod common;

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::report::{cpu_truth, thread_truths};
-use crate::common::truth::{Bounds, PathTruth, Truth, Worst};
+use crate::common::truth::{Bounds, PathTruth, Truth, Worst, histogram_ns};
 
 /// The JSON's tree as call paths (without the root), each with its node.
 fn tree_paths(tree: &[Value]) -> Vec<(Vec<String>, &Value)> {
@@ -53,12 +53,13 @@ fn node(w: &mut Worst, out: &str, what: &str, n: &Value, t: &PathTruth) {
         ("max_ns", 100.0),
     ] {
         let exact = d.percentile(p);
-        let histogram = if p == 0.0 || p == 100.0 {
-            0
-        } else {
-            exact.high * 16 / 1000
-        };
-        w.time(out, &format!("{what}: {key}"), u(key), exact, histogram);
+        w.time(
+            out,
+            &format!("{what}: {key}"),
+            u(key),
+            exact,
+            histogram_ns(p, exact),
+        );
     }
 }
 

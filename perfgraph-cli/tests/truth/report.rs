@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::text::{self, MILLI, SECOND, Table};
-use crate::common::truth::{Bounds, Durations, PathTruth, Truth, Worst};
+use crate::common::truth::{Bounds, Durations, PathTruth, Truth, Worst, histogram_ns};
 
 /// The program's name: the graph's root row.
 pub const PROGRAM: &str = "truth";
@@ -295,17 +295,12 @@ fn latency(w: &mut Worst, t: &Table, names: &BTreeMap<String, PathTruth>) {
         ] {
             let cell = &row.cells[t.col(col)];
             let exact = d.percentile(p);
-            let histogram = if p == 0.0 || p == 100.0 {
-                0
-            } else {
-                exact.high * 16 / 1000
-            };
             w.time(
                 out,
                 &format!("{name}: {col}"),
                 text::ns(cell, MILLI),
                 exact,
-                text::resolution(cell, MILLI) + histogram,
+                text::resolution(cell, MILLI) + histogram_ns(p, exact),
             );
         }
     }

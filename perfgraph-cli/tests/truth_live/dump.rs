@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::common::truth::{Truth, Worst};
+use crate::common::truth::{Truth, Worst, histogram_ns};
 use crate::model::{self, Expected};
 
 /// A tree's nodes by call path (`work/early`), the root left out.
@@ -50,7 +50,8 @@ fn node(w: &mut Worst, out: &str, n: &Value, e: &Expected) {
     w.time(out, &what("min_ns"), u(&n["min_ns"]), e.min(), 0);
     w.time(out, &what("max_ns"), u(&n["max_ns"]), e.max(), 0);
     for (f, p) in [("p50_ns", 50.0), ("p90_ns", 90.0), ("p99_ns", 99.0)] {
-        w.time(out, &what(f), u(&n[f]), e.percentile(p), 0);
+        let exact = e.percentile(p);
+        w.time(out, &what(f), u(&n[f]), exact, histogram_ns(p, exact));
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::common::truth::{Truth, Worst};
+use crate::common::truth::{Truth, Worst, histogram_ns};
 use crate::model::{self, Expected, printed_ns};
 
 /// A table of the report: its header cells and its rows' cells (the first cell keeps its indentation).
@@ -215,15 +215,17 @@ fn heaviest_and_latency(w: &mut Worst, out: &str, report: &Report, expected: &[E
             continue;
         };
         w.exact(out, &format!("latency {name} calls"), count(&r[1]), e.calls);
-        for (i, what, truth_ns) in [
-            (2, "min", e.min()),
-            (3, "p50", e.percentile(50.0)),
-            (4, "p90", e.percentile(90.0)),
-            (5, "p99", e.percentile(99.0)),
-            (6, "max", e.max()),
+        for (i, what, p) in [
+            (2, "min", 0.0),
+            (3, "p50", 50.0),
+            (4, "p90", 90.0),
+            (5, "p99", 99.0),
+            (6, "max", 100.0),
         ] {
             let (got, res) = in_unit(&r[i], 1e6);
-            w.time(out, &format!("latency {name} {what}"), got, truth_ns, res);
+            let exact = e.percentile(p);
+            let res = res + histogram_ns(p, exact);
+            w.time(out, &format!("latency {name} {what}"), got, exact, res);
         }
     }
 }
