@@ -14,8 +14,13 @@ fn step(i: u64) -> u64 {
     std::hint::black_box(i * 2)
 }
 
+/// Held by each test while it pauses draining (a process-wide switch, which `common::wait_passes` turns
+/// back on): tests run side by side, and one's pause must not end in the middle of the other's.
+static DRAINING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn exited_thread_keeps_its_tree_and_records() {
+    let _draining = DRAINING.lock().unwrap_or_else(|e| e.into_inner());
     perfgraph_core::__test_hooks::pause_draining(true);
     common::on_thread("short-lived", || job(100));
 
@@ -41,6 +46,10 @@ fn exited_thread_keeps_its_tree_and_records() {
 
 #[test]
 fn threads_of_one_name_are_told_apart() {
+    // Exited threads stay apart until the background thread drains them for the last time and folds
+    // them into one entry (`twin ×2`): it must not, here, while the test reads them.
+    let _draining = DRAINING.lock().unwrap_or_else(|e| e.into_inner());
+    perfgraph_core::__test_hooks::pause_draining(true);
     for _ in 0..2 {
         common::on_thread("twin", || {
             perfgraph_core::time_section!("twin work");
