@@ -4,14 +4,11 @@
 //! name next to it, renamed over it once complete ([`Replacing`]), so a write that fails (a full disk) or is
 //! cut short leaves the file that had the name as it was, and no temporary file.
 
-use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Once;
-use std::sync::atomic::{AtomicPtr, Ordering};
 
 use perfgraph_core::config::TraceFormat;
 use perfgraph_core::data::Report;
@@ -159,7 +156,7 @@ impl Replacing {
                 .open(&temp);
             match created {
                 Ok(file) => {
-                    remove_on_signal(&temp);
+                    crate::stop::remove_on_signal(&temp);
                     self.temp = Some((temp, target));
                     if let Some(mode) = mode {
                         // The umask may have cleared some of the bits.
@@ -189,7 +186,7 @@ impl Replacing {
         self.out = None;
         if let Some((temp, target)) = self.temp.take() {
             let renamed = std::fs::rename(&temp, &target);
-            disarm();
+            crate::stop::disarm();
             if renamed.is_err() {
                 let _ = std::fs::remove_file(&temp);
             }
@@ -216,45 +213,10 @@ impl Drop for Replacing {
     /// Not committed: the temporary file goes.
     fn drop(&mut self) {
         if let Some((temp, _)) = self.temp.take() {
-            disarm();
+            crate::stop::disarm();
             let _ = std::fs::remove_file(temp);
         }
     }
-}
-
-/// The temporary file a signal handler removes (a leaked C string), or null.
-static TEMP: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
-
-/// From now on SIGINT, SIGTERM and SIGHUP remove `temp` before they end the command as their default
-/// action would (the handlers are installed once; a handler with nothing to remove just does that).
-fn remove_on_signal(temp: &Path) {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            let action = move || {
-                // Acquire: pairs with the Release store in `remove_on_signal`, so the string is whole.
-                let temp = TEMP.load(Ordering::Acquire);
-                if !temp.is_null() {
-                    // SAFETY: a NUL-terminated string that is never freed (leaked by `remove_on_signal`).
-                    unsafe { libc::unlink(temp) };
-                }
-                let _ = signal_hook::low_level::emulate_default_handler(sig);
-            };
-            // SAFETY: the action only loads an atomic pointer, calls `unlink` on the C string it points to
-            // and then `emulate_default_handler`, all async-signal-safe; it allocates and locks nothing.
-            let _ = unsafe { signal_hook::low_level::register(sig, action) };
-        }
-    });
-    if let Ok(c) = CString::new(temp.as_os_str().as_bytes()) {
-        // Release: pairs with the handler's Acquire load.
-        TEMP.store(c.into_raw(), Ordering::Release);
-    }
-}
-
-/// The temporary file is renamed or removed: a signal has nothing more to remove.
-fn disarm() {
-    // Relaxed: the string stays alive (leaked), so a handler that still sees it only fails its `unlink`.
-    TEMP.store(std::ptr::null_mut(), Ordering::Relaxed);
 }
 
 /// Prints `text` on standard output.

@@ -14,6 +14,7 @@ use crate::bundle::{MANIFEST, Manifest, Recorded, Run, RunFile, Side, meta};
 use crate::failure::Failure;
 use crate::gate::stats::Rng;
 use crate::load;
+use crate::stop::{self, Stop};
 
 #[derive(Args, Debug)]
 pub struct RecordArgs {
@@ -54,6 +55,9 @@ pub struct RecordArgs {
 
 /// Runs the command's (and the baseline's) runs into the bundle. The exit code is the program's: the
 /// status the runs exited with, or where they disagree the first that was not 0 (and a line says so).
+/// A SIGINT, SIGTERM or SIGHUP (a Ctrl-C reaches the program too) ends the runs: the one under way is
+/// left out (a run cut short is no sample), the bundle keeps those before it, the closing lines are
+/// printed, and perfgraph ends as the signal would have ended it.
 pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
     if a.metric == Recorded::Instructions && meta::executable("valgrind").is_none() {
         return Err(Failure(
@@ -79,10 +83,14 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
     let plan = order(a.runs, a.baseline.is_some(), seed);
     let facts = side_facts(&manifest);
     let cpu_model = meta::cpu_model();
-    warm_up(a, dir)?;
+    let stop = Stop::catch();
+    warm_up(a, dir, &stop)?;
     let bar = Bar::new(plan.len());
     let json_dir = absolute(&runs_dir);
     for (order, &(side, index)) in plan.iter().enumerate() {
+        if stop.signal().is_some() {
+            break;
+        }
         bar.draw(order);
         let name = Run::name_of(side, index);
         let callgrind = (a.metric == Recorded::Instructions)
@@ -100,6 +108,10 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
         let start_unix_ns = meta::now_unix_ns();
         let started = Instant::now();
         let status = spawn_wait(&mut c, argv(a, side), dir)?;
+        if stop.signal().is_some() {
+            forget(&runs_dir, &name);
+            break;
+        }
         let wall_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let f = &facts[usize::from(side == Side::Base)];
         manifest.runs.push(Run {
@@ -120,7 +132,36 @@ pub fn run(a: &RecordArgs) -> Result<u8, Failure> {
         write_manifest(dir, &manifest)?;
     }
     bar.done();
-    summary(dir, &manifest)
+    let Some(sig) = stop.signal() else {
+        return summary(dir, &manifest);
+    };
+    drop(stop);
+    eprintln!(
+        "perfgraph: {}: recording ended after {} of {} runs; the run under way was left out",
+        stop::name(sig),
+        manifest.runs.len(),
+        plan.len()
+    );
+    if manifest.runs.is_empty() {
+        // Nothing was recorded: the bundle, made empty by this command, goes (only if still empty).
+        let _ = std::fs::remove_dir(&runs_dir);
+        let _ = std::fs::remove_dir(dir);
+    } else {
+        summary(dir, &manifest)?;
+    }
+    stop::end(sig);
+    Ok(128 + sig as u8)
+}
+
+/// Removes what the run `name` left in `runs_dir` (its reports, its standard error, Callgrind's output):
+/// it was cut short, and the manifest does not list it.
+fn forget(runs_dir: &Path, name: &str) {
+    let prefix = format!("{name}.");
+    for e in std::fs::read_dir(runs_dir).into_iter().flatten().flatten() {
+        if e.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Makes the bundle's directory, which must not exist, and its `runs` directory; the latter's path.
@@ -163,8 +204,9 @@ fn argv(a: &RecordArgs, side: Side) -> &[OsString] {
     }
 }
 
-/// Runs each command `--warmup` times, its output going nowhere, the baseline first in each round.
-fn warm_up(a: &RecordArgs, dir: &Path) -> Result<(), Failure> {
+/// Runs each command `--warmup` times, its output going nowhere, the baseline first in each round, until
+/// a signal asks the runs to end.
+fn warm_up(a: &RecordArgs, dir: &Path, stop: &Stop) -> Result<(), Failure> {
     let sides: &[Side] = if a.baseline.is_some() {
         &[Side::Base, Side::Head]
     } else {
@@ -172,6 +214,9 @@ fn warm_up(a: &RecordArgs, dir: &Path) -> Result<(), Failure> {
     };
     for _ in 0..a.warmup {
         for &side in sides {
+            if stop.signal().is_some() {
+                return Ok(());
+            }
             let mut c = command(argv(a, side), a, None);
             c.stdout(Stdio::null()).stderr(Stdio::null());
             spawn_wait(&mut c, argv(a, side), dir)?;

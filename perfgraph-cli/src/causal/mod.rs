@@ -6,18 +6,17 @@
 mod estimate;
 mod page;
 mod profile;
-mod stop;
 mod table;
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::failure::Failure;
+use crate::stop::{self, Stop};
 use profile::Profile;
-use stop::Stop;
 
 /// `perfgraph causal`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -77,8 +76,7 @@ pub fn run(a: &CausalArgs) -> Result<u8, Failure> {
         if let Err(Failure(line)) = &predicted {
             eprintln!("perfgraph: {line}");
         }
-        let _ = std::io::stdout().flush();
-        let _ = signal_hook::low_level::emulate_default_handler(sig);
+        stop::end(sig);
     }
     predicted
 }
