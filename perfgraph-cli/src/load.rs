@@ -234,3 +234,71 @@ fn print_bytes(bytes: &[u8]) -> Result<(), Failure> {
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! A signal while an output is replaced (`crate::stop`'s handlers): each case runs in a child process
+    //! (this test binary again, the case named by `STOP_CASE`), since its signal would end the test
+    //! process.
+
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Command;
+
+    use super::*;
+    use crate::stop::Stop;
+
+    /// The child's side: the case `STOP_CASE` in the directory `STOP_DIR`; in the parent, nothing.
+    #[test]
+    fn child() {
+        let (Some(case), Some(dir)) = (std::env::var_os("STOP_CASE"), std::env::var_os("STOP_DIR"))
+        else {
+            return;
+        };
+        let path = Path::new(&dir).join("out.txt");
+        let mut out = Replacing::new(&path);
+        out.write_all(b"partial").unwrap();
+        let stop = (case == "caught").then(Stop::catch);
+        // SAFETY: raise(3) with a signal number.
+        unsafe { libc::raise(libc::SIGTERM) };
+        // Reached only while a `Stop` catches it.
+        assert_eq!(stop.as_ref().and_then(Stop::signal), Some(libc::SIGTERM));
+        out.commit().unwrap();
+    }
+
+    /// Runs `case` in a child: how it ended, and what its directory holds.
+    fn run(case: &str) -> (std::process::ExitStatus, Vec<String>) {
+        let dir =
+            std::env::temp_dir().join(format!("perfgraph-stop-{}-{case}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        let status = Command::new(std::env::current_exe().unwrap())
+            .args(["load::tests::child", "--exact", "--test-threads=1"])
+            .env("STOP_CASE", case)
+            .env("STOP_DIR", &dir)
+            .output()
+            .unwrap()
+            .status;
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let _ = std::fs::remove_dir_all(&dir);
+        (status, names)
+    }
+
+    #[test]
+    fn a_signal_while_an_output_is_replaced_removes_its_temporary_file_and_ends_the_process() {
+        let (status, names) = run("plain");
+        assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+        assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[test]
+    fn a_signal_while_a_stop_catches_it_is_noted_and_the_output_completes() {
+        let (status, names) = run("caught");
+        assert!(status.success(), "{status:?}");
+        assert_eq!(names, ["out.txt"]);
+    }
+}

@@ -18,6 +18,7 @@ mod load;
 mod members;
 mod merge;
 mod report;
+mod rng;
 mod stop;
 mod table;
 mod top;

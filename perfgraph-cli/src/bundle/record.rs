@@ -12,8 +12,8 @@ use clap::Args;
 
 use crate::bundle::{MANIFEST, Manifest, Recorded, Run, RunFile, Side, meta};
 use crate::failure::Failure;
-use crate::gate::stats::Rng;
 use crate::load;
+use crate::rng::Rng;
 use crate::stop::{self, Stop};
 
 #[derive(Args, Debug)]

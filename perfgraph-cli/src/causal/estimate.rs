@@ -11,6 +11,7 @@
 //! same table).
 
 use super::profile::Experiment;
+use crate::rng::Rng;
 
 /// Resamples of the bootstrap.
 const RESAMPLES: usize = 1000;
@@ -104,7 +105,8 @@ pub fn cells(experiments: &[Experiment], point: &str, measure: Measure) -> Vec<C
         .collect();
     keys.sort_unstable();
     keys.dedup();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // Seeded: the intervals are the same from run to run.
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     keys.into_iter()
         .filter_map(|(section, speedup)| {
             let of = experiments
@@ -144,20 +146,8 @@ fn interval(cell: &[(f64, f64)], base: &[(f64, f64)], rng: &mut Rng) -> (f64, f6
 
 fn resample(runs: &[(f64, f64)], rng: &mut Rng) -> Vec<(f64, f64)> {
     (0..runs.len())
-        .map(|_| runs[(rng.next() % runs.len() as u64) as usize])
+        .map(|_| runs[rng.below(runs.len())])
         .collect()
-}
-
-/// xorshift64*, seeded: the intervals are the same from run to run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
 }
 
 /// The progress point by default: of those every experiment at 0% saw visited at least 5 times, the one
