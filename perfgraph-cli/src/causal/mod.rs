@@ -64,15 +64,15 @@ pub struct CausalArgs {
 /// Runs the command's runs (if any), then prints the predictions. Exit code: 0, or the first run's
 /// status that was not 0 (a line says so).
 pub fn run(a: &CausalArgs) -> Result<u8, Failure> {
-    let recorded = if a.command.is_empty() {
-        Recorded::default()
+    let ran = if a.command.is_empty() {
+        Ran::default()
     } else {
         record(a)?
     };
-    let predicted = predict(a, &recorded);
+    let predicted = predict(a, &ran);
     // A signal (SIGINT, SIGTERM, SIGHUP) cut the runs short: the predictions from what they gathered are
     // printed, then perfgraph ends as the signal would have ended it (a shell sees the signal).
-    if let Some(sig) = recorded.signal {
+    if let Some(sig) = ran.signal {
         if let Err(Failure(line)) = &predicted {
             eprintln!("perfgraph: {line}");
         }
@@ -83,7 +83,7 @@ pub fn run(a: &CausalArgs) -> Result<u8, Failure> {
 
 /// What this invocation's runs did.
 #[derive(Debug, Default)]
-struct Recorded {
+struct Ran {
     /// The exit code to give: 0, or the first run's status that was not 0.
     status: u8,
     /// The runs made (`None`: the profile was there already).
@@ -94,7 +94,7 @@ struct Recorded {
 
 /// Reads the profile and prints the predictions (and writes `--json`, `--html`); returns the runs' exit
 /// code.
-fn predict(a: &CausalArgs, recorded: &Recorded) -> Result<u8, Failure> {
+fn predict(a: &CausalArgs, ran: &Ran) -> Result<u8, Failure> {
     let mut p = Profile::default();
     let name = a.output.display().to_string();
     let file = File::open(&a.output).map_err(|e| Failure(format!("{name}: {e}")))?;
@@ -134,7 +134,7 @@ fn predict(a: &CausalArgs, recorded: &Recorded) -> Result<u8, Failure> {
     let shown = table::Shown {
         point: &point,
         measure,
-        runs: recorded.runs,
+        runs: ran.runs,
     };
     let text = table::render(&shown, &base, &cells, &p);
     print!("{text}");
@@ -146,7 +146,7 @@ fn predict(a: &CausalArgs, recorded: &Recorded) -> Result<u8, Failure> {
         let title = format!("perfgraph causal: {point}");
         write_to(html, &page::page(&title, &sections, &cells, &text))?;
     }
-    Ok(recorded.status)
+    Ok(ran.status)
 }
 
 /// Writes `text` to the file `path`, or says why it could not.
@@ -159,7 +159,7 @@ fn write_to(path: &Path, text: &str) -> Result<(), Failure> {
 /// ended (a command that cannot run leaves the old one as it was). A SIGINT, SIGTERM or SIGHUP (a Ctrl-C
 /// reaches the program too) ends the runs after the one under way, keeping what they gathered. Returns
 /// the exit code to give, and the signal that cut the runs short.
-fn record(a: &CausalArgs) -> Result<Recorded, Failure> {
+fn record(a: &CausalArgs) -> Result<Ran, Failure> {
     let out = &a.output;
     let fresh = beside(out, "new");
     // A new file (never one already there, nor what a link there points to).
@@ -203,7 +203,7 @@ fn record(a: &CausalArgs) -> Result<Recorded, Failure> {
             a.runs
         );
     }
-    Ok(Recorded {
+    Ok(Ran {
         status,
         runs: Some(made),
         signal: stop.signal(),
