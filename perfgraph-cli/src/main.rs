@@ -22,6 +22,7 @@ mod rng;
 mod stop;
 mod table;
 mod top;
+mod xml;
 
 use std::process::ExitCode;
 

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use super::estimate::Cell;
+use crate::xml::escape;
 
 /// The plot's size and margins, px.
 const W: f64 = 300.0;
@@ -14,14 +15,6 @@ const LEFT: f64 = 48.0;
 const BOTTOM: f64 = 28.0;
 const TOP: f64 = 12.0;
 const RIGHT: f64 = 12.0;
-
-/// Text for HTML: `&`, `<`, `>` and `"` escaped.
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// The y range every plot shares, in fractions: the intervals' and the diagonal's, with a margin.
 fn y_range(cells: &[Cell]) -> (f64, f64) {
@@ -47,7 +40,7 @@ fn curve(section: &str, points: &[&Cell], (y0, y1): (f64, f64)) -> String {
         s,
         "<figure><svg viewBox=\"0 0 {W} {H}\" width=\"{W}\" height=\"{H}\" role=\"img\" \
          aria-label=\"{}\">",
-        esc(section)
+        escape(section)
     );
     // Axes, the zero line and the diagonal.
     let _ = write!(
@@ -117,7 +110,7 @@ fn curve(section: &str, points: &[&Cell], (y0, y1): (f64, f64)) -> String {
     let _ = write!(
         s,
         "</svg><figcaption>{}</figcaption></figure>",
-        esc(section)
+        escape(section)
     );
     s
 }
@@ -142,7 +135,7 @@ pub fn page(title: &str, sections: &[&str], cells: &[Cell], table: &str) -> Stri
          <title>{0}</title><style>{CSS}</style></head>\n<body>\n<h1>{0}</h1>\n\
          <p>Each curve: the program's predicted speed-up (up) if the section were made faster (across), \
          each point with its 95% interval; dashed, as fast as the section itself.</p>\n",
-        esc(title)
+        escape(title)
     );
     for section in sections {
         let mut points: Vec<&Cell> = cells.iter().filter(|c| c.section == *section).collect();
@@ -150,24 +143,14 @@ pub fn page(title: &str, sections: &[&str], cells: &[Cell], table: &str) -> Stri
         s.push_str(&curve(section, &points, range));
         s.push('\n');
     }
-    let _ = write!(s, "<pre>{}</pre>\n</body></html>\n", esc(table));
+    let _ = write!(s, "<pre>{}</pre>\n</body></html>\n", escape(table));
     s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cell(section: &str, speedup: u32, estimate: f64) -> Cell {
-        Cell {
-            section: section.into(),
-            speedup,
-            estimate,
-            low: estimate - 0.01,
-            high: estimate + 0.01,
-            experiments: 3,
-        }
-    }
+    use crate::causal::estimate::test_cell as cell;
 
     #[test]
     fn a_curve_per_section_names_escaped() {

@@ -4,6 +4,8 @@
 
 use std::fmt::Write;
 
+use crate::xml::escape;
+
 /// One section's series to draw.
 pub struct Series<'a> {
     /// The section's name: the panel's title.
@@ -351,22 +353,6 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
         n if n % 2 == 1 => v[n / 2],
         n => v[n / 2 - 1].midpoint(v[n / 2]),
     }
-}
-
-/// `s` as XML text or attribute content.
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
