@@ -30,6 +30,19 @@ pub struct Cell {
     pub experiments: usize,
 }
 
+/// A prediction for the tests: `estimate` ± 0.01, from 3 experiments.
+#[cfg(test)]
+pub fn test_cell(section: &str, speedup: u32, estimate: f64) -> Cell {
+    Cell {
+        section: section.into(),
+        speedup,
+        estimate,
+        low: estimate - 0.01,
+        high: estimate + 0.01,
+        experiments: 3,
+    }
+}
+
 /// A progress point's baseline: the experiments at 0%.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Baseline {

@@ -102,11 +102,17 @@ fn read_at_most(
     }
 }
 
+/// The experiment a `what` line (at `at`) belongs to: the one before it.
+fn last<'a>(into: &'a mut Profile, at: &str, what: &str) -> Result<&'a mut Experiment, String> {
+    let e = into.experiments.last_mut();
+    e.ok_or_else(|| format!("{at}: a {what} before any experiment"))
+}
+
 fn line_into(line: &str, at: &str, into: &mut Profile) -> Result<(), String> {
     let kind = line.split('\t').next().unwrap_or("");
+    let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
     match kind {
         "experiment" => {
-            let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
             let selected = get("selected")
                 .ok_or_else(|| format!("{at}: an experiment line without `selected`"))?;
             let speedup: f64 = number(get("speedup"), "speedup", at)?;
@@ -122,18 +128,14 @@ fn line_into(line: &str, at: &str, into: &mut Profile) -> Result<(), String> {
             });
         }
         "throughput-point" | "progress-point" => {
-            let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
             let name =
                 get("name").ok_or_else(|| format!("{at}: a progress point without `name`"))?;
             let delta: u64 = number(get("delta"), "delta", at)?;
-            let e = into
-                .experiments
-                .last_mut()
-                .ok_or_else(|| format!("{at}: a progress point before any experiment"))?;
-            e.points.push((name.to_owned(), delta));
+            last(into, at, "progress point")?
+                .points
+                .push((name.to_owned(), delta));
         }
         "latency-point" => {
-            let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
             let name =
                 get("name").ok_or_else(|| format!("{at}: a latency point without `name`"))?;
             let l = Latency {
@@ -141,14 +143,11 @@ fn line_into(line: &str, at: &str, into: &mut Profile) -> Result<(), String> {
                 departures: number(get("departures"), "departures", at)?,
                 difference: number(get("difference"), "difference", at)?,
             };
-            let e = into
-                .experiments
-                .last_mut()
-                .ok_or_else(|| format!("{at}: a latency point before any experiment"))?;
-            e.latencies.push((name.to_owned(), l));
+            last(into, at, "latency point")?
+                .latencies
+                .push((name.to_owned(), l));
         }
         "runtime" => {
-            let get = |k: &str| fields(line).find(|(f, _)| *f == k).map(|(_, v)| v);
             into.unreported += get("unreported-experiments")
                 .and_then(|v| v.parse::<u64>().ok())
                 .unwrap_or(0);

@@ -139,17 +139,7 @@ pub fn json(shown: &Shown, base: &Baseline, cells: &[Cell]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cell(section: &str, speedup: u32, estimate: f64) -> Cell {
-        Cell {
-            section: section.into(),
-            speedup,
-            estimate,
-            low: estimate - 0.01,
-            high: estimate + 0.01,
-            experiments: 3,
-        }
-    }
+    use crate::causal::estimate::test_cell as cell;
 
     #[test]
     fn sections_by_their_best_gain() {
